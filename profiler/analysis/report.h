@@ -1,0 +1,66 @@
+#pragma once
+// What analysis derives from a trace: makespan, bubbles by cause, in-flight micro-batches, memory,
+// version lag. Plain value types: the CLI prints them, the UI shows them, tests compare them.
+
+#include "profiler/trace/trace_event.h"
+
+#include <array>
+#include <map>
+#include <vector>
+
+namespace bs::profiler {
+
+/// Why a stage's compute lane was idle.
+enum class BubbleCause : std::uint8_t {
+    WarmUp,     ///< before the stage's first action
+    Drain,      ///< after the stage's last action
+    Flush,      ///< synchronous schedules: between a global batch's last forward and the next one's first
+    Dependency, ///< waiting for an activation or gradient still being computed upstream/downstream
+    Comm,       ///< waiting for an activation or gradient in transit
+};
+constexpr int kBubbleCauseCount = 5;
+std::string_view bubbleCauseName(BubbleCause cause);
+
+/// What the analysis needs to know about the run that the events alone do not say.
+struct AnalysisOptions
+{
+    int microbatchesPerBatch = 1;    ///< m: maps micro-batch ids to global batches
+    bool synchronous = true;         ///< flush schedules: gaps between batches count as Flush
+    bool stashesWeights = false;     ///< backward uses the forward's version (PipeDream, 2BW)
+    TimeNs commLatency = 0;          ///< used to split waits into Dependency and Comm
+    /// Per-stage memory model; empty vectors = micro-batch units (activation 1, no static bytes).
+    std::vector<std::int64_t> staticBytes;     ///< params + grads + optimizer state
+    std::vector<std::int64_t> paramBytes;      ///< one weight copy (for stashed versions)
+    std::vector<std::int64_t> activationBytes; ///< per in-flight micro-batch
+};
+
+struct StageReport
+{
+    int stage = 0;
+    TimeNs busy = 0;
+    TimeNs idle = 0;
+    std::array<TimeNs, kBubbleCauseCount> idleByCause{};
+    double bubbleFraction = 0; ///< idle / makespan
+    int peakInflight = 0;      ///< micro-batches with F done and B/I not yet started
+    int peakWeightVersions = 1;
+    std::int64_t peakMemoryBytes = 0;
+    int maxVersionLag = 0;
+    std::map<int, int> versionLagHistogram; ///< lag -> micro-batches
+    std::array<TimeNs, 5> busyByKind{};     ///< F, B, I, W, U
+};
+
+struct Report
+{
+    int stages = 0;
+    TimeNs makespan = 0;       ///< first event start to last event end
+    TimeNs totalIdle = 0;
+    double bubbleFraction = 0; ///< totalIdle / (stages · makespan)
+    TimeNs steadyStart = 0, steadyEnd = 0; ///< window excluding the first and last global batch
+    double steadyBubbleFraction = 0;
+    double utilization = 0;    ///< 1 − bubbleFraction
+    int microbatches = 0;      ///< distinct micro-batches seen at stage 0's forward
+    std::array<TimeNs, kBubbleCauseCount> idleByCause{};
+    std::vector<StageReport> perStage;
+};
+
+} // namespace bs::profiler

@@ -1,0 +1,91 @@
+#include "profiler/trace/trace_store.h"
+
+#include <algorithm>
+
+namespace bs::profiler {
+
+TraceSnapshot::TraceSnapshot(TraceMeta meta, std::vector<std::shared_ptr<const TraceChunk>> chunks, std::size_t size)
+    : m_meta(std::move(meta))
+    , m_chunks(std::move(chunks))
+    , m_size(size)
+{
+}
+
+TimeNs TraceSnapshot::endTime() const
+{
+    TimeNs end = 0;
+    forEach([&](const TraceEvent& e) { end = std::max(end, e.end); });
+    return end;
+}
+
+std::vector<TraceEvent> TraceSnapshot::toVector() const
+{
+    std::vector<TraceEvent> out;
+    out.reserve(m_size);
+    forEach([&](const TraceEvent& e) { out.push_back(e); });
+    return out;
+}
+
+TraceStore::TraceStore(TraceMeta meta)
+    : m_meta(std::move(meta))
+{
+}
+
+void TraceStore::appendLocked(const TraceEvent& event)
+{
+    const std::size_t slot = m_size % kTraceChunkSize;
+    if (slot == 0 && m_size / kTraceChunkSize == m_chunks.size()) {
+        m_chunks.push_back(std::make_shared<TraceChunk>());
+    }
+    m_chunks[m_size / kTraceChunkSize]->events[slot] = event;
+    ++m_size;
+}
+
+void TraceStore::append(const TraceEvent& event)
+{
+    std::lock_guard lock(m_mutex);
+    appendLocked(event);
+}
+
+void TraceStore::append(const TraceEvent* events, std::size_t count)
+{
+    std::lock_guard lock(m_mutex);
+    for (std::size_t i = 0; i < count; ++i) {
+        appendLocked(events[i]);
+    }
+}
+
+void TraceStore::setMeta(TraceMeta meta)
+{
+    std::lock_guard lock(m_mutex);
+    m_meta = std::move(meta);
+}
+
+std::size_t TraceStore::size() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_size;
+}
+
+std::shared_ptr<const TraceSnapshot> TraceStore::snapshot() const
+{
+    std::lock_guard lock(m_mutex);
+    std::vector<std::shared_ptr<const TraceChunk>> chunks(m_chunks.begin(), m_chunks.end());
+    return std::make_shared<const TraceSnapshot>(m_meta, std::move(chunks), m_size);
+}
+
+void TraceStore::clear()
+{
+    std::lock_guard lock(m_mutex);
+    m_chunks.clear(); // snapshots keep their own references to the old chunks
+    m_size = 0;
+}
+
+std::shared_ptr<const TraceSnapshot> makeSnapshot(TraceMeta meta, const std::vector<TraceEvent>& events)
+{
+    TraceStore store(std::move(meta));
+    store.append(events.data(), events.size());
+    return store.snapshot();
+}
+
+} // namespace bs::profiler

@@ -1,0 +1,97 @@
+#pragma once
+// Append-only event storage that millions of events fit in, with immutable snapshots that readers
+// (analysis, the UI thread) hold while the writer keeps appending. Events live in fixed-size
+// chunks that never move, so a snapshot is a list of chunk pointers plus a count: taking one is
+// O(chunks), never a copy of the events.
+
+#include "profiler/trace/trace_event.h"
+
+#include <array>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace bs::profiler {
+
+/// Facts about a trace that readers need to interpret it.
+struct TraceMeta
+{
+    int stages = 0;
+    std::string clock = "virtual"; ///< "virtual" (simulated/serial stage clocks) or "wall"
+    std::string title;             ///< e.g. "paci a=8 p=8 m=8"
+    std::map<std::string, std::string> attributes; ///< free-form: schedule, accum, weight policy...
+};
+
+inline constexpr std::size_t kTraceChunkSize = 1u << 16; // events per chunk (2.5 MB)
+
+struct TraceChunk
+{
+    std::array<TraceEvent, kTraceChunkSize> events;
+};
+
+/// An immutable view of the first size() events appended so far. Cheap to copy; thread-safe to read.
+class TraceSnapshot
+{
+public:
+    TraceSnapshot() = default;
+    TraceSnapshot(TraceMeta meta, std::vector<std::shared_ptr<const TraceChunk>> chunks, std::size_t size);
+
+    const TraceMeta& meta() const { return m_meta; }
+    std::size_t size() const { return m_size; }
+    bool empty() const { return m_size == 0; }
+    const TraceEvent& operator[](std::size_t i) const
+    {
+        return m_chunks[i / kTraceChunkSize]->events[i % kTraceChunkSize];
+    }
+
+    /// Calls f(event) for every event in append order.
+    template<typename F>
+    void forEach(F&& f) const
+    {
+        for (std::size_t i = 0; i < m_size; ++i) {
+            f((*this)[i]);
+        }
+    }
+
+    /// Latest end time over all events (0 when empty).
+    TimeNs endTime() const;
+    std::vector<TraceEvent> toVector() const;
+
+private:
+    TraceMeta m_meta;
+    std::vector<std::shared_ptr<const TraceChunk>> m_chunks;
+    std::size_t m_size = 0;
+};
+
+/// Thread-safe: one or more writers append, any thread takes snapshots.
+class TraceStore
+{
+public:
+    explicit TraceStore(TraceMeta meta = {});
+
+    void append(const TraceEvent& event);
+    void append(const TraceEvent* events, std::size_t count);
+    /// Replaces the metadata (e.g. once the run knows its stage count).
+    void setMeta(TraceMeta meta);
+    std::size_t size() const;
+    std::shared_ptr<const TraceSnapshot> snapshot() const;
+    /// Drops every event; snapshots already taken stay valid.
+    void clear();
+
+private:
+    void appendLocked(const TraceEvent& event);
+
+    mutable std::mutex m_mutex;
+    TraceMeta m_meta;
+    // Chunks are shared with snapshots: a snapshot only reads indices below its own size, and the
+    // writer only writes at or above the store's size, so the two never touch the same event.
+    std::vector<std::shared_ptr<TraceChunk>> m_chunks;
+    std::size_t m_size = 0;
+};
+
+/// Builds a snapshot from a plain vector (tests, importers).
+std::shared_ptr<const TraceSnapshot> makeSnapshot(TraceMeta meta, const std::vector<TraceEvent>& events);
+
+} // namespace bs::profiler

@@ -1,0 +1,130 @@
+#include "runtime/common/gpt_shape.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+namespace bs {
+
+namespace {
+std::int64_t i64(int v) { return static_cast<std::int64_t>(v); }
+double f64(int v) { return static_cast<double>(v); }
+} // namespace
+
+std::int64_t GptShape::blockParams() const
+{
+    const std::int64_t d = i64(dModel);
+    // ln1 (2d) + qkv (3d²+3d) + attn proj (d²+d) + ln2 (2d) + fc (4d²+4d) + mlp proj (4d²+d)
+    return 12 * d * d + 13 * d;
+}
+
+std::int64_t GptShape::embeddingParams() const { return i64(vocab) * i64(dModel) + i64(seqLen) * i64(dModel); }
+
+std::int64_t GptShape::headParams() const
+{
+    const std::int64_t lnF = 2 * i64(dModel);
+    return lnF + (tiedHead ? 0 : i64(vocab) * i64(dModel));
+}
+
+std::int64_t GptShape::totalParams() const { return embeddingParams() + i64(layers) * blockParams() + headParams(); }
+
+double GptShape::blockForwardFlops(int microBatch) const
+{
+    const double tokens = f64(microBatch) * f64(seqLen);
+    const double d = f64(dModel);
+    // 12d² multiply-adds per token in the four matmuls, plus QKᵀ and AV (T·d each per token).
+    return 2.0 * tokens * 12.0 * d * d + 4.0 * tokens * f64(seqLen) * d;
+}
+
+double GptShape::headForwardFlops(int microBatch) const
+{
+    return 2.0 * f64(microBatch) * f64(seqLen) * f64(dModel) * f64(vocab);
+}
+
+std::int64_t GptShape::blockActivationBytes(int microBatch) const
+{
+    const std::int64_t sb = i64(seqLen) * i64(microBatch);
+    // Korthikanti et al. count bytes at 16-bit; we train in fp32, hence the factor 2.
+    return 2 * (34 * sb * i64(dModel) + 5 * i64(heads) * i64(seqLen) * sb);
+}
+
+Result<GptShape> gptPreset(const std::string& name)
+{
+    if (name == "tiny") {
+        return GptShape{.layers = 8, .dModel = 128, .heads = 4, .seqLen = 64, .vocab = 256};
+    }
+    if (name == "small") {
+        return GptShape{.layers = 16, .dModel = 256, .heads = 8, .seqLen = 128, .vocab = 256};
+    }
+    if (name == "gpt2-medium") {
+        return GptShape{.layers = 24, .dModel = 1024, .heads = 16, .seqLen = 1024, .vocab = 50257, .dropout = 0.1};
+    }
+    return makeError(ErrorCode::InvalidArgument, "unknown model preset '" + name + "'",
+                     "model.preset: allowed values are tiny, small, gpt2-medium");
+}
+
+std::vector<std::string> gptPresetNames() { return {"tiny", "small", "gpt2-medium"}; }
+
+Result<StagePartition> partitionLayers(const GptShape& shape, int stages, int microBatch,
+                                       const std::vector<int>& explicitCounts)
+{
+    if (stages < 1) {
+        return makeError(ErrorCode::InvalidArgument, "stages must be at least 1", "pipeline.stages");
+    }
+    const int layers = shape.layers;
+    StagePartition part;
+    part.firstLayer.assign(static_cast<std::size_t>(stages), 0);
+    part.layerCount.assign(static_cast<std::size_t>(stages), 0);
+    if (!explicitCounts.empty()) {
+        if (static_cast<int>(explicitCounts.size()) != stages) {
+            return makeError(ErrorCode::InvalidArgument,
+                             "stage layer list has " + std::to_string(explicitCounts.size()) + " entries, expected "
+                                 + std::to_string(stages) + " (one per stage)",
+                             "pipeline.layers_per_stage");
+        }
+        const bool negative = std::any_of(explicitCounts.begin(), explicitCounts.end(), [](int c) { return c < 0; });
+        if (negative || std::accumulate(explicitCounts.begin(), explicitCounts.end(), 0) != layers) {
+            return makeError(ErrorCode::InvalidArgument,
+                             "stage layer counts must be >= 0 and sum to model.layers = " + std::to_string(layers),
+                             "pipeline.layers_per_stage");
+        }
+        part.layerCount = explicitCounts;
+    } else {
+        // Minimise the largest stage cost over contiguous splits; the head's cost sits on the last
+        // stage. best[s][l]: smallest achievable max cost putting the first l blocks on s stages.
+        const double block = shape.blockForwardFlops(microBatch);
+        const double head = shape.headForwardFlops(microBatch);
+        const auto P = static_cast<std::size_t>(stages);
+        const auto L = static_cast<std::size_t>(layers);
+        const double inf = std::numeric_limits<double>::infinity();
+        std::vector<std::vector<double>> best(P + 1, std::vector<double>(L + 1, inf));
+        std::vector<std::vector<std::size_t>> cut(P + 1, std::vector<std::size_t>(L + 1, 0));
+        best[0][0] = 0.0;
+        for (std::size_t s = 1; s <= P; ++s) {
+            const double extra = (s == P) ? head : 0.0;
+            for (std::size_t l = 0; l <= L; ++l) {
+                for (std::size_t k = 0; k <= l; ++k) { // stage s takes blocks [k, l)
+                    const double cost = std::max(best[s - 1][k], static_cast<double>(l - k) * block + extra);
+                    // Prefer the later cut on ties: it spreads blocks evenly from the front.
+                    if (cost <= best[s][l]) {
+                        best[s][l] = cost;
+                        cut[s][l] = k;
+                    }
+                }
+            }
+        }
+        std::size_t l = L;
+        for (std::size_t s = P; s >= 1; --s) {
+            part.layerCount[s - 1] = static_cast<int>(l - cut[s][l]);
+            l = cut[s][l];
+        }
+    }
+    int first = 0;
+    for (std::size_t s = 0; s < part.layerCount.size(); ++s) {
+        part.firstLayer[s] = first;
+        first += part.layerCount[s];
+    }
+    return part;
+}
+
+} // namespace bs

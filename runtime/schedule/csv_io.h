@@ -1,0 +1,21 @@
+#pragma once
+// PyTorch-pipelining-style CSV: one line per rank (stage), comma-separated action strings
+// ("0F0,0F1,0B0,..."). Updates use our own cell form "0U0:0-7", which PyTorch does not have.
+
+#include "runtime/schedule/schedule.h"
+
+#include <string>
+
+namespace bs::runtime {
+
+std::string scheduleToCsv(const Schedule& schedule);
+
+/// Reads a CSV written by scheduleToCsv() (or by PyTorch, without U cells). Micro-batches per
+/// batch, async flags and bounds are taken from `params`; stages is taken from the file.
+/// Errors name the line, the cell and the reason; the result is validated.
+Result<Schedule> scheduleFromCsv(const std::string& text, const ScheduleParams& params);
+
+Status writeScheduleCsv(const Schedule& schedule, const std::string& path);
+Result<Schedule> readScheduleCsv(const std::string& path, const ScheduleParams& params);
+
+} // namespace bs::runtime

@@ -1,0 +1,17 @@
+#pragma once
+// Proves a schedule legal: every micro-batch does F, then B (or I then W) exactly once per stage,
+// updates apply gradients that exist, no deadlock, in-flight micro-batches within the stated bound.
+
+#include "runtime/schedule/schedule.h"
+
+namespace bs::runtime {
+
+/// ok(), or the first violation with the stage, position and action named, and a grid of the
+/// schedule with "<-- ERROR HERE" on the offending step.
+Status validate(const Schedule& schedule);
+
+/// PyTorch's pipeline-order grid: one column per stage, one row per step.
+/// `errorStep` >= 0 marks that row.
+std::string formatGrid(const Schedule& schedule, int errorStep = -1, int maxRows = 40);
+
+} // namespace bs::runtime

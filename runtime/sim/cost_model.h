@@ -1,0 +1,66 @@
+#pragma once
+// How long each action takes on each stage, how long a transfer takes, and what a stage holds in
+// memory. Either explicit (--cost F,I,W[,U] --comm C) or derived from a GPT shape and a device
+// profile, so users can ask what GPT-2 Medium on 8 H100s would do.
+
+#include "runtime/common/gpt_shape.h"
+#include "runtime/common/result.h"
+#include "runtime/common/time.h"
+#include "runtime/schedule/action.h"
+
+#include <string>
+#include <vector>
+
+namespace bs::runtime {
+
+struct StageCost
+{
+    TimeNs forward = 0;
+    TimeNs backwardInput = 0;  ///< I; a full backward B costs I + W
+    TimeNs backwardWeight = 0; ///< W
+    TimeNs update = 0;         ///< U
+    std::int64_t activationBytes = 1; ///< per in-flight micro-batch (1 = "micro-batch units")
+    std::int64_t sendBytes = 0;       ///< activation / gradient handed to a neighbour
+    std::int64_t paramBytes = 0;      ///< one copy of this stage's weights
+
+    TimeNs duration(ActionKind kind) const;
+};
+
+struct CostModel
+{
+    std::vector<StageCost> stages;
+    TimeNs commLatency = 0;         ///< per transfer
+    double commBytesPerSecond = 0;  ///< 0 = bandwidth not modelled
+    bool bytesKnown = false;        ///< true when derived from a model: memory is reported in bytes
+
+    TimeNs commTime(std::int64_t bytes) const;
+
+    /// The same costs on every stage. Times in ns.
+    static CostModel uniform(int stages, TimeNs forward, TimeNs backwardInput, TimeNs backwardWeight,
+                             TimeNs update = 0, TimeNs comm = 0);
+};
+
+/// Peak throughput and an efficiency curve: eff(flops) = maxEff · flops / (flops + halfFlops), so
+/// small matmuls run far below peak, as they do.
+struct DeviceProfile
+{
+    std::string name;
+    double peakFlops = 1e12;    ///< per second
+    double maxEfficiency = 0.5; ///< fraction of peak reached by large kernels
+    double halfFlops = 1e9;     ///< kernel size (FLOPs) at which half of maxEfficiency is reached
+    double linkBytesPerSecond = 25e9; ///< stage-to-stage bandwidth
+    TimeNs linkLatency = 10 * kNsPerUs;
+};
+
+/// "cpu", "a100", "h100", "h200". Errors list the allowed names.
+Result<DeviceProfile> deviceProfile(const std::string& name);
+std::vector<std::string> deviceProfileNames();
+
+/// Costs for `shape` split over `stages` with `microBatch` sequences per micro-batch. Backward
+/// input- and weight-gradient each cost one forward; the update streams the AdamW state once.
+Result<CostModel> costModelFromGpt(const GptShape& shape, int stages, int microBatch, const DeviceProfile& device);
+
+/// Parses "F,I,W[,U]" in milliseconds (decimals allowed). Errors name the field and the format.
+Result<CostModel> costModelFromString(const std::string& costs, int stages, double commMs);
+
+} // namespace bs::runtime

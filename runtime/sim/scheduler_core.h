@@ -1,0 +1,47 @@
+#pragma once
+// The virtual-time event loop that executes a schedule. One loop serves simulation and training:
+// a timeline from `simulate` and one from `train` differ only in where durations come from.
+//
+// Each stage keeps its own clock. An action starts at max(stage clock, arrival of its input),
+// where arrival = producer's end + comm time. The loop repeatedly picks, among the stages whose
+// next action has its inputs, the one that would start earliest (ties: lowest stage), performs
+// it, and records it. On one device this reproduces the timeline p devices would produce.
+
+#include "profiler/trace/trace_store.h"
+#include "runtime/schedule/schedule.h"
+#include "runtime/sim/executor.h"
+
+#include <atomic>
+#include <functional>
+
+namespace bs::runtime {
+
+struct DriveOptions
+{
+    /// Set from any thread to stop between two actions; drive() then returns ErrorCode::Cancelled
+    /// and everything recorded so far stays in the store.
+    const std::atomic<bool>* stop = nullptr;
+    /// Called after each action with its recorded event (progress, metrics). May be empty.
+    std::function<void(const Action&, const profiler::TraceEvent&)> onAction;
+    /// Offset added to every timestamp, so a run continued with new settings extends its timeline.
+    TimeNs timeOrigin = 0;
+    /// Weight versions each stage starts with (continuing runs). Empty = all zero.
+    std::vector<int> initialVersions;
+};
+
+struct DriveStats
+{
+    TimeNs makespan = 0;            ///< end of the last action, relative to timeOrigin
+    std::size_t actions = 0;
+    std::vector<int> finalVersions; ///< updates applied per stage, initialVersions included
+};
+
+/// Executes `schedule` through `executor`, appending one event per action (and one Send per
+/// cross-stage transfer with non-zero comm time) to `store`. Returns ErrorCode::Deadlock with the
+/// blocked actions named if no stage can make progress.
+Result<DriveStats> drive(const Schedule& schedule, ActionExecutor& executor, profiler::TraceStore& store,
+                         const DriveOptions& options = {});
+
+profiler::EventKind toEventKind(ActionKind kind);
+
+} // namespace bs::runtime

@@ -1,0 +1,34 @@
+#pragma once
+// simulate(): generate a schedule, run it through the scheduler core with the cost-model
+// executor, analyse the trace. Pure, deterministic and fast (the GUI calls it under a slider).
+
+#include "profiler/analysis/report.h"
+#include "profiler/trace/trace_store.h"
+#include "runtime/schedule/schedule.h"
+#include "runtime/sim/cost_model.h"
+
+#include <memory>
+
+namespace bs::runtime {
+
+struct SimulationRequest
+{
+    ScheduleParams schedule;
+    CostModel costs;         ///< one entry per stage, or a single entry used for every stage
+    int microBatchSize = 1;  ///< sequences per micro-batch, for throughput
+};
+
+struct SimulationResult
+{
+    Schedule schedule;
+    std::shared_ptr<const profiler::TraceSnapshot> trace;
+    profiler::Report report;
+    double throughputSamplesPerSecond = 0; ///< sequences per virtual second
+};
+
+Result<SimulationResult> simulate(const SimulationRequest& request);
+
+/// Analysis options that describe `schedule` under `costs` (memory model, flush, stashing).
+profiler::AnalysisOptions analysisOptionsFor(const Schedule& schedule, const CostModel& costs);
+
+} // namespace bs::runtime
