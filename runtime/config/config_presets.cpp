@@ -25,9 +25,9 @@ RunConfig demoConfig()
     c.training.steps = 200;
     c.training.evalInterval = 10;
     c.training.evalBatches = 8;
-    // The synthetic stream's entropy floor is about 1.66 nats (seed 1234, vocab 256); a model that
-    // has learned the chain well gets within 0.1 nats of it.
-    c.training.targetLoss = 1.8;
+    // The synthetic stream's entropy floor is 1.708 nats (seed 1234, vocab 256, see
+    // runtime/data/markov_chain.h); 1.9 asks the model to learn most of the chain.
+    c.training.targetLoss = 1.9;
     return c;
 }
 
