@@ -1,14 +1,12 @@
 // readChromeTrace: nlohmann's parser with a callback that converts each trace event as soon as it
 // is complete and then discards it, so memory stays at one event's JSON tree, not 10^6 of them.
 #include "profiler/io/chrome_trace.h"
-
 #include "profiler/io/event_name.h"
-
-#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace bs::profiler {
@@ -18,8 +16,7 @@ namespace {
 using json = nlohmann::json;
 
 struct AbortParse
-{
-};
+{};
 
 /// Converts event objects into TraceEvents; strict for our files, lenient for foreign ones.
 class TraceBuilder
@@ -111,16 +108,17 @@ private:
         ev.lane = static_cast<Lane>(integer(e, "tid", m_where, 0, 2));
         const json* args = member(e, "args", m_where);
         const std::string argsWhere = m_where + ".args";
-        ev.microbatch = static_cast<std::int32_t>(
-            integer(*args, "mb", argsWhere, std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()));
+        ev.microbatch = static_cast<std::int32_t>(integer(*args, "mb", argsWhere,
+            std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()));
         if (ev.microbatch != name.microbatch) {
             fail(argsWhere + ".mb", "disagrees with the micro-batch in the name");
         }
-        ev.version = static_cast<std::int32_t>(integer(*args, "version", argsWhere, std::numeric_limits<std::int32_t>::min(),
-                                                       std::numeric_limits<std::int32_t>::max()));
+        ev.version = static_cast<std::int32_t>(integer(*args, "version", argsWhere,
+            std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()));
         ev.bytes = integer(*args, "bytes", argsWhere, std::numeric_limits<std::int64_t>::min(),
-                           std::numeric_limits<std::int64_t>::max());
-        ev.aux = static_cast<std::uint16_t>(integer(*args, "aux", argsWhere, 0, std::numeric_limits<std::uint16_t>::max()));
+            std::numeric_limits<std::int64_t>::max());
+        ev.aux =
+            static_cast<std::uint16_t>(integer(*args, "aux", argsWhere, 0, std::numeric_limits<std::uint16_t>::max()));
         m_trace.events.push_back(ev);
     }
 
@@ -150,7 +148,8 @@ private:
     static TimeNs toNs(double micros)
     {
         constexpr double kLimit = 9.0e12; // µs; keeps ns far inside int64 and exact after rounding
-        return std::isfinite(micros) && std::abs(micros) < kLimit ? static_cast<TimeNs>(std::llround(micros * 1000.0)) : 0;
+        return std::isfinite(micros) && std::abs(micros) < kLimit ? static_cast<TimeNs>(std::llround(micros * 1000.0))
+                                                                  : 0;
     }
 
     TimeNs micros(const json& obj, const char* key, const std::string& where, bool required)
@@ -174,7 +173,8 @@ private:
         }
         const std::int64_t x = v->get<std::int64_t>();
         if (x < lo || x > hi || (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(hi))) {
-            fail(where + "." + key, "= " + v->dump() + " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
+            fail(where + "." + key,
+                "= " + v->dump() + " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
         }
         return x;
     }
@@ -248,13 +248,14 @@ Result<ChromeTrace> readChromeTrace(std::string_view text)
     try {
         const json root = json::parse(text.begin(), text.end(), callback);
         if (!arrayFormat && (!root.is_object() || !sawEvents || !root["traceEvents"].is_array())) {
-            return makeError(ErrorCode::ParseError, "not a Chrome trace: expected an object with a \"traceEvents\" array "
-                                                    "or an array of events",
-                             "traceEvents");
+            return makeError(ErrorCode::ParseError,
+                "not a Chrome trace: expected an object with a \"traceEvents\" array "
+                "or an array of events",
+                "traceEvents");
         }
     } catch (const json::parse_error& e) {
-        return makeError(ErrorCode::ParseError, std::string("malformed trace JSON: ") + e.what(),
-                         "byte " + std::to_string(e.byte));
+        return makeError(
+            ErrorCode::ParseError, std::string("malformed trace JSON: ") + e.what(), "byte " + std::to_string(e.byte));
     } catch (const AbortParse&) {
         return *builder.error();
     }

@@ -10,7 +10,7 @@ namespace bs::profiler {
 namespace {
 
 TraceEvent event(int stage, EventKind kind, Lane lane, TimeNs start, TimeNs end, int mb, int version = 0,
-                 std::int64_t bytes = 0, std::uint16_t aux = 0)
+    std::int64_t bytes = 0, std::uint16_t aux = 0)
 {
     TraceEvent e;
     e.stage = static_cast<std::uint16_t>(stage);
@@ -35,7 +35,7 @@ std::vector<TraceEvent> everyKindAndLane()
             const auto kind = static_cast<EventKind>(k);
             const TimeNs dur = kind == EventKind::Marker && lane == 0 ? 0 : 1 + 999 * k + lane;
             events.push_back(event(k % 4, kind, static_cast<Lane>(lane), t, t + dur, 10 * k + lane - 1, k - 2,
-                                   (std::int64_t{1} << 40) + k, static_cast<std::uint16_t>(65535 - lane)));
+                (std::int64_t{1} << 40) + k, static_cast<std::uint16_t>(65535 - lane)));
             t += 1'234'567'891; // seconds apart: ts values need many digits
         }
     }
@@ -132,11 +132,13 @@ struct Malformed
     const char* message; ///< substring
 };
 
-void PrintTo(const Malformed& m, std::ostream* os) { *os << m.label; }
+void PrintTo(const Malformed& m, std::ostream* os)
+{
+    *os << m.label;
+}
 
 class MalformedTrace : public ::testing::TestWithParam<Malformed>
-{
-};
+{};
 
 TEST_P(MalformedTrace, GivesParseErrorWithLocation)
 {
@@ -194,7 +196,7 @@ const Malformed kMalformed[] = {
 // clang-format on
 
 INSTANTIATE_TEST_SUITE_P(ChromeTrace, MalformedTrace, ::testing::ValuesIn(kMalformed),
-                         [](const ::testing::TestParamInfo<Malformed>& p) { return std::string(p.param.label); });
+    [](const ::testing::TestParamInfo<Malformed>& p) { return std::string(p.param.label); });
 
 TEST(ChromeTrace, ForeignTraceKeepsPPEventsAndCountsTheRest)
 {

@@ -13,10 +13,15 @@ RunConfig unusualConfig()
 {
     RunConfig c;
     c.model.preset = "";
-    c.model.shape = GptShape{.layers = 6, .dModel = 96, .heads = 6, .seqLen = 48, .vocab = 1000, .tiedHead = true,
-                             .dropout = 0.1 + 0.2}; // 0.30000000000000004: needs all 17 digits
-    c.pipeline = {.stages = 3, .microbatches = 12, .accum = 5, .microBatchSize = 2, .extraDepth = 1,
-                  .layersPerStage = {1, 3, 2}};
+    c.model.shape = GptShape{.layers = 6,
+        .dModel = 96,
+        .heads = 6,
+        .seqLen = 48,
+        .vocab = 1000,
+        .tiedHead = true,
+        .dropout = 0.1 + 0.2}; // 0.30000000000000004: needs all 17 digits
+    c.pipeline = {
+        .stages = 3, .microbatches = 12, .accum = 5, .microBatchSize = 2, .extraDepth = 1, .layersPerStage = {1, 3, 2}};
     c.schedule.name = "paci";
     c.optimizer.lr = 1.0 / 3.0;
     c.optimizer.beta2 = 0.999;
@@ -102,11 +107,13 @@ struct BadToml
     const char* context;
 };
 
-void PrintTo(const BadToml& v, std::ostream* os) { *os << v.label; }
+void PrintTo(const BadToml& v, std::ostream* os)
+{
+    *os << v.label;
+}
 
 class BadTomlTest : public ::testing::TestWithParam<BadToml>
-{
-};
+{};
 
 TEST_P(BadTomlTest, IsRejectedWithKeyTableAndPosition)
 {
@@ -152,7 +159,7 @@ const BadToml kBadToml[] = {
 // clang-format on
 
 INSTANTIATE_TEST_SUITE_P(Config, BadTomlTest, ::testing::ValuesIn(kBadToml),
-                         [](const ::testing::TestParamInfo<BadToml>& p) { return std::string(p.param.label); });
+    [](const ::testing::TestParamInfo<BadToml>& p) { return std::string(p.param.label); });
 
 TEST(ConfigToml, LoadMissingFileIsIoError)
 {

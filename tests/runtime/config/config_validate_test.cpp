@@ -13,15 +13,17 @@ struct BadValue
 {
     const char* label;
     std::function<void(RunConfig&)> mutate;
-    const char* field;   ///< expected Error::context
+    const char* field; ///< expected Error::context
     const char* message; ///< expected substring of the message
 };
 
-void PrintTo(const BadValue& v, std::ostream* os) { *os << v.label; }
+void PrintTo(const BadValue& v, std::ostream* os)
+{
+    *os << v.label;
+}
 
 class BadValueTest : public ::testing::TestWithParam<BadValue>
-{
-};
+{};
 
 TEST_P(BadValueTest, GivesMessageNamingFieldValueAndRange)
 {
@@ -141,7 +143,7 @@ const BadValue kBadValues[] = {
 // clang-format on
 
 INSTANTIATE_TEST_SUITE_P(Config, BadValueTest, ::testing::ValuesIn(kBadValues),
-                         [](const ::testing::TestParamInfo<BadValue>& p) { return std::string(p.param.label); });
+    [](const ::testing::TestParamInfo<BadValue>& p) { return std::string(p.param.label); });
 
 struct GoodValue
 {
@@ -149,11 +151,13 @@ struct GoodValue
     std::function<void(RunConfig&)> mutate;
 };
 
-void PrintTo(const GoodValue& v, std::ostream* os) { *os << v.label; }
+void PrintTo(const GoodValue& v, std::ostream* os)
+{
+    *os << v.label;
+}
 
 class GoodValueTest : public ::testing::TestWithParam<GoodValue>
-{
-};
+{};
 
 TEST_P(GoodValueTest, IsAccepted)
 {
@@ -180,7 +184,7 @@ const GoodValue kGoodValues[] = {
 // clang-format on
 
 INSTANTIATE_TEST_SUITE_P(Config, GoodValueTest, ::testing::ValuesIn(kGoodValues),
-                         [](const ::testing::TestParamInfo<GoodValue>& p) { return std::string(p.param.label); });
+    [](const ::testing::TestParamInfo<GoodValue>& p) { return std::string(p.param.label); });
 
 TEST(ConfigValidate, ReportsEveryProblemInSectionOrder)
 {
