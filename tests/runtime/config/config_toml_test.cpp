@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <random>
 
 namespace bs::runtime {
 namespace {
@@ -180,6 +182,65 @@ TEST(ConfigToml, LoadFileReportsFileNameInContext)
     std::filesystem::remove(path);
     ASSERT_FALSE(c);
     EXPECT_EQ(c.error().context, path.string() + ":3:1");
+}
+
+} // namespace
+} // namespace bs::runtime
+
+namespace bs::runtime {
+namespace {
+
+/// Random configs (not necessarily valid: round-trip is a property of the format, not of
+/// validation) with doubles drawn across many magnitudes.
+RunConfig randomConfig(std::mt19937_64& rng)
+{
+    auto anyInt = [&] { return static_cast<int>(rng()); };
+    auto anyDouble = [&] {
+        std::uniform_real_distribution<double> mantissa(-1.0, 1.0);
+        std::uniform_int_distribution<int> exponent(-300, 300);
+        return std::ldexp(mantissa(rng), exponent(rng));
+    };
+    auto anyString = [&] {
+        std::string s;
+        const auto n = rng() % 12;
+        for (std::uint64_t i = 0; i < n; ++i) {
+            s += static_cast<char>(1 + rng() % 127); // every ASCII char but NUL, controls and DEL included
+        }
+        if (rng() % 4 == 0) {
+            s += "é→𝄞"; // 2-, 3- and 4-byte UTF-8
+        }
+        return s;
+    };
+    RunConfig c;
+    c.model.preset = rng() % 2 ? "" : gptPresetNames()[rng() % 3];
+    c.model.shape = {anyInt(), anyInt(), anyInt(), anyInt(), anyInt(), rng() % 2 == 0, anyDouble()};
+    c.pipeline = {anyInt(), anyInt(), anyInt(), anyInt(), anyInt(), {}};
+    for (std::uint64_t i = rng() % 5; i > 0; --i) {
+        c.pipeline.layersPerStage.push_back(anyInt());
+    }
+    c.schedule.name = anyString();
+    c.optimizer = {
+        anyDouble(), anyDouble(), anyDouble(), anyDouble(), anyDouble(), anyInt(), anyInt(), anyDouble(), anyString()};
+    c.data = {anyString(), anyDouble(), static_cast<std::int64_t>(rng())};
+    c.training = {anyInt(), static_cast<std::int64_t>(rng()), anyInt(), anyInt(), std::nullopt};
+    if (rng() % 2) {
+        c.training.targetLoss = anyDouble();
+    }
+    c.device = {anyString(), anyInt()};
+    c.profiling.trace = rng() % 2 == 0;
+    return c;
+}
+
+TEST(ConfigToml, RandomConfigsRoundTripExactly)
+{
+    std::mt19937_64 rng(20240520);
+    for (int i = 0; i < 300; ++i) {
+        const RunConfig c = randomConfig(rng);
+        const std::string text = toToml(c);
+        Result<RunConfig> back = parseRunConfig(text);
+        ASSERT_TRUE(back) << back.error().describe() << "\n" << text;
+        ASSERT_EQ(*back, c) << text;
+    }
 }
 
 } // namespace
