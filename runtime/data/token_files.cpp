@@ -135,7 +135,7 @@ Result<std::vector<std::uint16_t>> readBinTokens(const std::filesystem::path& pa
         if (version != kLlmcVersion) {
             return makeError(ErrorCode::ParseError,
                 "llm.c token file " + name + " has version " + std::to_string(version)
-                    + "; supported: 1 (uint16 tokens)",
+                    + "; supported: 1 (GPT-2, uint16 tokens; version 2 is llama 3 with uint32 tokens)",
                 byteContext(path, 4));
         }
         const std::int32_t count = readInt32(b, 2);
