@@ -79,11 +79,13 @@ public:
 
     void readOptionalDouble(std::string_view key, std::optional<double>& out)
     {
-        if (present(key)) {
-            double v = 0.0;
-            readDouble(key, v);
-            out = v;
+        if (!present(key)) {
+            m_known.emplace_back(key); // still an allowed key for finish()'s message
+            return;
         }
+        double v = 0.0;
+        readDouble(key, v);
+        out = v;
     }
 
     void readBool(std::string_view key, bool& out)

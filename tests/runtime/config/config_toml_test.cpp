@@ -134,6 +134,9 @@ const BadToml kBadToml[] = {
     {"unknownModelKey", "[model]\nlayer = 4\n", ErrorCode::ParseError,
      "unknown key 'layer' in table [model]; allowed keys: preset, layers, d_model, heads, seq_len, vocab, dropout, "
      "tied_head", "run.toml:2:1"},
+    {"unknownTrainingKey", "[training]\nstep = 4\n", ErrorCode::ParseError,
+     "unknown key 'step' in table [training]; allowed keys: steps, seed, eval_interval, eval_batches, target_loss",
+     "run.toml:2:1"},
     {"unknownTable", "[modle]\nlayers = 4\n", ErrorCode::ParseError,
      "unknown table or key 'modle' at top level; allowed tables: model, pipeline, schedule, optimizer, data, "
      "training, device, profiling", "run.toml:1:2"},
