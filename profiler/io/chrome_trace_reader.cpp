@@ -3,6 +3,7 @@
 // is built for events, so 10^6 events cost one pass over the text.
 #include "profiler/io/chrome_trace.h"
 #include "profiler/io/event_name.h"
+#include "profiler/io/micros.h"
 #include "profiler/io/trace_sax_p.h"
 
 #include <cmath>
@@ -18,16 +19,20 @@ using json = nlohmann::json;
 using detail::RawEvent;
 using detail::RawField;
 
-constexpr double kMaxMicros = 9.0e12; // keeps ns far inside int64 and exact after rounding
-
-TimeNs toNs(double micros)
+/// A RawField holding a number of microseconds, in ns (exact for the writer's 3-decimal form).
+std::optional<TimeNs> fieldNs(const RawField& f)
 {
-    return static_cast<TimeNs>(std::llround(micros * 1000.0));
-}
-
-bool finiteMicros(const RawField& f)
-{
-    return f.isNumber() && std::isfinite(f.asDouble()) && std::abs(f.asDouble()) < kMaxMicros;
+    switch (f.type) {
+    case RawField::Type::Integer:
+        if (f.integer < -kMaxTraceMicros || f.integer > kMaxTraceMicros) {
+            return std::nullopt;
+        }
+        return f.integer * 1000;
+    case RawField::Type::Float:
+        return microsTextToNs(f.text);
+    default:
+        return std::nullopt;
+    }
 }
 
 /// Converts RawEvents into TraceEvents; strict for our files, lenient for foreign ones. Every
@@ -114,14 +119,16 @@ private:
         TraceEvent ev;
         ev.stage = static_cast<std::uint16_t>(name.stage);
         ev.kind = name.kind;
-        if (!finiteMicros(e.ts)) {
-            return fail(m_where + ".ts", "missing or not a finite number of microseconds");
+        const std::optional<TimeNs> start = fieldNs(e.ts);
+        if (!start) {
+            return fail(m_where + ".ts", "missing or not a number of microseconds within ±9.2e15");
         }
-        ev.start = toNs(e.ts.asDouble());
-        if ((!instant || e.dur.present()) && !finiteMicros(e.dur)) {
-            return fail(m_where + ".dur", "missing or not a finite number of microseconds");
+        const std::optional<TimeNs> dur = fieldNs(e.dur);
+        if ((!instant || e.dur.present()) && !dur) {
+            return fail(m_where + ".dur", "missing or not a number of microseconds within ±9.2e15");
         }
-        ev.end = ev.start + (e.dur.present() ? toNs(e.dur.asDouble()) : 0);
+        ev.start = *start;
+        ev.end = ev.start + dur.value_or(0);
         std::int64_t v = 0;
         if (!integer(e.pid, ".pid", 0, std::numeric_limits<std::uint16_t>::max(), v)) {
             return false;
@@ -166,7 +173,8 @@ private:
 
     bool convertForeign(const RawEvent& e, const ParsedEventName& name, bool instant)
     {
-        if (!finiteMicros(e.ts)) {
+        const std::optional<TimeNs> start = fieldNs(e.ts);
+        if (!start) {
             ++m_trace.skippedEvents;
             return true;
         }
@@ -174,8 +182,8 @@ private:
         ev.stage = static_cast<std::uint16_t>(name.stage);
         ev.kind = name.kind;
         ev.microbatch = name.microbatch;
-        ev.start = toNs(e.ts.asDouble());
-        ev.end = ev.start + (!instant && finiteMicros(e.dur) ? toNs(e.dur.asDouble()) : 0);
+        ev.start = *start;
+        ev.end = ev.start + (instant ? 0 : fieldNs(e.dur).value_or(0));
         if (e.version.type == RawField::Type::Integer) {
             ev.version = static_cast<std::int32_t>(std::clamp<std::int64_t>(e.version.integer, INT32_MIN, INT32_MAX));
         }

@@ -24,7 +24,7 @@ struct RawField
     std::int64_t integer = 0;
     std::uint64_t unsignedValue = 0;
     double real = 0.0;
-    std::string text;
+    std::string text; ///< String: the value; Float: the number as written
 
     bool present() const { return type != Type::Missing; }
     bool isNumber() const { return type == Type::Integer || type == Type::Unsigned || type == Type::Float; }

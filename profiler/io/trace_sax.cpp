@@ -138,11 +138,12 @@ bool TraceSax::number_unsigned(json::number_unsigned_t value)
     return scalar(std::move(f), m_frames.empty() || m_frames.back() != Frame::Meta ? json() : json(value));
 }
 
-bool TraceSax::number_float(json::number_float_t value, const json::string_t&)
+bool TraceSax::number_float(json::number_float_t value, const json::string_t& text)
 {
     RawField f;
     f.type = RawField::Type::Float;
     f.real = value;
+    f.text = text; // the exact digits: timestamps are converted from the text, not the double
     return scalar(std::move(f), m_frames.empty() || m_frames.back() != Frame::Meta ? json() : json(value));
 }
 
