@@ -254,6 +254,17 @@ TEST(ChromeTrace, FileRoundTripAndMissingFile)
     Result<ChromeTrace> missing = readChromeTraceFile(path);
     ASSERT_FALSE(missing);
     EXPECT_EQ(missing.error().code, ErrorCode::IoError);
+
+    Result<ChromeTrace> directory = readChromeTraceFile(std::filesystem::temp_directory_path());
+    ASSERT_FALSE(directory);
+    EXPECT_EQ(directory.error().code, ErrorCode::IoError);
+
+    std::ofstream(path).close(); // empty file: malformed JSON, reported with the path
+    Result<ChromeTrace> empty = readChromeTraceFile(path);
+    std::filesystem::remove(path);
+    ASSERT_FALSE(empty);
+    EXPECT_EQ(empty.error().code, ErrorCode::ParseError);
+    EXPECT_EQ(empty.error().context, path.string() + ": byte 1");
 }
 
 TEST(ChromeTrace, WriteToFailedStreamIsIoError)
