@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <regex>
 
 namespace bs::profiler {
@@ -273,6 +274,42 @@ TEST(ChromeTrace, WriteToFailedStreamIsIoError)
     const Status s = writeChromeTrace(out, *makeSnapshot({}, everyKindAndLane()));
     ASSERT_FALSE(s);
     EXPECT_EQ(s.error().code, ErrorCode::IoError);
+}
+
+} // namespace
+} // namespace bs::profiler
+
+namespace bs::profiler {
+namespace {
+
+TEST(ChromeTrace, MutatedInputNeverCrashesAndErrorsCarryALocation)
+{
+    // Robustness: flipped, deleted and truncated bytes must give a value or an Error with a
+    // context, never a crash (run under ASan/UBSan in the sanitizer preset).
+    const std::string json = toChromeTraceJson(*makeSnapshot(sampleMeta(), everyKindAndLane()));
+    std::mt19937_64 rng(7);
+    int errors = 0;
+    for (int i = 0; i < 400; ++i) {
+        std::string bad = json;
+        const auto pos = static_cast<std::size_t>(rng() % bad.size());
+        switch (i % 3) {
+        case 0:
+            bad[pos] = static_cast<char>(rng() % 128);
+            break;
+        case 1:
+            bad.erase(pos, 1 + rng() % 8);
+            break;
+        default:
+            bad.resize(pos);
+            break;
+        }
+        Result<ChromeTrace> t = readChromeTrace(bad);
+        if (!t) {
+            ++errors;
+            EXPECT_FALSE(t.error().context.empty()) << t.error().message;
+        }
+    }
+    EXPECT_GT(errors, 100); // most mutations of a strict format are caught
 }
 
 } // namespace
