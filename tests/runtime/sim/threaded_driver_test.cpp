@@ -59,15 +59,18 @@ TEST(ThreadedDriver, EachStageRunsItsProgramInOrder)
 
 TEST(ThreadedDriver, StagesOverlapInTime)
 {
-    // 2 stages, 1F1B: with one thread per stage the makespan is well below the sum of all work.
+    // 2 stages, 1F1B: with one thread per stage the recorded work overlaps, so the sum of action
+    // durations exceeds the makespan (ideally 2 · 8/9 of it). Measured from the trace itself, so
+    // a loaded machine that oversleeps slows both sides alike.
     auto schedule = makeSchedule({.name = "1f1b", .stages = 2, .microbatches = 8});
     ASSERT_TRUE(schedule);
     SleepExecutor executor(2, std::chrono::milliseconds(2));
     profiler::TraceStore store;
     auto stats = driveThreaded(*schedule, executor, store);
     ASSERT_TRUE(stats);
-    const TimeNs serialWork = static_cast<TimeNs>(schedule->actionCount() - 2) * 2'000'000;
-    EXPECT_LT(stats->makespan, serialWork * 3 / 4);
+    TimeNs work = 0;
+    store.snapshot()->forEach([&](const profiler::TraceEvent& e) { work += e.duration(); });
+    EXPECT_GT(static_cast<double>(work), 1.2 * static_cast<double>(stats->makespan));
 }
 
 TEST(ThreadedDriver, StopEndsEveryStageQuickly)
