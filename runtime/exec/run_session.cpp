@@ -392,6 +392,12 @@ Status RunSession::finish()
         });
         const double capacity = static_cast<double>(p) * static_cast<double>(d.virtualNow);
         d.summary.bubbleFraction = capacity > 0 ? 1.0 - static_cast<double>(computeNs) / capacity : 0.0;
+        if (d.model) { // the final state, after the last updates
+            d.summary.stages.clear();
+            for (int st = 0; st < d.model->stages(); ++st) {
+                d.summary.stages.push_back(stageMetrics(st, d.model->stageStats(st)));
+            }
+        }
         s = d.summary;
     }
     if (!d.writer) {

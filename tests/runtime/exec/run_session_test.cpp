@@ -72,8 +72,8 @@ TEST_P(SyncMatchesReference, LossesEqualStepByStep)
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedules, SyncMatchesReference, ::testing::Values("1f1b", "gpipe", "zb-h1", "zb-h2"),
-                         [](const auto& info) {
-                             std::string n = info.param;
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                             std::string n = param.param;
                              std::replace(n.begin(), n.end(), '-', '_');
                              return n;
                          });
