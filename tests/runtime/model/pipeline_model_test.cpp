@@ -184,3 +184,34 @@ TEST(PipelineModel, MeasuresParameterGradientAndOptimizerBytes)
 
 } // namespace
 } // namespace bs::runtime
+
+namespace bs::runtime {
+namespace {
+
+TEST(PipelineModel, DivergenceIsACleanError)
+{
+    ModelOptions o = test::tinyModelOptions(2, 1, WeightPolicy::InPlace);
+    o.optimizer.lr = 1e30; // one AdamW step moves every weight by ~1e30: the next forward overflows
+    auto model = PipelineModel::create(o, test::patternTokens(o.shape, o.microBatchSize));
+    ASSERT_TRUE(model.has_value());
+    Status failure = ok();
+    for (int mb = 0; mb < 4 && failure.has_value(); ++mb) {
+        for (int s = 0; s < 2 && failure.has_value(); ++s) {
+            auto r = model->forward(s, mb);
+            if (!r) {
+                failure = r.error();
+            }
+        }
+        for (int s = 1; s >= 0 && failure.has_value(); --s) {
+            auto r = model->backward(s, mb);
+            failure = r ? model->update(s, 1) : Status(r.error());
+        }
+    }
+    ASSERT_FALSE(failure.has_value()) << "a 1e30 learning rate must diverge";
+    EXPECT_EQ(failure.error().code, ErrorCode::Diverged);
+    EXPECT_NE(failure.error().message.find("diverged"), std::string::npos);
+    EXPECT_NE(failure.error().context.find("stage"), std::string::npos);
+}
+
+} // namespace
+} // namespace bs::runtime
