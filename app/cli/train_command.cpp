@@ -62,6 +62,7 @@ Result<runtime::RunConfig> buildConfig(const TrainArgs& a)
     }
     if (a.microbatches) {
         c.pipeline.microbatches = *a.microbatches;
+        c.pipeline.accum = 0; // paci: a = m unless --accum says otherwise
     }
     if (a.accum) {
         c.pipeline.accum = *a.accum;

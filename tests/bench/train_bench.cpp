@@ -1,6 +1,7 @@
 // Training benchmarks (not part of ctest; numbers go to docs/BENCHMARKS.md):
 //   train_bench overhead [steps] [rounds]   serial pipeline executor (1f1b through drive()) vs the
 //                                           plain reference trainer on identical work, same process
+//   train_bench memory [steps]              measured peak bytes per stage for every schedule
 //   train_bench ttt [steps] [target]        demo config (tiny GPT, p=8, a=m=8, b=4): virtual time for
 //                                           1f1b and paci to reach a validation loss
 #include "runtime/config/config_presets.h"
@@ -94,6 +95,28 @@ int timeToTarget(int steps, double target)
     return 0;
 }
 
+int memory(int steps)
+{
+    RunConfig c = bs::runtime::demoConfig();
+    c.training.steps = steps;
+    c.training.evalInterval = 0;
+    c.profiling.trace = false;
+    std::printf("peak measured bytes per stage (demo shape, p=%d, m=%d, b=%d, %d steps)\n", c.pipeline.stages,
+                c.pipeline.microbatches, c.pipeline.microBatchSize, steps);
+    for (const std::string name : {"gpipe", "1f1b", "zb-h1", "zb-h2", "paci", "async-1f1b", "2bw", "pipedream"}) {
+        c.schedule.name = name;
+        c.pipeline.accum = name == "paci" ? c.pipeline.microbatches : 0;
+        const RunSummary s = train(c, false);
+        std::printf("%-10s", name.c_str());
+        for (const auto& st : s.stages) {
+            std::printf(" %8.1fK", static_cast<double>(st.peakBytes) / 1024.0);
+        }
+        std::printf("   stash(s0) %.1fK  max lag(s0) %d\n", static_cast<double>(s.stages[0].peakStashBytes) / 1024.0,
+                    s.stages[0].maxLag);
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -104,6 +127,9 @@ int main(int argc, char** argv)
     }
     if (mode == "ttt") {
         return timeToTarget(argc > 2 ? std::atoi(argv[2]) : 200, argc > 3 ? std::atof(argv[3]) : 1.9);
+    }
+    if (mode == "memory") {
+        return memory(argc > 2 ? std::atoi(argv[2]) : 2);
     }
     std::fprintf(stderr, "usage: train_bench overhead [steps] [rounds] | ttt [steps] [target]\n");
     return 2;
