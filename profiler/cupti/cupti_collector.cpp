@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 #include <cupti.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <condition_variable>
@@ -47,8 +48,13 @@ ClockSample sampleClocks()
     return s;
 }
 
+// CUPTI's buffer callbacks are process-wide, so is the collector. g_claimed is taken by start()
+// before any CUPTI call (no lock is held across CUPTI calls: CUPTI may call back synchronously);
+// g_active is what the callbacks deliver to, under g_activeMutex.
+std::atomic<bool> g_claimed{false};
+std::atomic<std::size_t> g_bufferBytes{std::size_t{8} << 20};
 std::mutex g_activeMutex;
-CuptiCollector::Impl* g_active = nullptr; // CUPTI's buffer callbacks are process-wide
+CuptiCollector::Impl* g_active = nullptr;
 
 } // namespace
 
@@ -64,13 +70,7 @@ public:
 
     static void CUPTIAPI bufferRequested(std::uint8_t** buffer, std::size_t* size, std::size_t* maxNumRecords)
     {
-        std::size_t bytes = std::size_t{8} << 20;
-        {
-            std::lock_guard lock(g_activeMutex);
-            if (g_active) {
-                bytes = g_active->m_options.bufferBytes;
-            }
-        }
+        std::size_t bytes = g_bufferBytes.load();
         bytes = (bytes + ACTIVITY_RECORD_ALIGNMENT - 1) / ACTIVITY_RECORD_ALIGNMENT * ACTIVITY_RECORD_ALIGNMENT;
         *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(ACTIVITY_RECORD_ALIGNMENT, bytes));
         *size = *buffer ? bytes : 0;
@@ -96,7 +96,7 @@ public:
         m_events.clear();
         m_correlator.consume(parsed.records, m_events);
         m_correlator.addUnparsed(parsed.unparsedBytes);
-        std::size_t dropped = 0;
+        std::size_t dropped = 0; // since the last query: CUPTI resets the count when asked
         if (cuptiActivityGetNumDroppedRecords(context, streamId, &dropped) == CUPTI_SUCCESS) {
             m_correlator.addDropped(dropped);
         }
@@ -170,6 +170,7 @@ public:
                 g_active = nullptr;
             }
         }
+        g_claimed = false;
         TraceMeta meta = m_store.snapshot()->meta();
         meta.attributes["cupti.dropped_records"] = std::to_string(stats.droppedRecords);
         meta.attributes["cupti.unattributed_records"] = std::to_string(stats.unattributed);
@@ -213,19 +214,23 @@ Result<std::unique_ptr<CuptiCollector>> CuptiCollector::start(TraceStore& store,
                          "the CUPTI library loaded (API " + std::to_string(version) + ") differs from the one this build was compiled for (API "
                              + std::to_string(CUPTI_API_VERSION) + "); GPU kernels are not recorded, timings use host timestamps");
     }
-    std::lock_guard lock(g_activeMutex);
-    if (g_active) {
+    if (g_claimed.exchange(true)) {
         return makeError(ErrorCode::Unavailable, "a CUPTI collector is already running in this process");
     }
+    auto release = [](Error e) {
+        g_claimed = false;
+        return e;
+    };
+    g_bufferBytes = std::max<std::size_t>(options.bufferBytes, std::size_t{1} << 20);
     if (const CUptiResult r = cuptiActivityRegisterCallbacks(&Impl::bufferRequested, &Impl::bufferCompleted); r != CUPTI_SUCCESS) {
-        return detail::cuptiFailure("cuptiActivityRegisterCallbacks", r);
+        return release(detail::cuptiFailure("cuptiActivityRegisterCallbacks", r));
     }
     for (std::size_t i = 0; i < kKinds.size(); ++i) {
         if (const CUptiResult r = cuptiActivityEnable(kKinds[i]); r != CUPTI_SUCCESS) {
             for (std::size_t j = 0; j < i; ++j) {
                 cuptiActivityDisable(kKinds[j]);
             }
-            return detail::cuptiFailure("cuptiActivityEnable", r);
+            return release(detail::cuptiFailure("cuptiActivityEnable", r));
         }
     }
     std::array<ClockSample, 8> samples{};
@@ -236,12 +241,16 @@ Result<std::unique_ptr<CuptiCollector>> CuptiCollector::start(TraceStore& store,
         for (auto kind : kKinds) {
             cuptiActivityDisable(kind);
         }
-        return makeError(ErrorCode::Unavailable, "CUPTI cannot read the GPU clock; GPU kernels are not recorded, timings use host timestamps",
-                         "cuptiGetTimestamp returned 0");
+        return release(makeError(ErrorCode::Unavailable,
+                                 "CUPTI cannot read the GPU clock; GPU kernels are not recorded, timings use host timestamps",
+                                 "cuptiGetTimestamp returned 0"));
     }
     const TimeNs origin = options.origin != 0 ? options.origin : hostNow();
     auto impl = std::make_unique<Impl>(store, options, ClockSync::fromSamples(samples), origin);
-    g_active = impl.get();
+    {
+        std::lock_guard lock(g_activeMutex);
+        g_active = impl.get();
+    }
     impl->startFlusher();
     return std::unique_ptr<CuptiCollector>(new CuptiCollector(std::move(impl)));
 }
