@@ -12,7 +12,7 @@ bool cuptiBuilt() { return false; }
 Result<std::unique_ptr<CuptiCollector>> CuptiCollector::start(TraceStore&, const CuptiOptions&)
 {
     return makeError(ErrorCode::Unavailable,
-                     "CUPTI not available in this build (configured without the CUDA toolkit); "
+                     "CUPTI not available in this build (configured without the CUDA toolkit or with BS_WITH_CUPTI=OFF); "
                      "GPU kernels are not recorded, timings use host timestamps");
 }
 
