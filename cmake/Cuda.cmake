@@ -48,6 +48,7 @@ endif()
 message(STATUS "GPU: CUPTI collector ${BS_WITH_CUPTI}; NCCL found ${BS_NCCL_FOUND}; LibTorch CUDA ${BS_TORCH_CUDA} (${BS_TORCH_CONFIG_DIR})")
 
 add_subdirectory(${PROJECT_SOURCE_DIR}/profiler/cupti ${PROJECT_BINARY_DIR}/profiler/cupti)
+add_subdirectory(${PROJECT_SOURCE_DIR}/runtime/gpu ${PROJECT_BINARY_DIR}/runtime/gpu)
 if(BS_BUILD_TESTS)
     add_subdirectory(${PROJECT_SOURCE_DIR}/tests/profiler/cupti ${PROJECT_BINARY_DIR}/tests/profiler/cupti)
     add_subdirectory(${PROJECT_SOURCE_DIR}/tests/gpu ${PROJECT_BINARY_DIR}/tests/gpu)

@@ -226,7 +226,10 @@ Result<std::unique_ptr<CuptiCollector>> CuptiCollector::start(TraceStore& store,
         return release(detail::cuptiFailure("cuptiActivityRegisterCallbacks", r));
     }
     for (std::size_t i = 0; i < kKinds.size(); ++i) {
-        if (const CUptiResult r = cuptiActivityEnable(kKinds[i]); r != CUPTI_SUCCESS) {
+        const CUptiResult r = cuptiActivityEnable(kKinds[i]);
+        const bool optional = kKinds[i] == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION
+                           && (r == CUPTI_ERROR_NOT_SUPPORTED || r == CUPTI_ERROR_INVALID_KIND);
+        if (r != CUPTI_SUCCESS && !optional) { // synchronisation records are nice to have, not needed
             for (std::size_t j = 0; j < i; ++j) {
                 cuptiActivityDisable(kKinds[j]);
             }

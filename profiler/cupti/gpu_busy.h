@@ -22,10 +22,10 @@ struct GpuBusyOptions
 /// Per stage, the union of its kernel-lane intervals as compute-lane events (kind, micro-batch,
 /// version from the launching action: aux holds its EventKind). Concurrent kernels are merged, so
 /// no instant is counted twice; where kernels of two actions overlap, the earlier-started one
-/// owns the overlap. Untagged kernels (aux = kUntagged) belong to the stage's previous action;
-/// before any tagged kernel they are skipped. Comm-lane Send events are passed through so that
-/// waits covered by a transfer are attributed to comm. Other events are dropped. Sorted by
-/// (stage, start).
+/// owns the overlap. Kernels not launched by a compute action (aux = kUntagged, or a Send/Marker
+/// tag) belong to the stage's previous compute action; before any, they are skipped. Comm-lane
+/// Send events are passed through so that waits covered by a transfer are attributed to comm.
+/// Other events are dropped. Sorted by (stage, start).
 std::vector<TraceEvent> gpuComputeView(const std::vector<TraceEvent>& events, const GpuBusyOptions& options = {});
 
 /// analyze() over gpuComputeView(trace).
