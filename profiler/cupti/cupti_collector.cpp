@@ -104,6 +104,18 @@ public:
         if (!m_events.empty()) {
             m_store.append(m_events.data(), m_events.size());
         }
+        if (dropped > 0) {
+            publishCounts(m_correlator.stats()); // shown live: a silent gap would read as a bubble
+        }
+    }
+
+    // Writes the loss counters into the store's meta, where the UI and the run directory see them.
+    void publishCounts(const CorrelatorStats& stats)
+    {
+        TraceMeta meta = m_store.snapshot()->meta();
+        meta.attributes["cupti.dropped_records"] = std::to_string(stats.droppedRecords);
+        meta.attributes["cupti.unattributed_records"] = std::to_string(stats.unattributed);
+        m_store.setMeta(std::move(meta));
     }
 
     void startFlusher()
@@ -171,10 +183,7 @@ public:
             }
         }
         g_claimed = false;
-        TraceMeta meta = m_store.snapshot()->meta();
-        meta.attributes["cupti.dropped_records"] = std::to_string(stats.droppedRecords);
-        meta.attributes["cupti.unattributed_records"] = std::to_string(stats.unattributed);
-        m_store.setMeta(std::move(meta));
+        publishCounts(stats);
         return flushed;
     }
 
