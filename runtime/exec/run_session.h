@@ -18,8 +18,8 @@ namespace bs::runtime {
 struct SessionOptions
 {
     std::optional<std::filesystem::path> outDir; ///< run directory; none = nothing written
-    bool overwrite = false;                      ///< replace an existing run directory's files
-    bool reference = false;                      ///< plain non-pipelined training (--reference)
+    bool overwrite = false; ///< replace an existing run directory's files
+    bool reference = false; ///< plain non-pipelined training (--reference)
 };
 
 class RunSession
