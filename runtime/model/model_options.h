@@ -3,7 +3,7 @@
 // session and the CLI include this header.
 
 #include "runtime/common/gpt_shape.h"
-#include "runtime/common/result.h"
+#include "base/result.h"
 #include "runtime/model/memory_tracker.h"
 #include "runtime/schedule/schedule.h"
 
