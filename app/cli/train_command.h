@@ -5,7 +5,6 @@
 // and for `compare --train`: call runTrainComparison() from the compare command when --train is set.
 
 #include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,17 +15,17 @@ namespace bs::cli {
 /// Everything `train` accepts. Unset optionals keep the config file's (or the demo's) value.
 struct TrainArgs
 {
-    std::string configPath;              ///< --config; empty = the embedded demo
+    std::string configPath; ///< --config; empty = the embedded demo
     std::optional<std::string> schedule; ///< --schedule
     std::optional<int> stages, microbatches, accum, microBatchSize, steps, threads, evalInterval;
-    std::optional<std::string> model;    ///< --model preset
-    std::optional<std::int64_t> seed;    ///< --seed (model init and data)
-    std::optional<std::string> data;     ///< --data spec
-    std::optional<double> targetLoss;    ///< --target-loss
-    bool reference = false;              ///< --reference
-    std::string outDir;                  ///< --out; empty = no run directory
-    bool overwrite = false;              ///< --overwrite
-    bool json = false;                   ///< --json: print the summary object on stdout
+    std::optional<std::string> model; ///< --model preset
+    std::optional<std::int64_t> seed; ///< --seed (model init and data)
+    std::optional<std::string> data; ///< --data spec
+    std::optional<double> targetLoss; ///< --target-loss
+    bool reference = false; ///< --reference
+    std::string outDir; ///< --out; empty = no run directory
+    bool overwrite = false; ///< --overwrite
+    bool json = false; ///< --json: print the summary object on stdout
 };
 
 /// Adds the options above to `sub`.

@@ -4,7 +4,7 @@
 // with the TensorExecutor (or the plain reference trainer). Pimpl: no torch in this header.
 
 #include "profiler/trace/trace_store.h"
-#include "runtime/common/result.h"
+#include "base/result.h"
 #include "runtime/config/run_config.h"
 #include "runtime/exec/run_metrics.h"
 
@@ -18,8 +18,8 @@ namespace bs::runtime {
 struct SessionOptions
 {
     std::optional<std::filesystem::path> outDir; ///< run directory; none = nothing written
-    bool overwrite = false;                      ///< replace an existing run directory's files
-    bool reference = false;                      ///< plain non-pipelined training (--reference)
+    bool overwrite = false; ///< replace an existing run directory's files
+    bool reference = false; ///< plain non-pipelined training (--reference)
 };
 
 class RunSession

@@ -2,12 +2,13 @@
 // the summary keys issue 3 lists, usage errors as exit code 2.
 #include "app/cli/train_command.h"
 
-#include <nlohmann/json.hpp>
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <unistd.h>
+#include <nlohmann/json.hpp>
 
 namespace bs::cli {
 namespace {
@@ -31,7 +32,8 @@ TrainArgs smallRun(const std::filesystem::path& out)
 
 TEST(TrainCommand, WritesARunDirectoryWithTheSummaryKeys)
 {
-    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "bs_train_command_test";
+    const std::filesystem::path dir
+        = std::filesystem::temp_directory_path() / ("bs_train_command_test_" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
     testing::internal::CaptureStdout();
     const int rc = runTrain(smallRun(dir));
@@ -42,7 +44,7 @@ TEST(TrainCommand, WritesARunDirectoryWithTheSummaryKeys)
     const nlohmann::json summary = nlohmann::json::parse(file);
     EXPECT_EQ(printed["losses"], summary["losses"]);
     for (const char* key : {"final_train_loss", "losses", "val_loss", "virtual_time_s", "wall_time_s",
-                            "tokens_per_s_virtual", "bubble_fraction", "per_stage", "time_to_target_s"}) {
+             "tokens_per_s_virtual", "bubble_fraction", "per_stage", "time_to_target_s"}) {
         EXPECT_TRUE(summary.contains(key)) << key;
     }
     ASSERT_EQ(summary["losses"].size(), 2u);
