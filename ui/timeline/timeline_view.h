@@ -7,6 +7,7 @@
 
 #include "ui/timeline/draw_list.h"
 #include "ui/timeline/timeline_index.h"
+#include "ui/timeline/timeline_zoom.h"
 
 #include <QPointer>
 #include <QWidget>
@@ -15,8 +16,6 @@
 #include <optional>
 
 namespace bs::ui {
-
-class TimelineZoom;
 
 class TimelineView : public QWidget
 {

@@ -1,0 +1,374 @@
+#include "ui/shell/main_window.h"
+
+#include "runtime/schedule/catalogue.h"
+#include "ui/charts/loss_chart.h"
+#include "ui/charts/stage_charts.h"
+#include "ui/common/format.h"
+#include "ui/compare/compare_view.h"
+#include "ui/bridge/simulated_backend.h"
+#include "ui/shell/exporters.h"
+#include "ui/timeline/timeline_view.h"
+#include "ui/tuning/tuning_panel.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QEventLoop>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTimer>
+#include <QToolBar>
+
+#include <algorithm>
+
+namespace bs::ui {
+
+namespace {
+
+std::vector<int> lagBounds(const PredictedRun& run)
+{
+    const auto& params = run.result.schedule.params;
+    std::vector<int> bounds;
+    if (params.name != "paci") {
+        return bounds;
+    }
+    const int a = params.accum > 0 ? params.accum : params.microbatches;
+    for (int s = 0; s < params.stages; ++s) {
+        bounds.push_back(runtime::paciLagBound(params.stages, s, a, params.extraDepth));
+    }
+    return bounds;
+}
+
+RunSummary summaryOf(const PredictedRun& run, const profiler::Report& report)
+{
+    return RunSummary::fromReport(run.label, report, run.result.throughputSamplesPerSecond, run.lagBound);
+}
+
+QString figuresLine(const profiler::Report& report, double throughput)
+{
+    return QObject::tr("bubble %1 · %2 seq/s · makespan %3")
+        .arg(formatPercent(report.bubbleFraction), QString::number(throughput, 'f', 0),
+             formatDuration(static_cast<double>(report.makespan)));
+}
+
+} // namespace
+
+MainWindow::MainWindow(bool restore, QWidget* parent)
+    : QMainWindow(parent)
+    , m_engine(new PredictionEngine(this))
+    , m_runs(new RunController(this))
+{
+    setWindowTitle(tr("Bubblescope — pipeline bubbles, memory and drift"));
+    buildUi();
+    buildActions();
+    connect(m_tuning, &TuningPanel::configChanged, this, &MainWindow::onConfigChanged);
+    connect(m_engine, &PredictionEngine::predicted, this, &MainWindow::onPredicted);
+    connect(m_engine, &PredictionEngine::predictionFailed, this, [this](const QString& message) {
+        m_tuning->showError(message);
+        statusBar()->showMessage(message, 8000);
+    });
+    connect(m_runs, &RunController::runStarted, this, &MainWindow::onRunStarted);
+    connect(m_runs, &RunController::runUpdated, this, &MainWindow::onRunUpdated);
+    connect(m_runs, &RunController::runFinished, this, &MainWindow::onRunFinished);
+    connect(m_runs, &RunController::runFailed, this, [this](int, const QString& message) {
+        statusBar()->showMessage(tr("Run ended: %1").arg(message), 8000);
+    });
+    connect(m_runs, &RunController::idle, this, [this] { m_stopAction->setEnabled(false); });
+    resize(1600, 1000);
+    if (restore) {
+        restoreSettings();
+    }
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildUi()
+{
+    m_tuning = new TuningPanel(this);
+    auto* dock = new QDockWidget(tr("Tuning"), this);
+    dock->setObjectName(QStringLiteral("tuningDock"));
+    dock->setWidget(m_tuning);
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    addDockWidget(Qt::LeftDockWidgetArea, dock);
+
+    m_compare = new CompareView(this);
+    m_bubbles = new BubbleChartView(this);
+    m_memory = new MemoryChartView(this);
+    m_lag = new LagChartView(this);
+    m_loss = new LossChartView(this);
+    m_loss->setVisible(false); // appears when a run has metrics
+    auto* charts = new QWidget(this);
+    auto* row = new QHBoxLayout(charts);
+    row->setContentsMargins(0, 0, 0, 0);
+    for (QWidget* w : {static_cast<QWidget*>(m_bubbles), static_cast<QWidget*>(m_memory),
+                       static_cast<QWidget*>(m_lag), static_cast<QWidget*>(m_loss)}) {
+        w->setMinimumHeight(240);
+        row->addWidget(w, 1);
+    }
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->setObjectName(QStringLiteral("mainSplitter"));
+    split->addWidget(m_compare);
+    split->addWidget(charts);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    setCentralWidget(split);
+    statusBar()->showMessage(tr("Move a slider to predict; Run ▸ Demo replays PACI and 1F1B-flush."));
+}
+
+void MainWindow::buildActions()
+{
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* openRun = file->addAction(tr("&Open run directory…"));
+    openRun->setEnabled(false);
+    openRun->setToolTip(tr("Needs run-directory reading (runtime/rundir), not yet in this build"));
+    file->addSeparator();
+    file->addAction(tr("Export tuned &config…"), this, &MainWindow::exportConfig);
+    file->addAction(tr("Export &trace (Chrome JSON)…"), this, &MainWindow::exportTrace);
+    file->addAction(tr("Export &panels (PNG)…"), this, &MainWindow::exportPanels);
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu* run = menuBar()->addMenu(tr("&Run"));
+    QAction* demo = run->addAction(tr("&Demo: PACI vs 1F1B-flush"), this, [this] { startDemo({}); });
+    m_stopAction = run->addAction(tr("&Stop"), this, &MainWindow::stopRuns);
+    m_stopAction->setEnabled(false);
+    QAction* fit = run->addAction(tr("&Fit timelines"), m_compare, &CompareView::fitToRuns);
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About Bubblescope"), this, [this] {
+        QMessageBox::about(this, tr("About Bubblescope"),
+                           tr("<b>Bubblescope %1</b><p>Profiler and tuner for pipeline-parallel training: "
+                              "where the pipeline idles, how much memory each stage holds, and how far "
+                              "weights drift (PACI, 1F1B, GPipe, zero-bubble).</p>")
+                               .arg(QApplication::applicationVersion()));
+    });
+
+    QToolBar* tools = addToolBar(tr("Run"));
+    tools->setObjectName(QStringLiteral("runToolbar"));
+    tools->addAction(demo);
+    tools->addAction(m_stopAction);
+    tools->addAction(fit);
+}
+
+void MainWindow::onConfigChanged(const WhatIfConfig& config)
+{
+    m_mode = Mode::Prediction;
+    m_engine->request(config);
+}
+
+void MainWindow::onPredicted(const PredictionPtr& prediction)
+{
+    m_tuning->showPrediction(*prediction, m_engine->lastLatencyMs());
+    if (m_mode != Mode::Prediction) {
+        return;
+    }
+    const auto& a = prediction->primary;
+    m_compare->setSlot(0, toQt(a.label), tr("predicted · ") + figuresLine(a.result.report, a.result.throughputSamplesPerSecond),
+                       a.index);
+    std::vector<RunSummary> summaries{summaryOf(a, a.result.report)};
+    if (prediction->baseline) {
+        const auto& b = *prediction->baseline;
+        m_compare->setSlot(1, toQt(b.label),
+                           tr("predicted · ") + figuresLine(b.result.report, b.result.throughputSamplesPerSecond), b.index);
+        summaries.push_back(summaryOf(b, b.result.report));
+    } else {
+        m_compare->setSlot(1, tr("no comparison"), QString(), nullptr);
+    }
+    m_compare->setSummaries(std::move(summaries));
+    m_compare->fitToRuns();
+    showCharts(a, prediction->config.memoryBudgetBytes);
+}
+
+void MainWindow::showCharts(const PredictedRun& run, std::int64_t budget)
+{
+    StageChartData chart;
+    chart.title = toQt(run.label);
+    chart.report = run.result.report;
+    chart.staticBytes = run.staticBytes;
+    chart.paramBytes = run.paramBytes;
+    chart.lagBound = lagBounds(run);
+    chart.memoryBudgetBytes = budget;
+    m_bubbles->setData(chart);
+    m_memory->setData(chart);
+    m_lag->setData(chart);
+}
+
+void MainWindow::startDemo(const DemoOptions& options)
+{
+    m_runs->stop();
+    WhatIfConfig config; // 8-stage tiny GPT on the CPU profile, a = 8, b = 8
+    config.batches = options.batches;
+    config.schedule = options.schedule;
+    config.baseline = options.baseline;
+    m_tuning->setConfig(config);
+    m_mode = Mode::Live;
+    m_live = {};
+    m_liveStarted = 0;
+    m_liveBudget = config.memoryBudgetBytes;
+    m_queuedPlans.clear();
+    for (const std::string& schedule : {options.schedule, options.baseline}) {
+        auto plan = predictRun(config, schedule);
+        if (!plan) {
+            statusBar()->showMessage(toQt(plan.error().describe()), 8000);
+            continue;
+        }
+        SimulatedBackend::Options pace;
+        pace.wallSeconds = options.wallSeconds;
+        const std::string label = plan->label;
+        m_queuedPlans.push_back(*plan);
+        m_runs->enqueue(std::make_unique<SimulatedBackend>(label, std::move(plan).value().result, pace));
+    }
+    m_compare->setSlot(0, tr("waiting"), QString(), nullptr);
+    m_compare->setSlot(1, tr("waiting"), QString(), nullptr);
+    m_stopAction->setEnabled(true);
+}
+
+bool MainWindow::runDemoToEnd(const DemoOptions& options, int timeoutMs)
+{
+    DemoOptions instant = options;
+    instant.wallSeconds = 0;
+    QEventLoop loop;
+    const auto done = connect(m_runs, &RunController::idle, &loop, &QEventLoop::quit);
+    QTimer::singleShot(timeoutMs, &loop, &QEventLoop::quit);
+    startDemo(instant);
+    loop.exec();
+    disconnect(done);
+    QApplication::processEvents(); // deliver the last queued updates
+    return m_live[0] && m_live[1] && m_live[0]->latest && m_live[1]->latest && m_live[1]->latest->finished;
+}
+
+void MainWindow::stopRuns() { m_runs->stop(); }
+
+void MainWindow::onRunStarted(int run, const QString& label)
+{
+    if (m_queuedPlans.empty()) {
+        return;
+    }
+    const int slot = m_liveStarted++ % 2;
+    m_runSlot[run] = slot;
+    m_live[static_cast<std::size_t>(slot)] = LiveRun{m_queuedPlans.front(), nullptr};
+    m_queuedPlans.pop_front();
+    statusBar()->showMessage(tr("Running %1…").arg(label));
+}
+
+void MainWindow::onRunUpdated(int run, const RunUpdatePtr& update)
+{
+    const auto it = m_runSlot.find(run);
+    if (m_mode != Mode::Live || it == m_runSlot.end()) {
+        return;
+    }
+    auto& live = m_live[static_cast<std::size_t>(it->second)];
+    live->latest = update;
+    const BubbleRules rules{!live->plan.result.schedule.asynchronous, live->plan.result.schedule.params.microbatches};
+    m_compare->setSlot(it->second, toQt(update->label),
+                       tr("live · simulated backend · %1 %").arg(static_cast<int>(update->progress * 100)),
+                       TimelineIndex::build(update->trace, rules));
+}
+
+void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
+{
+    const auto it = m_runSlot.find(run);
+    if (m_mode != Mode::Live || it == m_runSlot.end()) {
+        return;
+    }
+    auto& live = m_live[static_cast<std::size_t>(it->second)];
+    live->latest = update;
+    const profiler::Report& report = update->report ? *update->report : live->plan.result.report;
+    m_compare->setSlot(it->second, toQt(update->label),
+                       tr("finished · simulated backend · ") + figuresLine(report, live->plan.result.throughputSamplesPerSecond),
+                       live->plan.index);
+    m_compare->fitToRuns();
+    refreshLiveTable();
+    if (it->second == 0) {
+        showCharts(live->plan, m_liveBudget);
+    }
+    statusBar()->showMessage(tr("%1 finished").arg(toQt(update->label)), 5000);
+}
+
+void MainWindow::refreshLiveTable()
+{
+    std::vector<RunSummary> summaries;
+    for (const auto& live : m_live) {
+        if (live && live->latest && live->latest->finished) {
+            const auto& report = live->latest->report ? *live->latest->report : live->plan.result.report;
+            summaries.push_back(summaryOf(live->plan, report));
+        }
+    }
+    m_compare->setSummaries(std::move(summaries));
+}
+
+void MainWindow::exportConfig()
+{
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export tuned configuration"),
+                                                      QStringLiteral("bubblescope-config.json"), tr("JSON (*.json)"));
+    QString error;
+    if (!path.isEmpty() && !bs::ui::exportConfig(m_tuning->config(), path, &error)) {
+        QMessageBox::warning(this, tr("Export failed"), error);
+    }
+}
+
+void MainWindow::exportTrace()
+{
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export trace"), QStringLiteral("trace.json"),
+                                                      tr("Chrome trace (*.json)"));
+    if (path.isEmpty()) {
+        return;
+    }
+    std::vector<std::pair<QString, const profiler::TraceSnapshot*>> runs;
+    for (int slot = 0; slot < CompareView::kSlots; ++slot) {
+        const TimelineIndex* index = m_compare->timeline(slot)->index();
+        if (index && index->snapshot()) {
+            runs.emplace_back(toQt(index->snapshot()->meta().title), index->snapshot());
+        }
+    }
+    QString error;
+    if (!exportTraces(runs, path, &error)) {
+        QMessageBox::warning(this, tr("Export failed"), error);
+    }
+}
+
+void MainWindow::exportPanels()
+{
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Export panels as PNG"));
+    if (dir.isEmpty()) {
+        return;
+    }
+    QString error;
+    const bool ok = exportPng(m_compare, dir + QStringLiteral("/timelines.png"), &error)
+                    && exportPng(m_bubbles, dir + QStringLiteral("/bubbles.png"), &error)
+                    && exportPng(m_memory, dir + QStringLiteral("/memory.png"), &error)
+                    && exportPng(m_lag, dir + QStringLiteral("/lag.png"), &error);
+    if (!ok) {
+        QMessageBox::warning(this, tr("Export failed"), error);
+    }
+}
+
+void MainWindow::closeEvent(QCloseEvent* event)
+{
+    m_runs->stop();
+    saveSettings();
+    event->accept();
+}
+
+void MainWindow::saveSettings() const
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    settings.setValue(QStringLiteral("tuning/config"), QString::fromUtf8(configToJson(m_tuning->config())));
+}
+
+void MainWindow::restoreSettings()
+{
+    QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+}
+
+} // namespace bs::ui

@@ -1,0 +1,83 @@
+#include "ui/tuning/what_if.h"
+
+#include <chrono>
+
+namespace bs::ui {
+
+std::string runLabel(const std::string& schedule, int accum, int microBatchSize)
+{
+    return schedule + " a=" + std::to_string(accum) + " b=" + std::to_string(microBatchSize);
+}
+
+Result<runtime::GptScenario> scenarioFor(const WhatIfConfig& config, const std::string& schedule)
+{
+    auto shape = gptPreset(config.model);
+    if (!shape) {
+        return shape.error();
+    }
+    auto device = runtime::deviceProfile(config.device);
+    if (!device) {
+        return device.error();
+    }
+    runtime::GptScenario s;
+    s.schedule = schedule;
+    s.stages = config.stages;
+    s.shape = *shape;
+    s.device = *device;
+    s.accum = config.accum;
+    s.microBatchSize = config.microBatchSize;
+    s.batches = config.batches;
+    return s;
+}
+
+Result<PredictedRun> predictRun(const WhatIfConfig& config, const std::string& schedule)
+{
+    auto scenario = scenarioFor(config, schedule);
+    if (!scenario) {
+        return scenario.error();
+    }
+    auto request = runtime::makeGptRequest(*scenario);
+    if (!request) {
+        return request.error();
+    }
+    auto simulated = runtime::simulate(*request);
+    if (!simulated) {
+        return simulated.error();
+    }
+    PredictedRun run;
+    run.label = runLabel(schedule, config.accum, config.microBatchSize);
+    const auto options = runtime::analysisOptionsFor(simulated->schedule, request->costs);
+    run.staticBytes = options.staticBytes;
+    run.paramBytes = options.paramBytes;
+    run.activationBytes = options.activationBytes;
+    run.lagBound = runtime::driftBound(simulated->schedule, simulated->report);
+    BubbleRules rules;
+    rules.synchronous = options.synchronous;
+    rules.microbatchesPerBatch = options.microbatchesPerBatch;
+    run.index = TimelineIndex::build(simulated->trace, rules);
+    run.result = std::move(simulated).value();
+    return run;
+}
+
+Result<PredictionPtr> predict(const WhatIfConfig& config)
+{
+    const auto t0 = std::chrono::steady_clock::now();
+    auto prediction = std::make_shared<Prediction>();
+    prediction->config = config;
+    auto primary = predictRun(config, config.schedule);
+    if (!primary) {
+        return primary.error();
+    }
+    prediction->primary = std::move(primary).value();
+    if (!config.baseline.empty()) {
+        auto baseline = predictRun(config, config.baseline);
+        if (!baseline) {
+            return baseline.error();
+        }
+        prediction->baseline = std::move(baseline).value();
+    }
+    prediction->computeMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return PredictionPtr(std::move(prediction));
+}
+
+} // namespace bs::ui
