@@ -49,6 +49,27 @@ QByteArray configToJson(const WhatIfConfig& c)
     return QJsonDocument(root).toJson(QJsonDocument::Indented);
 }
 
+std::optional<WhatIfConfig> configFromJson(const QByteArray& json)
+{
+    QJsonParseError parseError;
+    const QJsonDocument doc = QJsonDocument::fromJson(json, &parseError);
+    if (parseError.error != QJsonParseError::NoError || !doc.isObject()) {
+        return std::nullopt;
+    }
+    const QJsonObject root = doc.object();
+    const QJsonObject schedule = root.value(QStringLiteral("schedule")).toObject();
+    WhatIfConfig c;
+    c.schedule = fromQt(schedule.value(QStringLiteral("name")).toString(toQt(c.schedule)));
+    c.stages = schedule.value(QStringLiteral("stages")).toInt(c.stages);
+    c.accum = schedule.value(QStringLiteral("accum")).toInt(c.accum);
+    c.batches = schedule.value(QStringLiteral("batches")).toInt(c.batches);
+    c.model = fromQt(root.value(QStringLiteral("model")).toString(toQt(c.model)));
+    c.device = fromQt(root.value(QStringLiteral("device")).toString(toQt(c.device)));
+    c.microBatchSize = root.value(QStringLiteral("micro_batch_size")).toInt(c.microBatchSize);
+    c.memoryBudgetBytes = static_cast<std::int64_t>(root.value(QStringLiteral("memory_budget_bytes")).toDouble(0));
+    return c;
+}
+
 bool exportConfig(const WhatIfConfig& config, const QString& path, QString* error)
 {
     return writeAtomically(path, configToJson(config), error);

@@ -9,6 +9,8 @@
 
 #include <QString>
 
+#include <optional>
+
 class QWidget;
 
 namespace bs::ui {
@@ -17,6 +19,8 @@ namespace bs::ui {
 /// plus model, device, micro_batch_size and memory_budget_bytes.
 QByteArray configToJson(const WhatIfConfig& config);
 bool exportConfig(const WhatIfConfig& config, const QString& path, QString* error);
+/// Reads what configToJson() wrote; missing fields keep their defaults; nullopt if not JSON.
+std::optional<WhatIfConfig> configFromJson(const QByteArray& json);
 
 /// Chrome trace events ("ph":"X", ts/dur in µs, pid = run, tid = stage, name "PP:<stage><kind><mb>").
 QByteArray traceToChromeJson(const std::vector<std::pair<QString, const profiler::TraceSnapshot*>>& runs);

@@ -307,10 +307,15 @@ void MainWindow::exportConfig()
 {
     const QString path = QFileDialog::getSaveFileName(this, tr("Export tuned configuration"),
                                                       QStringLiteral("bubblescope-config.json"), tr("JSON (*.json)"));
-    QString error;
-    if (!path.isEmpty() && !bs::ui::exportConfig(m_tuning->config(), path, &error)) {
-        QMessageBox::warning(this, tr("Export failed"), error);
+    if (path.isEmpty()) {
+        return;
     }
+    QString error;
+    if (!bs::ui::exportConfig(m_tuning->config(), path, &error)) {
+        QMessageBox::warning(this, tr("Export failed"), error);
+        return;
+    }
+    rememberFile(path);
 }
 
 void MainWindow::exportTrace()
@@ -330,7 +335,9 @@ void MainWindow::exportTrace()
     QString error;
     if (!exportTraces(runs, path, &error)) {
         QMessageBox::warning(this, tr("Export failed"), error);
+        return;
     }
+    rememberFile(path);
 }
 
 void MainWindow::exportPanels()
@@ -369,6 +376,21 @@ void MainWindow::restoreSettings()
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    if (auto config = configFromJson(settings.value(QStringLiteral("tuning/config")).toString().toUtf8())) {
+        m_tuning->setConfig(*config);
+    }
+}
+
+void MainWindow::rememberFile(const QString& path)
+{
+    QSettings settings;
+    QStringList recent = settings.value(QStringLiteral("recent/files")).toStringList();
+    recent.removeAll(path);
+    recent.prepend(path);
+    while (recent.size() > 8) {
+        recent.removeLast();
+    }
+    settings.setValue(QStringLiteral("recent/files"), recent);
 }
 
 } // namespace bs::ui

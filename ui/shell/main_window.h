@@ -78,6 +78,7 @@ private:
     void exportPanels();
     void saveSettings() const;
     void restoreSettings();
+    static void rememberFile(const QString& path);
 
     TuningPanel* m_tuning = nullptr;
     CompareView* m_compare = nullptr;
