@@ -7,6 +7,7 @@
 
 #include <QHeaderView>
 #include <QLabel>
+#include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -20,6 +21,8 @@ CompareView::CompareView(QWidget* parent)
     , m_zoom(new TimelineZoom(this))
     , m_model(new ComparisonModel(this))
     , m_table(new QTableView(this))
+    , m_stageModel(new StageStatsModel(this))
+    , m_stageTable(new QTableView(this))
 {
     auto* outer = new QHBoxLayout(this);
     outer->setContentsMargins(0, 0, 0, 0);
@@ -50,9 +53,10 @@ CompareView::CompareView(QWidget* parent)
     m_table->setMinimumWidth(330);
     m_table->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
     m_table->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    auto* side = new QVBoxLayout();
-    auto* heading = new QLabel(tr("<b>Comparison</b>"), this);
-    side->addWidget(heading);
+    auto* tabs = new QTabWidget(this);
+    auto* comparison = new QWidget(tabs);
+    auto* side = new QVBoxLayout(comparison);
+    side->setContentsMargins(2, 2, 2, 2);
     side->addWidget(m_table);
     auto* note = new QLabel(tr("Difference: first run vs second (× for ratios, pp for percentage points). "
                                "Green: first run is better."),
@@ -61,7 +65,13 @@ CompareView::CompareView(QWidget* parent)
     note->setStyleSheet(QStringLiteral("color: #6b7280; font-size: 8pt;"));
     side->addWidget(note);
     side->addStretch(1);
-    outer->addLayout(side);
+    tabs->addTab(comparison, tr("Comparison"));
+    m_stageTable->setModel(m_stageModel);
+    m_stageTable->setAlternatingRowColors(true);
+    m_stageTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    tabs->addTab(m_stageTable, tr("Per stage (top run)"));
+    tabs->setMaximumWidth(460);
+    outer->addWidget(tabs);
 }
 
 CompareView::~CompareView() = default;
@@ -88,6 +98,8 @@ void CompareView::setSummaries(std::vector<RunSummary> summaries)
     m_model->setRuns(std::move(summaries));
     m_table->resizeColumnsToContents();
 }
+
+void CompareView::setStageReport(const profiler::Report& report) { m_stageModel->setReport(report); }
 
 void CompareView::fitToRuns()
 {

@@ -3,6 +3,7 @@
 // key, and the comparison table (bubble %, throughput, peak memory, lag, with differences).
 
 #include "ui/models/comparison_model.h"
+#include "ui/models/stage_stats_model.h"
 #include "ui/timeline/timeline_index.h"
 
 #include <QWidget>
@@ -31,6 +32,8 @@ public:
     void setSlot(int slot, const QString& title, const QString& detail, std::shared_ptr<const TimelineIndex> index);
     /// Summaries for the table, in slot order.
     void setSummaries(std::vector<RunSummary> summaries);
+    /// The per-stage table (second tab) shows this report.
+    void setStageReport(const profiler::Report& report);
     /// Re-fits the shared time axis to the union of both slots.
     void fitToRuns();
 
@@ -38,6 +41,7 @@ public:
     TimelineZoom* zoom() const { return m_zoom; }
     ComparisonModel* model() const { return m_model; }
     QTableView* table() const { return m_table; }
+    StageStatsModel* stageModel() const { return m_stageModel; }
 
 private:
     struct Slot
@@ -48,6 +52,8 @@ private:
     TimelineZoom* m_zoom = nullptr;
     ComparisonModel* m_model = nullptr;
     QTableView* m_table = nullptr;
+    StageStatsModel* m_stageModel = nullptr;
+    QTableView* m_stageTable = nullptr;
     std::vector<Slot> m_slots;
 };
 

@@ -197,6 +197,7 @@ void MainWindow::showCharts(const PredictedRun& run, std::int64_t budget)
     m_bubbles->setData(chart);
     m_memory->setData(chart);
     m_lag->setData(chart);
+    m_compare->setStageReport(run.result.report);
 }
 
 void MainWindow::startDemo(const DemoOptions& options)
