@@ -2,8 +2,10 @@
 // window with the embedded demo, or renders it headless to a PNG (--screenshot).
 
 #include "ui/shell/main_window.h"
+#include "ui/tuning/tuning_panel.h"
 
 #include <QApplication>
+#include <QEventLoop>
 #include <QIcon>
 #include <QScreen>
 #include <QTimer>
@@ -94,6 +96,12 @@ int screenshot(const Options& options)
         std::fprintf(stderr, "error: the demo did not finish\n");
         return 1;
     }
+    // Fill the Suggest table too, so the picture shows what the panel does.
+    QEventLoop wait;
+    QObject::connect(window.tuning(), &bs::ui::TuningPanel::suggestionsReady, &wait, &QEventLoop::quit);
+    QTimer::singleShot(20'000, &wait, &QEventLoop::quit);
+    window.tuning()->suggest();
+    wait.exec();
     QApplication::processEvents();
     if (!window.grab().save(QString::fromStdString(options.screenshot), "PNG")) {
         std::fprintf(stderr, "error: cannot write %s\n", options.screenshot.c_str());

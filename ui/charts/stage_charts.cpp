@@ -117,7 +117,7 @@ BubbleChartView::BubbleChartView(QWidget* parent)
 
 void BubbleChartView::setData(const StageChartData& input)
 {
-    QChart* chart = freshChart(this, tr("Bubble fraction by cause — %1").arg(input.title));
+    QChart* chart = freshChart(this, tr("Bubbles by cause · %1").arg(input.title));
     const int stages = static_cast<int>(input.report.perStage.size());
     auto* series = new QStackedBarSeries(chart);
     const double makespan = static_cast<double>(std::max<profiler::TimeNs>(1, input.report.makespan));
@@ -149,7 +149,7 @@ void BubbleChartView::setData(const StageChartData& input)
     series->setBarWidth(0.7);
     chart->addSeries(series);
     series->attachAxis(stageAxis(chart, stages));
-    auto* y = valueAxis(chart, tr("% of makespan idle"), niceCeil(std::max(1.0, maxTotal)));
+    auto* y = valueAxis(chart, tr("% idle"), niceCeil(std::max(1.0, maxTotal)));
     series->attachAxis(y);
 }
 
@@ -164,11 +164,11 @@ MemoryChartView::MemoryChartView(QWidget* parent)
 
 void MemoryChartView::setData(const StageChartData& input)
 {
-    QChart* chart = freshChart(this, tr("Peak memory per stage — %1").arg(input.title));
+    QChart* chart = freshChart(this, tr("Peak memory · %1").arg(input.title));
     const int stages = static_cast<int>(input.report.perStage.size());
     auto* series = new QStackedBarSeries(chart);
-    auto* weights = new QBarSet(tr("weights + optimizer"), series);
-    auto* stash = new QBarSet(tr("stashed versions"), series);
+    auto* weights = new QBarSet(tr("weights+opt"), series);
+    auto* stash = new QBarSet(tr("stash"), series);
     auto* activations = new QBarSet(tr("activations"), series);
     weights->setColor(QColor(0x64, 0x74, 0x8b));
     stash->setColor(QColor(0xa7, 0x8b, 0xfa));
@@ -229,7 +229,7 @@ LagChartView::LagChartView(QWidget* parent)
 
 void LagChartView::setData(const StageChartData& input)
 {
-    QChart* chart = freshChart(this, tr("Version lag per stage — %1").arg(input.title));
+    QChart* chart = freshChart(this, tr("Version lag · %1").arg(input.title));
     const int stages = static_cast<int>(input.report.perStage.size());
     int maxLag = 0;
     for (const auto& st : input.report.perStage) {
@@ -255,12 +255,12 @@ void LagChartView::setData(const StageChartData& input)
     chart->addSeries(series);
     auto* x = stageAxis(chart, stages);
     series->attachAxis(x);
-    auto* y = valueAxis(chart, tr("% of micro-batches"), 100);
+    auto* y = valueAxis(chart, tr("% share"), 100);
     series->attachAxis(y);
     if (!input.lagBound.empty()) {
         int maxBound = 0;
         auto* bound = new QLineSeries(chart);
-        bound->setName(tr("PACI bound ⌈(p−s−1)/a⌉"));
+        bound->setName(tr("bound ⌈(p−s−1)/a⌉"));
         for (int s = 0; s < stages && s < static_cast<int>(input.lagBound.size()); ++s) {
             const int b = input.lagBound[static_cast<std::size_t>(s)];
             maxBound = std::max(maxBound, b);

@@ -24,9 +24,8 @@ CompareView::CompareView(QWidget* parent)
     , m_stageModel(new StageStatsModel(this))
     , m_stageTable(new QTableView(this))
 {
-    auto* outer = new QHBoxLayout(this);
-    outer->setContentsMargins(0, 0, 0, 0);
-    auto* lanes = new QVBoxLayout();
+    auto* lanes = new QVBoxLayout(this);
+    lanes->setContentsMargins(0, 0, 0, 0);
     lanes->setSpacing(2);
     auto* legend = new TimelineLegend(this);
     lanes->addWidget(legend);
@@ -42,7 +41,6 @@ CompareView::CompareView(QWidget* parent)
         lanes->addWidget(slot.view, 1);
         m_slots.push_back(slot);
     }
-    outer->addLayout(lanes, 1);
 
     m_table->setModel(m_model);
     m_table->setSelectionMode(QAbstractItemView::NoSelection);
@@ -50,10 +48,10 @@ CompareView::CompareView(QWidget* parent)
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->setAlternatingRowColors(true);
-    m_table->setMinimumWidth(330);
-    m_table->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
     m_table->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_table->horizontalHeader()->setStretchLastSection(true);
     auto* tabs = new QTabWidget(this);
+    m_tablePanel = tabs;
     auto* comparison = new QWidget(tabs);
     auto* side = new QVBoxLayout(comparison);
     side->setContentsMargins(2, 2, 2, 2);
@@ -70,8 +68,7 @@ CompareView::CompareView(QWidget* parent)
     m_stageTable->setAlternatingRowColors(true);
     m_stageTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     tabs->addTab(m_stageTable, tr("Per stage (top run)"));
-    tabs->setMaximumWidth(460);
-    outer->addWidget(tabs);
+    tabs->hide(); // shown once the window puts it in a layout
 }
 
 CompareView::~CompareView() = default;

@@ -1,6 +1,7 @@
 #pragma once
 // Runs side by side on one time axis: one TimelineView per run sharing a TimelineZoom, a colour
-// key, and the comparison table (bubble %, throughput, peak memory, lag, with differences).
+// key, and the comparison table (bubble %, throughput, peak memory, lag, with differences) that
+// the window places next to the charts.
 
 #include "ui/models/comparison_model.h"
 #include "ui/models/stage_stats_model.h"
@@ -41,6 +42,8 @@ public:
     TimelineZoom* zoom() const { return m_zoom; }
     ComparisonModel* model() const { return m_model; }
     QTableView* table() const { return m_table; }
+    /// The comparison / per-stage tabs. Not in this widget's layout: the window places it.
+    QWidget* tablePanel() const { return m_tablePanel; }
     StageStatsModel* stageModel() const { return m_stageModel; }
 
 private:
@@ -52,6 +55,7 @@ private:
     TimelineZoom* m_zoom = nullptr;
     ComparisonModel* m_model = nullptr;
     QTableView* m_table = nullptr;
+    QWidget* m_tablePanel = nullptr;
     StageStatsModel* m_stageModel = nullptr;
     QTableView* m_stageTable = nullptr;
     std::vector<Slot> m_slots;

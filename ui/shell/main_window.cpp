@@ -45,9 +45,11 @@ std::vector<int> lagBounds(const PredictedRun& run)
     return bounds;
 }
 
+/// Table columns are named by schedule only: both runs share p, a and b.
 RunSummary summaryOf(const PredictedRun& run, const profiler::Report& report)
 {
-    return RunSummary::fromReport(run.label, report, run.result.throughputSamplesPerSecond, run.lagBound);
+    return RunSummary::fromReport(scheduleDisplayName(run.result.schedule.params.name), report,
+                                  run.result.throughputSamplesPerSecond, run.lagBound);
 }
 
 QString figuresLine(const profiler::Report& report, double throughput)
@@ -94,6 +96,7 @@ void MainWindow::buildUi()
     auto* dock = new QDockWidget(tr("Tuning"), this);
     dock->setObjectName(QStringLiteral("tuningDock"));
     dock->setWidget(m_tuning);
+    m_tuning->setMinimumWidth(330);
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
 
@@ -106,6 +109,11 @@ void MainWindow::buildUi()
     auto* charts = new QWidget(this);
     auto* row = new QHBoxLayout(charts);
     row->setContentsMargins(0, 0, 0, 0);
+    QWidget* table = m_compare->tablePanel();
+    table->setMinimumWidth(400);
+    table->setMaximumWidth(470);
+    row->addWidget(table);
+    table->setVisible(true);
     for (QWidget* w : {static_cast<QWidget*>(m_bubbles), static_cast<QWidget*>(m_memory),
                        static_cast<QWidget*>(m_lag), static_cast<QWidget*>(m_loss)}) {
         w->setMinimumHeight(240);
@@ -188,7 +196,7 @@ void MainWindow::onPredicted(const PredictionPtr& prediction)
 void MainWindow::showCharts(const PredictedRun& run, std::int64_t budget)
 {
     StageChartData chart;
-    chart.title = toQt(run.label);
+    chart.title = toQt(scheduleDisplayName(run.result.schedule.params.name));
     chart.report = run.result.report;
     chart.staticBytes = run.staticBytes;
     chart.paramBytes = run.paramBytes;
@@ -288,6 +296,10 @@ void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
     refreshLiveTable();
     if (it->second == 0) {
         showCharts(live->plan, m_liveBudget);
+        Prediction figures;
+        figures.config = m_tuning->config();
+        figures.primary = live->plan;
+        m_tuning->showPrediction(figures, 0);
     }
     statusBar()->showMessage(tr("%1 finished").arg(toQt(update->label)), 5000);
 }

@@ -153,9 +153,13 @@ QWidget* TuningPanel::buildSuggest()
     row->addWidget(m_suggestButton);
     v->addLayout(row);
     m_suggestions = new QTableWidget(0, 5, box);
-    m_suggestions->setHorizontalHeaderLabels({tr("a"), tr("b"), tr("seq/s"), tr("bubble"), tr("peak mem")});
+    m_suggestions->setHorizontalHeaderLabels({tr("a"), tr("b"), tr("seq/s"), tr("bubble"), tr("memory")});
     m_suggestions->verticalHeader()->hide();
+    m_suggestions->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
+    m_suggestions->setWordWrap(false);
     m_suggestions->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    m_suggestions->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    m_suggestions->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
     m_suggestions->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_suggestions->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_suggestions->setToolTip(tr("Double-click a row to apply it"));
@@ -239,8 +243,12 @@ void TuningPanel::showPrediction(const Prediction& prediction, double latencyMs)
                             formatBytes(static_cast<double>(peak)),
                             overBudget ? tr(" <span style='color:#b91c1c'>over budget</span>") : QString(),
                             QString::number(prediction.primary.lagBound));
-    text += tr("<span style='color:#6b7280'>simulated in %1 ms (%2 ms from input)</span>")
-                .arg(QString::number(prediction.computeMs, 'f', 1), QString::number(latencyMs, 'f', 1));
+    if (prediction.computeMs > 0) {
+        text += tr("<span style='color:#6b7280'>simulated in %1 ms (%2 ms from input)</span>")
+                    .arg(QString::number(prediction.computeMs, 'f', 1), QString::number(latencyMs, 'f', 1));
+    } else {
+        text += tr("<span style='color:#6b7280'>from the finished run</span>");
+    }
     m_figures->setText(text);
 }
 

@@ -4,9 +4,24 @@
 
 namespace bs::ui {
 
+std::string scheduleDisplayName(const std::string& schedule)
+{
+    static const std::pair<const char*, const char*> names[] = {
+        {"gpipe", "GPipe"},         {"1f1b", "1F1B-flush"},   {"zb-h1", "ZB-H1"},
+        {"zb-h2", "ZB-H2"},         {"pipedream", "PipeDream"}, {"2bw", "PipeDream-2BW"},
+        {"async-1f1b", "async 1F1B"}, {"paci", "PACI"},
+    };
+    for (const auto& [key, name] : names) {
+        if (schedule == key) {
+            return name;
+        }
+    }
+    return schedule;
+}
+
 std::string runLabel(const std::string& schedule, int accum, int microBatchSize)
 {
-    return schedule + " a=" + std::to_string(accum) + " b=" + std::to_string(microBatchSize);
+    return scheduleDisplayName(schedule) + " a=" + std::to_string(accum) + " b=" + std::to_string(microBatchSize);
 }
 
 Result<runtime::GptScenario> scenarioFor(const WhatIfConfig& config, const std::string& schedule)

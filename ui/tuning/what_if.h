@@ -30,7 +30,7 @@ struct WhatIfConfig
 /// One simulated schedule, ready for the views.
 struct PredictedRun
 {
-    std::string label; ///< "paci a=8 b=8"
+    std::string label; ///< "PACI a=8 b=8"
     runtime::SimulationResult result;
     std::shared_ptr<const TimelineIndex> index;
     std::vector<std::int64_t> staticBytes;     ///< per stage: weights + grads + optimizer state
@@ -55,7 +55,9 @@ Result<PredictedRun> predictRun(const WhatIfConfig& config, const std::string& s
 /// Simulates the chosen schedule and the baseline. Thread-safe; typically a few ms.
 Result<PredictionPtr> predict(const WhatIfConfig& config);
 
-/// "paci a=8 b=8" style label.
+/// "PACI a=8 b=8" style label.
 std::string runLabel(const std::string& schedule, int accum, int microBatchSize);
+/// "PACI", "1F1B-flush", "GPipe", ... for a catalogue name (the name itself when unknown).
+std::string scheduleDisplayName(const std::string& schedule);
 
 } // namespace bs::ui
