@@ -3,6 +3,9 @@ add_library(bs_warnings INTERFACE)
 target_compile_options(bs_warnings INTERFACE
     -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Woverloaded-virtual -Wformat=2
     -Wimplicit-fallthrough
+    # GCC 12 reports false -Wrestrict and -Wmaybe-uninitialized errors inside std::string at -O3
+    # (GCC PR105329, PR107138: aggregates with string members, string concatenation).
+    $<$<AND:$<CXX_COMPILER_ID:GNU>,$<VERSION_LESS:$<CXX_COMPILER_VERSION>,13>>:-Wno-restrict -Wno-maybe-uninitialized>
     $<$<BOOL:${BS_WERROR}>:-Werror>)
 
 # Engine folders (runtime/, profiler/) have no Qt int APIs: narrowing there is a bug.

@@ -90,23 +90,26 @@ Result<StagePartition> partitionLayers(const GptShape& shape, int stages, int mi
         }
         part.layerCount = explicitCounts;
     } else {
-        // Minimise the largest stage cost over contiguous splits; the head's cost sits on the last
-        // stage. best[s][l]: smallest achievable max cost putting the first l blocks on s stages.
-        const double block = shape.blockForwardFlops(microBatch);
-        const double head = shape.headForwardFlops(microBatch);
+        // Minimise the largest stage cost over contiguous splits, then the sum of squared stage
+        // costs (so no stage is left empty when another split is as good); the head's cost sits on
+        // the last stage. best[s][l]: that pair for the first l blocks on s stages.
+        const double block = shape.blockForwardFlops(microBatch) / shape.blockForwardFlops(1);
+        const double head = shape.headForwardFlops(microBatch) / shape.blockForwardFlops(1);
         const auto P = static_cast<std::size_t>(stages);
         const auto L = static_cast<std::size_t>(layers);
-        const double inf = std::numeric_limits<double>::infinity();
-        std::vector<std::vector<double>> best(P + 1, std::vector<double>(L + 1, inf));
+        using Cost = std::pair<double, double>; // (max stage cost, sum of squares)
+        const Cost inf{std::numeric_limits<double>::infinity(), 0.0};
+        std::vector<std::vector<Cost>> best(P + 1, std::vector<Cost>(L + 1, inf));
         std::vector<std::vector<std::size_t>> cut(P + 1, std::vector<std::size_t>(L + 1, 0));
-        best[0][0] = 0.0;
+        best[0][0] = {0.0, 0.0};
         for (std::size_t s = 1; s <= P; ++s) {
             const double extra = (s == P) ? head : 0.0;
             for (std::size_t l = 0; l <= L; ++l) {
                 for (std::size_t k = 0; k <= l; ++k) { // stage s takes blocks [k, l)
-                    const double cost = std::max(best[s - 1][k], static_cast<double>(l - k) * block + extra);
-                    // Prefer the later cut on ties: it spreads blocks evenly from the front.
-                    if (cost <= best[s][l]) {
+                    const double stageCost = static_cast<double>(l - k) * block + extra;
+                    const Cost cost{std::max(best[s - 1][k].first, stageCost),
+                                    best[s - 1][k].second + stageCost * stageCost};
+                    if (cost < best[s][l]) {
                         best[s][l] = cost;
                         cut[s][l] = k;
                     }

@@ -28,6 +28,10 @@ struct ScheduleParams
     int accum = 0;        ///< a: local backward passes per update (paci); 0 = m
     int batches = 1;      ///< N global batches
     int extraDepth = 0;   ///< k: async schedules keep p - s + k micro-batches in flight at stage s
+    /// Async schedules with k > 0 order their actions the way PACI's runtime would with this
+    /// comm time (as a fraction of a forward): backward first, else forward if in-flight < p − s + k.
+    /// The order is still static once generated, so numerics never depend on measured timing.
+    double commRatio = 0.0;
 };
 
 struct Schedule

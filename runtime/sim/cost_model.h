@@ -48,6 +48,7 @@ struct DeviceProfile
     double peakFlops = 1e12;    ///< per second
     double maxEfficiency = 0.5; ///< fraction of peak reached by large kernels
     double halfFlops = 1e9;     ///< kernel size (FLOPs) at which half of maxEfficiency is reached
+    double memoryBytesPerSecond = 1e11; ///< device memory bandwidth (bounds the optimizer step)
     double linkBytesPerSecond = 25e9; ///< stage-to-stage bandwidth
     TimeNs linkLatency = 10 * kNsPerUs;
 };

@@ -28,6 +28,12 @@ struct SimulationResult
 
 Result<SimulationResult> simulate(const SimulationRequest& request);
 
+/// Runs an existing schedule (e.g. one read from CSV) under `costs`.
+Result<SimulationResult> simulateSchedule(Schedule schedule, CostModel costs, int microBatchSize = 1);
+
+/// Trace metadata (title, schedule attributes) for a run of `schedule`.
+profiler::TraceMeta traceMetaFor(const Schedule& schedule);
+
 /// Analysis options that describe `schedule` under `costs` (memory model, flush, stashing).
 profiler::AnalysisOptions analysisOptionsFor(const Schedule& schedule, const CostModel& costs);
 

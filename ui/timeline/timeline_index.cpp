@@ -39,8 +39,8 @@ BubbleRules bubbleRulesFromMeta(const profiler::TraceMeta& meta)
     BubbleRules rules;
     if (auto it = meta.attributes.find("synchronous"); it != meta.attributes.end()) {
         rules.synchronous = it->second == "true" || it->second == "1";
-    } else if (auto async = meta.attributes.find("asynchronous"); async != meta.attributes.end()) {
-        rules.synchronous = !(async->second == "true" || async->second == "1");
+    } else if (auto weights = meta.attributes.find("weights"); weights != meta.attributes.end()) {
+        rules.synchronous = weights->second == "flush"; // the simulator's weight policy name
     }
     if (auto it = meta.attributes.find("microbatches"); it != meta.attributes.end()) {
         rules.microbatchesPerBatch = std::atoi(it->second.c_str());

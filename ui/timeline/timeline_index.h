@@ -56,7 +56,7 @@ struct BubbleRules
     int microbatchesPerBatch = 0; ///< m; 0 = unknown (no flush attribution)
 };
 
-/// Reads `synchronous` and `microbatches` from the trace's meta attributes when present.
+/// Reads `microbatches` and `synchronous` (or `weights` = flush) from the trace's meta attributes.
 BubbleRules bubbleRulesFromMeta(const profiler::TraceMeta& meta);
 
 class TimelineIndex

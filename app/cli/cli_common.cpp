@@ -1,0 +1,93 @@
+#include "app/cli/cli_common.h"
+
+#include "runtime/schedule/catalogue.h"
+
+#include <iostream>
+
+namespace bs::cli {
+
+int reportError(const Error& error)
+{
+    std::cerr << "error: " << error.message << '\n';
+    if (!error.context.empty()) {
+        std::cerr << "  at: " << error.context << '\n';
+    }
+    switch (error.code) {
+    case ErrorCode::InvalidArgument:
+    case ErrorCode::ParseError: return kExitUsage;
+    default: return kExitFailure;
+    }
+}
+
+void SimulationOptions::addTo(CLI::App& app, bool withSchedule)
+{
+    if (withSchedule) {
+        app.add_option("--schedule", schedule, "Schedule name (see `bubblescope-cli schedules`)")->capture_default_str();
+    }
+    app.add_option("-p,--stages", stages, "Pipeline stages p")->capture_default_str();
+    microbatchesOption = app.add_option("-m,--microbatches", microbatches,
+                                        "Micro-batches per global batch (paci: defaults to --accum)")
+                             ->capture_default_str();
+    app.add_option("-a,--accum", accum, "PACI accumulation window a (0 = microbatches)")->capture_default_str();
+    app.add_option("-n,--batches", batches, "Global batches to run")->capture_default_str();
+    app.add_option("-k,--extra-depth", extraDepth, "Async schedules: extra in-flight micro-batches per stage")
+        ->capture_default_str();
+    app.add_option("--cost", cost, "Per-action costs F,I,W[,U] in ms (full backward B = I+W)")->capture_default_str();
+    app.add_option("--comm", commMs, "Communication time per transfer in ms")->capture_default_str();
+    app.add_option("--model", model, "Derive costs from a GPT preset: tiny, small, gpt2-medium");
+    app.add_option("-b,--micro-batch-size", microBatchSize, "Sequences per micro-batch")->capture_default_str();
+    app.add_option("--device-profile", deviceProfile, "With --model: cpu, a100, h100, h200")->capture_default_str();
+}
+
+Result<runtime::SimulationRequest> SimulationOptions::request(const std::string& scheduleName, bool comparing) const
+{
+    runtime::SimulationRequest req;
+    req.schedule.name = scheduleName;
+    req.schedule.stages = stages;
+    req.schedule.microbatches = microbatches;
+    req.schedule.accum = accum;
+    req.schedule.batches = batches;
+    req.schedule.extraDepth = extraDepth;
+    req.microBatchSize = microBatchSize;
+    const bool microbatchesGiven = microbatchesOption && microbatchesOption->count() > 0;
+    if (scheduleName == "paci" && accum > 0 && !microbatchesGiven) {
+        req.schedule.microbatches = accum; // PACI's global batch is one accumulation window
+    }
+    if (comparing && scheduleName != "paci") {
+        req.schedule.accum = 0; // in a comparison, --accum only shapes the paci row
+    }
+    if (comparing) { // and --extra-depth only the asynchronous rows
+        for (const auto& info : runtime::scheduleCatalogue()) {
+            if (info.name == scheduleName && !info.asynchronous) {
+                req.schedule.extraDepth = 0;
+            }
+        }
+    }
+    if (stages < 1) {
+        return makeError(ErrorCode::InvalidArgument, "stages: got " + std::to_string(stages), "allowed: 1..256");
+    }
+    if (!model.empty()) {
+        auto shape = gptPreset(model);
+        if (!shape) {
+            return shape.error();
+        }
+        auto device = runtime::deviceProfile(deviceProfile);
+        if (!device) {
+            return device.error();
+        }
+        auto costs = runtime::costModelFromGpt(*shape, stages, microBatchSize, *device);
+        if (!costs) {
+            return costs.error();
+        }
+        req.costs = std::move(*costs);
+    } else {
+        auto costs = runtime::costModelFromString(cost, stages, commMs);
+        if (!costs) {
+            return costs.error();
+        }
+        req.costs = std::move(*costs);
+    }
+    return req;
+}
+
+} // namespace bs::cli

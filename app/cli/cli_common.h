@@ -1,0 +1,44 @@
+#pragma once
+// What the CLI subcommands share: the schedule and cost options, error printing, exit codes.
+
+#include "runtime/common/result.h"
+#include "runtime/sim/simulator.h"
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace bs::cli {
+
+/// Exit codes: 0 success, 1 a run or I/O failure, 2 a usage error (bad option value).
+enum ExitCode : int { kExitOk = 0, kExitFailure = 1, kExitUsage = 2 };
+
+/// "error: <message>\n  at: <context>" on stderr; returns the exit code for `error`.
+int reportError(const Error& error);
+
+/// Options that describe a simulated pipeline; bound to a CLI11 subcommand.
+struct SimulationOptions
+{
+    std::string schedule = "1f1b";
+    int stages = 8;
+    int microbatches = 8;
+    int accum = 0;
+    int batches = 1;
+    int extraDepth = 0;
+    std::string cost = "1,1,1";
+    double commMs = 0;
+    std::string model;           ///< GPT preset; when set, costs come from the model and device
+    int microBatchSize = 1;
+    std::string deviceProfile = "cpu";
+
+    CLI::Option* microbatchesOption = nullptr;
+
+    /// Adds --stages, --microbatches, --accum, --batches, --extra-depth, --cost, --comm, --model,
+    /// --micro-batch-size, --device-profile (and --schedule when `withSchedule`).
+    void addTo(CLI::App& app, bool withSchedule);
+    /// Builds the request for `scheduleName`, applying "paci: m = a unless --microbatches is set".
+    /// In a comparison (`comparing`), --accum shapes only the paci row instead of being an error
+    /// for the synchronous schedules.
+    Result<runtime::SimulationRequest> request(const std::string& scheduleName, bool comparing = false) const;
+};
+
+} // namespace bs::cli

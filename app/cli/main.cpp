@@ -1,0 +1,34 @@
+// bubblescope-cli: the headless face of Bubblescope. Links no Qt.
+
+#include "app/cli/cli_common.h"
+#include "app/cli/simulate_command.h"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#ifndef BUBBLESCOPE_VERSION
+#define BUBBLESCOPE_VERSION "0.0.0"
+#endif
+
+int main(int argc, char** argv)
+{
+    CLI::App app{"Bubblescope: see and tune pipeline-parallel training (PACI, 1F1B, GPipe, zero-bubble)",
+                 "bubblescope-cli"};
+    app.set_version_flag("--version", std::string("bubblescope-cli ") + BUBBLESCOPE_VERSION);
+    app.require_subcommand(1);
+    int exitCode = bs::cli::kExitOk;
+    bs::cli::addSimulationCommands(app, exitCode);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::cerr << "error: " << e.what() << "\n  hint: bubblescope-cli --help, or bubblescope-cli <command> --help\n";
+        return bs::cli::kExitUsage;
+    }
+    return exitCode;
+}

@@ -1,0 +1,215 @@
+#include "app/cli/simulate_command.h"
+
+#include "app/cli/cli_common.h"
+#include "app/cli/table.h"
+#include "profiler/analysis/report_json.h"
+#include "runtime/schedule/catalogue.h"
+#include "runtime/schedule/csv_io.h"
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+namespace bs::cli {
+
+namespace {
+
+using profiler::BubbleCause;
+
+nlohmann::json simulationJson(const runtime::SimulationResult& r, int microBatchSize, bool bytesKnown)
+{
+    const auto& p = r.schedule.params;
+    nlohmann::json out = profiler::toJson(r.report);
+    out["schedule"] = p.name;
+    out["stages"] = p.stages;
+    out["microbatches"] = p.microbatches;
+    out["accum"] = p.accum;
+    out["batches"] = p.batches;
+    out["extra_depth"] = p.extraDepth;
+    out["micro_batch_size"] = microBatchSize;
+    out["time_unit"] = "s";
+    out["memory_unit"] = bytesKnown ? "bytes" : "micro-batches";
+    out["throughput_samples_per_s"] = r.throughputSamplesPerSecond;
+    out["weights"] = std::string(runtime::weightPolicyName(r.schedule.weights));
+    return out;
+}
+
+double ms(TimeNs t) { return toMillis(t); }
+
+std::string causeMs(const profiler::StageReport& s, BubbleCause c)
+{
+    return fixed(ms(s.idleByCause[static_cast<std::size_t>(c)]), 3);
+}
+
+void printSimulation(const runtime::SimulationResult& r, bool bytesKnown, std::ostream& out)
+{
+    const auto& p = r.schedule.params;
+    const auto& rep = r.report;
+    out << p.name << ": " << p.stages << " stages, " << p.microbatches << " micro-batches per batch, " << p.batches
+        << (p.batches == 1 ? " batch" : " batches") << (p.name == "paci" ? ", a = " + std::to_string(p.accum) : "")
+        << (p.extraDepth > 0 ? ", extra depth " + std::to_string(p.extraDepth) : "") << "\n";
+    out << "makespan " << fixed(ms(rep.makespan), 3) << " ms   bubble " << percent(rep.bubbleFraction)
+        << "   steady bubble " << percent(rep.steadyBubbleFraction) << "   utilization " << percent(rep.utilization)
+        << "   throughput " << fixed(r.throughputSamplesPerSecond, 1) << " samples/s\n\n";
+    Table table({"stage", "busy ms", "idle ms", "bubble", "warm-up", "drain", "flush", "dep", "comm", "in-flight",
+                 "memory", "max lag", "lag histogram", "versions"});
+    for (const auto& s : rep.perStage) {
+        std::string hist;
+        for (const auto& [lag, count] : s.versionLagHistogram) {
+            hist += (hist.empty() ? "" : " ") + std::to_string(lag) + ":" + std::to_string(count);
+        }
+        table.addRow({std::to_string(s.stage), fixed(ms(s.busy), 3), fixed(ms(s.idle), 3), percent(s.bubbleFraction),
+                      causeMs(s, BubbleCause::WarmUp), causeMs(s, BubbleCause::Drain), causeMs(s, BubbleCause::Flush),
+                      causeMs(s, BubbleCause::Dependency), causeMs(s, BubbleCause::Comm),
+                      std::to_string(s.peakInflight), bytesOrUnits(s.peakMemoryBytes, bytesKnown),
+                      std::to_string(s.maxVersionLag), hist, std::to_string(s.peakWeightVersions)});
+    }
+    out << table.render();
+    out << "(idle by cause in ms; memory is " << (bytesKnown ? "peak bytes per stage" : "peak in-flight micro-batches")
+        << ")\n";
+}
+
+struct SimulateCommand
+{
+    SimulationOptions sim;
+    bool json = false;
+    std::string csvOut;
+    std::string csvIn;
+    std::string traceOut;
+
+    int run() const
+    {
+        auto request = sim.request(sim.schedule);
+        if (!request) {
+            return reportError(request.error());
+        }
+        Result<runtime::SimulationResult> result = makeError(ErrorCode::Internal, "not run");
+        if (!csvIn.empty()) {
+            auto schedule = runtime::readScheduleCsv(csvIn, request->schedule);
+            if (!schedule) {
+                return reportError(schedule.error());
+            }
+            result = runtime::simulateSchedule(std::move(*schedule), request->costs, request->microBatchSize);
+        } else {
+            result = runtime::simulate(*request);
+        }
+        if (!result) {
+            return reportError(result.error());
+        }
+        if (!csvOut.empty()) {
+            if (auto status = runtime::writeScheduleCsv(result->schedule, csvOut); !status) {
+                return reportError(status.error());
+            }
+        }
+        if (!traceOut.empty()) {
+            if (auto status = writeTrace(*result); !status) {
+                return reportError(status.error());
+            }
+        }
+        if (json) {
+            std::cout << simulationJson(*result, sim.microBatchSize, request->costs.bytesKnown).dump(2) << '\n';
+        } else {
+            printSimulation(*result, request->costs.bytesKnown, std::cout);
+        }
+        return kExitOk;
+    }
+
+    Status writeTrace(const runtime::SimulationResult& /*result*/) const
+    {
+        // TODO(lead): write through profiler/io (Chrome/Perfetto JSON) once it lands (#2).
+        return makeError(ErrorCode::Unavailable, "--trace is not available in this build yet", traceOut);
+    }
+};
+
+struct CompareCommand
+{
+    SimulationOptions sim;
+    std::vector<std::string> schedules;
+    bool json = false;
+
+    int run() const
+    {
+        std::vector<std::string> names = schedules;
+        if (names.empty()) {
+            for (const auto& info : runtime::scheduleCatalogue()) {
+                names.push_back(info.name);
+            }
+        }
+        std::vector<runtime::SimulationResult> results;
+        bool bytesKnown = false;
+        for (const auto& name : names) {
+            auto request = sim.request(name, /*comparing=*/true);
+            if (!request) {
+                return reportError(request.error());
+            }
+            bytesKnown = request->costs.bytesKnown;
+            auto result = runtime::simulate(*request);
+            if (!result) {
+                return reportError(result.error());
+            }
+            results.push_back(std::move(*result));
+        }
+        if (json) {
+            nlohmann::json out = nlohmann::json::array();
+            for (const auto& r : results) {
+                out.push_back(simulationJson(r, sim.microBatchSize, bytesKnown));
+            }
+            std::cout << out.dump(2) << '\n';
+            return kExitOk;
+        }
+        Table table({"schedule", "m", "a", "makespan ms", "bubble", "steady bubble", "samples/s", "speed-up",
+                     "peak in-flight", "peak memory", "max lag", "versions"});
+        const double base = results.front().throughputSamplesPerSecond;
+        for (const auto& r : results) {
+            int inflight = 0, lag = 0, versions = 0;
+            long long memory = 0;
+            for (const auto& s : r.report.perStage) {
+                inflight = std::max(inflight, s.peakInflight);
+                lag = std::max(lag, s.maxVersionLag);
+                versions = std::max(versions, s.peakWeightVersions);
+                memory = std::max<long long>(memory, s.peakMemoryBytes);
+            }
+            const auto& p = r.schedule.params;
+            table.addRow({p.name, std::to_string(p.microbatches), std::to_string(p.accum), fixed(ms(r.report.makespan), 3),
+                          percent(r.report.bubbleFraction), percent(r.report.steadyBubbleFraction),
+                          fixed(r.throughputSamplesPerSecond, 1),
+                          fixed(base > 0 ? r.throughputSamplesPerSecond / base : 0.0, 3) + "x", std::to_string(inflight),
+                          bytesOrUnits(memory, bytesKnown), std::to_string(lag), std::to_string(versions)});
+        }
+        std::cout << table.render() << "(speed-up: throughput relative to " << results.front().schedule.params.name
+                  << "; in-flight, memory, lag and versions: worst stage)\n";
+        return kExitOk;
+    }
+};
+
+} // namespace
+
+void addSimulationCommands(CLI::App& app, int& exitCode)
+{
+    auto* list = app.add_subcommand("schedules", "List the schedules, one line each");
+    list->callback([&exitCode] {
+        for (const auto& info : runtime::scheduleCatalogue()) {
+            std::printf("%-11s %s %s\n", info.name.c_str(), info.asynchronous ? "async" : "sync ", info.summary.c_str());
+        }
+        exitCode = kExitOk;
+    });
+
+    auto simulate = std::make_shared<SimulateCommand>();
+    auto* sim = app.add_subcommand("simulate", "Simulate one schedule with a cost model (virtual time)");
+    simulate->sim.addTo(*sim, /*withSchedule=*/true);
+    sim->add_flag("--json", simulate->json, "Print one JSON object instead of a table");
+    sim->add_option("--csv", simulate->csvOut, "Write the schedule as a PyTorch-style per-rank CSV");
+    sim->add_option("--schedule-csv", simulate->csvIn, "Simulate the schedule in this CSV instead of generating one");
+    sim->add_option("--trace", simulate->traceOut, "Write a Chrome/Perfetto trace JSON");
+    sim->callback([simulate, &exitCode] { exitCode = simulate->run(); });
+
+    auto compare = std::make_shared<CompareCommand>();
+    auto* cmp = app.add_subcommand("compare", "Simulate several schedules on the same settings, side by side");
+    compare->sim.addTo(*cmp, /*withSchedule=*/false);
+    cmp->add_option("-s,--schedules", compare->schedules, "Schedules to compare (default: all)")->delimiter(',');
+    cmp->add_flag("--json", compare->json, "Print a JSON array instead of a table");
+    cmp->callback([compare, &exitCode] { exitCode = compare->run(); });
+}
+
+} // namespace bs::cli

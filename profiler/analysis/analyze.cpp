@@ -1,0 +1,386 @@
+#include "profiler/analysis/analyze.h"
+
+#include <algorithm>
+#include <map>
+
+namespace bs::profiler {
+
+std::string_view bubbleCauseName(BubbleCause cause)
+{
+    switch (cause) {
+    case BubbleCause::WarmUp: return "warm-up";
+    case BubbleCause::Drain: return "drain";
+    case BubbleCause::Flush: return "flush";
+    case BubbleCause::Dependency: return "dependency";
+    case BubbleCause::Comm: return "comm";
+    }
+    return "unknown";
+}
+
+namespace {
+
+bool isBackwardLike(EventKind k) { return k == EventKind::Backward || k == EventKind::BackwardInput; }
+
+int kindIndex(EventKind k)
+{
+    switch (k) {
+    case EventKind::Forward: return 0;
+    case EventKind::Backward: return 1;
+    case EventKind::BackwardInput: return 2;
+    case EventKind::BackwardWeight: return 3;
+    case EventKind::Update: return 4;
+    default: return -1;
+    }
+}
+
+template<typename T>
+T at(const std::vector<T>& v, int stage, T fallback)
+{
+    return stage < static_cast<int>(v.size()) ? v[static_cast<std::size_t>(stage)] : fallback;
+}
+
+struct Interval
+{
+    TimeNs start = 0, end = 0;
+};
+
+TimeNs overlap(TimeNs a0, TimeNs a1, TimeNs b0, TimeNs b1) { return std::max<TimeNs>(0, std::min(a1, b1) - std::max(a0, b0)); }
+
+class Analyzer
+{
+public:
+    Analyzer(const TraceSnapshot& trace, const AnalysisOptions& options)
+        : m_options(options)
+        , m_m(std::max(1, options.microbatchesPerBatch))
+    {
+        int stages = trace.meta().stages;
+        int maxMb = 0;
+        trace.forEach([&](const TraceEvent& e) {
+            stages = std::max(stages, e.stage + 1);
+            maxMb = std::max(maxMb, e.microbatch);
+        });
+        m_mbs = static_cast<std::size_t>(maxMb) + 1;
+        m_compute.resize(static_cast<std::size_t>(stages));
+        for (auto& events : m_compute) {
+            events.reserve(trace.size() / static_cast<std::size_t>(stages) + 1);
+        }
+        // Transfers into each stage, by micro-batch: [to][mb] for activations (from to−1) and
+        // gradients (from to+1). Dense arrays: this runs under a slider.
+        m_activationIn.assign(static_cast<std::size_t>(stages) * m_mbs, Interval{});
+        m_gradientIn.assign(static_cast<std::size_t>(stages) * m_mbs, Interval{});
+        trace.forEach([&](const TraceEvent& e) {
+            if (e.isCompute() && kindIndex(e.kind) >= 0) {
+                m_compute[e.stage].push_back(e);
+            } else if (e.kind == EventKind::Send && e.microbatch >= 0 && e.aux < stages) {
+                auto& in = e.aux > e.stage ? m_activationIn : m_gradientIn;
+                in[e.aux * m_mbs + static_cast<std::size_t>(e.microbatch)] = {e.start, e.end};
+            }
+        });
+        auto byStart = [](const TraceEvent& a, const TraceEvent& b) { return a.start < b.start; };
+        for (auto& events : m_compute) {
+            if (!std::is_sorted(events.begin(), events.end(), byStart)) { // producers append in order
+                std::stable_sort(events.begin(), events.end(), byStart);
+            }
+        }
+    }
+
+    Report run()
+    {
+        Report report;
+        report.stages = static_cast<int>(m_compute.size());
+        bool any = false;
+        for (const auto& events : m_compute) {
+            for (const auto& e : events) {
+                m_t0 = any ? std::min(m_t0, e.start) : e.start;
+                m_t1 = any ? std::max(m_t1, e.end) : e.end;
+                any = true;
+            }
+        }
+        if (!any) {
+            return report;
+        }
+        report.makespan = m_t1 - m_t0;
+        for (int s = 0; s < report.stages; ++s) {
+            report.perStage.push_back(analyzeStage(s, report.makespan));
+            const auto& st = report.perStage.back();
+            report.totalIdle += st.idle;
+            for (int c = 0; c < kBubbleCauseCount; ++c) {
+                report.idleByCause[static_cast<std::size_t>(c)] += st.idleByCause[static_cast<std::size_t>(c)];
+            }
+        }
+        const double capacity = static_cast<double>(report.stages) * static_cast<double>(report.makespan);
+        report.bubbleFraction = capacity > 0 ? static_cast<double>(report.totalIdle) / capacity : 0.0;
+        report.utilization = 1.0 - report.bubbleFraction;
+        steadyWindow(report);
+        return report;
+    }
+
+private:
+    void countMicrobatches(Report& report, int& batches) const
+    {
+        int maxMb = -1;
+        for (const auto& e : m_compute.front()) {
+            if (e.kind == EventKind::Forward) {
+                ++report.microbatches;
+                maxMb = std::max(maxMb, e.microbatch);
+            }
+        }
+        batches = maxMb < 0 ? 0 : maxMb / m_m + 1;
+    }
+
+    // The steady window starts at stage 0's first forward of the first global batch it begins
+    // after its own first backward (the pipeline is full from then on: batch 1 when m >= p) and
+    // ends at stage 0's first forward of the last batch. It spans whole batches, so for a flush
+    // schedule its bubble is exactly the per-batch bubble; the fill and the drain are excluded.
+    void steadyWindow(Report& report) const
+    {
+        int batches = 0;
+        countMicrobatches(report, batches);
+        report.steadyStart = m_t0;
+        report.steadyEnd = m_t1;
+        report.steadyBubbleFraction = report.bubbleFraction;
+        const auto& stage0 = m_compute.front();
+        TimeNs firstBackwardEnd = -1;
+        std::map<int, TimeNs> batchStart; // batch -> stage 0's first forward start
+        for (const auto& e : stage0) {
+            if (firstBackwardEnd < 0 && isBackwardLike(e.kind)) {
+                firstBackwardEnd = e.end;
+            }
+            if (e.kind == EventKind::Forward && e.microbatch % m_m == 0) {
+                batchStart.try_emplace(e.microbatch / m_m, e.start);
+            }
+        }
+        if (batches < 3 || firstBackwardEnd < 0 || !batchStart.count(batches - 1)) {
+            return;
+        }
+        const TimeNs end = batchStart.at(batches - 1);
+        TimeNs start = end;
+        for (const auto& [batch, t] : batchStart) {
+            if (batch >= 1 && t >= firstBackwardEnd) {
+                start = t;
+                break;
+            }
+        }
+        if (end <= start) {
+            return;
+        }
+        TimeNs busy = 0;
+        for (const auto& events : m_compute) {
+            for (const auto& e : events) {
+                busy += overlap(e.start, e.end, start, end);
+            }
+        }
+        const double capacity = static_cast<double>(m_compute.size()) * static_cast<double>(end - start);
+        report.steadyStart = start;
+        report.steadyEnd = end;
+        report.steadyBubbleFraction = 1.0 - static_cast<double>(busy) / capacity;
+    }
+
+    // Flush windows of one stage: from its last forward of batch n to its first forward of n+1.
+    std::vector<Interval> flushWindows(const std::vector<TraceEvent>& events) const
+    {
+        std::map<int, Interval> forwardSpan; // batch -> [first F start, last F end]
+        for (const auto& e : events) {
+            if (e.kind != EventKind::Forward) {
+                continue;
+            }
+            const int batch = e.microbatch / m_m;
+            auto [it, inserted] = forwardSpan.try_emplace(batch, Interval{e.start, e.end});
+            if (!inserted) {
+                it->second.start = std::min(it->second.start, e.start);
+                it->second.end = std::max(it->second.end, e.end);
+            }
+        }
+        std::vector<Interval> windows;
+        for (auto it = forwardSpan.begin(); it != forwardSpan.end(); ++it) {
+            auto next = std::next(it);
+            if (next != forwardSpan.end()) {
+                windows.push_back({it->second.end, next->second.start});
+            }
+        }
+        return windows;
+    }
+
+    TimeNs lastForwardEnd(const std::vector<TraceEvent>& events) const
+    {
+        TimeNs end = m_t0;
+        for (const auto& e : events) {
+            if (e.kind == EventKind::Forward) {
+                end = std::max(end, e.end);
+            }
+        }
+        return end;
+    }
+
+    // Splits the gap [from, to) that ends when `next` starts into causes.
+    void attributeGap(StageReport& st, TimeNs from, TimeNs to, const TraceEvent& next, const std::vector<Interval>& flush,
+                      TimeNs drainFrom) const
+    {
+        auto add = [&](BubbleCause c, TimeNs t) { st.idleByCause[static_cast<std::size_t>(c)] += t; };
+        const TimeNs gap = to - from;
+        TimeNs structural = 0;
+        if (m_options.synchronous) {
+            for (const auto& w : flush) {
+                structural += overlap(from, to, w.start, w.end);
+            }
+            add(BubbleCause::Flush, structural);
+        }
+        const TimeNs drain = overlap(from, to, drainFrom, m_t1);
+        const TimeNs drainOnly = std::min(drain, gap - structural);
+        add(BubbleCause::Drain, drainOnly);
+        TimeNs wait = gap - structural - drainOnly;
+        if (wait <= 0) {
+            return;
+        }
+        // Waiting: the part covered by the input's transfer is comm, the rest is dependency.
+        const Interval* transfer = nullptr;
+        if (next.microbatch >= 0) {
+            const std::size_t slot = next.stage * m_mbs + static_cast<std::size_t>(next.microbatch);
+            if (next.kind == EventKind::Forward) {
+                transfer = &m_activationIn[slot];
+            } else if (isBackwardLike(next.kind)) {
+                transfer = &m_gradientIn[slot];
+            }
+        }
+        TimeNs comm = 0;
+        if (transfer) {
+            comm = std::min(wait, overlap(from, to, transfer->start, transfer->end));
+        }
+        add(BubbleCause::Comm, comm);
+        add(BubbleCause::Dependency, wait - comm);
+    }
+
+    StageReport analyzeStage(int s, TimeNs makespan) const
+    {
+        StageReport st;
+        st.stage = s;
+        const auto& events = m_compute[static_cast<std::size_t>(s)];
+        if (events.empty()) {
+            st.idle = makespan;
+            st.idleByCause[static_cast<std::size_t>(BubbleCause::WarmUp)] = makespan;
+            st.bubbleFraction = 1.0;
+            return st;
+        }
+        const auto flush = flushWindows(events);
+        const TimeNs drainFrom = lastForwardEnd(events);
+        st.idleByCause[static_cast<std::size_t>(BubbleCause::WarmUp)] = events.front().start - m_t0;
+        TimeNs cursor = events.front().start;
+        for (const auto& e : events) {
+            if (e.start > cursor) {
+                attributeGap(st, cursor, e.start, e, flush, drainFrom);
+            }
+            cursor = std::max(cursor, e.end);
+            st.busy += e.duration();
+            st.busyByKind[static_cast<std::size_t>(kindIndex(e.kind))] += e.duration();
+        }
+        st.idleByCause[static_cast<std::size_t>(BubbleCause::Drain)] += m_t1 - cursor;
+        st.idle = makespan - st.busy;
+        st.bubbleFraction = makespan > 0 ? static_cast<double>(st.idle) / static_cast<double>(makespan) : 0.0;
+        inflightAndMemory(st, events);
+        return st;
+    }
+
+    // Sweeps the stage's events in order: in-flight count, activation bytes, lag, weight versions.
+    void inflightAndMemory(StageReport& st, const std::vector<TraceEvent>& events) const
+    {
+        const int s = st.stage;
+        const std::int64_t unitBytes = at(m_options.activationBytes, s, std::int64_t{1});
+        constexpr int kNone = -1;
+        std::vector<int> forwardVersion(m_mbs, kNone); // mb -> version its forward saw
+        std::vector<std::int64_t> heldBytes(m_mbs, 0); // mb -> activation bytes still held
+        std::map<int, int> liveVersions;               // stashed version -> micro-batches using it
+        constexpr int kMaxLagTracked = 4096; // lags beyond this are counted in the last bucket
+        std::vector<int> lagCounts(kMaxLagTracked + 1, 0);
+        int inflight = 0, current = 0;
+        std::int64_t activation = 0, peakActivation = 0;
+        auto held = [&](int mb) -> std::int64_t& { return heldBytes[static_cast<std::size_t>(mb)]; };
+        auto release = [&](int mb, std::int64_t bytes) {
+            const std::int64_t freed = std::min(bytes, held(mb));
+            held(mb) -= freed;
+            activation -= freed;
+        };
+        auto dropVersion = [&](int mb) {
+            const int v = forwardVersion[static_cast<std::size_t>(mb)];
+            if (m_options.stashesWeights && v != kNone) {
+                if (--liveVersions[v] == 0) {
+                    liveVersions.erase(v);
+                }
+            }
+        };
+        for (const auto& e : events) {
+            current = std::max(current, e.version);
+            if (e.microbatch < 0) {
+                continue;
+            }
+            switch (e.kind) {
+            case EventKind::Forward: {
+                ++inflight;
+                st.peakInflight = std::max(st.peakInflight, inflight);
+                const std::int64_t bytes = e.bytes > 0 ? e.bytes : unitBytes;
+                held(e.microbatch) += bytes;
+                activation += bytes;
+                peakActivation = std::max(peakActivation, activation);
+                forwardVersion[static_cast<std::size_t>(e.microbatch)] = e.version;
+                if (m_options.stashesWeights) {
+                    ++liveVersions[e.version];
+                }
+                break;
+            }
+            case EventKind::Backward:
+            case EventKind::BackwardInput: {
+                --inflight;
+                const int fv = forwardVersion[static_cast<std::size_t>(e.microbatch)];
+                if (fv != kNone) {
+                    const int lag = e.version - fv;
+                    ++lagCounts[static_cast<std::size_t>(std::max(0, std::min(lag, kMaxLagTracked)))];
+                    st.maxVersionLag = std::max(st.maxVersionLag, lag);
+                }
+                // A split backward keeps what the weight gradient needs (about half) until W.
+                if (e.kind == EventKind::Backward) {
+                    release(e.microbatch, held(e.microbatch));
+                    dropVersion(e.microbatch);
+                } else {
+                    release(e.microbatch, held(e.microbatch) / 2);
+                }
+                break;
+            }
+            case EventKind::BackwardWeight:
+                release(e.microbatch, held(e.microbatch));
+                dropVersion(e.microbatch);
+                break;
+            case EventKind::Update: current = e.version + 1; break;
+            default: break;
+            }
+            if (m_options.stashesWeights) {
+                const bool currentLive = liveVersions.count(current) > 0;
+                st.peakWeightVersions = std::max(st.peakWeightVersions,
+                                                 static_cast<int>(liveVersions.size()) + (currentLive ? 0 : 1));
+            }
+        }
+        for (std::size_t lag = 0; lag < lagCounts.size(); ++lag) {
+            if (lagCounts[lag] > 0) {
+                st.versionLagHistogram[static_cast<int>(lag)] = lagCounts[lag];
+            }
+        }
+        const std::int64_t staticBytes = at(m_options.staticBytes, s, std::int64_t{0});
+        const std::int64_t paramBytes = at(m_options.paramBytes, s, std::int64_t{0});
+        st.peakMemoryBytes = staticBytes + paramBytes * (st.peakWeightVersions - 1) + peakActivation;
+    }
+
+    const AnalysisOptions& m_options;
+    int m_m;
+    std::vector<std::vector<TraceEvent>> m_compute;
+    std::size_t m_mbs = 1;
+    std::vector<Interval> m_activationIn;
+    std::vector<Interval> m_gradientIn;
+    TimeNs m_t0 = 0, m_t1 = 0;
+};
+
+} // namespace
+
+Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options)
+{
+    return Analyzer(trace, options).run();
+}
+
+} // namespace bs::profiler

@@ -1,0 +1,181 @@
+// Zero-bubble schedules (Qi et al., "Zero Bubble Pipeline Parallelism", 2023), built the way the
+// paper's heuristic builds them: list-schedule with unit costs T_F = T_I = T_W and no comm,
+// input-gradients (I) first so the backward critical path carries no weight-gradient work,
+// forwards next within the in-flight bound, weight-gradients (W) into whatever time is left.
+// ZB-H1 keeps 1F1B's in-flight bound p − s (same activation memory); ZB-H2 allows 2(p − s) − 1,
+// which fills the warm-up and cool-down and, with flushes, tiles consecutive batches.
+//
+// The result is a static per-stage order like any other schedule: it is then validated and
+// executed with real costs by the scheduler core.
+
+#include "runtime/schedule/generators.h"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+
+namespace bs::runtime::detail {
+
+namespace {
+
+constexpr long kNever = std::numeric_limits<long>::max();
+
+struct StageState
+{
+    long freeAt = 0;
+    int nextForward = 0;            // next micro-batch to forward
+    std::deque<int> awaitingInput;  // forwarded, input-gradient not done (FIFO)
+    std::deque<int> awaitingWeight; // input-gradient done, weight-gradient not done (FIFO)
+    int doneWeights = 0;            // of the current batch
+    int batch = 0;                  // batch whose update is still pending
+};
+
+class ZeroBubbleBuilder
+{
+public:
+    ZeroBubbleBuilder(const ScheduleParams& params, std::vector<int> bound, std::vector<int> weightBacklog)
+        : m_p(params.stages)
+        , m_m(params.microbatches)
+        , m_total(params.microbatches * params.batches)
+        , m_bound(std::move(bound))
+        , m_weightBacklog(std::move(weightBacklog))
+        , m_stages(static_cast<std::size_t>(m_p))
+        , m_forwardEnd(static_cast<std::size_t>(m_p), std::vector<long>(static_cast<std::size_t>(m_total), kNever))
+        , m_inputGradEnd(static_cast<std::size_t>(m_p), std::vector<long>(static_cast<std::size_t>(m_total), kNever))
+        , m_programs(static_cast<std::size_t>(m_p))
+    {
+    }
+
+    std::vector<std::vector<Action>> build()
+    {
+        std::vector<long> decision(static_cast<std::size_t>(m_p));
+        for (int s = 0; s < m_p; ++s) {
+            decision[static_cast<std::size_t>(s)] = decisionTime(s);
+        }
+        for (;;) {
+            int best = -1;
+            long bestTime = kNever;
+            for (int s = 0; s < m_p; ++s) {
+                if (decision[static_cast<std::size_t>(s)] < bestTime) {
+                    bestTime = decision[static_cast<std::size_t>(s)];
+                    best = s;
+                }
+            }
+            if (best < 0) {
+                break; // every stage is done (a legal schedule never stalls here)
+            }
+            act(best, bestTime);
+            // An action changes only its own stage and the inputs of its two neighbours.
+            for (int s = std::max(0, best - 1); s <= std::min(m_p - 1, best + 1); ++s) {
+                decision[static_cast<std::size_t>(s)] = decisionTime(s);
+            }
+        }
+        return std::move(m_programs);
+    }
+
+private:
+    StageState& st(int s) { return m_stages[static_cast<std::size_t>(s)]; }
+    long forwardEnd(int s, int mb) const { return m_forwardEnd[static_cast<std::size_t>(s)][static_cast<std::size_t>(mb)]; }
+    long inputGradEnd(int s, int mb) const
+    {
+        return m_inputGradEnd[static_cast<std::size_t>(s)][static_cast<std::size_t>(mb)];
+    }
+
+    // When stage s's next input-gradient can start (its gradient has arrived), or kNever.
+    long inputGradReady(int s)
+    {
+        auto& state = st(s);
+        if (state.awaitingInput.empty()) {
+            return kNever;
+        }
+        const int mb = state.awaitingInput.front();
+        return s == m_p - 1 ? forwardEnd(s, mb) : inputGradEnd(s + 1, mb);
+    }
+
+    // When stage s's next forward can start, or kNever (bound reached, batch not yet updated).
+    long forwardReady(int s)
+    {
+        auto& state = st(s);
+        const int mb = state.nextForward;
+        if (mb >= m_total || static_cast<int>(state.awaitingInput.size()) >= m_bound[static_cast<std::size_t>(s)]) {
+            return kNever;
+        }
+        if (mb / m_m != state.batch) {
+            return kNever; // synchronous: the next batch waits for this stage's update
+        }
+        return s == 0 ? 0 : forwardEnd(s - 1, mb);
+    }
+
+    long decisionTime(int s)
+    {
+        auto& state = st(s);
+        const bool canWeight = !state.awaitingWeight.empty();
+        long ready = std::min(inputGradReady(s), forwardReady(s));
+        if (canWeight) {
+            ready = std::min(ready, state.freeAt);
+        }
+        return ready == kNever ? kNever : std::max(state.freeAt, ready);
+    }
+
+    void act(int s, long now)
+    {
+        auto& state = st(s);
+        auto& program = m_programs[static_cast<std::size_t>(s)];
+        const bool backlogFull
+            = static_cast<int>(state.awaitingWeight.size()) >= m_weightBacklog[static_cast<std::size_t>(s)];
+        if (!backlogFull && inputGradReady(s) <= now) {
+            const int mb = state.awaitingInput.front();
+            state.awaitingInput.pop_front();
+            state.awaitingWeight.push_back(mb);
+            program.push_back(backwardInput(s, mb));
+            m_inputGradEnd[static_cast<std::size_t>(s)][static_cast<std::size_t>(mb)] = now + 1;
+        } else if (!backlogFull && forwardReady(s) <= now) {
+            const int mb = state.nextForward++;
+            state.awaitingInput.push_back(mb);
+            program.push_back(forward(s, mb));
+            m_forwardEnd[static_cast<std::size_t>(s)][static_cast<std::size_t>(mb)] = now + 1;
+        } else {
+            const int mb = state.awaitingWeight.front();
+            state.awaitingWeight.pop_front();
+            program.push_back(backwardWeight(s, mb));
+            if (++state.doneWeights == m_m) { // the batch's last gradient: update, then next batch
+                program.push_back(update(s, state.batch, state.batch * m_m, state.batch * m_m + m_m - 1));
+                state.doneWeights = 0;
+                ++state.batch;
+            }
+        }
+        state.freeAt = now + 1;
+    }
+
+    int m_p, m_m, m_total;
+    std::vector<int> m_bound;
+    std::vector<int> m_weightBacklog; // deferred weight-gradients allowed per stage before W is forced
+    std::vector<StageState> m_stages;
+    std::vector<std::vector<long>> m_forwardEnd;
+    std::vector<std::vector<long>> m_inputGradEnd;
+    std::vector<std::vector<Action>> m_programs;
+};
+
+} // namespace
+
+Schedule makeZeroBubble(const ScheduleParams& params, bool h2)
+{
+    const int p = params.stages;
+    Schedule schedule;
+    schedule.params = params;
+    schedule.weights = WeightPolicy::Flush;
+    schedule.splitBackward = true;
+    for (int s = 0; s < p; ++s) {
+        const int oneFOneB = std::min(p - s, params.microbatches);
+        schedule.inflightBound.push_back(h2 ? std::min(2 * (p - s) - 1, params.microbatches) : oneFOneB);
+    }
+    schedule.weightVersionBound.assign(static_cast<std::size_t>(p), 1);
+    // ZB-H1 lets a weight-gradient trail its input-gradient by at most p micro-batches: enough
+    // slack to fill the cool-down exactly (bubble (p − 1)(T_F + T_I − T_W)) while the deferred
+    // weight-gradients' activations stay bounded. ZB-H2 defers freely within the batch.
+    const std::vector<int> backlog(static_cast<std::size_t>(p), h2 ? params.microbatches : p);
+    schedule.programs = ZeroBubbleBuilder(params, schedule.inflightBound, backlog).build();
+    return schedule;
+}
+
+} // namespace bs::runtime::detail

@@ -1,0 +1,160 @@
+#include "runtime/sim/cost_model.h"
+
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
+namespace bs::runtime {
+
+TimeNs StageCost::duration(ActionKind kind) const
+{
+    switch (kind) {
+    case ActionKind::Forward: return forward;
+    case ActionKind::Backward: return backwardInput + backwardWeight;
+    case ActionKind::BackwardInput: return backwardInput;
+    case ActionKind::BackwardWeight: return backwardWeight;
+    case ActionKind::Update: return update;
+    }
+    return 0;
+}
+
+TimeNs CostModel::commTime(std::int64_t bytes) const
+{
+    TimeNs t = commLatency;
+    if (commBytesPerSecond > 0 && bytes > 0) {
+        t += static_cast<TimeNs>(std::llround(static_cast<double>(bytes) / commBytesPerSecond * 1e9));
+    }
+    return t;
+}
+
+CostModel CostModel::uniform(int stages, TimeNs forward, TimeNs backwardInput, TimeNs backwardWeight, TimeNs update,
+                             TimeNs comm)
+{
+    CostModel model;
+    StageCost cost;
+    cost.forward = forward;
+    cost.backwardInput = backwardInput;
+    cost.backwardWeight = backwardWeight;
+    cost.update = update;
+    model.stages.assign(static_cast<std::size_t>(std::max(stages, 1)), cost);
+    model.commLatency = comm;
+    return model;
+}
+
+Result<DeviceProfile> deviceProfile(const std::string& name)
+{
+    // Dense bf16 peaks from the vendors' data sheets; efficiency curves are rough fits: large
+    // GEMMs reach 50–60 % of peak, small ones are dominated by launch and memory overheads.
+    if (name == "cpu") {
+        return DeviceProfile{"cpu", 2e11, 0.5, 2e7, 2e10, 1e10, 5 * kNsPerUs};
+    }
+    if (name == "a100") {
+        return DeviceProfile{"a100", 312e12, 0.6, 5e10, 1.6e12, 2e11, 10 * kNsPerUs};
+    }
+    if (name == "h100") {
+        return DeviceProfile{"h100", 989e12, 0.55, 1.5e11, 3.3e12, 4e11, 10 * kNsPerUs};
+    }
+    if (name == "h200") {
+        return DeviceProfile{"h200", 989e12, 0.6, 1.5e11, 4.8e12, 4.5e11, 10 * kNsPerUs};
+    }
+    return makeError(ErrorCode::InvalidArgument, "unknown device profile '" + name + "'",
+                     "device-profile: allowed values are cpu, a100, h100, h200");
+}
+
+std::vector<std::string> deviceProfileNames() { return {"cpu", "a100", "h100", "h200"}; }
+
+namespace {
+
+// t = flops / (peak · eff(flops)) with eff = maxEff · flops / (flops + half): a fixed overhead
+// plus a peak-rate term.
+TimeNs kernelTime(double flops, const DeviceProfile& device)
+{
+    if (flops <= 0) {
+        return 0;
+    }
+    return static_cast<TimeNs>(std::llround((flops + device.halfFlops) / (device.peakFlops * device.maxEfficiency) * 1e9));
+}
+
+} // namespace
+
+Result<CostModel> costModelFromGpt(const GptShape& shape, int stages, int microBatch, const DeviceProfile& device)
+{
+    if (microBatch < 1) {
+        return makeError(ErrorCode::InvalidArgument, "micro-batch-size must be at least 1", "micro-batch-size: >= 1");
+    }
+    auto partition = partitionLayers(shape, stages, microBatch);
+    if (!partition) {
+        return partition.error();
+    }
+    const std::int64_t tokens = static_cast<std::int64_t>(shape.seqLen) * microBatch;
+    const std::int64_t hiddenBytes = tokens * shape.dModel * 4; // fp32 (B, T, C) crossing a boundary
+    CostModel model;
+    model.bytesKnown = true;
+    model.commLatency = device.linkLatency;
+    model.commBytesPerSecond = device.linkBytesPerSecond;
+    for (int s = 0; s < stages; ++s) {
+        const int layers = partition->layerCount[static_cast<std::size_t>(s)];
+        const bool last = s == stages - 1;
+        StageCost cost;
+        cost.forward = layers * kernelTime(shape.blockForwardFlops(microBatch), device);
+        std::int64_t params = layers * shape.blockParams();
+        std::int64_t activations = layers * shape.blockActivationBytes(microBatch);
+        if (s == 0) {
+            params += shape.embeddingParams();
+            activations += hiddenBytes;
+        }
+        if (last) {
+            cost.forward += kernelTime(shape.headForwardFlops(microBatch), device);
+            params += shape.headParams();
+            activations += tokens * shape.vocab * 4 * 2; // logits and their softmax
+        }
+        // A backward costs two forwards: one for the input gradient, one for the weight gradient.
+        cost.backwardInput = cost.forward;
+        cost.backwardWeight = cost.forward;
+        // AdamW reads and writes parameter, gradient and two moments: 8 fp32 streams per parameter.
+        cost.update = static_cast<TimeNs>(std::llround(static_cast<double>(params) * 32.0 / device.memoryBytesPerSecond * 1e9));
+        cost.paramBytes = params * 4;
+        cost.activationBytes = activations;
+        cost.sendBytes = hiddenBytes;
+        model.stages.push_back(cost);
+    }
+    return model;
+}
+
+Result<CostModel> costModelFromString(const std::string& costs, int stages, double commMs)
+{
+    std::vector<double> values;
+    std::stringstream in(costs);
+    std::string item;
+    while (std::getline(in, item, ',')) {
+        double v = 0;
+        const auto* begin = item.data();
+        const auto* end = begin + item.size();
+        auto [ptr, ec] = std::from_chars(begin, end, v);
+        if (ec != std::errc() || ptr != end || !std::isfinite(v)) {
+            return makeError(ErrorCode::InvalidArgument, "cost: '" + item + "' is not a number",
+                             "cost: F,I,W[,U] in milliseconds, e.g. 1,1,1 or 1.5,1.5,1,0.2");
+        }
+        if (v < 0) {
+            return makeError(ErrorCode::InvalidArgument, "cost: negative time " + item,
+                             "cost: F,I,W[,U] in milliseconds, each >= 0");
+        }
+        values.push_back(v);
+    }
+    if (values.size() < 3 || values.size() > 4) {
+        return makeError(ErrorCode::InvalidArgument, "cost: expected 3 or 4 values, got " + std::to_string(values.size()),
+                         "cost: F,I,W[,U] in milliseconds; a full backward B costs I+W");
+    }
+    if (values[0] + values[1] + values[2] <= 0) {
+        return makeError(ErrorCode::InvalidArgument, "cost: F, I and W are all zero",
+                         "cost: F,I,W[,U] in milliseconds, at least one of F, I, W > 0");
+    }
+    if (!std::isfinite(commMs) || commMs < 0) {
+        return makeError(ErrorCode::InvalidArgument, "comm: must be a time >= 0 in milliseconds", "comm: >= 0");
+    }
+    auto ns = [](double ms) { return static_cast<TimeNs>(std::llround(ms * static_cast<double>(kNsPerMs))); };
+    return CostModel::uniform(stages, ns(values[0]), ns(values[1]), ns(values[2]), values.size() > 3 ? ns(values[3]) : 0,
+                              ns(commMs));
+}
+
+} // namespace bs::runtime

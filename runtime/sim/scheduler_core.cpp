@@ -1,0 +1,220 @@
+#include "runtime/sim/scheduler_core.h"
+
+#include <limits>
+
+namespace bs::runtime {
+
+profiler::EventKind toEventKind(ActionKind kind)
+{
+    switch (kind) {
+    case ActionKind::Forward: return profiler::EventKind::Forward;
+    case ActionKind::Backward: return profiler::EventKind::Backward;
+    case ActionKind::BackwardInput: return profiler::EventKind::BackwardInput;
+    case ActionKind::BackwardWeight: return profiler::EventKind::BackwardWeight;
+    case ActionKind::Update: return profiler::EventKind::Update;
+    }
+    return profiler::EventKind::Marker;
+}
+
+namespace {
+
+constexpr TimeNs kNotYet = std::numeric_limits<TimeNs>::max();
+
+// Arrival times of the tensors that cross stages: activations (after F) and gradients (after B/I).
+class Arrivals
+{
+public:
+    Arrivals(int stages, int microbatches)
+        : m_mbs(static_cast<std::size_t>(microbatches))
+        , m_activation(static_cast<std::size_t>(stages) * m_mbs, kNotYet)
+        , m_gradient(static_cast<std::size_t>(stages) * m_mbs, kNotYet)
+    {
+    }
+    TimeNs& activation(int toStage, int mb) { return m_activation[index(toStage, mb)]; }
+    TimeNs& gradient(int toStage, int mb) { return m_gradient[index(toStage, mb)]; }
+
+private:
+    std::size_t index(int stage, int mb) const
+    {
+        return static_cast<std::size_t>(stage) * m_mbs + static_cast<std::size_t>(mb);
+    }
+    std::size_t m_mbs;
+    std::vector<TimeNs> m_activation; // [stage s] = when F(s−1, mb)'s output reaches stage s
+    std::vector<TimeNs> m_gradient;   // [stage s] = when B/I(s+1, mb)'s gradient reaches stage s
+};
+
+class Driver
+{
+public:
+    Driver(const Schedule& schedule, ActionExecutor& executor, profiler::TraceStore& store, const DriveOptions& options)
+        : m_schedule(schedule)
+        , m_executor(executor)
+        , m_store(store)
+        , m_options(options)
+        , m_p(schedule.stages())
+        , m_arrivals(m_p, schedule.totalMicrobatches())
+        , m_clock(static_cast<std::size_t>(m_p), 0)
+        , m_pc(static_cast<std::size_t>(m_p), 0)
+        , m_version(static_cast<std::size_t>(m_p), 0)
+    {
+        if (options.initialVersions.size() == m_version.size()) {
+            m_version = options.initialVersions;
+        }
+    }
+
+    Result<DriveStats> run()
+    {
+        DriveStats stats;
+        const std::size_t total = m_schedule.actionCount();
+        m_ready.resize(static_cast<std::size_t>(m_p));
+        for (int s = 0; s < m_p; ++s) {
+            m_ready[static_cast<std::size_t>(s)] = readyTime(s);
+        }
+        while (stats.actions < total) {
+            if (m_options.stop && m_options.stop->load(std::memory_order_relaxed)) {
+                return makeError(ErrorCode::Cancelled, "run stopped",
+                                 std::to_string(stats.actions) + " of " + std::to_string(total) + " actions done");
+            }
+            int stage = -1;
+            TimeNs start = kNotYet;
+            for (int s = 0; s < m_p; ++s) { // earliest possible start; ties go to the lower stage
+                const TimeNs t = m_ready[static_cast<std::size_t>(s)];
+                if (t < start) {
+                    start = t;
+                    stage = s;
+                }
+            }
+            if (stage < 0) {
+                return deadlock();
+            }
+            if (auto status = perform(stage, start); !status) {
+                return status.error();
+            }
+            // Only the acting stage and the neighbours it sent to can have a new ready time.
+            for (int s = std::max(0, stage - 1); s <= std::min(m_p - 1, stage + 1); ++s) {
+                m_ready[static_cast<std::size_t>(s)] = readyTime(s);
+            }
+            ++stats.actions;
+        }
+        for (TimeNs clock : m_clock) {
+            stats.makespan = std::max(stats.makespan, clock);
+        }
+        stats.finalVersions = m_version;
+        return stats;
+    }
+
+private:
+    // When stage s's next action could start, or kNotYet if its input has not been produced.
+    TimeNs readyTime(int s)
+    {
+        const auto& program = m_schedule.programs[static_cast<std::size_t>(s)];
+        const auto pc = m_pc[static_cast<std::size_t>(s)];
+        if (pc >= program.size()) {
+            return kNotYet;
+        }
+        const Action& a = program[pc];
+        TimeNs input = 0;
+        if (a.kind == ActionKind::Forward && s > 0) {
+            input = m_arrivals.activation(s, a.microbatch);
+        } else if (a.isBackwardLike() && s < m_p - 1) {
+            input = m_arrivals.gradient(s, a.microbatch);
+        }
+        // Same-stage dependencies (F before B, I before W) hold by program order (validated).
+        return input == kNotYet ? kNotYet : std::max(m_clock[static_cast<std::size_t>(s)], input);
+    }
+
+    Status perform(int s, TimeNs start)
+    {
+        const auto su = static_cast<std::size_t>(s);
+        const Action& a = m_schedule.programs[su][m_pc[su]];
+        auto outcome = m_executor.perform(a);
+        if (!outcome) {
+            Error e = outcome.error();
+            e.context = "stage " + std::to_string(s) + ", " + toString(a) + (e.context.empty() ? "" : ": " + e.context);
+            return e;
+        }
+        const TimeNs end = start + std::max<TimeNs>(outcome->duration, 0);
+        profiler::TraceEvent event;
+        event.start = m_options.timeOrigin + start;
+        event.end = m_options.timeOrigin + end;
+        event.stage = static_cast<std::uint16_t>(s);
+        event.kind = toEventKind(a.kind);
+        event.microbatch = a.microbatch;
+        event.version = m_version[su];
+        event.bytes = outcome->bytes;
+        if (a.kind == ActionKind::Update) {
+            event.aux = static_cast<std::uint16_t>(a.lastMb - a.firstMb + 1);
+            ++m_version[su];
+        }
+        m_store.append(event);
+        if (a.kind == ActionKind::Forward && s < m_p - 1) {
+            m_arrivals.activation(s + 1, a.microbatch) = send(s, s + 1, a.microbatch, end, outcome->sendBytes);
+        } else if (a.isBackwardLike() && s > 0) {
+            m_arrivals.gradient(s - 1, a.microbatch) = send(s, s - 1, a.microbatch, end, outcome->sendBytes);
+        }
+        m_clock[su] = end;
+        ++m_pc[su];
+        if (m_options.onAction) {
+            m_options.onAction(a, event);
+        }
+        return ok();
+    }
+
+    // Records the transfer on the sender's comm lane (when it takes time) and returns its arrival.
+    TimeNs send(int from, int to, int mb, TimeNs at, std::int64_t bytes)
+    {
+        const TimeNs comm = m_executor.commTime(from, to, bytes);
+        if (comm > 0) {
+            profiler::TraceEvent event;
+            event.start = m_options.timeOrigin + at;
+            event.end = m_options.timeOrigin + at + comm;
+            event.stage = static_cast<std::uint16_t>(from);
+            event.lane = profiler::Lane::Comm;
+            event.kind = profiler::EventKind::Send;
+            event.microbatch = mb;
+            event.version = m_version[static_cast<std::size_t>(from)];
+            event.bytes = bytes;
+            event.aux = static_cast<std::uint16_t>(to);
+            m_store.append(event);
+        }
+        return at + comm;
+    }
+
+    Error deadlock() const
+    {
+        std::string blocked;
+        for (int s = 0; s < m_p; ++s) {
+            const auto& program = m_schedule.programs[static_cast<std::size_t>(s)];
+            const auto pc = m_pc[static_cast<std::size_t>(s)];
+            if (pc < program.size()) {
+                blocked += (blocked.empty() ? "" : ", ") + toString(program[pc]);
+            }
+        }
+        return makeError(ErrorCode::Deadlock, "schedule deadlocked: no stage can make progress",
+                         "waiting: " + blocked);
+    }
+
+    const Schedule& m_schedule;
+    ActionExecutor& m_executor;
+    profiler::TraceStore& m_store;
+    const DriveOptions& m_options;
+    int m_p;
+    Arrivals m_arrivals;
+    std::vector<TimeNs> m_clock;
+    std::vector<std::size_t> m_pc;
+    std::vector<int> m_version;
+    std::vector<TimeNs> m_ready; // cached readyTime() per stage
+};
+
+} // namespace
+
+Result<DriveStats> drive(const Schedule& schedule, ActionExecutor& executor, profiler::TraceStore& store,
+                         const DriveOptions& options)
+{
+    if (schedule.programs.empty()) {
+        return makeError(ErrorCode::InvalidArgument, "schedule has no stages");
+    }
+    return Driver(schedule, executor, store, options).run();
+}
+
+} // namespace bs::runtime

@@ -1,0 +1,104 @@
+// Bubble attribution on hand-made traces where every idle nanosecond has a known cause.
+
+#include "profiler/analysis/analyze.h"
+
+#include <gtest/gtest.h>
+
+namespace bs::profiler {
+namespace {
+
+TraceEvent ev(int stage, EventKind kind, int mb, TimeNs start, TimeNs end, int version = 0)
+{
+    TraceEvent e;
+    e.stage = static_cast<std::uint16_t>(stage);
+    e.kind = kind;
+    e.microbatch = mb;
+    e.start = start;
+    e.end = end;
+    e.version = version;
+    return e;
+}
+
+TimeNs cause(const StageReport& s, BubbleCause c) { return s.idleByCause[static_cast<std::size_t>(c)]; }
+
+TEST(Analyze, AttributesWarmUpDrainDependencyAndComm)
+{
+    // Stage 0: F0 [0,10) F1 [10,20), waits for B0's gradient, which is sent [40,45); B0 [45,65), B1 [65,85).
+    // Stage 1: idle until F0 arrives at 10+5 (comm 5), F0 [15,25) B0 [25,40) F1 [40,50) B1 [50,60)...
+    std::vector<TraceEvent> events = {
+        ev(0, EventKind::Forward, 0, 0, 10),   ev(0, EventKind::Forward, 1, 10, 20),
+        ev(1, EventKind::Forward, 0, 15, 25),  ev(1, EventKind::Backward, 0, 25, 40),
+        ev(0, EventKind::Backward, 0, 45, 65), ev(1, EventKind::Forward, 1, 40, 50),
+        ev(1, EventKind::Backward, 1, 50, 60), ev(0, EventKind::Backward, 1, 65, 85),
+    };
+    TraceEvent send = ev(1, EventKind::Send, 0, 40, 45);
+    send.lane = Lane::Comm;
+    send.aux = 0; // to stage 0
+    events.push_back(send);
+    AnalysisOptions options;
+    options.microbatchesPerBatch = 2;
+    const Report r = analyze(*makeSnapshot({}, events), options);
+    EXPECT_EQ(r.makespan, 85);
+    const auto& s0 = r.perStage[0];
+    EXPECT_EQ(s0.busy, 60);
+    EXPECT_EQ(cause(s0, BubbleCause::WarmUp), 0);
+    // Gap [20,45): after the last forward, so it is drain (the flush of this single batch).
+    EXPECT_EQ(cause(s0, BubbleCause::Drain), 25);
+    const auto& s1 = r.perStage[1];
+    EXPECT_EQ(cause(s1, BubbleCause::WarmUp), 15);
+    EXPECT_EQ(cause(s1, BubbleCause::Drain), 25); // [60,85)
+    EXPECT_EQ(s1.idle, 40);
+    EXPECT_EQ(s0.peakInflight, 2);
+    EXPECT_EQ(s1.peakInflight, 1);
+    EXPECT_DOUBLE_EQ(r.bubbleFraction, static_cast<double>(25 + 40) / (2.0 * 85));
+}
+
+TEST(Analyze, SplitsAWaitIntoCommAndDependency)
+{
+    // Async: stage 0 forwards mb 2 after a wait on mb 0's gradient, which arrives via a send [30,36).
+    std::vector<TraceEvent> events = {
+        ev(0, EventKind::Forward, 0, 0, 10), ev(0, EventKind::Forward, 1, 10, 20), ev(0, EventKind::Backward, 0, 36, 46),
+        ev(0, EventKind::Forward, 2, 46, 56), ev(0, EventKind::Backward, 1, 56, 66), ev(0, EventKind::Backward, 2, 66, 76),
+    };
+    TraceEvent send = ev(1, EventKind::Send, 0, 30, 36);
+    send.lane = Lane::Comm;
+    send.aux = 0;
+    events.push_back(send);
+    AnalysisOptions options;
+    options.synchronous = false;
+    const Report r = analyze(*makeSnapshot({}, events), options);
+    const auto& s0 = r.perStage[0];
+    EXPECT_EQ(cause(s0, BubbleCause::Comm), 6);
+    EXPECT_EQ(cause(s0, BubbleCause::Dependency), 10);
+}
+
+TEST(Analyze, VersionLagAndStashedVersions)
+{
+    // F0 at v0, F1 at v0, B0 at v0, U -> v1, F2 at v1, B1 at v1 (lag 1), B2 at v1 (lag 0).
+    std::vector<TraceEvent> events = {
+        ev(0, EventKind::Forward, 0, 0, 1, 0),  ev(0, EventKind::Forward, 1, 1, 2, 0),
+        ev(0, EventKind::Backward, 0, 2, 3, 0), ev(0, EventKind::Update, 0, 3, 4, 0),
+        ev(0, EventKind::Forward, 2, 4, 5, 1),  ev(0, EventKind::Backward, 1, 5, 6, 1),
+        ev(0, EventKind::Backward, 2, 6, 7, 1),
+    };
+    AnalysisOptions options;
+    options.synchronous = false;
+    options.stashesWeights = true;
+    const Report r = analyze(*makeSnapshot({}, events), options);
+    const auto& s = r.perStage[0];
+    EXPECT_EQ(s.maxVersionLag, 1);
+    EXPECT_EQ(s.versionLagHistogram, (std::map<int, int>{{0, 2}, {1, 1}}));
+    EXPECT_EQ(s.peakWeightVersions, 2); // mb 1 needs v0 while v1 is current
+    options.stashesWeights = false;
+    EXPECT_EQ(analyze(*makeSnapshot({}, events), options).perStage[0].peakWeightVersions, 1);
+}
+
+TEST(Analyze, EmptyTraceGivesAnEmptyReport)
+{
+    const Report r = analyze(*makeSnapshot({}, {}), {});
+    EXPECT_EQ(r.makespan, 0);
+    EXPECT_TRUE(r.perStage.empty());
+}
+
+} // namespace
+} // namespace bs::profiler

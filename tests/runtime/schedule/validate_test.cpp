@@ -1,0 +1,144 @@
+// The validator must reject hand-broken schedules with a message that says where and why.
+
+#include "runtime/schedule/catalogue.h"
+#include "runtime/schedule/csv_io.h"
+#include "runtime/schedule/validate.h"
+
+#include <gtest/gtest.h>
+
+namespace bs::runtime {
+namespace {
+
+Schedule twoStage(std::vector<Action> s0, std::vector<Action> s1, int m = 2)
+{
+    Schedule schedule;
+    schedule.params = {.name = "custom", .stages = 2, .microbatches = m, .accum = m, .batches = 1};
+    schedule.programs = {std::move(s0), std::move(s1)};
+    schedule.inflightBound = {m, m};
+    schedule.weightVersionBound = {1, 1};
+    return schedule;
+}
+
+void expectRejected(const Schedule& schedule, const std::string& fragment)
+{
+    auto status = validate(schedule);
+    ASSERT_FALSE(status) << "expected rejection: " << fragment;
+    EXPECT_NE(status.error().message.find(fragment), std::string::npos) << status.error().message;
+    EXPECT_FALSE(status.error().context.empty());
+}
+
+const Action u0 = update(0, 0, 0, 1);
+const Action u1 = update(1, 0, 0, 1);
+
+TEST(Validate, AcceptsAHandWrittenLegalSchedule)
+{
+    auto s = twoStage({forward(0, 0), forward(0, 1), backward(0, 0), backward(0, 1), u0},
+                      {forward(1, 0), backward(1, 0), forward(1, 1), backward(1, 1), u1});
+    EXPECT_TRUE(validate(s));
+}
+
+TEST(Validate, RejectsBackwardBeforeForward)
+{
+    expectRejected(twoStage({backward(0, 0), forward(0, 0), forward(0, 1), backward(0, 1), u0},
+                            {forward(1, 0), backward(1, 0), forward(1, 1), backward(1, 1), u1}),
+                   "backward before its forward");
+}
+
+TEST(Validate, RejectsDuplicateForward)
+{
+    expectRejected(twoStage({forward(0, 0), forward(0, 0), backward(0, 0), u0}, {forward(1, 0), backward(1, 0), u1}),
+                   "second forward");
+}
+
+TEST(Validate, RejectsMissingMicrobatchWork)
+{
+    expectRejected(twoStage({forward(0, 0), backward(0, 0), update(0, 0, 0, 0)},
+                            {forward(1, 0), backward(1, 0), forward(1, 1), backward(1, 1), u1}),
+                   "micro-batch 1 has no forward");
+}
+
+TEST(Validate, RejectsUpdateBeforeGradients)
+{
+    expectRejected(twoStage({forward(0, 0), forward(0, 1), u0, backward(0, 0), backward(0, 1)},
+                            {forward(1, 0), backward(1, 0), forward(1, 1), backward(1, 1), u1}),
+                   "before its weight gradient exists");
+}
+
+TEST(Validate, RejectsWeightGradientWithoutInputGradient)
+{
+    expectRejected(twoStage({forward(0, 0), backwardWeight(0, 0), backwardInput(0, 0), update(0, 0, 0, 0)},
+                            {forward(1, 0), backward(1, 0), update(1, 0, 0, 0)}, 1),
+                   "weight gradient needs exactly one earlier input gradient");
+}
+
+TEST(Validate, RejectsInflightAboveTheStatedBound)
+{
+    auto s = twoStage({forward(0, 0), forward(0, 1), backward(0, 0), backward(0, 1), u0},
+                      {forward(1, 0), backward(1, 0), forward(1, 1), backward(1, 1), u1});
+    s.inflightBound = {1, 1};
+    expectRejected(s, "2 micro-batches in flight, bound is 1");
+}
+
+TEST(Validate, RejectsDeadlockAndMarksTheStep)
+{
+    // Stage 0 wants the gradient of micro-batch 0 before it forwards micro-batch 1; stage 1
+    // wants micro-batch 1's activation before it runs that gradient.
+    auto s = twoStage({forward(0, 0), backward(0, 0), forward(0, 1), backward(0, 1), u0},
+                      {forward(1, 0), forward(1, 1), backward(1, 0), backward(1, 1), u1});
+    auto status = validate(s);
+    ASSERT_FALSE(status);
+    EXPECT_EQ(status.error().code, ErrorCode::Deadlock);
+    EXPECT_NE(status.error().message.find("deadlock"), std::string::npos);
+    EXPECT_NE(status.error().context.find("<-- ERROR HERE"), std::string::npos) << status.error().context;
+}
+
+TEST(Validate, FlushSchedulesMayNotForwardTheNextBatchBeforeTheUpdate)
+{
+    auto s = makeSchedule({.name = "1f1b", .stages = 2, .microbatches = 2, .batches = 2});
+    ASSERT_TRUE(s);
+    auto& program = s->programs[1];
+    // Move stage 1's first update to the end: batch 1's forwards now precede it.
+    auto it = std::find_if(program.begin(), program.end(), [](const Action& a) { return a.kind == ActionKind::Update; });
+    const Action u = *it;
+    program.erase(it);
+    program.push_back(u);
+    expectRejected(*s, "before this stage's update of the previous batch");
+}
+
+TEST(ScheduleCsv, RejectsBadCellsNamingLineAndCell)
+{
+    const ScheduleParams params{.name = "custom", .stages = 2, .microbatches = 1};
+    struct Case
+    {
+        std::string csv, message, context;
+    };
+    for (const auto& c : {Case{"0F0,0Q0\n1F0,1B0\n", "unknown action letter 'Q'", "line 1, cell 2"},
+                          Case{"0F0,0B0\n0F0,1B0\n", "sits on the line of stage 1", "line 2, cell 1"},
+                          Case{"0F0,0Bx\n1F0,1B0\n", "missing micro-batch", "line 1, cell 2"},
+                          Case{"", "no lines", "one line of actions per stage"}}) {
+        auto s = scheduleFromCsv(c.csv, params);
+        ASSERT_FALSE(s) << c.csv;
+        EXPECT_NE(s.error().message.find(c.message), std::string::npos) << s.error().message;
+        EXPECT_NE(s.error().context.find(c.context), std::string::npos) << s.error().context;
+    }
+}
+
+TEST(ScheduleCsv, ReadsPyTorchStyleCsvWithoutUpdateCells)
+{
+    // PyTorch's artifacts have no U cells: one update per batch is added after its last backward.
+    auto s = scheduleFromCsv("0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1\n", {.name = "custom", .stages = 2, .microbatches = 2});
+    ASSERT_TRUE(s) << s.error().describe();
+    EXPECT_EQ(s->programs[0].back(), update(0, 0, 0, 1));
+    EXPECT_EQ(s->programs[1].back(), update(1, 0, 0, 1));
+}
+
+TEST(ScheduleCsv, UnreadableFileIsAnIoError)
+{
+    auto s = readScheduleCsv("/nonexistent/dir/schedule.csv", {});
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.error().code, ErrorCode::IoError);
+    EXPECT_NE(s.error().context.find("/nonexistent/dir/schedule.csv"), std::string::npos);
+}
+
+} // namespace
+} // namespace bs::runtime

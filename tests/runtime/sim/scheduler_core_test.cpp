@@ -1,0 +1,123 @@
+#include "runtime/sim/scheduler_core.h"
+
+#include "runtime/schedule/catalogue.h"
+#include "runtime/sim/cost_model_executor.h"
+
+#include <gtest/gtest.h>
+
+namespace bs::runtime {
+namespace {
+
+constexpr TimeNs kF = 1000;
+
+TEST(SchedulerCore, ExecutesEachStageInItsProgramOrder)
+{
+    auto schedule = makeSchedule({.name = "zb-h1", .stages = 4, .microbatches = 8, .batches = 2});
+    ASSERT_TRUE(schedule);
+    CostModelExecutor executor(CostModel::uniform(4, 3 * kF, 2 * kF, kF));
+    profiler::TraceStore store;
+    auto stats = drive(*schedule, executor, store);
+    ASSERT_TRUE(stats) << stats.error().describe();
+    std::vector<std::vector<std::pair<profiler::EventKind, int>>> seen(4);
+    store.snapshot()->forEach([&](const profiler::TraceEvent& e) {
+        if (e.isCompute()) {
+            seen[e.stage].emplace_back(e.kind, e.microbatch);
+        }
+    });
+    for (int s = 0; s < 4; ++s) {
+        const auto& program = schedule->programs[static_cast<std::size_t>(s)];
+        ASSERT_EQ(seen[static_cast<std::size_t>(s)].size(), program.size());
+        for (std::size_t i = 0; i < program.size(); ++i) {
+            EXPECT_EQ(seen[static_cast<std::size_t>(s)][i].first, toEventKind(program[i].kind));
+            EXPECT_EQ(seen[static_cast<std::size_t>(s)][i].second, program[i].microbatch);
+        }
+    }
+    EXPECT_EQ(stats->finalVersions, std::vector<int>(4, 2)); // one update per batch per stage
+}
+
+TEST(SchedulerCore, GpipeMakespanWithCommIsExact)
+{
+    // Forwards reach the last stage after (p−1)(F+c); m forwards and m backwards run back to back;
+    // the last gradient needs (p−1)(B+c) to get home.
+    const int p = 4, m = 6;
+    const TimeNs c = 250;
+    auto schedule = makeSchedule({.name = "gpipe", .stages = p, .microbatches = m});
+    ASSERT_TRUE(schedule);
+    CostModelExecutor executor(CostModel::uniform(p, kF, kF, kF, 0, c));
+    profiler::TraceStore store;
+    auto stats = drive(*schedule, executor, store);
+    ASSERT_TRUE(stats);
+    EXPECT_EQ(stats->makespan, (p - 1) * (kF + c) + m * kF + m * 2 * kF + (p - 1) * (2 * kF + c));
+    std::size_t sends = 0;
+    store.snapshot()->forEach([&](const profiler::TraceEvent& e) {
+        if (e.kind == profiler::EventKind::Send) {
+            ++sends;
+            EXPECT_EQ(e.duration(), c);
+            EXPECT_EQ(e.lane, profiler::Lane::Comm);
+        }
+    });
+    EXPECT_EQ(sends, static_cast<std::size_t>(2 * (p - 1) * m)); // one per activation and per gradient
+}
+
+TEST(SchedulerCore, StopsBetweenActionsAndKeepsWhatWasRecorded)
+{
+    auto schedule = makeSchedule({.name = "paci", .stages = 4, .microbatches = 4, .batches = 10});
+    ASSERT_TRUE(schedule);
+    CostModelExecutor executor(CostModel::uniform(4, kF, kF, kF));
+    profiler::TraceStore store;
+    std::atomic<bool> stop{false};
+    DriveOptions options;
+    options.stop = &stop;
+    options.onAction = [&](const Action&, const profiler::TraceEvent&) {
+        if (store.size() == 17) {
+            stop = true;
+        }
+    };
+    auto stats = drive(*schedule, executor, store, options);
+    ASSERT_FALSE(stats);
+    EXPECT_EQ(stats.error().code, ErrorCode::Cancelled);
+    EXPECT_EQ(store.size(), 17u);
+}
+
+TEST(SchedulerCore, ReportsDeadlockInsteadOfSpinning)
+{
+    Schedule s;
+    s.params = {.name = "custom", .stages = 2, .microbatches = 2};
+    s.programs = {{forward(0, 0), backward(0, 0), forward(0, 1), backward(0, 1)},
+                  {forward(1, 0), forward(1, 1), backward(1, 0), backward(1, 1)}};
+    CostModelExecutor executor(CostModel::uniform(2, kF, kF, kF));
+    profiler::TraceStore store;
+    auto stats = drive(s, executor, store);
+    ASSERT_FALSE(stats);
+    EXPECT_EQ(stats.error().code, ErrorCode::Deadlock);
+    EXPECT_NE(stats.error().context.find("0B0"), std::string::npos) << stats.error().context;
+}
+
+// An executor whose action fails: the error reaches the caller with the action named.
+class FailingExecutor final : public ActionExecutor
+{
+public:
+    Result<ActionOutcome> perform(const Action& a) override
+    {
+        if (a.kind == ActionKind::Backward && a.microbatch == 1) {
+            return makeError(ErrorCode::Diverged, "loss is NaN");
+        }
+        return ActionOutcome{kF, 0, 0};
+    }
+    TimeNs commTime(int, int, std::int64_t) const override { return 0; }
+};
+
+TEST(SchedulerCore, ExecutorErrorsNameStageAndAction)
+{
+    auto schedule = makeSchedule({.name = "1f1b", .stages = 2, .microbatches = 4});
+    ASSERT_TRUE(schedule);
+    FailingExecutor executor;
+    profiler::TraceStore store;
+    auto stats = drive(*schedule, executor, store);
+    ASSERT_FALSE(stats);
+    EXPECT_EQ(stats.error().code, ErrorCode::Diverged);
+    EXPECT_NE(stats.error().context.find("B1"), std::string::npos) << stats.error().context;
+}
+
+} // namespace
+} // namespace bs::runtime
