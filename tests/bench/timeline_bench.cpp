@@ -1,14 +1,19 @@
 // Timeline benchmarks (not part of ctest): index build, draw-list build and a full offscreen paint
 // of 10^6 events at full zoom-out and at a mid zoom (target <= 16 ms a frame), and the
-// slider-to-prediction latency of the what-if engine (target <= 50 ms).
+// slider-to-prediction latency of the what-if engine and slider-to-repaint in the window (target <= 50 ms).
 //   QT_QPA_PLATFORM=offscreen ./build/tests/ui/timeline_bench --benchmark_min_time=1
 
 #include "../ui/trace_fixtures.h"
 #include "ui/timeline/draw_list.h"
 #include "ui/timeline/timeline_view.h"
+#include "ui/compare/compare_view.h"
+#include "ui/shell/main_window.h"
+#include "ui/tuning/tuning_panel.h"
 #include "ui/tuning/what_if.h"
 
 #include <QApplication>
+#include <QEventLoop>
+#include <QSlider>
 #include <QImage>
 #include <QPainter>
 
@@ -100,6 +105,27 @@ void BM_SliderToPrediction(benchmark::State& state)
     }
 }
 BENCHMARK(BM_SliderToPrediction)->Unit(benchmark::kMillisecond);
+
+/// End to end in the real window: slider value change -> simulate on a worker -> models, charts
+/// and both timelines updated -> synchronous repaint of the timelines.
+void BM_SliderToRepaint(benchmark::State& state)
+{
+    MainWindow window(false);
+    window.resize(1680, 1050);
+    window.show();
+    QSlider* slider = window.tuning()->accumSlider();
+    int a = 1;
+    for (auto _ : state) {
+        QEventLoop loop;
+        const auto c = QObject::connect(window.engine(), &PredictionEngine::predicted, &loop, &QEventLoop::quit);
+        slider->setValue(1 + (a++ % 16));
+        loop.exec();
+        QObject::disconnect(c);
+        window.compare()->repaint();
+    }
+    state.counters["engine_latency_ms"] = window.engine()->lastLatencyMs();
+}
+BENCHMARK(BM_SliderToRepaint)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 } // namespace
 

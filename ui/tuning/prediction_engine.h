@@ -21,7 +21,7 @@ class PredictionEngine : public QObject
 {
     Q_OBJECT
 public:
-    static constexpr int kDebounceMs = 15;
+    static constexpr int kDebounceMs = 0; ///< 0: coalesce within one event-loop pass; runs queue behind a running one
 
     explicit PredictionEngine(QObject* parent = nullptr);
     ~PredictionEngine() override;
