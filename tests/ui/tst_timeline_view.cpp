@@ -19,7 +19,7 @@ private:
     static std::unique_ptr<TimelineView> makeView()
     {
         auto view = std::make_unique<TimelineView>();
-        view->resize(TimelineView::kGutterPx + kEventWidth, 160);
+        view->resize(TimelineView::kGutterPx + kEventWidth + TimelineView::kRightPadPx, 160);
         view->setIndex(TimelineIndex::build(test::twoStageTrace()));
         return view;
     }

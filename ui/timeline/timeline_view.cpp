@@ -96,7 +96,7 @@ QSize TimelineView::sizeHint() const
 
 QSize TimelineView::minimumSizeHint() const { return {kGutterPx + 100, (m_showRuler ? kRulerPx : 0) + 40}; }
 
-double TimelineView::eventAreaWidth() const { return std::max(1, width() - kGutterPx); }
+double TimelineView::eventAreaWidth() const { return std::max(1, width() - kGutterPx - kRightPadPx); }
 
 void TimelineView::relayout()
 {
@@ -131,7 +131,7 @@ QRect TimelineView::rowRect(std::size_t row) const
     if (row >= m_rowGeometry.size()) {
         return {};
     }
-    return {kGutterPx, m_rowGeometry[row].y, width() - kGutterPx, m_rowGeometry[row].height};
+    return {kGutterPx, m_rowGeometry[row].y, static_cast<int>(eventAreaWidth()), m_rowGeometry[row].height};
 }
 
 std::optional<std::size_t> TimelineView::rowAt(int y) const
@@ -160,7 +160,7 @@ void TimelineView::paintTo(QPainter& p)
         const TimelineCoordinates coords = m_zoom->coordinatesFor(eventAreaWidth());
         m_drawList = buildDrawList(*m_index, coords, m_params);
         p.save();
-        p.setClipRect(QRect(kGutterPx, 0, width() - kGutterPx, height()));
+        p.setClipRect(QRect(kGutterPx, 0, static_cast<int>(eventAreaWidth()), height()));
         p.translate(kGutterPx, 0);
         paintRects(p, m_drawList.bubbles, false);
         paintRects(p, m_drawList.blocks, true);
