@@ -4,7 +4,7 @@
 // Torch-free and Qt-free; the GUI's Suggest button and `bubblescope-cli tune` both call it.
 
 #include "runtime/common/gpt_shape.h"
-#include "runtime/common/result.h"
+#include "base/result.h"
 #include "runtime/sim/cost_model.h"
 #include "runtime/sim/simulator.h"
 

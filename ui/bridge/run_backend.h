@@ -5,7 +5,7 @@
 
 #include "profiler/analysis/report.h"
 #include "profiler/trace/trace_store.h"
-#include "runtime/common/result.h"
+#include "base/result.h"
 
 #include <atomic>
 #include <memory>

@@ -1,7 +1,7 @@
 #pragma once
 // The only place std::string and QString meet (STYLE.md B.13), plus the UI's number formats.
 
-#include "runtime/common/time.h"
+#include "base/time.h"
 
 #include <QString>
 

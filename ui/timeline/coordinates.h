@@ -3,7 +3,7 @@
 // (after qt-creator's timelinecoordinates.h). Times are ns since the trace origin; pixels are
 // measured from the left edge of the event area (the stage-label gutter is the view's business).
 
-#include "runtime/common/time.h"
+#include "base/time.h"
 
 namespace bs::ui {
 

@@ -4,7 +4,7 @@
 // snapshot, off the paint path. Pure C++ (no Qt), immutable once built, safe to share across threads.
 
 #include "profiler/analysis/report.h"
-#include "runtime/common/time.h"
+#include "base/time.h"
 #include "ui/common/color_role.h"
 #include "profiler/trace/trace_store.h"
 

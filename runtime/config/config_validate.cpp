@@ -1,0 +1,290 @@
+#include "runtime/config/config_validate.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <numeric>
+#include <sstream>
+
+namespace bs::runtime {
+
+namespace {
+
+// Upper limits are sanity bounds: far above anything that runs, low enough to catch typos and to
+// keep products like m*b*T inside 64-bit arithmetic.
+constexpr int kMaxLayers = 1024;
+constexpr int kMaxWidth = 65536;
+constexpr int kMaxHeads = 1024;
+constexpr int kMaxSeqLen = 65536;
+constexpr int kMaxVocab = 1 << 24;
+constexpr int kMaxStages = 1024;
+constexpr int kMaxMicrobatches = 65536;
+constexpr int kMaxSteps = 1'000'000'000;
+constexpr int kMaxThreads = 1024;
+
+std::string num(double v)
+{
+    std::ostringstream o;
+    o << v;
+    return o.str();
+}
+
+std::string quoted(const std::string& s)
+{
+    return "\"" + s + "\"";
+}
+
+std::string joinQuoted(const std::vector<std::string>& names)
+{
+    std::string out;
+    for (const std::string& n : names) {
+        out += (out.empty() ? "" : ", ") + n;
+    }
+    return out;
+}
+
+class Checker
+{
+public:
+    void fail(const std::string& field, const std::string& message)
+    {
+        errors.push_back(makeError(ErrorCode::InvalidArgument, message, field));
+    }
+
+    void intRange(const std::string& field, std::int64_t v, std::int64_t lo, std::int64_t hi)
+    {
+        if (v < lo || v > hi) {
+            fail(field,
+                field + " = " + std::to_string(v) + " is out of range; allowed: " + std::to_string(lo) + ".."
+                    + std::to_string(hi));
+        }
+    }
+
+    /// [lo, hi] with optional open ends, written in interval notation in the message.
+    void realRange(const std::string& field, double v, double lo, double hi, bool openLo = false, bool openHi = false)
+    {
+        const bool okLo = openLo ? v > lo : v >= lo;
+        const bool okHi = openHi ? v < hi : v <= hi;
+        if (!std::isfinite(v) || !okLo || !okHi) {
+            fail(field,
+                field + " = " + num(v) + " is out of range; allowed: " + (openLo ? "(" : "[") + num(lo) + ", " + num(hi)
+                    + (openHi ? ")" : "]"));
+        }
+    }
+
+    void oneOf(const std::string& field, const std::string& v, const std::vector<std::string>& allowed)
+    {
+        if (std::find(allowed.begin(), allowed.end(), v) == allowed.end()) {
+            fail(field, field + " = " + quoted(v) + " is not allowed; allowed values: " + joinQuoted(allowed));
+        }
+    }
+
+    std::vector<Error> errors;
+};
+
+void checkModel(Checker& c, const ModelConfig& model)
+{
+    std::vector<std::string> presets = gptPresetNames();
+    if (!model.preset.empty()) {
+        c.oneOf("model.preset", model.preset, presets);
+    }
+    const GptShape& s = model.shape;
+    c.intRange("model.layers", s.layers, 1, kMaxLayers);
+    c.intRange("model.d_model", s.dModel, 1, kMaxWidth);
+    c.intRange("model.heads", s.heads, 1, kMaxHeads);
+    if (s.heads >= 1 && s.dModel >= 1 && s.dModel % s.heads != 0) {
+        c.fail("model.heads",
+            "model.heads = " + std::to_string(s.heads) + " must divide model.d_model = " + std::to_string(s.dModel));
+    }
+    c.intRange("model.seq_len", s.seqLen, 1, kMaxSeqLen);
+    c.intRange("model.vocab", s.vocab, 2, kMaxVocab);
+    c.realRange("model.dropout", s.dropout, 0.0, 1.0, false, true);
+}
+
+void checkLayerSplit(Checker& c, const RunConfig& cfg)
+{
+    const PipelineConfig& p = cfg.pipeline;
+    const int layers = cfg.model.shape.layers;
+    if (p.layersPerStage.empty()) {
+        if (p.stages > layers && layers >= 1) {
+            c.fail("pipeline.stages",
+                "pipeline.stages = " + std::to_string(p.stages) + " exceeds model.layers = " + std::to_string(layers)
+                    + "; allowed: 1.." + std::to_string(layers)
+                    + " (each stage needs a block; list pipeline.layers_per_stage to leave "
+                      "the first or last stage with embeddings or head only)");
+        }
+        return;
+    }
+    const auto& counts = p.layersPerStage;
+    if (static_cast<int>(counts.size()) != p.stages) {
+        c.fail("pipeline.layers_per_stage",
+            "pipeline.layers_per_stage has " + std::to_string(counts.size())
+                + " entries; allowed: exactly pipeline.stages = " + std::to_string(p.stages));
+        return;
+    }
+    const long long sum = std::accumulate(counts.begin(), counts.end(), 0LL);
+    if (sum != layers) {
+        c.fail("pipeline.layers_per_stage",
+            "pipeline.layers_per_stage sums to " + std::to_string(sum)
+                + "; allowed: a sum equal to model.layers = " + std::to_string(layers));
+    }
+    for (std::size_t s = 0; s < counts.size(); ++s) {
+        const bool edge = s == 0 || s + 1 == counts.size();
+        if (counts[s] < 0 || (counts[s] == 0 && !edge)) {
+            c.fail("pipeline.layers_per_stage",
+                "pipeline.layers_per_stage[" + std::to_string(s) + "] = " + std::to_string(counts[s])
+                    + "; allowed: >= 1 (" + "0 only on the first and last stage)");
+        }
+    }
+}
+
+void checkPipeline(Checker& c, const RunConfig& cfg)
+{
+    const PipelineConfig& p = cfg.pipeline;
+    const std::string& schedule = cfg.schedule.name;
+    c.oneOf("schedule.name", schedule, configScheduleNames());
+    c.intRange("pipeline.stages", p.stages, 1, kMaxStages);
+    c.intRange("pipeline.microbatches", p.microbatches, 1, kMaxMicrobatches);
+    c.intRange("pipeline.accum", p.accum, 0, kMaxMicrobatches);
+    if (schedule != "paci" && p.accum != 0 && p.accum != p.microbatches) {
+        c.fail("pipeline.accum",
+            "pipeline.accum = " + std::to_string(p.accum) + " is only used by paci; allowed for " + schedule
+                + ": 0 or pipeline.microbatches = " + std::to_string(p.microbatches));
+    }
+    c.intRange("pipeline.micro_batch_size", p.microBatchSize, 1, kMaxMicrobatches);
+    c.intRange("pipeline.extra_depth", p.extraDepth, 0, kMaxStages);
+    if (p.extraDepth != 0 && !isAsynchronousSchedule(schedule)) {
+        c.fail("pipeline.extra_depth",
+            "pipeline.extra_depth = " + std::to_string(p.extraDepth)
+                + " is only used by "
+                  "asynchronous schedules (pipedream, 2bw, async-1f1b, paci); allowed for "
+                + schedule + ": 0");
+    }
+    if (p.stages >= 1 && p.stages <= kMaxStages) {
+        checkLayerSplit(c, cfg);
+    }
+}
+
+void checkOptimizer(Checker& c, const OptimizerConfig& o)
+{
+    c.realRange("optimizer.lr", o.lr, 0.0, 10.0, true);
+    c.realRange("optimizer.beta1", o.beta1, 0.0, 1.0, false, true);
+    c.realRange("optimizer.beta2", o.beta2, 0.0, 1.0, false, true);
+    c.realRange("optimizer.eps", o.eps, 0.0, 1.0, true);
+    c.realRange("optimizer.weight_decay", o.weightDecay, 0.0, 10.0);
+    c.intRange("optimizer.warmup_steps", o.warmupSteps, 0, kMaxSteps);
+    c.intRange("optimizer.total_steps", o.totalSteps, 0, kMaxSteps);
+    if (std::isfinite(o.lr) && o.lr > 0.0) { // min_lr is bounded by a valid lr only
+        c.realRange("optimizer.min_lr", o.minLr, 0.0, o.lr);
+    }
+    c.oneOf("optimizer.decay", o.decay, {"cosine", "constant"});
+}
+
+bool startsWith(const std::string& s, std::string_view prefix)
+{
+    return s.rfind(prefix, 0) == 0;
+}
+
+void checkData(Checker& c, const RunConfig& cfg)
+{
+    const DataConfig& d = cfg.data;
+    const bool file = startsWith(d.spec, "text:") || startsWith(d.spec, "bin:");
+    if (d.spec != "synthetic" && !file) {
+        c.fail("data.spec",
+            "data.spec = " + quoted(d.spec)
+                + " is not allowed; allowed: \"synthetic\", "
+                  "\"text:PATH\" or \"bin:PATH\"");
+    } else if (file && d.spec.substr(d.spec.find(':') + 1).empty()) {
+        c.fail("data.spec",
+            "data.spec = " + quoted(d.spec) + " has an empty path; allowed: \"text:PATH\" or \"bin:PATH\"");
+    }
+    c.realRange("data.val_fraction", d.valFraction, 0.0, 1.0, false, true);
+    c.intRange("data.seed", d.seed, 0, std::numeric_limits<std::int64_t>::max());
+    if (startsWith(d.spec, "text:") && cfg.model.shape.vocab < 256) {
+        c.fail("model.vocab",
+            "model.vocab = " + std::to_string(cfg.model.shape.vocab)
+                + " is too small for byte-level text data; allowed: >= 256");
+    }
+    if (file && d.valFraction == 0.0 && cfg.training.evalInterval > 0) {
+        c.fail("data.val_fraction",
+            "data.val_fraction = 0 leaves no validation tokens but training.eval_interval = "
+                + std::to_string(cfg.training.evalInterval)
+                + "; allowed: (0, 1), or "
+                  "training.eval_interval = 0");
+    }
+}
+
+void checkTraining(Checker& c, const TrainingConfig& t)
+{
+    c.intRange("training.steps", t.steps, 1, kMaxSteps);
+    c.intRange("training.seed", t.seed, 0, std::numeric_limits<std::int64_t>::max());
+    c.intRange("training.eval_interval", t.evalInterval, 0, kMaxSteps);
+    c.intRange("training.eval_batches", t.evalBatches, 1, kMaxMicrobatches);
+    if (t.targetLoss) {
+        c.realRange("training.target_loss", *t.targetLoss, 0.0, 1e6, true);
+    }
+}
+
+bool isCudaName(const std::string& name)
+{
+    if (name == "cuda") {
+        return true;
+    }
+    if (!startsWith(name, "cuda:") || name.size() == 5 || name.size() > 9) {
+        return false;
+    }
+    int index = -1;
+    const char* first = name.data() + 5;
+    const char* last = name.data() + name.size();
+    const auto res = std::from_chars(first, last, index);
+    return res.ec == std::errc() && res.ptr == last && index >= 0 && index < 1024;
+}
+
+void checkDevice(Checker& c, const DeviceConfig& d)
+{
+    if (d.name != "cpu" && !isCudaName(d.name)) {
+        c.fail("device.name",
+            "device.name = " + quoted(d.name)
+                + " is not allowed; allowed: \"cpu\", \"cuda\" or "
+                  "\"cuda:N\" (N in 0..1023)");
+    }
+    c.intRange("device.intra_op_threads", d.intraOpThreads, 0, kMaxThreads);
+}
+
+} // namespace
+
+const std::vector<std::string>& configScheduleNames()
+{
+    // Mirrors scheduleCatalogue() (runtime/schedule/catalogue.h) without linking the generators.
+    static const std::vector<std::string> names = {
+        "gpipe", "1f1b", "zb-h1", "zb-h2", "pipedream", "2bw", "async-1f1b", "paci"};
+    return names;
+}
+
+bool isAsynchronousSchedule(const std::string& name)
+{
+    return name == "pipedream" || name == "2bw" || name == "async-1f1b" || name == "paci";
+}
+
+std::vector<Error> validateAll(const RunConfig& config)
+{
+    Checker c;
+    checkModel(c, config.model);
+    checkPipeline(c, config);
+    checkOptimizer(c, config.optimizer);
+    checkData(c, config);
+    checkTraining(c, config.training);
+    checkDevice(c, config.device);
+    return std::move(c.errors);
+}
+
+Status validate(const RunConfig& config)
+{
+    std::vector<Error> errors = validateAll(config);
+    if (errors.empty()) {
+        return ok();
+    }
+    return errors.front();
+}
+
+} // namespace bs::runtime

@@ -1,0 +1,108 @@
+#include "runtime/rundir/run_dir_reader.h"
+
+#include "runtime/config/config_toml.h"
+#include "runtime/rundir/run_dir_writer.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace bs::runtime {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Result<std::string> readText(const fs::path& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        return makeError(ErrorCode::IoError, "cannot open '" + path.string() + "'", path.string());
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad()) {
+        return makeError(ErrorCode::IoError, "cannot read '" + path.string() + "'", path.string());
+    }
+    return std::move(text).str();
+}
+
+} // namespace
+
+Result<MetricsLog> parseMetricsJsonl(std::string_view text, std::string_view sourceName)
+{
+    MetricsLog log;
+    std::size_t lineNumber = 0;
+    for (std::size_t pos = 0; pos < text.size();) {
+        const std::size_t newline = text.find('\n', pos);
+        const bool complete = newline != std::string_view::npos;
+        const std::string_view line = text.substr(pos, complete ? newline - pos : std::string_view::npos);
+        pos = complete ? newline + 1 : text.size();
+        ++lineNumber;
+        if (line.find_first_not_of(" \t\r") == std::string_view::npos) {
+            continue;
+        }
+        const std::string where = std::string(sourceName) + ":" + std::to_string(lineNumber);
+        nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+        if (record.is_discarded() || !record.is_object()) {
+            if (!complete && record.is_discarded()) {
+                log.warnings.push_back(where + ": incomplete last record ignored (the run stopped while writing it)");
+                break;
+            }
+            return makeError(ErrorCode::ParseError,
+                record.is_discarded() ? "metrics record is not valid JSON" : "metrics record is not a JSON object",
+                where);
+        }
+        log.records.push_back(std::move(record));
+    }
+    return log;
+}
+
+Result<RunDirContents> readRunDir(const fs::path& dir)
+{
+    RunDirContents run;
+    run.dir = dir;
+    const fs::path configPath = dir / kConfigFileName;
+    if (!fs::exists(configPath)) {
+        return makeError(ErrorCode::IoError,
+            "'" + dir.string() + "' is not a run directory: " + kConfigFileName + " is missing", configPath.string());
+    }
+    Result<RunConfig> config = loadRunConfig(configPath);
+    if (!config) {
+        return config.error();
+    }
+    run.config = std::move(*config);
+
+    const fs::path metricsPath = dir / kMetricsFileName;
+    if (fs::exists(metricsPath)) {
+        Result<std::string> text = readText(metricsPath);
+        if (!text) {
+            return text.error();
+        }
+        Result<MetricsLog> log = parseMetricsJsonl(*text, metricsPath.string());
+        if (!log) {
+            return log.error();
+        }
+        run.metrics = std::move(log->records);
+        run.warnings = std::move(log->warnings);
+    }
+
+    const fs::path summaryPath = dir / kSummaryFileName;
+    if (fs::exists(summaryPath)) {
+        Result<std::string> text = readText(summaryPath);
+        if (!text) {
+            return text.error();
+        }
+        try {
+            run.summary = nlohmann::json::parse(*text);
+        } catch (const nlohmann::json::parse_error& e) {
+            return makeError(ErrorCode::ParseError, std::string("summary is not valid JSON: ") + e.what(),
+                summaryPath.string() + ": byte " + std::to_string(e.byte));
+        }
+    }
+    if (fs::exists(dir / kTraceFileName)) {
+        run.trace = dir / kTraceFileName;
+    }
+    return run;
+}
+
+} // namespace bs::runtime

@@ -1,0 +1,43 @@
+#pragma once
+// Loads a run directory back (the GUI's "open run", the CLI's compare): config, metrics records,
+// summary. trace.json is only located here; read it with profiler::readChromeTraceFile.
+
+#include "base/result.h"
+#include "runtime/config/run_config.h"
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bs::runtime {
+
+struct MetricsLog
+{
+    std::vector<nlohmann::json> records; ///< one object per line, in file order
+    std::vector<std::string> warnings; ///< e.g. an incomplete last line that was ignored
+};
+
+/// Parses metrics.jsonl text. Blank lines are skipped. A last line without its newline that does
+/// not parse is the record a crash interrupted: ignored with a warning. Any other bad line is a
+/// ParseError with context "sourceName:LINE" (1-based).
+Result<MetricsLog> parseMetricsJsonl(std::string_view text, std::string_view sourceName = "metrics.jsonl");
+
+struct RunDirContents
+{
+    std::filesystem::path dir;
+    RunConfig config;
+    std::vector<nlohmann::json> metrics;
+    std::optional<nlohmann::json> summary; ///< absent while the run is in progress or after a crash
+    std::optional<std::filesystem::path> trace; ///< trace.json when present
+    std::vector<std::string> warnings;
+};
+
+/// Reads `dir`. config.toml is required (IoError "not a run directory" without it; its own parse
+/// errors as loadRunConfig gives them); metrics.jsonl may be missing (no records yet); a corrupt
+/// summary.json is a ParseError with context "…/summary.json: byte N".
+Result<RunDirContents> readRunDir(const std::filesystem::path& dir);
+
+} // namespace bs::runtime

@@ -1,0 +1,161 @@
+#include "profiler/io/chrome_trace.h"
+#include "runtime/config/config_presets.h"
+#include "runtime/rundir/run_dir_reader.h"
+#include "runtime/rundir/run_dir_writer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "temp_dir.h"
+
+namespace bs::runtime {
+namespace {
+
+using testing::slurp;
+using testing::TempDir;
+
+nlohmann::json record(int step, double loss)
+{
+    return {{"step", step}, {"train_loss", loss}, {"tokens_per_s_virtual", 1234.5}, {"per_stage", {1, 2, 3}}};
+}
+
+TEST(RunDir, WrittenRunReadsBackCompletely)
+{
+    TempDir tmp;
+    const auto dir = tmp.path() / "run1";
+    RunConfig config = demoConfig();
+    config.training.steps = 3;
+    profiler::TraceMeta meta;
+    meta.stages = 2;
+    profiler::TraceEvent e;
+    e.stage = 1;
+    e.start = 5;
+    e.end = 9;
+    e.microbatch = 4;
+    {
+        Result<RunDirWriter> writer = RunDirWriter::create(dir);
+        ASSERT_TRUE(writer) << writer.error().describe();
+        ASSERT_TRUE(writer->writeConfig(config));
+        for (int step = 0; step < 3; ++step) {
+            ASSERT_TRUE(writer->appendMetrics(record(step, 5.0 - step)));
+        }
+        ASSERT_TRUE(writer->writeTrace(*profiler::makeSnapshot(meta, {e})));
+        ASSERT_TRUE(writer->writeSummary({{"final_train_loss", 3.0}, {"losses", {5.0, 4.0, 3.0}}}));
+    }
+    Result<RunDirContents> run = readRunDir(dir);
+    ASSERT_TRUE(run) << run.error().describe();
+    EXPECT_EQ(run->config, config);
+    ASSERT_EQ(run->metrics.size(), 3u);
+    for (int step = 0; step < 3; ++step) {
+        EXPECT_EQ(run->metrics[static_cast<std::size_t>(step)], record(step, 5.0 - step));
+    }
+    ASSERT_TRUE(run->summary);
+    EXPECT_EQ((*run->summary)["final_train_loss"], 3.0);
+    ASSERT_TRUE(run->trace);
+    Result<profiler::ChromeTrace> trace = profiler::readChromeTraceFile(*run->trace);
+    ASSERT_TRUE(trace) << trace.error().describe();
+    ASSERT_EQ(trace->events.size(), 1u);
+    EXPECT_EQ(trace->events[0].microbatch, 4);
+    EXPECT_TRUE(run->warnings.empty());
+}
+
+TEST(RunDir, EachMetricsRecordIsOnDiskWhenAppendReturns)
+{
+    TempDir tmp;
+    Result<RunDirWriter> writer = RunDirWriter::create(tmp.path(), {.overwrite = false, .durable = true});
+    ASSERT_TRUE(writer);
+    ASSERT_TRUE(writer->appendMetrics(record(0, 1.0)));
+    // Read while the writer is still open, as a crash would leave it.
+    EXPECT_EQ(slurp(tmp.path() / kMetricsFileName), record(0, 1.0).dump() + "\n");
+    ASSERT_TRUE(writer->appendMetrics(record(1, 0.5)));
+    Result<MetricsLog> log = parseMetricsJsonl(slurp(tmp.path() / kMetricsFileName));
+    ASSERT_TRUE(log);
+    EXPECT_EQ(log->records.size(), 2u);
+}
+
+TEST(RunDir, NonFiniteMetricsBecomeNull)
+{
+    TempDir tmp;
+    Result<RunDirWriter> writer = RunDirWriter::create(tmp.path());
+    ASSERT_TRUE(writer);
+    ASSERT_TRUE(writer->appendMetrics({{"train_loss", std::nan("")}}));
+    EXPECT_EQ(slurp(tmp.path() / kMetricsFileName), "{\"train_loss\":null}\n");
+    EXPECT_FALSE(writer->appendMetrics(nlohmann::json::array({1, 2})));
+}
+
+TEST(RunDir, CrashMidRecordLeavesAReadableRunWithAWarning)
+{
+    TempDir tmp;
+    {
+        Result<RunDirWriter> writer = RunDirWriter::create(tmp.path());
+        ASSERT_TRUE(writer);
+        ASSERT_TRUE(writer->writeConfig(RunConfig{}));
+        ASSERT_TRUE(writer->appendMetrics(record(0, 2.0)));
+    }
+    std::ofstream(tmp.path() / kMetricsFileName, std::ios::app) << "{\"step\":1,\"train_lo";
+    Result<RunDirContents> run = readRunDir(tmp.path());
+    ASSERT_TRUE(run) << run.error().describe();
+    EXPECT_EQ(run->metrics.size(), 1u);
+    ASSERT_EQ(run->warnings.size(), 1u);
+    EXPECT_NE(run->warnings[0].find("metrics.jsonl:2: incomplete last record ignored"), std::string::npos);
+    EXPECT_FALSE(run->summary);
+    EXPECT_FALSE(run->trace);
+}
+
+TEST(RunDir, RefusesToClobberARunUnlessAskedTo)
+{
+    TempDir tmp;
+    {
+        Result<RunDirWriter> writer = RunDirWriter::create(tmp.path());
+        ASSERT_TRUE(writer);
+        ASSERT_TRUE(writer->appendMetrics(record(0, 2.0)));
+    }
+    Result<RunDirWriter> again = RunDirWriter::create(tmp.path());
+    ASSERT_FALSE(again);
+    EXPECT_EQ(again.error().code, ErrorCode::InvalidArgument);
+    EXPECT_NE(again.error().message.find("already holds a run (metrics.jsonl)"), std::string::npos);
+
+    Result<RunDirWriter> overwrite = RunDirWriter::create(tmp.path(), {.overwrite = true});
+    ASSERT_TRUE(overwrite);
+    EXPECT_EQ(slurp(tmp.path() / kMetricsFileName), ""); // the old records are gone
+}
+
+TEST(RunDir, ReaderErrors)
+{
+    TempDir tmp;
+    Result<RunDirContents> empty = readRunDir(tmp.path());
+    ASSERT_FALSE(empty);
+    EXPECT_EQ(empty.error().code, ErrorCode::IoError);
+    EXPECT_NE(empty.error().message.find("is not a run directory: config.toml is missing"), std::string::npos);
+
+    std::ofstream(tmp.path() / kConfigFileName) << "[pipeline]\nstages = 4\n";
+    std::ofstream(tmp.path() / kSummaryFileName) << "{\"final_train_loss\": 3.0,";
+    Result<RunDirContents> badSummary = readRunDir(tmp.path());
+    ASSERT_FALSE(badSummary);
+    EXPECT_EQ(badSummary.error().code, ErrorCode::ParseError);
+    EXPECT_EQ(badSummary.error().context, (tmp.path() / kSummaryFileName).string() + ": byte 26");
+
+    std::ofstream(tmp.path() / kSummaryFileName) << "{}";
+    std::ofstream(tmp.path() / kMetricsFileName) << "{\"step\":0}\nnot json\n{\"step\":2}\n";
+    Result<RunDirContents> badMetrics = readRunDir(tmp.path());
+    ASSERT_FALSE(badMetrics);
+    EXPECT_EQ(badMetrics.error().context, (tmp.path() / kMetricsFileName).string() + ":2");
+
+    std::ofstream(tmp.path() / kConfigFileName) << "[pipeline]\nstagez = 4\n";
+    Result<RunDirContents> badConfig = readRunDir(tmp.path());
+    ASSERT_FALSE(badConfig);
+    EXPECT_EQ(badConfig.error().context, (tmp.path() / kConfigFileName).string() + ":2:1");
+}
+
+TEST(RunDir, CreateFailsWhenAFileIsInTheWay)
+{
+    TempDir tmp;
+    std::ofstream(tmp.path() / "file") << "x";
+    Result<RunDirWriter> writer = RunDirWriter::create(tmp.path() / "file");
+    ASSERT_FALSE(writer);
+    EXPECT_EQ(writer.error().code, ErrorCode::IoError);
+}
+
+} // namespace
+} // namespace bs::runtime
