@@ -1,5 +1,7 @@
 #include "runtime/config/config_validate.h"
 
+#include "runtime/schedule/catalogue.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -151,6 +153,10 @@ void checkPipeline(Checker& c, const RunConfig& cfg)
             "pipeline.accum = " + std::to_string(p.accum) + " is only used by paci; allowed for " + schedule
                 + ": 0 or pipeline.microbatches = " + std::to_string(p.microbatches));
     }
+    if (schedule == "paci" && p.accum > 0 && p.microbatches >= 1 && p.microbatches % p.accum != 0) {
+        c.fail("pipeline.accum", "pipeline.accum = " + std::to_string(p.accum) + " must divide pipeline.microbatches = "
+                                     + std::to_string(p.microbatches) + " so every update applies whole windows");
+    }
     c.intRange("pipeline.micro_batch_size", p.microBatchSize, 1, kMaxMicrobatches);
     c.intRange("pipeline.extra_depth", p.extraDepth, 0, kMaxStages);
     if (p.extraDepth != 0 && !isAsynchronousSchedule(schedule)) {
@@ -255,15 +261,20 @@ void checkDevice(Checker& c, const DeviceConfig& d)
 
 const std::vector<std::string>& configScheduleNames()
 {
-    // Mirrors scheduleCatalogue() (runtime/schedule/catalogue.h) without linking the generators.
-    static const std::vector<std::string> names = {
-        "gpipe", "1f1b", "zb-h1", "zb-h2", "pipedream", "2bw", "async-1f1b", "paci"};
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out;
+        for (const auto& info : scheduleCatalogue()) {
+            out.push_back(info.name);
+        }
+        return out;
+    }();
     return names;
 }
 
 bool isAsynchronousSchedule(const std::string& name)
 {
-    return name == "pipedream" || name == "2bw" || name == "async-1f1b" || name == "paci";
+    const auto& c = scheduleCatalogue();
+    return std::any_of(c.begin(), c.end(), [&](const ScheduleInfo& i) { return i.name == name && i.asynchronous; });
 }
 
 std::vector<Error> validateAll(const RunConfig& config)

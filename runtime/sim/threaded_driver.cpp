@@ -172,10 +172,8 @@ private:
         }
         const TimeNs arrival = to >= 0 ? end + m_executor.commTime(s, to, outcome.sendBytes) : end;
         std::lock_guard lock(m_mutex);
-        if (to == s + 1) {
-            m_activation[slot(to, a.microbatch)] = arrival;
-        } else if (to == s - 1) {
-            m_gradient[slot(to, a.microbatch)] = arrival;
+        if (to >= 0) {
+            (to > s ? m_activation : m_gradient)[slot(to, a.microbatch)] = arrival;
         }
         m_end[static_cast<std::size_t>(s)] = end;
         if (m_options.onAction) {

@@ -1,5 +1,7 @@
 #include "runtime/config/config_validate.h"
 
+#include "runtime/schedule/catalogue.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -25,6 +27,16 @@ void PrintTo(const BadValue& v, std::ostream* os)
 class BadValueTest : public ::testing::TestWithParam<BadValue>
 {};
 
+TEST(ConfigSchedules, NamesAreTheCatalogues)
+{
+    std::vector<std::string> catalogue;
+    for (const auto& info : scheduleCatalogue()) {
+        catalogue.push_back(info.name);
+        EXPECT_EQ(isAsynchronousSchedule(info.name), info.asynchronous) << info.name;
+    }
+    EXPECT_EQ(configScheduleNames(), catalogue);
+}
+
 TEST_P(BadValueTest, GivesMessageNamingFieldValueAndRange)
 {
     RunConfig config;
@@ -48,6 +60,10 @@ const double kNan = std::numeric_limits<double>::quiet_NaN();
 
 // clang-format off
 const BadValue kBadValues[] = {
+    {"paciAccumNotDivisor", [](RunConfig& c) { c.schedule.name = "paci"; c.pipeline.accum = 3; c.pipeline.microbatches = 8; },
+     "pipeline.accum", "pipeline.accum = 3 must divide pipeline.microbatches = 8 so every update applies whole windows"},
+    {"paciAccumAboveM", [](RunConfig& c) { c.schedule.name = "paci"; c.pipeline.accum = 16; },
+     "pipeline.accum", "pipeline.accum = 16 must divide pipeline.microbatches = 8 so every update applies whole windows"},
     {"preset", [](RunConfig& c) { c.model.preset = "huge"; }, "model.preset",
      "model.preset = \"huge\" is not allowed; allowed values: tiny, small, gpt2-medium"},
     {"layers0", [](RunConfig& c) { c.model.shape.layers = 0; c.pipeline.stages = 1; }, "model.layers",
@@ -169,8 +185,8 @@ TEST_P(GoodValueTest, IsAccepted)
 
 // clang-format off
 const GoodValue kGoodValues[] = {
-    {"paciAnyAccum", [](RunConfig& c) { c.schedule.name = "paci"; c.pipeline.accum = 3; c.pipeline.microbatches = 8; }},
-    {"paciAccumAboveM", [](RunConfig& c) { c.schedule.name = "paci"; c.pipeline.accum = 16; }},
+    {"paciAccumDividesM", [](RunConfig& c) { c.schedule.name = "paci"; c.pipeline.accum = 4; c.pipeline.microbatches = 8; }},
+    {"paciAccumZeroIsM", [](RunConfig& c) { c.schedule.name = "paci"; c.pipeline.accum = 0; }},
     {"syncAccumEqualsM", [](RunConfig& c) { c.schedule.name = "gpipe"; c.pipeline.accum = 8; }},
     {"asyncExtraDepth", [](RunConfig& c) { c.schedule.name = "pipedream"; c.pipeline.extraDepth = 2; }},
     {"explicitEdgeZero", [](RunConfig& c) { c.pipeline.stages = 10; c.pipeline.layersPerStage = {0, 1, 1, 1, 1, 1, 1, 1, 1, 0}; }},
