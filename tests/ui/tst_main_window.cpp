@@ -6,10 +6,12 @@
 #include "ui/shell/main_window.h"
 #include "ui/timeline/timeline_view.h"
 #include "ui/tuning/tuning_panel.h"
+#include "profiler/io/chrome_trace.h"
+#include "runtime/config/config_toml.h"
+#include "runtime/rundir/atomic_file.h"
+#include "ui/common/format.h"
 
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
+#include <QTemporaryDir>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QTest>
@@ -76,27 +78,64 @@ private Q_SLOTS:
 
     void exportsWriteReadableFiles()
     {
+        QTemporaryDir dir;
         WhatIfConfig config;
         config.accum = 16;
-        const auto json = QJsonDocument::fromJson(configToJson(config)).object();
-        QCOMPARE(json.value(QStringLiteral("schedule")).toObject().value(QStringLiteral("accum")).toInt(), 16);
-        QCOMPARE(json.value(QStringLiteral("global_batch")).toInt(), 128);
-        config.memoryBudgetBytes = 512LL << 20;
-        const auto back = configFromJson(configToJson(config));
+        config.microBatchSize = 4;
+        // TOML round trip (what QSettings keeps and what cluster jobs run).
+        const auto back = configFromToml(configToToml(config));
         QVERIFY(back.has_value());
-        QVERIFY(*back == config);
-        QVERIFY(!configFromJson("not json").has_value());
-
+        QCOMPARE(back->accum, 16);
+        QCOMPARE(back->microBatchSize, 4);
+        QCOMPARE(back->schedule, std::string("paci"));
+        QString error;
+        QVERIFY(!configFromToml(QStringLiteral("[pipeline]\nstages = -3\n"), &error).has_value());
+        QVERIFY(!error.isEmpty());
+        // Every engine export format is offered; TOML and torchrun write files.
+        QVERIFY(configExportFilters().size() >= 2);
+        QCOMPARE(formatOfFilter(configExportFilters().first()), QStringLiteral("toml"));
+        const QString toml = dir.filePath(QStringLiteral("tuned.toml"));
+        QVERIFY2(exportConfig(config, QStringLiteral("toml"), toml, &error), qPrintable(error));
+        auto loaded = bs::runtime::loadRunConfig(fromQt(toml));
+        QVERIFY(loaded);
+        QCOMPARE(loaded->pipeline.accum, 16);
+        QVERIFY(!exportConfig(config, QStringLiteral("no-such-format"), dir.filePath(QStringLiteral("x")), &error));
+        // The trace round-trips through the engine's Chrome JSON reader.
         auto run = predictRun(config, "paci");
         QVERIFY(run);
-        const auto trace = QJsonDocument::fromJson(
-                               traceToChromeJson({{QStringLiteral("paci"), run->result.trace.get()}}))
-                               .object()
-                               .value(QStringLiteral("traceEvents"))
-                               .toArray();
-        QCOMPARE(static_cast<std::size_t>(trace.size()), run->result.trace->size() + 1); // + process name
-        QCOMPARE(trace.at(1).toObject().value(QStringLiteral("ph")).toString(), QStringLiteral("X"));
-        QVERIFY(trace.at(1).toObject().value(QStringLiteral("name")).toString().startsWith(QStringLiteral("PP:")));
+        const QString tracePath = dir.filePath(QStringLiteral("trace.json"));
+        QVERIFY2(exportTrace(*run->result.trace, tracePath, &error), qPrintable(error));
+        auto read = bs::profiler::readChromeTraceFile(fromQt(tracePath));
+        QVERIFY(read);
+        QCOMPARE(read->events.size(), run->result.trace->size());
+    }
+
+    void opensARunDirectory()
+    {
+        // A run directory as the runtime writes it: config.toml, trace.json, metrics.jsonl.
+        QTemporaryDir dir;
+        WhatIfConfig config;
+        config.batches = 2;
+        auto rc = toRunConfig(config);
+        rc.training.steps = 2;
+        auto run = predictRun(config, "paci");
+        QVERIFY(run);
+        QString error;
+        QVERIFY(bs::runtime::writeFileAtomic(fromQt(dir.filePath(QStringLiteral("config.toml"))), bs::runtime::toToml(rc)));
+        QVERIFY(exportTrace(*run->result.trace, dir.filePath(QStringLiteral("trace.json")), &error));
+        QVERIFY(bs::runtime::writeFileAtomic(fromQt(dir.filePath(QStringLiteral("metrics.jsonl"))),
+                                             "{\"step\":0,\"train_loss\":5.5,\"virtual_time_s\":0.1}\n"
+                                             "{\"step\":1,\"train_loss\":5.1,\"virtual_time_s\":0.2}\n"));
+        MainWindow window(false);
+        window.resize(1400, 900);
+        QVERIFY2(window.openRunDirectory(dir.path(), &error), qPrintable(error));
+        const TimelineIndex* index = window.compare()->timeline(0)->index();
+        QVERIFY(index);
+        QCOMPARE(index->eventCount(), run->result.trace->size());
+        const auto& summary = window.compare()->model()->runs().at(0);
+        QCOMPARE(summary.bubbleFraction, run->result.report.bubbleFraction); // same trace, same analysis
+        QVERIFY(!window.openRunDirectory(dir.filePath(QStringLiteral("missing")), &error));
+        QVERIFY(!error.isEmpty());
     }
 };
 

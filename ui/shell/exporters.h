@@ -1,13 +1,13 @@
 #pragma once
-// What the window writes to disk: the tuned configuration, traces in Chrome/Perfetto JSON, and
-// panels as PNG. Returns false with a user-readable message on failure.
-// TODO(gui): switch the config to TOML (runtime/config) and the trace writer to profiler/io once
-// the config branch lands on main, so the GUI, CLI and cluster jobs share one format (#4).
+// What the window writes to disk: the tuned configuration in any of the engine's export formats
+// (TOML, torchrun, SLURM, PyTorch CSV, Megatron, DeepSpeed, torchtitan: runtime/export), traces as
+// Chrome/Perfetto JSON (profiler/io), and panels as PNG. Failures come back as user-readable text.
 
 #include "profiler/trace/trace_store.h"
 #include "ui/tuning/what_if.h"
 
 #include <QString>
+#include <QStringList>
 
 #include <optional>
 
@@ -15,17 +15,19 @@ class QWidget;
 
 namespace bs::ui {
 
-/// JSON with the ScheduleParams fields (name, stages, microbatches, accum, batches, extra_depth)
-/// plus model, device, micro_batch_size and memory_budget_bytes.
-QByteArray configToJson(const WhatIfConfig& config);
-bool exportConfig(const WhatIfConfig& config, const QString& path, QString* error);
-/// Reads what configToJson() wrote; missing fields keep their defaults; nullopt if not JSON.
-std::optional<WhatIfConfig> configFromJson(const QByteArray& json);
+/// One file-dialog filter per export format, e.g. "toml — the run configuration (*.toml)".
+QStringList configExportFilters();
+/// The format name of a filter returned by configExportFilters() (empty when unknown).
+QString formatOfFilter(const QString& filter);
+/// Writes `config` in `format` to `path` (atomically). False with `error` set on failure.
+bool exportConfig(const WhatIfConfig& config, const QString& format, const QString& path, QString* error);
+/// The TOML text of `config` (also what QSettings keeps).
+QString configToToml(const WhatIfConfig& config);
+/// Parses TOML written by configToToml() or any valid config.toml; nullopt with `error` set if invalid.
+std::optional<WhatIfConfig> configFromToml(const QString& toml, QString* error = nullptr);
 
-/// Chrome trace events ("ph":"X", ts/dur in µs, pid = run, tid = stage, name "PP:<stage><kind><mb>").
-QByteArray traceToChromeJson(const std::vector<std::pair<QString, const profiler::TraceSnapshot*>>& runs);
-bool exportTraces(const std::vector<std::pair<QString, const profiler::TraceSnapshot*>>& runs, const QString& path,
-                  QString* error);
+/// Writes `trace` as Chrome/Perfetto JSON.
+bool exportTrace(const profiler::TraceSnapshot& trace, const QString& path, QString* error);
 
 /// Saves widget->grab() as PNG.
 bool exportPng(QWidget* widget, const QString& path, QString* error);

@@ -1,5 +1,8 @@
 #include "ui/shell/main_window.h"
 
+#include "profiler/analysis/analyze.h"
+#include "profiler/io/chrome_trace.h"
+#include "runtime/rundir/run_dir_reader.h"
 #include "runtime/schedule/catalogue.h"
 #include "ui/charts/loss_chart.h"
 #include "ui/charts/stage_charts.h"
@@ -16,6 +19,7 @@
 #include <QDockWidget>
 #include <QEventLoop>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -132,9 +136,7 @@ void MainWindow::buildUi()
 void MainWindow::buildActions()
 {
     QMenu* file = menuBar()->addMenu(tr("&File"));
-    QAction* openRun = file->addAction(tr("&Open run directory…"));
-    openRun->setEnabled(false);
-    openRun->setToolTip(tr("Needs run-directory reading (runtime/rundir), not yet in this build"));
+    file->addAction(tr("&Open run directory…"), QKeySequence::Open, this, &MainWindow::openRunDialog);
     file->addSeparator();
     file->addAction(tr("Export tuned &config…"), this, &MainWindow::exportConfig);
     file->addAction(tr("Export &trace (Chrome JSON)…"), this, &MainWindow::exportTrace);
@@ -316,15 +318,106 @@ void MainWindow::refreshLiveTable()
     m_compare->setSummaries(std::move(summaries));
 }
 
+void MainWindow::openRunDialog()
+{
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open run directory"));
+    QString error;
+    if (!dir.isEmpty() && !openRunDirectory(dir, &error)) {
+        QMessageBox::warning(this, tr("Cannot open run"), error);
+    }
+}
+
+bool MainWindow::openRunDirectory(const QString& dir, QString* error)
+{
+    const auto fail = [error](const Error& e) {
+        if (error) {
+            *error = toQt(e.describe());
+        }
+        return false;
+    };
+    auto contents = runtime::readRunDir(fromQt(dir));
+    if (!contents) {
+        return fail(contents.error());
+    }
+    if (!contents->trace) {
+        return fail(makeError(ErrorCode::IoError, "the run has no trace.json yet", fromQt(dir)));
+    }
+    auto trace = profiler::readChromeTraceFile(*contents->trace);
+    if (!trace) {
+        return fail(trace.error());
+    }
+    auto schedule = runtime::makeSchedule(runtime::toScheduleParams(contents->config));
+    if (!schedule) {
+        return fail(schedule.error());
+    }
+    PredictedRun run;
+    run.label = fromQt(QFileInfo(dir).fileName()) + " (" + scheduleDisplayName(contents->config.schedule.name) + ")";
+    run.result.schedule = *schedule;
+    run.result.trace = profiler::makeSnapshot(trace->meta, trace->events);
+    profiler::AnalysisOptions options; // memory in micro-batch units unless summary.json has bytes
+    options.microbatchesPerBatch = contents->config.pipeline.microbatches;
+    options.synchronous = !schedule->asynchronous;
+    options.stashesWeights = schedule->weights == runtime::WeightPolicy::Stash
+                             || schedule->weights == runtime::WeightPolicy::TwoVersions;
+    run.result.report = profiler::analyze(*run.result.trace, options);
+    const double seconds = toSeconds(run.result.report.makespan);
+    if (seconds > 0) {
+        run.result.throughputSamplesPerSecond = static_cast<double>(contents->config.pipeline.microbatches)
+                                                * contents->config.pipeline.microBatchSize
+                                                * contents->config.training.steps / seconds;
+    }
+    if (contents->summary && contents->summary->contains("per_stage")) {
+        const auto& stages = (*contents->summary)["per_stage"];
+        for (std::size_t s = 0; s < stages.size() && s < run.result.report.perStage.size(); ++s) {
+            run.result.report.perStage[s].peakMemoryBytes = stages[s].value("peak_memory_bytes", std::int64_t{0});
+        }
+    }
+    run.lagBound = runtime::driftBound(*schedule, run.result.report);
+    run.index = TimelineIndex::build(run.result.trace, BubbleRules{options.synchronous, options.microbatchesPerBatch});
+    LossCurve curve;
+    curve.label = toQt(run.label);
+    for (const auto& record : contents->metrics) {
+        if (record.contains("train_loss")) {
+            curve.samples.push_back({record.value("virtual_time_s", 0.0), record.value("step", 0),
+                                     record.value("train_loss", 0.0)});
+        }
+    }
+    m_lossCurves.push_back(std::move(curve));
+    m_loss->setCurves(m_lossCurves, contents->config.training.targetLoss.value_or(0.0));
+    m_loss->setVisible(m_loss->hasData());
+
+    m_mode = Mode::Live;
+    const int slot = m_opened++ % 2;
+    auto final = std::make_shared<RunUpdate>();
+    final->label = run.label;
+    final->trace = run.result.trace;
+    final->report = run.result.report;
+    final->finished = true;
+    m_live[static_cast<std::size_t>(slot)] = LiveRun{run, final};
+    m_compare->setSlot(slot, toQt(run.label), tr("opened · ") + figuresLine(run.result.report, run.result.throughputSamplesPerSecond),
+                       run.index);
+    m_compare->fitToRuns();
+    refreshLiveTable();
+    if (slot == 0) {
+        showCharts(run, 0);
+    }
+    rememberFile(dir);
+    statusBar()->showMessage(tr("Opened %1").arg(dir), 5000);
+    return true;
+}
+
 void MainWindow::exportConfig()
 {
+    const QStringList filters = configExportFilters();
+    QString filter = filters.value(0);
     const QString path = QFileDialog::getSaveFileName(this, tr("Export tuned configuration"),
-                                                      QStringLiteral("bubblescope-config.json"), tr("JSON (*.json)"));
+                                                      QStringLiteral("bubblescope.toml"), filters.join(QStringLiteral(";;")),
+                                                      &filter);
     if (path.isEmpty()) {
         return;
     }
     QString error;
-    if (!bs::ui::exportConfig(m_tuning->config(), path, &error)) {
+    if (!bs::ui::exportConfig(m_tuning->config(), formatOfFilter(filter), path, &error)) {
         QMessageBox::warning(this, tr("Export failed"), error);
         return;
     }
@@ -338,19 +431,24 @@ void MainWindow::exportTrace()
     if (path.isEmpty()) {
         return;
     }
-    std::vector<std::pair<QString, const profiler::TraceSnapshot*>> runs;
+    // The top run goes to `path`, the bottom one next to it with a "-2" suffix.
     for (int slot = 0; slot < CompareView::kSlots; ++slot) {
         const TimelineIndex* index = m_compare->timeline(slot)->index();
-        if (index && index->snapshot()) {
-            runs.emplace_back(toQt(index->snapshot()->meta().title), index->snapshot());
+        if (!index || !index->snapshot()) {
+            continue;
         }
+        QString target = path;
+        if (slot > 0) {
+            const qsizetype dot = path.lastIndexOf(QLatin1Char('.'));
+            target = dot > 0 ? QString(path.left(dot) + QStringLiteral("-2") + path.mid(dot)) : QString(path + QStringLiteral("-2"));
+        }
+        QString error;
+        if (!bs::ui::exportTrace(*index->snapshot(), target, &error)) {
+            QMessageBox::warning(this, tr("Export failed"), error);
+            return;
+        }
+        rememberFile(target);
     }
-    QString error;
-    if (!exportTraces(runs, path, &error)) {
-        QMessageBox::warning(this, tr("Export failed"), error);
-        return;
-    }
-    rememberFile(path);
 }
 
 void MainWindow::exportPanels()
@@ -381,7 +479,7 @@ void MainWindow::saveSettings() const
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());
-    settings.setValue(QStringLiteral("tuning/config"), QString::fromUtf8(configToJson(m_tuning->config())));
+    settings.setValue(QStringLiteral("tuning/config"), configToToml(m_tuning->config()));
 }
 
 void MainWindow::restoreSettings()
@@ -389,7 +487,7 @@ void MainWindow::restoreSettings()
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
-    if (auto config = configFromJson(settings.value(QStringLiteral("tuning/config")).toString().toUtf8())) {
+    if (auto config = configFromToml(settings.value(QStringLiteral("tuning/config")).toString())) {
         m_tuning->setConfig(*config);
     }
 }

@@ -5,6 +5,7 @@
 // or the prediction for the current what-if settings.
 
 #include "ui/bridge/run_controller.h"
+#include "ui/charts/loss_chart.h"
 #include "ui/tuning/prediction_engine.h"
 
 #include <QMainWindow>
@@ -44,6 +45,9 @@ public:
     /// Runs the demo without pacing and returns when both runs finished (screenshot mode).
     bool runDemoToEnd(const DemoOptions& options, int timeoutMs = 30'000);
     void stopRuns();
+    /// Opens a run directory (config.toml, trace.json, metrics.jsonl, summary.json) into the next
+    /// slot (alternating top/bottom). False with `error` set when it cannot be read.
+    bool openRunDirectory(const QString& dir, QString* error);
 
     TuningPanel* tuning() const { return m_tuning; }
     CompareView* compare() const { return m_compare; }
@@ -73,6 +77,7 @@ private:
     void onRunFinished(int run, const RunUpdatePtr& update);
     void showCharts(const PredictedRun& run, std::int64_t budget);
     void refreshLiveTable();
+    void openRunDialog();
     void exportConfig();
     void exportTrace();
     void exportPanels();
@@ -94,6 +99,8 @@ private:
     std::deque<PredictedRun> m_queuedPlans; ///< plans of enqueued runs, in start order
     std::map<int, int> m_runSlot;           ///< controller run id -> slot
     int m_liveStarted = 0;
+    int m_opened = 0;
+    std::vector<LossCurve> m_lossCurves;
     std::int64_t m_liveBudget = 0;
 };
 

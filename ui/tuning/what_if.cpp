@@ -24,6 +24,34 @@ std::string runLabel(const std::string& schedule, int accum, int microBatchSize)
     return scheduleDisplayName(schedule) + " a=" + std::to_string(accum) + " b=" + std::to_string(microBatchSize);
 }
 
+runtime::RunConfig toRunConfig(const WhatIfConfig& c)
+{
+    runtime::RunConfig rc;
+    rc.model.preset = c.model;
+    if (auto shape = gptPreset(c.model)) {
+        rc.model.shape = *shape;
+    }
+    rc.pipeline.stages = c.stages;
+    rc.pipeline.microbatches = c.accum;
+    rc.pipeline.accum = c.schedule == "paci" ? c.accum : 0;
+    rc.pipeline.microBatchSize = c.microBatchSize;
+    rc.schedule.name = c.schedule;
+    rc.device.name = c.device == "cpu" ? "cpu" : "cuda";
+    return rc;
+}
+
+WhatIfConfig fromRunConfig(const runtime::RunConfig& rc)
+{
+    WhatIfConfig c;
+    c.schedule = rc.schedule.name;
+    c.stages = rc.pipeline.stages;
+    c.model = rc.model.preset.empty() ? c.model : rc.model.preset;
+    c.accum = rc.pipeline.effectiveAccum();
+    c.microBatchSize = rc.pipeline.microBatchSize;
+    c.device = rc.device.name == "cpu" ? "cpu" : "h100";
+    return c;
+}
+
 Result<runtime::GptScenario> scenarioFor(const WhatIfConfig& config, const std::string& schedule)
 {
     auto shape = gptPreset(config.model);

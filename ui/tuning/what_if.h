@@ -3,6 +3,7 @@
 // 1F1B-flush baseline simulated at the same (p, a, b), each with a timeline index ready to paint.
 // Pure C++ (no Qt): predict() runs on a worker thread.
 
+#include "runtime/config/run_config.h"
 #include "runtime/sim/tuner.h"
 #include "ui/timeline/timeline_index.h"
 
@@ -54,6 +55,13 @@ Result<runtime::GptScenario> scenarioFor(const WhatIfConfig& config, const std::
 Result<PredictedRun> predictRun(const WhatIfConfig& config, const std::string& schedule);
 /// Simulates the chosen schedule and the baseline. Thread-safe; typically a few ms.
 Result<PredictionPtr> predict(const WhatIfConfig& config);
+
+/// The RunConfig that reproduces `config` (TOML export, cluster launch scripts): m = a micro-batches
+/// of b sequences; accum is set only for PACI (the validator rejects it on other schedules); the
+/// device profile maps to "cpu" or "cuda". Other sections keep the RunConfig defaults.
+runtime::RunConfig toRunConfig(const WhatIfConfig& config);
+/// The what-if settings of a run configuration (opening config.toml or a run directory).
+WhatIfConfig fromRunConfig(const runtime::RunConfig& config);
 
 /// "PACI a=8 b=8" style label.
 std::string runLabel(const std::string& schedule, int accum, int microBatchSize);
