@@ -21,7 +21,8 @@ constexpr const char* kUsage =
     "Usage: bubblescope [options]\n"
     "\n"
     "Profiler and tuner for pipeline-parallel training. With no options, opens the window and plays\n"
-    "the embedded demo: an 8-stage tiny GPT under PACI (a=8), then 1F1B-flush.\n"
+    "the embedded demo: an 8-stage tiny GPT under PACI (a=8), then 1F1B-flush (trained live on the\n"
+    "CPU when the LibTorch runtime is built in, else replayed from the simulator).\n"
     "\n"
     "Options:\n"
     "  --screenshot FILE   run the demo headless (offscreen), save the window as PNG, exit\n"
@@ -145,6 +146,7 @@ int main(int argc, char** argv)
     window.show();
     bs::ui::DemoOptions demo;
     demo.batches = options.demoSteps;
+    demo.live = bs::ui::liveTrainingAvailable(); // real LibTorch training when the runtime is built in
     QTimer::singleShot(0, &window, [&window, demo] { window.startDemo(demo); });
     return QApplication::exec();
 }

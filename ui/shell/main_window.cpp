@@ -9,6 +9,9 @@
 #include "ui/common/format.h"
 #include "ui/compare/compare_view.h"
 #include "ui/bridge/simulated_backend.h"
+#ifdef BS_HAVE_RUN_SESSION
+#include "ui/bridge/run_session_backend.h"
+#endif
 #include "ui/shell/exporters.h"
 #include "ui/timeline/timeline_view.h"
 #include "ui/tuning/tuning_panel.h"
@@ -64,6 +67,15 @@ QString figuresLine(const profiler::Report& report, double throughput)
 }
 
 } // namespace
+
+bool liveTrainingAvailable()
+{
+#ifdef BS_HAVE_RUN_SESSION
+    return true;
+#else
+    return false;
+#endif
+}
 
 MainWindow::MainWindow(bool restore, QWidget* parent)
     : QMainWindow(parent)
@@ -145,7 +157,15 @@ void MainWindow::buildActions()
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
     QMenu* run = menuBar()->addMenu(tr("&Run"));
-    QAction* demo = run->addAction(tr("&Demo: PACI vs 1F1B-flush"), this, [this] { startDemo({}); });
+    QAction* demo = run->addAction(tr("&Demo: PACI vs 1F1B-flush (simulated)"), this, [this] { startDemo({}); });
+    if (liveTrainingAvailable()) {
+        run->addAction(tr("&Train live: PACI vs 1F1B-flush (LibTorch, CPU)"), this, [this] {
+            DemoOptions live;
+            live.live = true;
+            live.batches = 8;
+            startDemo(live);
+        });
+    }
     m_stopAction = run->addAction(tr("&Stop"), this, &MainWindow::stopRuns);
     m_stopAction->setEnabled(false);
     QAction* fit = run->addAction(tr("&Fit timelines"), m_compare, &CompareView::fitToRuns);
@@ -229,12 +249,25 @@ void MainWindow::startDemo(const DemoOptions& options)
             statusBar()->showMessage(toQt(plan.error().describe()), 8000);
             continue;
         }
-        SimulatedBackend::Options pace;
-        pace.wallSeconds = options.wallSeconds;
         const std::string label = plan->label;
         m_queuedPlans.push_back(*plan);
+#ifdef BS_HAVE_RUN_SESSION
+        if (options.live) {
+            WhatIfConfig runConfig = config;
+            runConfig.schedule = schedule;
+            runtime::RunConfig rc = toRunConfig(runConfig);
+            rc.training.steps = options.batches;
+            rc.training.evalInterval = 0;
+            m_runs->enqueue(std::make_unique<RunSessionBackend>(label, rc));
+            continue;
+        }
+#endif
+        SimulatedBackend::Options pace;
+        pace.wallSeconds = options.wallSeconds;
         m_runs->enqueue(std::make_unique<SimulatedBackend>(label, std::move(plan).value().result, pace));
     }
+    m_liveMeasured = options.live && liveTrainingAvailable();
+    m_lossCurves.clear();
     m_compare->setSlot(0, tr("waiting"), QString(), nullptr);
     m_compare->setSlot(1, tr("waiting"), QString(), nullptr);
     m_stopAction->setEnabled(true);
@@ -263,7 +296,7 @@ void MainWindow::onRunStarted(int run, const QString& label)
     }
     const int slot = m_liveStarted++ % 2;
     m_runSlot[run] = slot;
-    m_live[static_cast<std::size_t>(slot)] = LiveRun{m_queuedPlans.front(), nullptr};
+    m_live[static_cast<std::size_t>(slot)] = LiveRun{m_queuedPlans.front(), nullptr, m_liveMeasured};
     m_queuedPlans.pop_front();
     statusBar()->showMessage(tr("Running %1…").arg(label));
 }
@@ -277,9 +310,26 @@ void MainWindow::onRunUpdated(int run, const RunUpdatePtr& update)
     auto& live = m_live[static_cast<std::size_t>(it->second)];
     live->latest = update;
     const BubbleRules rules{!live->plan.result.schedule.asynchronous, live->plan.result.schedule.params.microbatches};
+    const QString source = live->measured ? tr("live · LibTorch") : tr("live · simulated backend");
     m_compare->setSlot(it->second, toQt(update->label),
-                       tr("live · simulated backend · %1 %").arg(static_cast<int>(update->progress * 100)),
+                       source + QStringLiteral(" · ") + QString::number(static_cast<int>(update->progress * 100))
+                           + QStringLiteral(" %"),
                        TimelineIndex::build(update->trace, rules));
+    showLoss(it->second, *update);
+}
+
+void MainWindow::showLoss(int slot, const RunUpdate& update)
+{
+    if (update.metrics.empty()) {
+        return;
+    }
+    const auto index = static_cast<std::size_t>(slot);
+    if (m_lossCurves.size() <= index) {
+        m_lossCurves.resize(index + 1);
+    }
+    m_lossCurves[index] = LossCurve{toQt(update.label), update.metrics};
+    m_loss->setCurves(m_lossCurves);
+    m_loss->setVisible(m_loss->hasData());
 }
 
 void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
@@ -290,9 +340,23 @@ void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
     }
     auto& live = m_live[static_cast<std::size_t>(it->second)];
     live->latest = update;
+    showLoss(it->second, *update);
+    if (live->measured && update->report && update->trace) {
+        // Replace the prediction by what the run measured, so table and charts show the real run.
+        live->plan.result.report = *update->report;
+        live->plan.result.trace = update->trace;
+        const double seconds = toSeconds(update->report->makespan);
+        const auto& params = live->plan.result.schedule.params;
+        live->plan.result.throughputSamplesPerSecond =
+            seconds > 0 ? static_cast<double>(params.microbatches * params.batches * m_tuning->config().microBatchSize) / seconds
+                        : 0.0;
+        live->plan.index = TimelineIndex::build(update->trace, BubbleRules{!live->plan.result.schedule.asynchronous,
+                                                                            params.microbatches});
+    }
     const profiler::Report& report = update->report ? *update->report : live->plan.result.report;
     m_compare->setSlot(it->second, toQt(update->label),
-                       tr("finished · simulated backend · ") + figuresLine(report, live->plan.result.throughputSamplesPerSecond),
+                       (live->measured ? tr("finished · LibTorch · ") : tr("finished · simulated backend · "))
+                           + figuresLine(report, live->plan.result.throughputSamplesPerSecond),
                        live->plan.index);
     m_compare->fitToRuns();
     refreshLiveTable();

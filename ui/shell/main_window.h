@@ -30,7 +30,13 @@ struct DemoOptions
     double wallSeconds = 4.0;  ///< replay pacing per run; 0 = instant
     std::string schedule = "paci";
     std::string baseline = "1f1b";
+    /// Train for real with the LibTorch runtime (RunSession) instead of replaying the simulator.
+    /// Only in builds with the runtime (BS_HAVE_RUN_SESSION); ignored otherwise.
+    bool live = false;
 };
+
+/// True when this build can train live (the runtime's RunSession is linked in).
+bool liveTrainingAvailable();
 
 class MainWindow : public QMainWindow
 {
@@ -64,8 +70,9 @@ private:
     enum class Mode { Prediction, Live };
     struct LiveRun
     {
-        PredictedRun plan; ///< the simulated run being replayed (memory model, bound, report)
+        PredictedRun plan; ///< the simulated run (replayed, or the prediction next to a live run)
         RunUpdatePtr latest;
+        bool measured = false; ///< a live training run: figures come from its own trace
     };
 
     void buildUi();
@@ -77,6 +84,7 @@ private:
     void onRunFinished(int run, const RunUpdatePtr& update);
     void showCharts(const PredictedRun& run, std::int64_t budget);
     void refreshLiveTable();
+    void showLoss(int slot, const RunUpdate& update);
     void openRunDialog();
     void exportConfig();
     void exportTrace();
@@ -100,6 +108,7 @@ private:
     std::map<int, int> m_runSlot;           ///< controller run id -> slot
     int m_liveStarted = 0;
     int m_opened = 0;
+    bool m_liveMeasured = false;
     std::vector<LossCurve> m_lossCurves;
     std::int64_t m_liveBudget = 0;
 };
