@@ -11,6 +11,7 @@
 #include "runtime/rundir/atomic_file.h"
 #include "ui/common/format.h"
 
+#include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QSignalSpy>
 #include <QSlider>
@@ -61,6 +62,47 @@ private Q_SLOTS:
         const double expected = 100.0 * idle / static_cast<double>(paci->result.report.makespan);
         QVERIFY(qAbs(window.bubbleChart()->stagePercent(0) - expected) < 1e-6);
         QVERIFY(qAbs(window.memoryChart()->stageMiB(0) - stage0.peakMemoryBytes / (1024.0 * 1024.0)) < 1e-6);
+    }
+
+    void demoIsProgressive()
+    {
+        MainWindow window(false);
+        window.resize(1400, 900);
+        DemoOptions demo;
+        demo.batches = 2;
+        demo.wallSeconds = 1.5;
+        QSignalSpy updated(window.runs(), &RunController::runUpdated);
+        QSignalSpy idle(window.runs(), &RunController::idle);
+        window.startDemo(demo);
+        QVERIFY(updated.wait(5000));
+        QTRY_VERIFY_WITH_TIMEOUT(window.compare()->timeline(0)->index() != nullptr, 5000);
+        const std::size_t partial = window.compare()->timeline(0)->index()->eventCount();
+        QVERIFY(idle.wait(15000));
+        const std::size_t full = window.compare()->timeline(0)->index()->eventCount();
+        QVERIFY2(partial < full, qPrintable(QStringLiteral("%1 vs %2").arg(partial).arg(full)));
+        QVERIFY(window.compare()->timeline(1)->index()->eventCount() > 0);
+    }
+
+    void stopDuringTheDemoKeepsTheTrace()
+    {
+        MainWindow window(false);
+        DemoOptions demo;
+        demo.batches = 2;
+        demo.wallSeconds = 10;
+        QSignalSpy updated(window.runs(), &RunController::runUpdated);
+        QSignalSpy idle(window.runs(), &RunController::idle);
+        window.startDemo(demo);
+        QVERIFY(updated.wait(5000));
+        QTest::qWait(300);
+        QElapsedTimer clock;
+        clock.start();
+        window.stopRuns();
+        QVERIFY(idle.wait(1000));
+        QVERIFY(clock.elapsed() < 1000);
+        QApplication::processEvents();
+        const TimelineIndex* kept = window.compare()->timeline(0)->index();
+        QVERIFY(kept && kept->eventCount() > 0);
+        QVERIFY(window.compare()->timeline(1)->index() == nullptr); // the queued 1F1B run never started
     }
 
     void sliderSwitchesToPrediction()
