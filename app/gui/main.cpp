@@ -126,10 +126,10 @@ int main(int argc, char** argv)
         }
     } else if (!hasDisplay()) {
         std::fprintf(stderr,
-                     "bubblescope: no display (DISPLAY, WAYLAND_DISPLAY and QT_QPA_PLATFORM are unset).\n"
-                     "  hint: run the headless demo instead: bubblescope-cli compare --model tiny -b 8 -a 8 -n 4 "
-                     "-s paci 1f1b\n"
-                     "  hint: or render the window to a file: bubblescope --screenshot shot.png\n");
+            "bubblescope: no display (DISPLAY, WAYLAND_DISPLAY and QT_QPA_PLATFORM are unset).\n"
+            "  hint: run the headless demo instead: bubblescope-cli compare --model tiny -b 8 -a 8 -n 4 "
+            "-s paci 1f1b\n"
+            "  hint: or render the window to a file: bubblescope --screenshot shot.png\n");
         return 3;
     }
     QApplication app(argc, argv);

@@ -13,8 +13,8 @@ Result<SimulationRequest> makeGptRequest(const GptScenario& scenario)
     }
     if (scenario.accum < 1 || scenario.microBatchSize < 1 || scenario.batches < 1) {
         return makeError(ErrorCode::InvalidArgument, "accumulation window, micro-batch size and batches must be >= 1",
-                         "a=" + std::to_string(scenario.accum) + " b=" + std::to_string(scenario.microBatchSize)
-                             + " batches=" + std::to_string(scenario.batches));
+            "a=" + std::to_string(scenario.accum) + " b=" + std::to_string(scenario.microBatchSize)
+                + " batches=" + std::to_string(scenario.batches));
     }
     auto costs = costModelFromGpt(scenario.shape, scenario.stages, scenario.microBatchSize, scenario.device);
     if (!costs) {

@@ -4,13 +4,14 @@
 // Torch-free and Qt-free; the GUI's Suggest button and `bubblescope-cli tune` both call it.
 
 #include "runtime/common/gpt_shape.h"
-#include "base/result.h"
 #include "runtime/sim/cost_model.h"
 #include "runtime/sim/simulator.h"
 
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "base/result.h"
 
 namespace bs::runtime {
 
@@ -22,9 +23,9 @@ struct GptScenario
     int stages = 8;
     GptShape shape;
     DeviceProfile device;
-    int accum = 8;          ///< a
+    int accum = 8; ///< a
     int microBatchSize = 8; ///< b (sequences)
-    int batches = 4;        ///< global batches simulated
+    int batches = 4; ///< global batches simulated
 
     int globalBatch() const { return accum * microBatchSize; }
 };
@@ -38,13 +39,13 @@ int driftBound(const Schedule& schedule, const profiler::Report& report);
 
 struct TuneRequest
 {
-    GptScenario base;                          ///< schedule, stages, shape, device, batches
+    GptScenario base; ///< schedule, stages, shape, device, batches
     std::vector<int> accumValues{1, 2, 4, 8, 16, 32};
     std::vector<int> microBatchSizes{1, 2, 4, 8, 16};
-    int maxLag = 1;                        ///< keep candidates whose drift bound is <= this (updates)
-    std::int64_t memoryBudgetBytes = 0;    ///< per stage; 0 = no limit
-    int globalBatch = 0;                   ///< 0 = any; otherwise only a·b == globalBatch
-    std::size_t keep = 5;                  ///< how many top candidates to return
+    int maxLag = 1; ///< keep candidates whose drift bound is <= this (updates)
+    std::int64_t memoryBudgetBytes = 0; ///< per stage; 0 = no limit
+    int globalBatch = 0; ///< 0 = any; otherwise only a·b == globalBatch
+    std::size_t keep = 5; ///< how many top candidates to return
 };
 
 struct TuneCandidate
@@ -54,7 +55,7 @@ struct TuneCandidate
     double throughputSamplesPerSecond = 0;
     double bubbleFraction = 0;
     std::int64_t peakMemoryBytes = 0; ///< largest over stages
-    int lagBound = 0;                 ///< driftBound() of this candidate
+    int lagBound = 0; ///< driftBound() of this candidate
 };
 
 struct TuneResult

@@ -3,21 +3,22 @@
 // slider-to-prediction latency of the what-if engine and slider-to-repaint in the window (target <= 50 ms).
 //   QT_QPA_PLATFORM=offscreen ./build/tests/ui/timeline_bench --benchmark_min_time=1
 
-#include "../ui/trace_fixtures.h"
-#include "ui/timeline/draw_list.h"
-#include "ui/timeline/timeline_view.h"
 #include "ui/compare/compare_view.h"
 #include "ui/shell/main_window.h"
+#include "ui/timeline/draw_list.h"
+#include "ui/timeline/timeline_view.h"
 #include "ui/tuning/tuning_panel.h"
 #include "ui/tuning/what_if.h"
 
 #include <QApplication>
 #include <QEventLoop>
-#include <QSlider>
 #include <QImage>
 #include <QPainter>
+#include <QSlider>
 
 #include <benchmark/benchmark.h>
+
+#include "../ui/trace_fixtures.h"
 
 namespace {
 
@@ -84,7 +85,8 @@ void BM_PaintFrame(benchmark::State& state)
         QPainter painter(&image);
         view.paintTo(painter);
     }
-    state.counters["rects"] = static_cast<double>(view.lastDrawList().blocks.size() + view.lastDrawList().bubbles.size());
+    state.counters["rects"] =
+        static_cast<double>(view.lastDrawList().blocks.size() + view.lastDrawList().bubbles.size());
     state.counters["folded"] = static_cast<double>(view.lastDrawList().foldedEvents);
 }
 BENCHMARK(BM_PaintFrame)->Arg(1)->Arg(64)->Unit(benchmark::kMillisecond);

@@ -25,10 +25,14 @@ TraceEvent ev(int stage, EventKind kind, int mb, profiler::TimeNs start, profile
 std::shared_ptr<const profiler::TraceSnapshot> twoStageTrace()
 {
     std::vector<TraceEvent> events{
-        ev(0, EventKind::Forward, 0, 0, 100),         ev(1, EventKind::Forward, 0, 100, 200),
-        ev(0, EventKind::Forward, 1, 100, 200),       ev(1, EventKind::Backward, 0, 200, 300),
-        ev(1, EventKind::Forward, 1, 300, 400),       ev(0, EventKind::Backward, 0, 400, 500),
-        ev(1, EventKind::Backward, 1, 400, 500),      ev(1, EventKind::Update, 0, 500, 550),
+        ev(0, EventKind::Forward, 0, 0, 100),
+        ev(1, EventKind::Forward, 0, 100, 200),
+        ev(0, EventKind::Forward, 1, 100, 200),
+        ev(1, EventKind::Backward, 0, 200, 300),
+        ev(1, EventKind::Forward, 1, 300, 400),
+        ev(0, EventKind::Backward, 0, 400, 500),
+        ev(1, EventKind::Backward, 1, 400, 500),
+        ev(1, EventKind::Update, 0, 500, 550),
         ev(0, EventKind::Backward, 1, 600, 700, 1),
     };
     profiler::TraceMeta meta;
@@ -40,8 +44,8 @@ std::shared_ptr<const profiler::TraceSnapshot> twoStageTrace()
 std::shared_ptr<const profiler::TraceSnapshot> syntheticTrace(std::size_t count, int stages)
 {
     profiler::TraceStore store(profiler::TraceMeta{stages, "virtual", "synthetic", {}});
-    const EventKind cycle[] = {EventKind::Forward, EventKind::BackwardInput, EventKind::BackwardWeight,
-                               EventKind::Update};
+    const EventKind cycle[] = {
+        EventKind::Forward, EventKind::BackwardInput, EventKind::BackwardWeight, EventKind::Update};
     std::vector<profiler::TimeNs> clock(static_cast<std::size_t>(stages), 0);
     std::vector<int> mb(static_cast<std::size_t>(stages), 0);
     std::size_t produced = 0;

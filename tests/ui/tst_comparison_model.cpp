@@ -9,7 +9,8 @@ using Metric = ComparisonModel::Metric;
 
 namespace {
 
-bs::profiler::Report makeReport(double bubble, bs::profiler::TimeNs makespan, std::vector<std::pair<std::int64_t, int>> stages)
+bs::profiler::Report makeReport(
+    double bubble, bs::profiler::TimeNs makespan, std::vector<std::pair<std::int64_t, int>> stages)
 {
     bs::profiler::Report r;
     r.bubbleFraction = bubble;
@@ -39,8 +40,8 @@ private Q_SLOTS:
         const auto flush = makeReport(0.30, 1'500'000, {{300, 0}, {250, 0}, {100, 0}});
         ComparisonModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        model.setRuns({RunSummary::fromReport("paci a=8", paci, 640.0, 1),
-                       RunSummary::fromReport("1f1b a=8", flush, 420.0, -1)});
+        model.setRuns(
+            {RunSummary::fromReport("paci a=8", paci, 640.0, 1), RunSummary::fromReport("1f1b a=8", flush, 420.0, -1)});
         QCOMPARE(model.rowCount(), ComparisonModel::kMetricCount);
         QCOMPARE(model.columnCount(), 3); // two runs + difference
         const auto raw = [&](Metric m, int column) {
@@ -60,7 +61,8 @@ private Q_SLOTS:
         QCOMPARE(raw(Metric::BubbleFraction, 2), 0.05 - 0.30);
         QCOMPARE(model.index(static_cast<int>(Metric::Throughput), 2).data().toString(), QStringLiteral("1.52×"));
         QCOMPARE(model.index(static_cast<int>(Metric::BubbleFraction), 0).data().toString(), QStringLiteral("5.0 %"));
-        QCOMPARE(model.index(static_cast<int>(Metric::BubbleFraction), 2).data().toString(), QStringLiteral("-25.0 pp"));
+        QCOMPARE(
+            model.index(static_cast<int>(Metric::BubbleFraction), 2).data().toString(), QStringLiteral("-25.0 pp"));
         QCOMPARE(model.index(static_cast<int>(Metric::LagBound), 1).data().toString(), QStringLiteral("n/a"));
         QCOMPARE(model.headerData(0, Qt::Horizontal).toString(), QStringLiteral("paci a=8"));
         QCOMPARE(model.headerData(2, Qt::Horizontal).toString(), QStringLiteral("difference"));

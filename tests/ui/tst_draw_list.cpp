@@ -1,8 +1,9 @@
 // Culling, folding and bubble attribution as pure data.
-#include "trace_fixtures.h"
 #include "ui/timeline/draw_list.h"
 
 #include <QTest>
+
+#include "trace_fixtures.h"
 
 using namespace bs::ui;
 using bs::profiler::BubbleCause;
@@ -68,8 +69,8 @@ private Q_SLOTS:
         QFETCH(double, minPx);
         RowItems items;
         for (int i = 0; i < events; ++i) {
-            items.push(i * 10, i * 10 + 9, i % 2 ? ColorRole::Forward : ColorRole::Backward, i,
-                       static_cast<std::uint32_t>(i));
+            items.push(
+                i * 10, i * 10 + 9, i % 2 ? ColorRole::Forward : ColorRole::Backward, i, static_cast<std::uint32_t>(i));
         }
         const TimelineCoordinates c(0, events * 10, widthPx);
         std::vector<DrawRect> out;

@@ -1,20 +1,20 @@
 // The window end to end, offscreen: the demo fills both slots, the comparison table equals the
 // runs' reports, the charts show the reports, a slider switches to predictions; exports work.
+#include "profiler/io/chrome_trace.h"
+#include "runtime/config/config_toml.h"
+#include "runtime/rundir/atomic_file.h"
 #include "ui/charts/stage_charts.h"
+#include "ui/common/format.h"
 #include "ui/compare/compare_view.h"
 #include "ui/shell/exporters.h"
 #include "ui/shell/main_window.h"
 #include "ui/timeline/timeline_view.h"
 #include "ui/tuning/tuning_panel.h"
-#include "profiler/io/chrome_trace.h"
-#include "runtime/config/config_toml.h"
-#include "runtime/rundir/atomic_file.h"
-#include "ui/common/format.h"
 
 #include <QElapsedTimer>
-#include <QTemporaryDir>
 #include <QSignalSpy>
 #include <QSlider>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace bs::ui;
@@ -163,11 +163,12 @@ private Q_SLOTS:
         auto run = predictRun(config, "paci");
         QVERIFY(run);
         QString error;
-        QVERIFY(bs::runtime::writeFileAtomic(fromQt(dir.filePath(QStringLiteral("config.toml"))), bs::runtime::toToml(rc)));
+        QVERIFY(
+            bs::runtime::writeFileAtomic(fromQt(dir.filePath(QStringLiteral("config.toml"))), bs::runtime::toToml(rc)));
         QVERIFY(exportTrace(*run->result.trace, dir.filePath(QStringLiteral("trace.json")), &error));
         QVERIFY(bs::runtime::writeFileAtomic(fromQt(dir.filePath(QStringLiteral("metrics.jsonl"))),
-                                             "{\"step\":0,\"train_loss\":5.5,\"virtual_time_s\":0.1}\n"
-                                             "{\"step\":1,\"train_loss\":5.1,\"virtual_time_s\":0.2}\n"));
+            "{\"step\":0,\"train_loss\":5.5,\"virtual_time_s\":0.1}\n"
+            "{\"step\":1,\"train_loss\":5.1,\"virtual_time_s\":0.2}\n"));
         MainWindow window(false);
         window.resize(1400, 900);
         QVERIFY2(window.openRunDirectory(dir.path(), &error), qPrintable(error));

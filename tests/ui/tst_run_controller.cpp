@@ -19,8 +19,7 @@ public:
     FakeBackend(std::string label, int events)
         : m_label(std::move(label))
         , m_events(events)
-    {
-    }
+    {}
     std::string label() const override { return m_label; }
     bs::Status run(RunContext& ctx) override
     {

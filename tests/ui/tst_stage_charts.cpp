@@ -2,8 +2,8 @@
 // place instead of rebuilding the chart.
 #include "ui/charts/stage_charts.h"
 
-#include <QBarSet>
 #include <QAbstractBarSeries>
+#include <QBarSet>
 #include <QLineSeries>
 #include <QTest>
 

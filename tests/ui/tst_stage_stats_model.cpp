@@ -19,8 +19,7 @@ private Q_SLOTS:
         QTest::newRow("bubble") << int(StageStatsModel::Bubble) << 0.25 << QStringLiteral("25.0 %");
         QTest::newRow("warm-up") << int(StageStatsModel::WarmUp) << 100.0 << QStringLiteral("100 ns");
         QTest::newRow("flush") << int(StageStatsModel::Flush) << 150.0 << QStringLiteral("150 ns");
-        QTest::newRow("memory") << int(StageStatsModel::PeakMemory) << 3.0 * 1024 * 1024
-                                << QStringLiteral("3.00 MiB");
+        QTest::newRow("memory") << int(StageStatsModel::PeakMemory) << 3.0 * 1024 * 1024 << QStringLiteral("3.00 MiB");
         QTest::newRow("lag") << int(StageStatsModel::MaxLag) << 2.0 << QStringLiteral("2");
     }
     void rowsFollowTheReport()

@@ -1,5 +1,4 @@
 // Render test (pixel colours), tooltip, wheel zoom and drag pan of the timeline widget.
-#include "trace_fixtures.h"
 #include "ui/common/palette.h"
 #include "ui/timeline/timeline_view.h"
 #include "ui/timeline/timeline_zoom.h"
@@ -7,6 +6,8 @@
 #include <QImage>
 #include <QTest>
 #include <QWheelEvent>
+
+#include "trace_fixtures.h"
 
 using namespace bs::ui;
 
@@ -36,12 +37,12 @@ private Q_SLOTS:
     {
         auto view = makeView();
         QVERIFY(view->rowRect(0).height() > 0);
-        QCOMPARE(pixel(*view, 20, 0), roleColor(ColorRole::Forward));           // stage 0 F0
-        QCOMPARE(pixel(*view, 420, 0), roleColor(ColorRole::Backward));         // stage 0 B0
+        QCOMPARE(pixel(*view, 20, 0), roleColor(ColorRole::Forward)); // stage 0 F0
+        QCOMPARE(pixel(*view, 420, 0), roleColor(ColorRole::Backward)); // stage 0 B0
         QCOMPARE(pixel(*view, 300, 0), roleColor(ColorRole::BubbleDependency)); // stage 0 waits
-        QCOMPARE(pixel(*view, 50, 1), roleColor(ColorRole::BubbleWarmUp));      // stage 1 warm-up
-        QCOMPARE(pixel(*view, 520, 1), roleColor(ColorRole::Update));           // stage 1 U0
-        QCOMPARE(pixel(*view, 650, 1), roleColor(ColorRole::BubbleDrain));      // stage 1 drain
+        QCOMPARE(pixel(*view, 50, 1), roleColor(ColorRole::BubbleWarmUp)); // stage 1 warm-up
+        QCOMPARE(pixel(*view, 520, 1), roleColor(ColorRole::Update)); // stage 1 U0
+        QCOMPARE(pixel(*view, 650, 1), roleColor(ColorRole::BubbleDrain)); // stage 1 drain
         QCOMPARE(view->lastDrawList().blocks.size(), std::size_t(9));
     }
 
@@ -67,7 +68,7 @@ private Q_SLOTS:
         const double before = zoom->coordinatesFor(view->eventAreaWidth()).toTime(anchor);
         const QPointF pos(TimelineView::kGutterPx + anchor, 40);
         QWheelEvent wheel(pos, view->mapToGlobal(pos), QPoint(), QPoint(0, 462), Qt::NoButton, Qt::NoModifier,
-                          Qt::NoScrollPhase, false);
+            Qt::NoScrollPhase, false);
         QApplication::sendEvent(view.get(), &wheel);
         const TimelineCoordinates after = zoom->coordinatesFor(view->eventAreaWidth());
         QVERIFY(after.span() < 700.0 / 1.9); // 1.0015^462 ≈ 2

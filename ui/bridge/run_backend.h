@@ -5,7 +5,6 @@
 
 #include "profiler/analysis/report.h"
 #include "profiler/trace/trace_store.h"
-#include "base/result.h"
 
 #include <atomic>
 #include <memory>
@@ -13,24 +12,26 @@
 #include <string>
 #include <vector>
 
+#include "base/result.h"
+
 namespace bs::ui {
 
 /// One training-metrics record (what a run directory's metrics.jsonl holds per step).
 struct MetricSample
 {
     double timeSeconds = 0; ///< since the run started (virtual or wall, as the trace's clock)
-    int step = 0;           ///< global batch
+    int step = 0; ///< global batch
     double loss = 0;
 };
 
 /// What a run has produced so far. Immutable once published; shared with the UI thread.
 struct RunUpdate
 {
-    std::string label;                                    ///< "paci a=8 (simulated)"
+    std::string label; ///< "paci a=8 (simulated)"
     std::shared_ptr<const profiler::TraceSnapshot> trace; ///< everything recorded so far
     std::vector<MetricSample> metrics;
     std::optional<profiler::Report> report; ///< set when the backend can analyse (at least at the end)
-    double progress = 0;                    ///< 0..1 where known
+    double progress = 0; ///< 0..1 where known
     bool finished = false;
 };
 using RunUpdatePtr = std::shared_ptr<const RunUpdate>;

@@ -14,8 +14,7 @@ public:
     Context(RunController* owner, int run)
         : m_owner(owner)
         , m_run(run)
-    {
-    }
+    {}
     bool stopRequested() const override { return m_owner->m_stop.load(); }
     void publish(RunUpdatePtr update) override
     {
@@ -123,7 +122,8 @@ void RunController::workerLoop()
             run = m_nextRun++;
         }
         const QString label = toQt(backend->label());
-        QMetaObject::invokeMethod(this, [this, run, label] { Q_EMIT runStarted(run, label); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this, run, label] { Q_EMIT runStarted(run, label); }, Qt::QueuedConnection);
         Context ctx(this, run);
         Status status = makeError(ErrorCode::Internal, "run did not start");
         try {
@@ -134,8 +134,8 @@ void RunController::workerLoop()
         if (!status) {
             ctx.flush();
             const QString message = toQt(status.error().describe());
-            QMetaObject::invokeMethod(this, [this, run, message] { Q_EMIT runFailed(run, message); },
-                                      Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                this, [this, run, message] { Q_EMIT runFailed(run, message); }, Qt::QueuedConnection);
         }
         bool drained = false;
         {
@@ -144,7 +144,8 @@ void RunController::workerLoop()
             drained = m_queue.empty();
         }
         if (drained) {
-            QMetaObject::invokeMethod(this, [this] { Q_EMIT idle(); }, Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                this, [this] { Q_EMIT idle(); }, Qt::QueuedConnection);
         }
     }
 }

@@ -26,8 +26,7 @@ RunSessionBackend::RunSessionBackend(std::string label, runtime::RunConfig confi
     : m_label(std::move(label))
     , m_config(std::move(config))
     , m_options(std::move(options))
-{
-}
+{}
 
 Status RunSessionBackend::run(RunContext& ctx)
 {

@@ -10,15 +10,13 @@ SimulatedBackend::SimulatedBackend(std::string label, runtime::SimulationRequest
     : m_label(std::move(label))
     , m_request(std::move(request))
     , m_options(options)
-{
-}
+{}
 
 SimulatedBackend::SimulatedBackend(std::string label, runtime::SimulationResult result, Options options)
     : m_label(std::move(label))
     , m_result(std::move(result))
     , m_options(options)
-{
-}
+{}
 
 Status SimulatedBackend::run(RunContext& ctx)
 {
@@ -33,7 +31,7 @@ Status SimulatedBackend::run(RunContext& ctx)
     // Replay in order of completion: an event appears once it has ended in virtual time.
     std::vector<profiler::TraceEvent> events = full.toVector();
     std::stable_sort(events.begin(), events.end(),
-                     [](const profiler::TraceEvent& a, const profiler::TraceEvent& b) { return a.end < b.end; });
+        [](const profiler::TraceEvent& a, const profiler::TraceEvent& b) { return a.end < b.end; });
     const TimeNs endTime = events.empty() ? 0 : events.back().end;
     profiler::TraceStore store(full.meta());
 

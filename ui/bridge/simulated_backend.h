@@ -16,7 +16,7 @@ public:
     struct Options
     {
         double wallSeconds = 4.0; ///< pacing of the whole replay; 0 = publish at once
-        int publishHz = 20;       ///< snapshots per wall second while replaying
+        int publishHz = 20; ///< snapshots per wall second while replaying
     };
 
     /// Simulates `request` on the worker thread when run() is called, then replays it.

@@ -87,7 +87,7 @@ void StageBarChartView::showBars(const Bars& bars, const std::optional<Line>& li
 {
     const int stages = bars.values.empty() ? 0 : static_cast<int>(bars.values.front().size());
     const bool sameShape = m_series && stages == m_stages && bars.names == m_names && line.has_value() == m_hasLine
-                           && (!line || line->ownAxis == m_lineOwnAxis);
+        && (!line || line->ownAxis == m_lineOwnAxis);
     if (!sameShape) {
         rebuild(bars, line);
         return;
@@ -238,7 +238,9 @@ void MemoryChartView::setData(const StageChartData& input)
     bars.values.assign(3, {});
     for (std::size_t s = 0; s < input.report.perStage.size(); ++s) {
         const auto& st = input.report.perStage[s];
-        const auto at = [s](const std::vector<std::int64_t>& v) { return s < v.size() ? static_cast<double>(v[s]) : 0.0; };
+        const auto at = [s](const std::vector<std::int64_t>& v) {
+            return s < v.size() ? static_cast<double>(v[s]) : 0.0;
+        };
         const double total = static_cast<double>(st.peakMemoryBytes);
         const double w = std::min(total, at(input.staticBytes));
         const double k = std::min(total - w, std::max(0, st.peakWeightVersions - 1) * at(input.paramBytes));
@@ -284,8 +286,8 @@ void LagChartView::setData(const StageChartData& input)
             }
         }
     }
-    const QColor lagColors[] = {QColor(0x86, 0xef, 0xac), QColor(0xfb, 0xbf, 0x24), QColor(0xf9, 0x73, 0x16),
-                                QColor(0xdc, 0x26, 0x26)};
+    const QColor lagColors[] = {
+        QColor(0x86, 0xef, 0xac), QColor(0xfb, 0xbf, 0x24), QColor(0xf9, 0x73, 0x16), QColor(0xdc, 0x26, 0x26)};
     for (int lag = 0; lag <= maxLag; ++lag) {
         bars.names << tr("lag %1").arg(lag);
         bars.colors.push_back(lagColors[std::min(lag, 3)]);

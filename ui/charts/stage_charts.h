@@ -25,12 +25,12 @@ namespace bs::ui {
 /// What the stage charts show for one run.
 struct StageChartData
 {
-    QString title;                             ///< run label
+    QString title; ///< run label
     profiler::Report report;
-    std::vector<std::int64_t> staticBytes;     ///< per stage: weights, grads, optimizer state
-    std::vector<std::int64_t> paramBytes;      ///< per stage: one weight copy (stash)
-    std::vector<int> lagBound;                 ///< per stage, updates; empty = no bound
-    std::int64_t memoryBudgetBytes = 0;        ///< per stage; 0 = no line
+    std::vector<std::int64_t> staticBytes; ///< per stage: weights, grads, optimizer state
+    std::vector<std::int64_t> paramBytes; ///< per stage: one weight copy (stash)
+    std::vector<int> lagBound; ///< per stage, updates; empty = no bound
+    std::int64_t memoryBudgetBytes = 0; ///< per stage; 0 = no line
 };
 
 /// Applies the house look to a chart (light theme, compact margins, legend at the bottom).
@@ -48,7 +48,11 @@ public:
     int rebuilds() const { return m_rebuilds; }
 
 protected:
-    enum class BarKind { Stacked, Percent };
+    enum class BarKind
+    {
+        Stacked,
+        Percent
+    };
     struct Bars
     {
         QString title;
@@ -65,7 +69,7 @@ protected:
         QString name;
         QPen pen;
         std::vector<QPointF> points; ///< x = stage index
-        bool ownAxis = false;        ///< right-hand axis titled axisTitle, range 0..axisMax
+        bool ownAxis = false; ///< right-hand axis titled axisTitle, range 0..axisMax
         QString axisTitle;
         double axisMax = 1;
     };

@@ -8,14 +8,22 @@ using profiler::EventKind;
 ColorRole roleOf(EventKind kind)
 {
     switch (kind) {
-    case EventKind::Forward: return ColorRole::Forward;
-    case EventKind::Backward: return ColorRole::Backward;
-    case EventKind::BackwardInput: return ColorRole::BackwardInput;
-    case EventKind::BackwardWeight: return ColorRole::BackwardWeight;
-    case EventKind::Update: return ColorRole::Update;
-    case EventKind::Send: return ColorRole::Send;
-    case EventKind::Kernel: return ColorRole::Kernel;
-    case EventKind::Marker: return ColorRole::Marker;
+    case EventKind::Forward:
+        return ColorRole::Forward;
+    case EventKind::Backward:
+        return ColorRole::Backward;
+    case EventKind::BackwardInput:
+        return ColorRole::BackwardInput;
+    case EventKind::BackwardWeight:
+        return ColorRole::BackwardWeight;
+    case EventKind::Update:
+        return ColorRole::Update;
+    case EventKind::Send:
+        return ColorRole::Send;
+    case EventKind::Kernel:
+        return ColorRole::Kernel;
+    case EventKind::Marker:
+        return ColorRole::Marker;
     }
     return ColorRole::Marker;
 }
@@ -23,15 +31,23 @@ ColorRole roleOf(EventKind kind)
 ColorRole roleOf(BubbleCause cause)
 {
     switch (cause) {
-    case BubbleCause::WarmUp: return ColorRole::BubbleWarmUp;
-    case BubbleCause::Drain: return ColorRole::BubbleDrain;
-    case BubbleCause::Flush: return ColorRole::BubbleFlush;
-    case BubbleCause::Dependency: return ColorRole::BubbleDependency;
-    case BubbleCause::Comm: return ColorRole::BubbleComm;
+    case BubbleCause::WarmUp:
+        return ColorRole::BubbleWarmUp;
+    case BubbleCause::Drain:
+        return ColorRole::BubbleDrain;
+    case BubbleCause::Flush:
+        return ColorRole::BubbleFlush;
+    case BubbleCause::Dependency:
+        return ColorRole::BubbleDependency;
+    case BubbleCause::Comm:
+        return ColorRole::BubbleComm;
     }
     return ColorRole::BubbleDependency;
 }
 
-bool isBubbleRole(ColorRole role) { return role >= ColorRole::BubbleWarmUp; }
+bool isBubbleRole(ColorRole role)
+{
+    return role >= ColorRole::BubbleWarmUp;
+}
 
 } // namespace bs::ui

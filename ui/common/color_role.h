@@ -10,7 +10,8 @@
 namespace bs::ui {
 
 /// What a drawn interval means; the palette (ui/common/palette.h) maps it to a colour.
-enum class ColorRole : std::uint8_t {
+enum class ColorRole : std::uint8_t
+{
     Forward,
     Backward,
     BackwardInput,

@@ -43,6 +43,9 @@ QString formatBytes(double bytes)
     return threeDigits(bytes / (1024.0 * 1024 * 1024)) + QStringLiteral(" GiB");
 }
 
-QString formatPercent(double fraction) { return QString::number(fraction * 100.0, 'f', 1) + QStringLiteral(" %"); }
+QString formatPercent(double fraction)
+{
+    return QString::number(fraction * 100.0, 'f', 1) + QStringLiteral(" %");
+}
 
 } // namespace bs::ui

@@ -1,17 +1,23 @@
 #pragma once
 // The only place std::string and QString meet (STYLE.md B.13), plus the UI's number formats.
 
-#include "base/time.h"
-
 #include <QString>
 
 #include <string>
 #include <string_view>
 
+#include "base/time.h"
+
 namespace bs::ui {
 
-inline QString toQt(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
-inline std::string fromQt(const QString& s) { return s.toStdString(); }
+inline QString toQt(std::string_view s)
+{
+    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
+}
+inline std::string fromQt(const QString& s)
+{
+    return s.toStdString();
+}
 
 /// "850 ns", "12.5 µs", "3.20 ms", "1.25 s": three significant digits, unit chosen by magnitude.
 QString formatDuration(double ns);

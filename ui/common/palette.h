@@ -20,13 +20,34 @@ QColor bubbleCauseColor(profiler::BubbleCause cause);
 QString bubbleCauseLabel(profiler::BubbleCause cause);
 
 namespace palette {
-inline QColor background() { return QColor(0xfb, 0xfb, 0xfc); }
-inline QColor laneBand() { return QColor(0xf1, 0xf3, 0xf6); }
-inline QColor gridLine() { return QColor(0xdd, 0xe1, 0xe7); }
-inline QColor text() { return QColor(0x1f, 0x29, 0x37); }
-inline QColor mutedText() { return QColor(0x6b, 0x72, 0x80); }
-inline QColor accent() { return QColor(0x25, 0x63, 0xeb); }
-inline QColor budgetLine() { return QColor(0xdc, 0x26, 0x26); }
+inline QColor background()
+{
+    return QColor(0xfb, 0xfb, 0xfc);
+}
+inline QColor laneBand()
+{
+    return QColor(0xf1, 0xf3, 0xf6);
+}
+inline QColor gridLine()
+{
+    return QColor(0xdd, 0xe1, 0xe7);
+}
+inline QColor text()
+{
+    return QColor(0x1f, 0x29, 0x37);
+}
+inline QColor mutedText()
+{
+    return QColor(0x6b, 0x72, 0x80);
+}
+inline QColor accent()
+{
+    return QColor(0x25, 0x63, 0xeb);
+}
+inline QColor budgetLine()
+{
+    return QColor(0xdc, 0x26, 0x26);
+}
 } // namespace palette
 
 } // namespace bs::ui

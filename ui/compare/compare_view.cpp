@@ -58,7 +58,7 @@ CompareView::CompareView(QWidget* parent)
     side->addWidget(m_table);
     auto* note = new QLabel(tr("Difference: first run vs second (× for ratios, pp for percentage points). "
                                "Green: first run is better."),
-                            this);
+        this);
     note->setWordWrap(true);
     note->setStyleSheet(QStringLiteral("color: #6b7280; font-size: 8pt;"));
     side->addWidget(note);
@@ -78,15 +78,16 @@ TimelineView* CompareView::timeline(int slot) const
     return slot >= 0 && slot < kSlots ? m_slots[static_cast<std::size_t>(slot)].view : nullptr;
 }
 
-void CompareView::setSlot(int slot, const QString& title, const QString& detail,
-                          std::shared_ptr<const TimelineIndex> index)
+void CompareView::setSlot(
+    int slot, const QString& title, const QString& detail, std::shared_ptr<const TimelineIndex> index)
 {
     if (slot < 0 || slot >= kSlots) {
         return;
     }
     Slot& s = m_slots[static_cast<std::size_t>(slot)];
-    s.title->setText(QStringLiteral("<b>") + title.toHtmlEscaped() + QStringLiteral("</b>&nbsp;&nbsp;<span style='color:#6b7280'>")
-                     + detail.toHtmlEscaped() + QStringLiteral("</span>"));
+    s.title->setText(QStringLiteral("<b>") + title.toHtmlEscaped()
+        + QStringLiteral("</b>&nbsp;&nbsp;<span style='color:#6b7280'>") + detail.toHtmlEscaped()
+        + QStringLiteral("</span>"));
     s.view->setIndex(std::move(index));
 }
 
@@ -96,7 +97,10 @@ void CompareView::setSummaries(std::vector<RunSummary> summaries)
     m_table->resizeColumnsToContents();
 }
 
-void CompareView::setStageReport(const profiler::Report& report) { m_stageModel->setReport(report); }
+void CompareView::setStageReport(const profiler::Report& report)
+{
+    m_stageModel->setReport(report);
+}
 
 void CompareView::fitToRuns()
 {

@@ -11,8 +11,7 @@ namespace bs::ui {
 
 ComparisonModel::ComparisonModel(QObject* parent)
     : QAbstractTableModel(parent)
-{
-}
+{}
 
 void ComparisonModel::setRuns(std::vector<RunSummary> runs)
 {
@@ -24,18 +23,28 @@ void ComparisonModel::setRuns(std::vector<RunSummary> runs)
 double ComparisonModel::value(const RunSummary& run, Metric metric)
 {
     switch (metric) {
-    case Metric::BubbleFraction: return run.bubbleFraction;
-    case Metric::SteadyBubbleFraction: return run.steadyBubbleFraction;
-    case Metric::Throughput: return run.throughput;
-    case Metric::Makespan: return static_cast<double>(run.makespan);
-    case Metric::PeakMemory: return static_cast<double>(run.peakMemoryBytes);
-    case Metric::MaxVersionLag: return run.maxVersionLag;
-    case Metric::LagBound: return run.lagBound;
+    case Metric::BubbleFraction:
+        return run.bubbleFraction;
+    case Metric::SteadyBubbleFraction:
+        return run.steadyBubbleFraction;
+    case Metric::Throughput:
+        return run.throughput;
+    case Metric::Makespan:
+        return static_cast<double>(run.makespan);
+    case Metric::PeakMemory:
+        return static_cast<double>(run.peakMemoryBytes);
+    case Metric::MaxVersionLag:
+        return run.maxVersionLag;
+    case Metric::LagBound:
+        return run.lagBound;
     }
     return 0;
 }
 
-int ComparisonModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : kMetricCount; }
+int ComparisonModel::rowCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : kMetricCount;
+}
 
 int ComparisonModel::columnCount(const QModelIndex& parent) const
 {
@@ -49,12 +58,18 @@ QString ComparisonModel::formatValue(Metric metric, double v) const
 {
     switch (metric) {
     case Metric::BubbleFraction:
-    case Metric::SteadyBubbleFraction: return formatPercent(v);
-    case Metric::Throughput: return QString::number(v, 'f', v >= 100 ? 0 : 1) + tr(" seq/s");
-    case Metric::Makespan: return formatDuration(v);
-    case Metric::PeakMemory: return formatBytes(v);
-    case Metric::MaxVersionLag: return QString::number(static_cast<int>(v));
-    case Metric::LagBound: return v < 0 ? tr("n/a") : QString::number(static_cast<int>(v));
+    case Metric::SteadyBubbleFraction:
+        return formatPercent(v);
+    case Metric::Throughput:
+        return QString::number(v, 'f', v >= 100 ? 0 : 1) + tr(" seq/s");
+    case Metric::Makespan:
+        return formatDuration(v);
+    case Metric::PeakMemory:
+        return formatBytes(v);
+    case Metric::MaxVersionLag:
+        return QString::number(static_cast<int>(v));
+    case Metric::LagBound:
+        return v < 0 ? tr("n/a") : QString::number(static_cast<int>(v));
     }
     return {};
 }
@@ -70,7 +85,7 @@ QVariant ComparisonModel::differenceCell(Metric metric, int role) const
         // Green where the first run is better: less bubble/time/memory, more throughput.
         const bool higherIsBetter = metric == Metric::Throughput;
         const bool lowerIsBetter = metric == Metric::BubbleFraction || metric == Metric::SteadyBubbleFraction
-                                   || metric == Metric::Makespan || metric == Metric::PeakMemory;
+            || metric == Metric::Makespan || metric == Metric::PeakMemory;
         if ((higherIsBetter && a > b) || (lowerIsBetter && a < b)) {
             return QBrush(QColor(0x15, 0x80, 0x3d));
         }
@@ -87,12 +102,16 @@ QVariant ComparisonModel::differenceCell(Metric metric, int role) const
     }
     switch (metric) {
     case Metric::BubbleFraction:
-    case Metric::SteadyBubbleFraction: return QString(QString::number((a - b) * 100.0, 'f', 1) + tr(" pp"));
+    case Metric::SteadyBubbleFraction:
+        return QString(QString::number((a - b) * 100.0, 'f', 1) + tr(" pp"));
     case Metric::Throughput:
-    case Metric::Makespan: return b != 0 ? QString(QString::number(a / b, 'f', 2) + QStringLiteral("×")) : QString();
-    case Metric::PeakMemory: return QString((a >= b ? QStringLiteral("+") : QStringLiteral("−")) + formatBytes(std::fabs(a - b)));
+    case Metric::Makespan:
+        return b != 0 ? QString(QString::number(a / b, 'f', 2) + QStringLiteral("×")) : QString();
+    case Metric::PeakMemory:
+        return QString((a >= b ? QStringLiteral("+") : QStringLiteral("−")) + formatBytes(std::fabs(a - b)));
     case Metric::MaxVersionLag:
-    case Metric::LagBound: return QString::number(static_cast<int>(a - b));
+    case Metric::LagBound:
+        return QString::number(static_cast<int>(a - b));
     }
     return {};
 }
@@ -109,10 +128,14 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const
     }
     const double v = value(m_runs[column], metric);
     switch (role) {
-    case Qt::DisplayRole: return formatValue(metric, v);
-    case RawValueRole: return v;
-    case Qt::TextAlignmentRole: return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
-    default: return {};
+    case Qt::DisplayRole:
+        return formatValue(metric, v);
+    case RawValueRole:
+        return v;
+    case Qt::TextAlignmentRole:
+        return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
+    default:
+        return {};
     }
 }
 
@@ -128,13 +151,20 @@ QVariant ComparisonModel::headerData(int section, Qt::Orientation orientation, i
         return tr("difference");
     }
     switch (static_cast<Metric>(section)) {
-    case Metric::BubbleFraction: return tr("bubble");
-    case Metric::SteadyBubbleFraction: return tr("bubble (steady)");
-    case Metric::Throughput: return tr("throughput");
-    case Metric::Makespan: return tr("makespan");
-    case Metric::PeakMemory: return tr("peak memory / stage");
-    case Metric::MaxVersionLag: return tr("max version lag");
-    case Metric::LagBound: return tr("drift bound");
+    case Metric::BubbleFraction:
+        return tr("bubble");
+    case Metric::SteadyBubbleFraction:
+        return tr("bubble (steady)");
+    case Metric::Throughput:
+        return tr("throughput");
+    case Metric::Makespan:
+        return tr("makespan");
+    case Metric::PeakMemory:
+        return tr("peak memory / stage");
+    case Metric::MaxVersionLag:
+        return tr("max version lag");
+    case Metric::LagBound:
+        return tr("drift bound");
     }
     return {};
 }

@@ -15,7 +15,8 @@ class ComparisonModel : public QAbstractTableModel
 {
     Q_OBJECT
 public:
-    enum class Metric {
+    enum class Metric
+    {
         BubbleFraction,
         SteadyBubbleFraction,
         Throughput,

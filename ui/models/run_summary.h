@@ -11,13 +11,13 @@ namespace bs::ui {
 struct RunSummary
 {
     std::string label;
-    double bubbleFraction = 0;       ///< report.bubbleFraction
+    double bubbleFraction = 0; ///< report.bubbleFraction
     double steadyBubbleFraction = 0; ///< report.steadyBubbleFraction
-    double throughput = 0;           ///< sequences per second (virtual or wall)
+    double throughput = 0; ///< sequences per second (virtual or wall)
     profiler::TimeNs makespan = 0; ///< ns
     std::int64_t peakMemoryBytes = 0; ///< largest stage
-    int maxVersionLag = 0;            ///< largest stage
-    int lagBound = -1;                ///< drift bound in updates; -1 = not applicable
+    int maxVersionLag = 0; ///< largest stage
+    int lagBound = -1; ///< drift bound in updates; -1 = not applicable
 
     static RunSummary fromReport(std::string label, const profiler::Report& report, double throughput, int lagBound);
 };

@@ -12,7 +12,8 @@ class StageStatsModel : public QAbstractTableModel
 {
     Q_OBJECT
 public:
-    enum Column {
+    enum Column
+    {
         Busy,
         Idle,
         Bubble,

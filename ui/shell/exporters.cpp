@@ -18,9 +18,10 @@ QStringList configExportFilters()
     QStringList filters;
     for (const auto& f : runtime::exportFormats()) {
         const auto dot = f.suggestedFileName.rfind('.');
-        const std::string pattern = dot == std::string::npos ? f.suggestedFileName : "*" + f.suggestedFileName.substr(dot);
+        const std::string pattern =
+            dot == std::string::npos ? f.suggestedFileName : "*" + f.suggestedFileName.substr(dot);
         filters << toQt(f.name) + QStringLiteral(" — ") + toQt(f.summary) + QStringLiteral(" (") + toQt(pattern)
-                       + QStringLiteral(")");
+                + QStringLiteral(")");
     }
     return filters;
 }
@@ -51,7 +52,10 @@ bool exportConfig(const WhatIfConfig& config, const QString& format, const QStri
     return written.has_value();
 }
 
-QString configToToml(const WhatIfConfig& config) { return toQt(runtime::toToml(toRunConfig(config))); }
+QString configToToml(const WhatIfConfig& config)
+{
+    return toQt(runtime::toToml(toRunConfig(config)));
+}
 
 std::optional<WhatIfConfig> configFromToml(const QString& toml, QString* error)
 {

@@ -4,11 +4,11 @@
 #include "profiler/io/chrome_trace.h"
 #include "runtime/rundir/run_dir_reader.h"
 #include "runtime/schedule/catalogue.h"
+#include "ui/bridge/simulated_backend.h"
 #include "ui/charts/loss_chart.h"
 #include "ui/charts/stage_charts.h"
 #include "ui/common/format.h"
 #include "ui/compare/compare_view.h"
-#include "ui/bridge/simulated_backend.h"
 #ifdef BS_HAVE_RUN_SESSION
 #include "ui/bridge/run_session_backend.h"
 #endif
@@ -56,14 +56,14 @@ std::vector<int> lagBounds(const PredictedRun& run)
 RunSummary summaryOf(const PredictedRun& run, const profiler::Report& report)
 {
     return RunSummary::fromReport(scheduleDisplayName(run.result.schedule.params.name), report,
-                                  run.result.throughputSamplesPerSecond, run.lagBound);
+        run.result.throughputSamplesPerSecond, run.lagBound);
 }
 
 QString figuresLine(const profiler::Report& report, double throughput)
 {
     return QObject::tr("bubble %1 · %2 seq/s · makespan %3")
         .arg(formatPercent(report.bubbleFraction), QString::number(throughput, 'f', 0),
-             formatDuration(static_cast<double>(report.makespan)));
+            formatDuration(static_cast<double>(report.makespan)));
 }
 
 } // namespace
@@ -94,9 +94,8 @@ MainWindow::MainWindow(bool restore, QWidget* parent)
     connect(m_runs, &RunController::runStarted, this, &MainWindow::onRunStarted);
     connect(m_runs, &RunController::runUpdated, this, &MainWindow::onRunUpdated);
     connect(m_runs, &RunController::runFinished, this, &MainWindow::onRunFinished);
-    connect(m_runs, &RunController::runFailed, this, [this](int, const QString& message) {
-        statusBar()->showMessage(tr("Run ended: %1").arg(message), 8000);
-    });
+    connect(m_runs, &RunController::runFailed, this,
+        [this](int, const QString& message) { statusBar()->showMessage(tr("Run ended: %1").arg(message), 8000); });
     connect(m_runs, &RunController::idle, this, [this] { m_stopAction->setEnabled(false); });
     resize(1600, 1000);
     if (restore) {
@@ -130,8 +129,8 @@ void MainWindow::buildUi()
     table->setMaximumWidth(470);
     row->addWidget(table);
     table->setVisible(true);
-    for (QWidget* w : {static_cast<QWidget*>(m_bubbles), static_cast<QWidget*>(m_memory),
-                       static_cast<QWidget*>(m_lag), static_cast<QWidget*>(m_loss)}) {
+    for (QWidget* w : {static_cast<QWidget*>(m_bubbles), static_cast<QWidget*>(m_memory), static_cast<QWidget*>(m_lag),
+             static_cast<QWidget*>(m_loss)}) {
         w->setMinimumHeight(240);
         row->addWidget(w, 1);
     }
@@ -173,10 +172,10 @@ void MainWindow::buildActions()
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About Bubblescope"), this, [this] {
         QMessageBox::about(this, tr("About Bubblescope"),
-                           tr("<b>Bubblescope %1</b><p>Profiler and tuner for pipeline-parallel training: "
-                              "where the pipeline idles, how much memory each stage holds, and how far "
-                              "weights drift (PACI, 1F1B, GPipe, zero-bubble).</p>")
-                               .arg(QApplication::applicationVersion()));
+            tr("<b>Bubblescope %1</b><p>Profiler and tuner for pipeline-parallel training: "
+               "where the pipeline idles, how much memory each stage holds, and how far "
+               "weights drift (PACI, 1F1B, GPipe, zero-bubble).</p>")
+                .arg(QApplication::applicationVersion()));
     });
 
     QToolBar* tools = addToolBar(tr("Run"));
@@ -199,13 +198,13 @@ void MainWindow::onPredicted(const PredictionPtr& prediction)
         return;
     }
     const auto& a = prediction->primary;
-    m_compare->setSlot(0, toQt(a.label), tr("predicted · ") + figuresLine(a.result.report, a.result.throughputSamplesPerSecond),
-                       a.index);
+    m_compare->setSlot(0, toQt(a.label),
+        tr("predicted · ") + figuresLine(a.result.report, a.result.throughputSamplesPerSecond), a.index);
     std::vector<RunSummary> summaries{summaryOf(a, a.result.report)};
     if (prediction->baseline) {
         const auto& b = *prediction->baseline;
         m_compare->setSlot(1, toQt(b.label),
-                           tr("predicted · ") + figuresLine(b.result.report, b.result.throughputSamplesPerSecond), b.index);
+            tr("predicted · ") + figuresLine(b.result.report, b.result.throughputSamplesPerSecond), b.index);
         summaries.push_back(summaryOf(b, b.result.report));
     } else {
         m_compare->setSlot(1, tr("no comparison"), QString(), nullptr);
@@ -287,7 +286,10 @@ bool MainWindow::runDemoToEnd(const DemoOptions& options, int timeoutMs)
     return m_live[0] && m_live[1] && m_live[0]->latest && m_live[1]->latest && m_live[1]->latest->finished;
 }
 
-void MainWindow::stopRuns() { m_runs->stop(); }
+void MainWindow::stopRuns()
+{
+    m_runs->stop();
+}
 
 void MainWindow::onRunStarted(int run, const QString& label)
 {
@@ -312,9 +314,9 @@ void MainWindow::onRunUpdated(int run, const RunUpdatePtr& update)
     const BubbleRules rules{!live->plan.result.schedule.asynchronous, live->plan.result.schedule.params.microbatches};
     const QString source = live->measured ? tr("live · LibTorch") : tr("live · simulated backend");
     m_compare->setSlot(it->second, toQt(update->label),
-                       source + QStringLiteral(" · ") + QString::number(static_cast<int>(update->progress * 100))
-                           + QStringLiteral(" %"),
-                       TimelineIndex::build(update->trace, rules));
+        source + QStringLiteral(" · ") + QString::number(static_cast<int>(update->progress * 100))
+            + QStringLiteral(" %"),
+        TimelineIndex::build(update->trace, rules));
     showLoss(it->second, *update);
 }
 
@@ -347,17 +349,17 @@ void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
         live->plan.result.trace = update->trace;
         const double seconds = toSeconds(update->report->makespan);
         const auto& params = live->plan.result.schedule.params;
-        live->plan.result.throughputSamplesPerSecond =
-            seconds > 0 ? static_cast<double>(params.microbatches * params.batches * m_tuning->config().microBatchSize) / seconds
-                        : 0.0;
-        live->plan.index = TimelineIndex::build(update->trace, BubbleRules{!live->plan.result.schedule.asynchronous,
-                                                                            params.microbatches});
+        live->plan.result.throughputSamplesPerSecond = seconds > 0
+            ? static_cast<double>(params.microbatches * params.batches * m_tuning->config().microBatchSize) / seconds
+            : 0.0;
+        live->plan.index = TimelineIndex::build(
+            update->trace, BubbleRules{!live->plan.result.schedule.asynchronous, params.microbatches});
     }
     const profiler::Report& report = update->report ? *update->report : live->plan.result.report;
     m_compare->setSlot(it->second, toQt(update->label),
-                       (live->measured ? tr("finished · LibTorch · ") : tr("finished · simulated backend · "))
-                           + figuresLine(report, live->plan.result.throughputSamplesPerSecond),
-                       live->plan.index);
+        (live->measured ? tr("finished · LibTorch · ") : tr("finished · simulated backend · "))
+            + figuresLine(report, live->plan.result.throughputSamplesPerSecond),
+        live->plan.index);
     m_compare->fitToRuns();
     refreshLiveTable();
     if (it->second == 0) {
@@ -421,14 +423,13 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
     profiler::AnalysisOptions options; // memory in micro-batch units unless summary.json has bytes
     options.microbatchesPerBatch = contents->config.pipeline.microbatches;
     options.synchronous = !schedule->asynchronous;
-    options.stashesWeights = schedule->weights == runtime::WeightPolicy::Stash
-                             || schedule->weights == runtime::WeightPolicy::TwoVersions;
+    options.stashesWeights =
+        schedule->weights == runtime::WeightPolicy::Stash || schedule->weights == runtime::WeightPolicy::TwoVersions;
     run.result.report = profiler::analyze(*run.result.trace, options);
     const double seconds = toSeconds(run.result.report.makespan);
     if (seconds > 0) {
         run.result.throughputSamplesPerSecond = static_cast<double>(contents->config.pipeline.microbatches)
-                                                * contents->config.pipeline.microBatchSize
-                                                * contents->config.training.steps / seconds;
+            * contents->config.pipeline.microBatchSize * contents->config.training.steps / seconds;
     }
     if (contents->summary && contents->summary->contains("per_stage")) {
         const auto& stages = (*contents->summary)["per_stage"];
@@ -442,8 +443,8 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
     curve.label = toQt(run.label);
     for (const auto& record : contents->metrics) {
         if (record.contains("train_loss")) {
-            curve.samples.push_back({record.value("virtual_time_s", 0.0), record.value("step", 0),
-                                     record.value("train_loss", 0.0)});
+            curve.samples.push_back(
+                {record.value("virtual_time_s", 0.0), record.value("step", 0), record.value("train_loss", 0.0)});
         }
     }
     m_lossCurves.push_back(std::move(curve));
@@ -458,8 +459,8 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
     final->report = run.result.report;
     final->finished = true;
     m_live[static_cast<std::size_t>(slot)] = LiveRun{run, final};
-    m_compare->setSlot(slot, toQt(run.label), tr("opened · ") + figuresLine(run.result.report, run.result.throughputSamplesPerSecond),
-                       run.index);
+    m_compare->setSlot(slot, toQt(run.label),
+        tr("opened · ") + figuresLine(run.result.report, run.result.throughputSamplesPerSecond), run.index);
     m_compare->fitToRuns();
     refreshLiveTable();
     if (slot == 0) {
@@ -475,8 +476,7 @@ void MainWindow::exportConfig()
     const QStringList filters = configExportFilters();
     QString filter = filters.value(0);
     const QString path = QFileDialog::getSaveFileName(this, tr("Export tuned configuration"),
-                                                      QStringLiteral("bubblescope.toml"), filters.join(QStringLiteral(";;")),
-                                                      &filter);
+        QStringLiteral("bubblescope.toml"), filters.join(QStringLiteral(";;")), &filter);
     if (path.isEmpty()) {
         return;
     }
@@ -490,8 +490,8 @@ void MainWindow::exportConfig()
 
 void MainWindow::exportTrace()
 {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export trace"), QStringLiteral("trace.json"),
-                                                      tr("Chrome trace (*.json)"));
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export trace"), QStringLiteral("trace.json"), tr("Chrome trace (*.json)"));
     if (path.isEmpty()) {
         return;
     }
@@ -504,7 +504,8 @@ void MainWindow::exportTrace()
         QString target = path;
         if (slot > 0) {
             const qsizetype dot = path.lastIndexOf(QLatin1Char('.'));
-            target = dot > 0 ? QString(path.left(dot) + QStringLiteral("-2") + path.mid(dot)) : QString(path + QStringLiteral("-2"));
+            target = dot > 0 ? QString(path.left(dot) + QStringLiteral("-2") + path.mid(dot))
+                             : QString(path + QStringLiteral("-2"));
         }
         QString error;
         if (!bs::ui::exportTrace(*index->snapshot(), target, &error)) {
@@ -523,9 +524,9 @@ void MainWindow::exportPanels()
     }
     QString error;
     const bool ok = exportPng(m_compare, dir + QStringLiteral("/timelines.png"), &error)
-                    && exportPng(m_bubbles, dir + QStringLiteral("/bubbles.png"), &error)
-                    && exportPng(m_memory, dir + QStringLiteral("/memory.png"), &error)
-                    && exportPng(m_lag, dir + QStringLiteral("/lag.png"), &error);
+        && exportPng(m_bubbles, dir + QStringLiteral("/bubbles.png"), &error)
+        && exportPng(m_memory, dir + QStringLiteral("/memory.png"), &error)
+        && exportPng(m_lag, dir + QStringLiteral("/lag.png"), &error);
     if (!ok) {
         QMessageBox::warning(this, tr("Export failed"), error);
     }

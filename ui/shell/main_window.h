@@ -26,8 +26,8 @@ class TuningPanel;
 
 struct DemoOptions
 {
-    int batches = 4;           ///< global batches per demo run
-    double wallSeconds = 4.0;  ///< replay pacing per run; 0 = instant
+    int batches = 4; ///< global batches per demo run
+    double wallSeconds = 4.0; ///< replay pacing per run; 0 = instant
     std::string schedule = "paci";
     std::string baseline = "1f1b";
     /// Train for real with the LibTorch runtime (RunSession) instead of replaying the simulator.
@@ -67,7 +67,11 @@ protected:
     void closeEvent(QCloseEvent* event) override;
 
 private:
-    enum class Mode { Prediction, Live };
+    enum class Mode
+    {
+        Prediction,
+        Live
+    };
     struct LiveRun
     {
         PredictedRun plan; ///< the simulated run (replayed, or the prediction next to a live run)
@@ -105,7 +109,7 @@ private:
     Mode m_mode = Mode::Prediction;
     std::array<std::optional<LiveRun>, 2> m_live;
     std::deque<PredictedRun> m_queuedPlans; ///< plans of enqueued runs, in start order
-    std::map<int, int> m_runSlot;           ///< controller run id -> slot
+    std::map<int, int> m_runSlot; ///< controller run id -> slot
     int m_liveStarted = 0;
     int m_opened = 0;
     bool m_liveMeasured = false;

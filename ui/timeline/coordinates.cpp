@@ -25,7 +25,10 @@ void TimelineCoordinates::setTraceRange(TimeNs traceStart, TimeNs traceEnd)
     }
 }
 
-void TimelineCoordinates::setWidth(double widthPx) { m_widthPx = std::max(1.0, widthPx); }
+void TimelineCoordinates::setWidth(double widthPx)
+{
+    m_widthPx = std::max(1.0, widthPx);
+}
 
 bool TimelineCoordinates::isFullyZoomedOut() const
 {

@@ -20,9 +20,8 @@ ColorRole dominantRole(const RowItems& items, std::size_t first, std::size_t las
 
 } // namespace
 
-std::pair<std::size_t, std::size_t> foldRow(const RowItems& items, std::uint32_t row,
-                                            const TimelineCoordinates& coords, const DrawListParams& params,
-                                            std::vector<DrawRect>& out)
+std::pair<std::size_t, std::size_t> foldRow(const RowItems& items, std::uint32_t row, const TimelineCoordinates& coords,
+    const DrawListParams& params, std::vector<DrawRect>& out)
 {
     const std::size_t n = items.size();
     if (n == 0 || coords.widthPx() <= 0) {
@@ -33,8 +32,8 @@ std::pair<std::size_t, std::size_t> foldRow(const RowItems& items, std::uint32_t
     const double minPx = std::max(0.5, params.minBlockPx);
     // First candidate: nothing starting before viewStart - maxDuration can reach into the window.
     const auto lowT = static_cast<TimeNs>(viewStart) - items.maxDuration;
-    std::size_t i = static_cast<std::size_t>(std::lower_bound(items.start.begin(), items.start.end(), lowT)
-                                             - items.start.begin());
+    std::size_t i =
+        static_cast<std::size_t>(std::lower_bound(items.start.begin(), items.start.end(), lowT) - items.start.begin());
     std::size_t visible = 0;
     std::size_t folded = 0;
     while (i < n && static_cast<double>(items.start[i]) < viewEnd) {
@@ -46,7 +45,7 @@ std::pair<std::size_t, std::size_t> foldRow(const RowItems& items, std::uint32_t
         const double x1 = coords.toPx(static_cast<double>(items.end[i]));
         if (x1 - x0 >= minPx) {
             out.push_back({static_cast<float>(x0), static_cast<float>(x1 - x0), row, items.role[i], items.label[i], 1,
-                           static_cast<std::uint32_t>(i)});
+                static_cast<std::uint32_t>(i)});
             ++visible;
             ++i;
             continue;
@@ -64,7 +63,7 @@ std::pair<std::size_t, std::size_t> foldRow(const RowItems& items, std::uint32_t
         const double w = std::max(coords.toPx(static_cast<double>(endT)) - x0, count > 1 ? minPx : 1.0);
         const ColorRole role = count > 1 ? dominantRole(items, i, last) : items.role[i];
         out.push_back({static_cast<float>(x0), static_cast<float>(w), row, role, count > 1 ? -1 : items.label[i],
-                       static_cast<std::uint32_t>(count), static_cast<std::uint32_t>(i)});
+            static_cast<std::uint32_t>(count), static_cast<std::uint32_t>(i)});
         visible += count;
         folded += count > 1 ? count : 0;
         i = last;

@@ -19,10 +19,12 @@ namespace {
 constexpr std::int16_t kNoLag = std::numeric_limits<std::int16_t>::min();
 constexpr int kLaneCount = 3;
 
-bool isBusy(const TraceEvent& e) { return e.kind != EventKind::Marker && e.end > e.start; }
+bool isBusy(const TraceEvent& e)
+{
+    return e.kind != EventKind::Marker && e.end > e.start;
+}
 
 } // namespace
-
 
 void RowItems::push(TimeNs s, TimeNs e, ColorRole r, std::int32_t l, std::uint32_t src)
 {
@@ -54,8 +56,8 @@ std::shared_ptr<const TimelineIndex> TimelineIndex::build(std::shared_ptr<const 
     return build(std::move(snapshot), rules);
 }
 
-std::shared_ptr<const TimelineIndex> TimelineIndex::build(std::shared_ptr<const profiler::TraceSnapshot> snapshot,
-                                                          const BubbleRules& rules)
+std::shared_ptr<const TimelineIndex> TimelineIndex::build(
+    std::shared_ptr<const profiler::TraceSnapshot> snapshot, const BubbleRules& rules)
 {
     auto index = std::make_shared<TimelineIndex>();
     index->m_snapshot = std::move(snapshot);
@@ -84,7 +86,8 @@ std::shared_ptr<const TimelineIndex> TimelineIndex::build(std::shared_ptr<const 
     for (int s = 0; s < stages; ++s) {
         for (int l = 0; l < kLaneCount; ++l) {
             if (lanesUsed[static_cast<std::size_t>(s)][static_cast<std::size_t>(l)]) {
-                rowOf[static_cast<std::size_t>(s)][static_cast<std::size_t>(l)] = static_cast<int>(index->m_rows.size());
+                rowOf[static_cast<std::size_t>(s)][static_cast<std::size_t>(l)] =
+                    static_cast<int>(index->m_rows.size());
                 index->m_rows.push_back({s, static_cast<Lane>(l)});
             }
         }
@@ -100,9 +103,8 @@ std::shared_ptr<const TimelineIndex> TimelineIndex::build(std::shared_ptr<const 
     index->m_lag.assign(n, kNoLag);
     for (std::size_t r = 0; r < perRow.size(); ++r) {
         auto& ids = perRow[r];
-        std::stable_sort(ids.begin(), ids.end(), [snap](std::uint32_t a, std::uint32_t b) {
-            return (*snap)[a].start < (*snap)[b].start;
-        });
+        std::stable_sort(ids.begin(), ids.end(),
+            [snap](std::uint32_t a, std::uint32_t b) { return (*snap)[a].start < (*snap)[b].start; });
         RowItems& items = index->m_events[r];
         items.start.reserve(ids.size());
         std::unordered_map<std::int32_t, std::int32_t> forwardVersion;
@@ -154,7 +156,7 @@ void TimelineIndex::addBubbles(std::size_t row, const BubbleRules& rules)
             if (!seenBusy) {
                 cause = BubbleCause::WarmUp;
             } else if (rules.synchronous && m > 0 && e.kind == EventKind::Forward && lastForwardMb >= 0
-                       && e.microbatch / m > lastForwardMb / m) {
+                && e.microbatch / m > lastForwardMb / m) {
                 cause = BubbleCause::Flush;
             }
             emit(busyEnd, e.start, cause);
@@ -168,7 +170,10 @@ void TimelineIndex::addBubbles(std::size_t row, const BubbleRules& rules)
     emit(busyEnd, m_end, seenBusy ? BubbleCause::Drain : BubbleCause::WarmUp);
 }
 
-std::size_t TimelineIndex::eventCount() const { return m_snapshot ? m_snapshot->size() : 0; }
+std::size_t TimelineIndex::eventCount() const
+{
+    return m_snapshot ? m_snapshot->size() : 0;
+}
 
 std::optional<int> TimelineIndex::versionLag(std::size_t eventIndex) const
 {

@@ -4,17 +4,17 @@
 // snapshot, off the paint path. Pure C++ (no Qt), immutable once built, safe to share across threads.
 
 #include "profiler/analysis/report.h"
-#include "base/time.h"
-#include "ui/common/color_role.h"
 #include "profiler/trace/trace_store.h"
+#include "ui/common/color_role.h"
 
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
 
-namespace bs::ui {
+#include "base/time.h"
 
+namespace bs::ui {
 
 /// One horizontal row of the timeline: a stage's compute, communication or kernel sub-lane.
 struct TimelineRow
@@ -29,9 +29,9 @@ struct RowItems
     std::vector<TimeNs> start;
     std::vector<TimeNs> end;
     std::vector<ColorRole> role;
-    std::vector<std::int32_t> label;   ///< micro-batch (update index for U), -1 for none
+    std::vector<std::int32_t> label; ///< micro-batch (update index for U), -1 for none
     std::vector<std::uint32_t> source; ///< event index in the snapshot, or bubble index
-    TimeNs maxDuration = 0;            ///< lets the cull start at start >= viewStart - maxDuration
+    TimeNs maxDuration = 0; ///< lets the cull start at start >= viewStart - maxDuration
 
     std::size_t size() const { return start.size(); }
     void push(TimeNs s, TimeNs e, ColorRole r, std::int32_t l, std::uint32_t src);
@@ -63,8 +63,8 @@ class TimelineIndex
 {
 public:
     /// Indexes `snapshot` (may be null or empty). O(n log n); about 0.1 s for 10^6 events.
-    static std::shared_ptr<const TimelineIndex> build(std::shared_ptr<const profiler::TraceSnapshot> snapshot,
-                                                      const BubbleRules& rules);
+    static std::shared_ptr<const TimelineIndex> build(
+        std::shared_ptr<const profiler::TraceSnapshot> snapshot, const BubbleRules& rules);
     static std::shared_ptr<const TimelineIndex> build(std::shared_ptr<const profiler::TraceSnapshot> snapshot);
 
     const profiler::TraceSnapshot* snapshot() const { return m_snapshot.get(); }

@@ -15,8 +15,8 @@ TimelineLegend::TimelineLegend(QWidget* parent)
     : QWidget(parent)
 {
     setRoles({ColorRole::Forward, ColorRole::Backward, ColorRole::BackwardInput, ColorRole::BackwardWeight,
-              ColorRole::Update, ColorRole::BubbleWarmUp, ColorRole::BubbleDrain, ColorRole::BubbleFlush,
-              ColorRole::BubbleDependency});
+        ColorRole::Update, ColorRole::BubbleWarmUp, ColorRole::BubbleDrain, ColorRole::BubbleFlush,
+        ColorRole::BubbleDependency});
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
 }
 

@@ -23,9 +23,12 @@ constexpr int kBottomPadPx = 4;
 double laneWeight(profiler::Lane lane)
 {
     switch (lane) {
-    case profiler::Lane::Compute: return 1.0;
-    case profiler::Lane::Comm: return 0.3;
-    case profiler::Lane::Kernel: return 0.45;
+    case profiler::Lane::Compute:
+        return 1.0;
+    case profiler::Lane::Comm:
+        return 0.3;
+    case profiler::Lane::Kernel:
+        return 0.45;
     }
     return 1.0;
 }
@@ -94,9 +97,15 @@ QSize TimelineView::sizeHint() const
     return {900, (m_showRuler ? kRulerPx : 0) + stages * 26};
 }
 
-QSize TimelineView::minimumSizeHint() const { return {kGutterPx + 100, (m_showRuler ? kRulerPx : 0) + 40}; }
+QSize TimelineView::minimumSizeHint() const
+{
+    return {kGutterPx + 100, (m_showRuler ? kRulerPx : 0) + 40};
+}
 
-double TimelineView::eventAreaWidth() const { return std::max(1, width() - kGutterPx - kRightPadPx); }
+double TimelineView::eventAreaWidth() const
+{
+    return std::max(1, width() - kGutterPx - kRightPadPx);
+}
 
 void TimelineView::relayout()
 {
@@ -185,8 +194,7 @@ void TimelineView::paintBackground(QPainter& p) const
     }
     if (!m_index || m_index->eventCount() == 0) {
         p.setPen(palette::mutedText());
-        p.drawText(rect().adjusted(kGutterPx, m_showRuler ? kRulerPx : 0, 0, 0), Qt::AlignCenter,
-                   tr("No events yet"));
+        p.drawText(rect().adjusted(kGutterPx, m_showRuler ? kRulerPx : 0, 0, 0), Qt::AlignCenter, tr("No events yet"));
     }
 }
 
@@ -319,7 +327,7 @@ QString TimelineView::tooltipTextAt(const QPoint& pos) const
         }
         text += tr("<br>start %1<br>duration %2")
                     .arg(formatDuration(static_cast<double>(e.start - m_index->startTime())),
-                         formatDuration(static_cast<double>(e.duration())));
+                        formatDuration(static_cast<double>(e.duration())));
         if (e.bytes > 0) {
             text += tr("<br>%1").arg(formatBytes(static_cast<double>(e.bytes)));
         }
@@ -396,8 +404,8 @@ void TimelineView::mouseMoveEvent(QMouseEvent* event)
 void TimelineView::mouseReleaseEvent(QMouseEvent*)
 {
     if (m_measuring && m_selection) {
-        Q_EMIT rangeSelected(std::min(m_selection->first, m_selection->second),
-                             std::max(m_selection->first, m_selection->second));
+        Q_EMIT rangeSelected(
+            std::min(m_selection->first, m_selection->second), std::max(m_selection->first, m_selection->second));
     }
     m_dragFrom.reset();
     m_measuring = false;

@@ -22,7 +22,7 @@ class TimelineView : public QWidget
     Q_OBJECT
 public:
     static constexpr int kGutterPx = 76; ///< stage labels
-    static constexpr int kRulerPx = 22;  ///< time ruler on top
+    static constexpr int kRulerPx = 22; ///< time ruler on top
     static constexpr int kRightPadPx = 10; ///< keeps the trace's last block off the widget edge
 
     explicit TimelineView(QWidget* parent = nullptr);

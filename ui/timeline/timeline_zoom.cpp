@@ -6,8 +6,7 @@ namespace bs::ui {
 
 TimelineZoom::TimelineZoom(QObject* parent)
     : QObject(parent)
-{
-}
+{}
 
 TimelineCoordinates TimelineZoom::coordinatesFor(double widthPx) const
 {

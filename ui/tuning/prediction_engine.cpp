@@ -17,7 +17,10 @@ PredictionEngine::PredictionEngine(QObject* parent)
     m_sinceRequest.start();
 }
 
-PredictionEngine::~PredictionEngine() { m_watcher.waitForFinished(); }
+PredictionEngine::~PredictionEngine()
+{
+    m_watcher.waitForFinished();
+}
 
 void PredictionEngine::request(const WhatIfConfig& config)
 {
@@ -28,7 +31,10 @@ void PredictionEngine::request(const WhatIfConfig& config)
     m_debounce.start();
 }
 
-bool PredictionEngine::isBusy() const { return m_running || m_pending.has_value() || m_debounce.isActive(); }
+bool PredictionEngine::isBusy() const
+{
+    return m_running || m_pending.has_value() || m_debounce.isActive();
+}
 
 void PredictionEngine::launch()
 {

@@ -50,7 +50,7 @@ private:
     std::optional<WhatIfConfig> m_pending;
     bool m_running = false;
     QElapsedTimer m_sinceRequest;
-    qint64 m_requestNs = 0;      ///< m_sinceRequest time of the request being computed
+    qint64 m_requestNs = 0; ///< m_sinceRequest time of the request being computed
     qint64 m_pendingSinceNs = 0; ///< m_sinceRequest time of the oldest unserved request
     PredictionPtr m_latest;
     double m_lastLatencyMs = 0;

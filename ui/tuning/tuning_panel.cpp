@@ -62,7 +62,10 @@ TuningPanel::TuningPanel(QWidget* parent)
     setConfig(WhatIfConfig{});
 }
 
-TuningPanel::~TuningPanel() { m_search->waitForFinished(); }
+TuningPanel::~TuningPanel()
+{
+    m_search->waitForFinished();
+}
 
 QWidget* TuningPanel::buildControls()
 {
@@ -239,10 +242,10 @@ void TuningPanel::showPrediction(const Prediction& prediction, double latencyMs)
                       "<tr><td>peak memory / stage</td><td align='right'><b>%3</b>%4</td></tr>"
                       "<tr><td>drift bound</td><td align='right'><b>%5 update(s)</b></td></tr>"
                       "</table>")
-                       .arg(QString::number(r.throughputSamplesPerSecond, 'f', 1), formatPercent(r.report.bubbleFraction),
-                            formatBytes(static_cast<double>(peak)),
-                            overBudget ? tr(" <span style='color:#b91c1c'>over budget</span>") : QString(),
-                            QString::number(prediction.primary.lagBound));
+                       .arg(QString::number(r.throughputSamplesPerSecond, 'f', 1),
+                           formatPercent(r.report.bubbleFraction), formatBytes(static_cast<double>(peak)),
+                           overBudget ? tr(" <span style='color:#b91c1c'>over budget</span>") : QString(),
+                           QString::number(prediction.primary.lagBound));
     if (prediction.computeMs > 0) {
         text += tr("<span style='color:#6b7280'>simulated in %1 ms (%2 ms from input)</span>")
                     .arg(QString::number(prediction.computeMs, 'f', 1), QString::number(latencyMs, 'f', 1));
@@ -254,11 +257,14 @@ void TuningPanel::showPrediction(const Prediction& prediction, double latencyMs)
 
 void TuningPanel::showError(const QString& message)
 {
-    m_figures->setText(QStringLiteral("<span style='color:#b91c1c'>") + message.toHtmlEscaped()
-                       + QStringLiteral("</span>"));
+    m_figures->setText(
+        QStringLiteral("<span style='color:#b91c1c'>") + message.toHtmlEscaped() + QStringLiteral("</span>"));
 }
 
-bool TuningPanel::isSearching() const { return m_search->isRunning(); }
+bool TuningPanel::isSearching() const
+{
+    return m_search->isRunning();
+}
 
 void TuningPanel::suggest()
 {
@@ -295,8 +301,8 @@ void TuningPanel::suggestionsFinished()
     for (int i = 0; i < static_cast<int>(top.size()); ++i) {
         const auto& c = top[static_cast<std::size_t>(i)];
         const QStringList cells{QString::number(c.accum), QString::number(c.microBatchSize),
-                                QString::number(c.throughputSamplesPerSecond, 'f', 0), formatPercent(c.bubbleFraction),
-                                formatBytes(static_cast<double>(c.peakMemoryBytes))};
+            QString::number(c.throughputSamplesPerSecond, 'f', 0), formatPercent(c.bubbleFraction),
+            formatBytes(static_cast<double>(c.peakMemoryBytes))};
         for (int col = 0; col < cells.size(); ++col) {
             auto* item = new QTableWidgetItem(cells[col]);
             item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);

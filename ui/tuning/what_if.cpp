@@ -7,9 +7,14 @@ namespace bs::ui {
 std::string scheduleDisplayName(const std::string& schedule)
 {
     static const std::pair<const char*, const char*> names[] = {
-        {"gpipe", "GPipe"},         {"1f1b", "1F1B-flush"},   {"zb-h1", "ZB-H1"},
-        {"zb-h2", "ZB-H2"},         {"pipedream", "PipeDream"}, {"2bw", "PipeDream-2BW"},
-        {"async-1f1b", "async 1F1B"}, {"paci", "PACI"},
+        {"gpipe", "GPipe"},
+        {"1f1b", "1F1B-flush"},
+        {"zb-h1", "ZB-H1"},
+        {"zb-h2", "ZB-H2"},
+        {"pipedream", "PipeDream"},
+        {"2bw", "PipeDream-2BW"},
+        {"async-1f1b", "async 1F1B"},
+        {"paci", "PACI"},
     };
     for (const auto& [key, name] : names) {
         if (schedule == key) {

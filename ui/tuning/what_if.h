@@ -19,9 +19,9 @@ struct WhatIfConfig
     int stages = 8;
     std::string model = "tiny";
     std::string device = "cpu";
-    int accum = 8;          ///< a = micro-batches per global batch
+    int accum = 8; ///< a = micro-batches per global batch
     int microBatchSize = 8; ///< b
-    int batches = 4;        ///< global batches simulated
+    int batches = 4; ///< global batches simulated
     std::int64_t memoryBudgetBytes = 0; ///< per stage; 0 = none
 
     int globalBatch() const { return accum * microBatchSize; }
@@ -34,10 +34,10 @@ struct PredictedRun
     std::string label; ///< "PACI a=8 b=8"
     runtime::SimulationResult result;
     std::shared_ptr<const TimelineIndex> index;
-    std::vector<std::int64_t> staticBytes;     ///< per stage: weights + grads + optimizer state
-    std::vector<std::int64_t> paramBytes;      ///< per stage: one weight copy
+    std::vector<std::int64_t> staticBytes; ///< per stage: weights + grads + optimizer state
+    std::vector<std::int64_t> paramBytes; ///< per stage: one weight copy
     std::vector<std::int64_t> activationBytes; ///< per stage: one in-flight micro-batch
-    int lagBound = 0;                          ///< runtime::driftBound()
+    int lagBound = 0; ///< runtime::driftBound()
 };
 
 struct Prediction
