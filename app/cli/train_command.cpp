@@ -1,0 +1,260 @@
+#include "app/cli/train_command.h"
+
+#include "app/cli/cli_common.h"
+#include "runtime/config/config_presets.h"
+#include "runtime/config/config_toml.h"
+#include "runtime/exec/run_session.h"
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+#include <unistd.h>
+
+namespace bs::cli {
+
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void onInterrupt(int) { g_interrupted = true; }
+
+int printError(const Error& error) { return reportError(error); }
+
+Result<runtime::RunConfig> buildConfig(const TrainArgs& a)
+{
+    runtime::RunConfig c = runtime::demoConfig();
+    if (!a.configPath.empty()) {
+        auto loaded = runtime::loadRunConfig(a.configPath);
+        if (!loaded) {
+            return loaded.error();
+        }
+        c = *loaded;
+    }
+    if (a.model) {
+        auto shape = gptPreset(*a.model);
+        if (!shape) {
+            return shape.error();
+        }
+        c.model.preset = *a.model;
+        c.model.shape = *shape;
+    }
+    if (a.schedule) {
+        c.schedule.name = *a.schedule;
+    }
+    if (a.stages) {
+        c.pipeline.stages = *a.stages;
+    }
+    if (a.microbatches) {
+        c.pipeline.microbatches = *a.microbatches;
+        c.pipeline.accum = 0; // paci: a = m unless --accum says otherwise
+    }
+    if (a.accum) {
+        c.pipeline.accum = *a.accum;
+    }
+    if (c.schedule.name != "paci") {
+        c.pipeline.accum = 0; // only paci has its own window
+    }
+    if (a.microBatchSize) {
+        c.pipeline.microBatchSize = *a.microBatchSize;
+    }
+    if (a.steps) {
+        c.training.steps = *a.steps;
+    }
+    if (a.seed) {
+        c.training.seed = *a.seed;
+        c.data.seed = *a.seed;
+    }
+    if (a.data) {
+        c.data.spec = *a.data;
+    }
+    if (a.threads) {
+        c.device.intraOpThreads = *a.threads;
+    }
+    if (a.evalInterval) {
+        c.training.evalInterval = *a.evalInterval;
+    }
+    if (a.targetLoss) {
+        c.training.targetLoss = *a.targetLoss;
+    }
+    return c;
+}
+
+std::string optionalText(const std::optional<double>& v, int precision = 4)
+{
+    if (!v) {
+        return "-";
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.*f", precision, *v);
+    return buf;
+}
+
+void printProgress(const std::string& name, const runtime::BatchMetrics& b, int steps)
+{
+    std::fprintf(stderr, "\r[%s] step %d/%d  loss %.4f  val %s  virtual %.2fs  %.0f tok/s (virtual)   ", name.c_str(),
+                 b.step + 1, steps, b.trainLoss, optionalText(b.valLoss).c_str(), b.virtualTimeS, b.tokensPerSVirtual);
+    std::fflush(stderr);
+}
+
+// Runs the session on a worker thread; this thread shows progress and forwards Ctrl-C.
+Result<runtime::RunSummary> trainOne(const runtime::RunConfig& config, const TrainArgs& a, bool progress)
+{
+    runtime::SessionOptions options;
+    options.reference = a.reference;
+    options.overwrite = a.overwrite;
+    if (!a.outDir.empty()) {
+        options.outDir = a.outDir;
+    }
+    auto session = runtime::RunSession::create(config, options);
+    if (!session) {
+        return session.error();
+    }
+    const std::string name = a.reference ? "reference" : config.schedule.name;
+    Status result = ok();
+    std::atomic<bool> done{false};
+    std::thread worker([&] {
+        result = session->run();
+        done = true;
+    });
+    while (!done) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (g_interrupted) {
+            session->requestStop();
+        }
+        for (const runtime::BatchMetrics& b : session->pollMetrics()) {
+            if (progress) {
+                printProgress(name, b, config.training.steps);
+            }
+        }
+    }
+    worker.join();
+    if (progress) {
+        std::fputc('\n', stderr);
+    }
+    if (!result) {
+        return result.error();
+    }
+    return session->summary();
+}
+
+void printSummary(const runtime::RunSummary& s)
+{
+    std::cout << "schedule         " << s.schedule << '\n'
+              << "steps            " << s.steps << '\n'
+              << "final train loss " << optionalText(s.finalTrainLoss) << '\n'
+              << "val loss         " << optionalText(s.valLoss) << '\n'
+              << "virtual time     " << optionalText(s.virtualTimeS, 3) << " s\n"
+              << "wall time        " << optionalText(s.wallTimeS, 3) << " s\n"
+              << "tokens/s         " << optionalText(s.tokensPerSVirtual, 0) << " (virtual), "
+              << optionalText(s.tokensPerSWall, 0) << " (wall)\n"
+              << "bubble fraction  " << optionalText(s.bubbleFraction, 3) << '\n'
+              << "time to target   " << optionalText(s.timeToTargetS, 3) << " s (virtual)\n";
+    std::cout << "stage  peak MiB  max lag  mean drift\n";
+    for (const runtime::StageMetrics& st : s.stages) {
+        std::printf("%5d  %8.2f  %7d  %10.2e\n", st.stage, static_cast<double>(st.peakBytes) / (1024.0 * 1024.0),
+                    st.maxLag, st.meanDrift);
+    }
+}
+
+} // namespace
+
+void addTrainOptions(CLI::App& sub, TrainArgs& a)
+{
+    sub.add_option("--config", a.configPath, "Run configuration (TOML); default: the embedded demo");
+    sub.add_option("--schedule", a.schedule, "gpipe, 1f1b, zb-h1, zb-h2, pipedream, 2bw, async-1f1b, paci");
+    sub.add_option("--stages", a.stages, "Pipeline stages p");
+    sub.add_option("--microbatches", a.microbatches, "Micro-batches per global batch m");
+    sub.add_option("--accum", a.accum, "paci: backward passes per local update a (0 = m)");
+    sub.add_option("--micro-batch-size", a.microBatchSize, "Sequences per micro-batch b");
+    sub.add_option("--model", a.model, "GPT preset: tiny, small, gpt2-medium");
+    sub.add_option("--steps", a.steps, "Global batches to train");
+    sub.add_option("--seed", a.seed, "Seed of the weights and the data");
+    sub.add_option("--data", a.data, "synthetic, text:PATH or bin:PATH");
+    sub.add_option("--threads", a.threads, "LibTorch intra-op threads");
+    sub.add_option("--eval-interval", a.evalInterval, "Global batches between validation passes (0 = never)");
+    sub.add_option("--target-loss", a.targetLoss, "Validation loss that counts as reached");
+    sub.add_flag("--reference", a.reference, "Plain non-pipelined training with gradient accumulation");
+    sub.add_option("--out", a.outDir, "Run directory (config.toml, metrics.jsonl, trace.json, summary.json)");
+    sub.add_flag("--overwrite", a.overwrite, "Replace the files of an existing run directory");
+    sub.add_flag("--json", a.json, "Print the summary as one JSON object");
+}
+
+void addTrainCommand(CLI::App& app, int& exitCode)
+{
+    auto args = std::make_shared<TrainArgs>();
+    CLI::App* sub = app.add_subcommand("train", "Train the built-in GPT under a schedule, for real (LibTorch)");
+    addTrainOptions(*sub, *args);
+    sub->callback([args, &exitCode] { exitCode = runTrain(*args); });
+}
+
+int runTrain(const TrainArgs& args)
+{
+    auto config = buildConfig(args);
+    if (!config) {
+        return printError(config.error());
+    }
+    g_interrupted = false;
+    auto previous = std::signal(SIGINT, onInterrupt);
+    auto summary = trainOne(*config, args, isatty(STDERR_FILENO) != 0 && !args.json);
+    std::signal(SIGINT, previous);
+    if (!summary) {
+        return printError(summary.error());
+    }
+    if (args.json) {
+        std::cout << nlohmann::json(*summary).dump(2) << '\n';
+    } else {
+        printSummary(*summary);
+    }
+    return kExitOk;
+}
+
+int runTrainComparison(const TrainArgs& args, const std::vector<std::string>& schedules)
+{
+    std::vector<runtime::RunSummary> results;
+    g_interrupted = false;
+    auto previous = std::signal(SIGINT, onInterrupt);
+    for (const std::string& name : schedules) {
+        TrainArgs one = args;
+        one.schedule = name;
+        one.outDir = args.outDir.empty() ? "" : args.outDir + "/" + name;
+        auto config = buildConfig(one);
+        if (!config) {
+            std::signal(SIGINT, previous);
+            return printError(config.error());
+        }
+        auto summary = trainOne(*config, one, isatty(STDERR_FILENO) != 0 && !args.json);
+        if (!summary) {
+            std::signal(SIGINT, previous);
+            return printError(summary.error());
+        }
+        results.push_back(*summary);
+    }
+    std::signal(SIGINT, previous);
+    if (args.json) {
+        std::cout << nlohmann::json(results).dump(2) << '\n';
+        return kExitOk;
+    }
+    std::optional<double> slowest;
+    for (const auto& r : results) {
+        if (r.timeToTargetS && (!slowest || *r.timeToTargetS > *slowest)) {
+            slowest = r.timeToTargetS;
+        }
+    }
+    std::printf("%-12s %10s %10s %12s %14s %8s %8s\n", "schedule", "train loss", "val loss", "virtual s",
+                "to target s", "speedup", "bubble");
+    for (const auto& r : results) {
+        const std::optional<double> speedup
+            = slowest && r.timeToTargetS ? std::optional<double>(*slowest / *r.timeToTargetS) : std::nullopt;
+        std::printf("%-12s %10s %10s %12.3f %14s %8s %8.3f\n", r.schedule.c_str(), optionalText(r.finalTrainLoss).c_str(),
+                    optionalText(r.valLoss).c_str(), r.virtualTimeS, optionalText(r.timeToTargetS, 3).c_str(),
+                    optionalText(speedup, 2).c_str(), r.bubbleFraction);
+    }
+    return kExitOk;
+}
+
+} // namespace bs::cli

@@ -1,0 +1,436 @@
+#include "runtime/exec/run_session.h"
+
+#include "runtime/config/config_validate.h"
+#include "runtime/data/token_source.h"
+#include "runtime/exec/tensor_executor.h"
+#include "runtime/model/pipeline_model.h"
+#include "runtime/model/reference_trainer.h"
+#include "runtime/rundir/run_dir_writer.h"
+#include "runtime/schedule/catalogue.h"
+#include "runtime/sim/scheduler_core.h"
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <mutex>
+
+namespace bs::runtime {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+/// Micro-batches one update applies, read from the schedule's first update on the last stage.
+int updateWindow(const Schedule& schedule)
+{
+    for (const Action& a : schedule.programs.back()) {
+        if (a.kind == ActionKind::Update) {
+            return a.lastMb - a.firstMb + 1;
+        }
+    }
+    return schedule.params.microbatches;
+}
+
+ModelOptions modelOptions(const RunConfig& c, const Schedule& schedule)
+{
+    ModelOptions o;
+    o.shape = c.model.shape;
+    o.stages = c.pipeline.stages;
+    o.microBatchSize = c.pipeline.microBatchSize;
+    o.layersPerStage = c.pipeline.layersPerStage;
+    o.seed = static_cast<std::uint64_t>(c.training.seed);
+    o.weights = schedule.weights;
+    o.updateEvery = updateWindow(schedule);
+    // The config counts warm-up and decay in global batches; a stage may update several times per batch.
+    const double updatesPerBatch = static_cast<double>(c.pipeline.microbatches) / static_cast<double>(o.updateEvery);
+    const int total = c.optimizer.totalSteps > 0 ? c.optimizer.totalSteps : c.training.steps;
+    o.optimizer.lr = c.optimizer.lr;
+    o.optimizer.beta1 = c.optimizer.beta1;
+    o.optimizer.beta2 = c.optimizer.beta2;
+    o.optimizer.eps = c.optimizer.eps;
+    o.optimizer.weightDecay = c.optimizer.weightDecay;
+    o.optimizer.warmupSteps = static_cast<int>(std::lround(c.optimizer.warmupSteps * updatesPerBatch));
+    o.optimizer.totalSteps
+        = c.optimizer.decay == "constant" ? 0 : static_cast<int>(std::lround(total * updatesPerBatch));
+    o.optimizer.minLrRatio = c.optimizer.lr > 0.0 ? c.optimizer.minLr / c.optimizer.lr : 0.0;
+    o.driftSampleEvery = o.updateEvery + 1; // coprime with the window: every position gets sampled
+    return o;
+}
+
+TokenBatch toTokenBatch(MicroBatch m)
+{
+    return TokenBatch{m.batchSize, m.seqLen, std::move(m.inputs), std::move(m.targets)};
+}
+
+StageMetrics stageMetrics(int s, const StageStats& st)
+{
+    StageMetrics m;
+    m.stage = s;
+    m.version = st.version;
+    const StageMemory& mem = st.memory;
+    m.paramBytes = mem.liveOf(MemoryCategory::Parameters);
+    m.gradBytes = mem.liveOf(MemoryCategory::Gradients);
+    m.optimizerBytes = mem.liveOf(MemoryCategory::OptimizerState);
+    m.stashBytes = mem.liveOf(MemoryCategory::Stash);
+    m.activationBytes = mem.liveOf(MemoryCategory::Activations);
+    m.peakBytes = mem.peakTotal;
+    m.peakActivationBytes = mem.peakOf(MemoryCategory::Activations);
+    m.peakStashBytes = mem.peakOf(MemoryCategory::Stash);
+    m.maxLag = st.maxLag;
+    m.lagHistogram = st.lagHistogram;
+    m.driftSamples = st.driftSamples;
+    m.meanDrift = st.meanDrift;
+    m.maxDrift = st.maxDrift;
+    return m;
+}
+
+} // namespace
+
+struct RunSession::Impl
+{
+    RunConfig config;
+    SessionOptions options;
+    std::unique_ptr<TokenSource> data;
+    std::optional<PipelineModel> model;
+    std::optional<ReferenceTrainer> reference;
+    std::vector<TokenBatch> validation;
+    profiler::TraceStore store;
+    std::optional<RunDirWriter> writer;
+    std::atomic<bool> stop{false};
+
+    mutable std::mutex mutex; // guards summary and fresh
+    RunSummary summary;
+    std::vector<BatchMetrics> fresh;
+
+    int stepsDone = 0;
+    bool broken = false;
+    bool finished = false;
+    TimeNs virtualNow = 0; // end of the timeline so far
+    std::vector<int> versions;
+    Clock::duration trainWall{};
+    Clock::duration evalWall{};
+    TimeNs busy = 0;
+
+    int m() const { return config.pipeline.microbatches; }
+    double tokensPerBatch() const
+    {
+        return static_cast<double>(m()) * config.pipeline.microBatchSize * config.model.shape.seqLen;
+    }
+
+    std::optional<double> maybeEvaluate(int step)
+    {
+        const int every = config.training.evalInterval;
+        const bool due = every > 0 && ((step + 1) % every == 0 || step + 1 == config.training.steps);
+        if (!due || validation.empty()) {
+            return std::nullopt;
+        }
+        const auto t0 = Clock::now();
+        Result<double> v = reference ? reference->evaluate(validation) : model->evaluate(validation);
+        evalWall += Clock::now() - t0;
+        return v ? std::optional<double>(*v) : std::nullopt;
+    }
+
+    Status recordBatch(int step, double loss, TimeNs virtualEnd, Clock::time_point wallStart)
+    {
+        BatchMetrics b;
+        b.step = step;
+        b.trainLoss = loss;
+        b.valLoss = maybeEvaluate(step);
+        b.virtualTimeS = toSeconds(virtualEnd);
+        const double wall = seconds(trainWall + (Clock::now() - wallStart)) - seconds(evalWall);
+        b.wallTimeS = wall;
+        const double tokens = tokensPerBatch() * (step + 1);
+        b.tokensPerSVirtual = b.virtualTimeS > 0 ? tokens / b.virtualTimeS : 0.0;
+        b.tokensPerSWall = wall > 0 ? tokens / wall : 0.0;
+        if (model) {
+            for (int s = 0; s < model->stages(); ++s) {
+                b.stages.push_back(stageMetrics(s, model->stageStats(s)));
+            }
+        }
+        {
+            const std::lock_guard<std::mutex> lock(mutex);
+            summary.losses.push_back(loss);
+            summary.finalTrainLoss = loss;
+            summary.steps = step + 1;
+            if (b.valLoss) {
+                summary.valLoss = b.valLoss;
+                summary.valLosses.push_back(*b.valLoss);
+                summary.valSteps.push_back(step);
+                summary.valVirtualTimesS.push_back(b.virtualTimeS);
+                if (summary.targetLoss && !summary.timeToTargetS && *b.valLoss <= *summary.targetLoss) {
+                    summary.timeToTargetS = b.virtualTimeS;
+                    summary.stepToTarget = step;
+                }
+            }
+            summary.stages = b.stages;
+            fresh.push_back(b);
+        }
+        if (writer) {
+            return writer->appendMetrics(nlohmann::json(b));
+        }
+        return ok();
+    }
+
+    Status runPipeline(int count);
+    Status runReference(int count);
+};
+
+RunSession::RunSession(std::unique_ptr<Impl> impl)
+    : m_impl(std::move(impl))
+{
+}
+RunSession::RunSession(RunSession&&) noexcept = default;
+RunSession& RunSession::operator=(RunSession&&) noexcept = default;
+RunSession::~RunSession() = default;
+
+Result<RunSession> RunSession::create(const RunConfig& config, const SessionOptions& options)
+{
+    if (Status valid = validate(config); !valid) {
+        return valid.error();
+    }
+    if (config.device.name != "cpu") {
+        return makeError(ErrorCode::Unavailable,
+                         "device '" + config.device.name + "' needs a CUDA-enabled LibTorch; this build trains on the CPU",
+                         "device.name");
+    }
+    auto impl = std::make_unique<Impl>();
+    impl->config = config;
+    impl->options = options;
+    if (config.device.intraOpThreads > 0) {
+        setIntraOpThreads(config.device.intraOpThreads);
+    }
+    auto data = openTokenSource(config.data.spec, config.model.shape.vocab, config.model.shape.seqLen,
+                                static_cast<std::uint64_t>(config.data.seed), config.data.valFraction);
+    if (!data) {
+        return data.error();
+    }
+    impl->data = std::move(data.value());
+    const TokenSource* source = impl->data.get();
+    const int b = config.pipeline.microBatchSize;
+    TokenFn tokens = [source, b](std::int64_t mb) -> Result<TokenBatch> {
+        return toTokenBatch(source->batch(Split::Train, mb, b));
+    };
+    for (int i = 0; i < config.training.evalBatches; ++i) {
+        MicroBatch v = source->batch(Split::Validation, i, b);
+        if (v.batchSize > 0) {
+            impl->validation.push_back(toTokenBatch(std::move(v)));
+        }
+    }
+    ScheduleParams probe = toScheduleParams(config);
+    probe.batches = 1;
+    auto schedule = makeSchedule(probe);
+    if (!schedule) {
+        return schedule.error();
+    }
+    const ModelOptions mo = modelOptions(config, *schedule);
+    if (options.reference) {
+        auto ref = ReferenceTrainer::create(mo, tokens);
+        if (!ref) {
+            return ref.error();
+        }
+        impl->reference.emplace(std::move(ref.value()));
+    } else {
+        auto model = PipelineModel::create(mo, tokens);
+        if (!model) {
+            return model.error();
+        }
+        impl->model.emplace(std::move(model.value()));
+        MemoryTracker::resetPeaks();
+    }
+    impl->summary.schedule = options.reference ? "reference" : config.schedule.name;
+    impl->summary.reference = options.reference;
+    impl->summary.targetLoss = config.training.targetLoss;
+    profiler::TraceMeta meta;
+    meta.stages = options.reference ? 1 : config.pipeline.stages;
+    meta.clock = "virtual";
+    meta.title = impl->summary.schedule + " p=" + std::to_string(config.pipeline.stages) + " m="
+                 + std::to_string(config.pipeline.microbatches) + " a=" + std::to_string(config.pipeline.effectiveAccum());
+    meta.attributes["schedule"] = impl->summary.schedule;
+    meta.attributes["weights"] = std::string(weightPolicyName(schedule->weights));
+    impl->store.setMeta(meta);
+    if (options.outDir) {
+        auto writer = RunDirWriter::create(*options.outDir, RunDirOptions{options.overwrite, false});
+        if (!writer) {
+            return writer.error();
+        }
+        impl->writer.emplace(std::move(writer.value()));
+        if (Status s = impl->writer->writeConfig(config); !s) {
+            return s.error();
+        }
+    }
+    return RunSession(std::move(impl));
+}
+
+Status RunSession::Impl::runReference(int count)
+{
+    for (int i = 0; i < count; ++i) {
+        if (stop) {
+            return makeError(ErrorCode::Cancelled, "run stopped", "step " + std::to_string(stepsDone));
+        }
+        const auto t0 = Clock::now();
+        Result<double> loss = reference->trainBatch(static_cast<std::int64_t>(stepsDone) * m(), m());
+        const auto dt = Clock::now() - t0;
+        if (!loss) {
+            return loss.error();
+        }
+        const TimeNs ns = std::chrono::duration_cast<std::chrono::nanoseconds>(dt).count();
+        profiler::TraceEvent ev;
+        ev.start = virtualNow;
+        ev.end = virtualNow + ns;
+        ev.microbatch = stepsDone;
+        ev.kind = profiler::EventKind::Forward; // one event per global batch: forward+backward+update
+        store.append(ev);
+        virtualNow += ns;
+        busy += ns;
+        trainWall += dt;
+        if (Status s = recordBatch(stepsDone, *loss, virtualNow, Clock::now()); !s) {
+            return s;
+        }
+        stepsDone += 1;
+    }
+    return ok();
+}
+
+Status RunSession::Impl::runPipeline(int count)
+{
+    ScheduleParams params = toScheduleParams(config);
+    params.batches = count;
+    auto schedule = makeSchedule(params);
+    if (!schedule) {
+        return schedule.error();
+    }
+    const int p = schedule->stages();
+    const int firstStep = stepsDone;
+    TensorExecutor executor(*model, static_cast<std::int64_t>(firstStep) * m());
+    std::vector<int> done(static_cast<std::size_t>(count), 0); // gradient-complete (B or W) actions per batch
+    Status callbackStatus = ok();
+    const auto wallStart = Clock::now();
+    DriveOptions drive;
+    drive.stop = &stop;
+    drive.timeOrigin = virtualNow;
+    drive.initialVersions = versions;
+    drive.onAction = [&](const Action& a, const profiler::TraceEvent& ev) {
+        if (a.kind != ActionKind::Backward && a.kind != ActionKind::BackwardWeight) {
+            return;
+        }
+        const int n = a.microbatch / m();
+        if (++done[static_cast<std::size_t>(n)] != m() * p) {
+            return;
+        }
+        double sum = 0.0;
+        for (int i = 0; i < m(); ++i) {
+            sum += model->loss(static_cast<std::int64_t>(firstStep + n) * m() + i).value_or(NAN);
+        }
+        if (Status s = recordBatch(firstStep + n, sum / m(), ev.end, wallStart); !s && callbackStatus) {
+            callbackStatus = s;
+        }
+    };
+    auto stats = runtime::drive(*schedule, executor, store, drive);
+    trainWall += Clock::now() - wallStart;
+    busy += executor.busyTime();
+    if (!stats) {
+        return stats.error();
+    }
+    virtualNow += stats->makespan;
+    versions = stats->finalVersions;
+    stepsDone += count;
+    return callbackStatus;
+}
+
+Status RunSession::runSteps(int count)
+{
+    Impl& d = *m_impl;
+    if (d.broken || d.finished) {
+        return makeError(ErrorCode::InvalidArgument, "the run has ended; start a new session",
+                         "step " + std::to_string(d.stepsDone));
+    }
+    if (count <= 0) {
+        return ok();
+    }
+    Status s = d.reference ? d.runReference(count) : d.runPipeline(count);
+    if (!s) {
+        d.broken = true;
+        const std::lock_guard<std::mutex> lock(d.mutex);
+        d.summary.error = s.error().describe();
+    }
+    return s;
+}
+
+Status RunSession::run()
+{
+    Status s = runSteps(m_impl->config.training.steps - m_impl->stepsDone);
+    Status f = finish();
+    return !s ? s : f;
+}
+
+Status RunSession::finish()
+{
+    Impl& d = *m_impl;
+    if (d.finished) {
+        return ok();
+    }
+    d.finished = true;
+    std::shared_ptr<const profiler::TraceSnapshot> trace = d.store.snapshot();
+    RunSummary s;
+    {
+        const std::lock_guard<std::mutex> lock(d.mutex);
+        const int p = d.reference ? 1 : d.config.pipeline.stages;
+        d.summary.virtualTimeS = toSeconds(d.virtualNow);
+        d.summary.wallTimeS = seconds(d.trainWall) - seconds(d.evalWall);
+        d.summary.busyTimeS = toSeconds(d.busy);
+        const double tokens = d.tokensPerBatch() * d.stepsDone;
+        d.summary.tokensPerSVirtual = d.summary.virtualTimeS > 0 ? tokens / d.summary.virtualTimeS : 0.0;
+        d.summary.tokensPerSWall = d.summary.wallTimeS > 0 ? tokens / d.summary.wallTimeS : 0.0;
+        TimeNs computeNs = 0;
+        trace->forEach([&](const profiler::TraceEvent& e) {
+            if (e.isCompute()) {
+                computeNs += e.duration();
+            }
+        });
+        const double capacity = static_cast<double>(p) * static_cast<double>(d.virtualNow);
+        d.summary.bubbleFraction = capacity > 0 ? 1.0 - static_cast<double>(computeNs) / capacity : 0.0;
+        if (d.model) { // the final state, after the last updates
+            d.summary.stages.clear();
+            for (int st = 0; st < d.model->stages(); ++st) {
+                d.summary.stages.push_back(stageMetrics(st, d.model->stageStats(st)));
+            }
+        }
+        s = d.summary;
+    }
+    if (!d.writer) {
+        return ok();
+    }
+    if (d.config.profiling.trace) {
+        if (Status st = d.writer->writeTrace(*trace); !st) {
+            return st;
+        }
+    }
+    return d.writer->writeSummary(nlohmann::json(s));
+}
+
+void RunSession::requestStop() { m_impl->stop = true; }
+
+std::vector<BatchMetrics> RunSession::pollMetrics()
+{
+    const std::lock_guard<std::mutex> lock(m_impl->mutex);
+    std::vector<BatchMetrics> out;
+    out.swap(m_impl->fresh);
+    return out;
+}
+
+int RunSession::stepsDone() const { return m_impl->stepsDone; }
+
+RunSummary RunSession::summary() const
+{
+    const std::lock_guard<std::mutex> lock(m_impl->mutex);
+    return m_impl->summary;
+}
+
+std::shared_ptr<const profiler::TraceSnapshot> RunSession::trace() const { return m_impl->store.snapshot(); }
+const RunConfig& RunSession::config() const { return m_impl->config; }
+
+} // namespace bs::runtime

@@ -1,0 +1,73 @@
+#pragma once
+// The GPT split into p stages, each with its own optimizer, and the tensors in flight between
+// them. The tensor executor drives it action by action (F, B, I, W, U); activations and
+// gradients pass between stages as tensors inside. Torch-free header (pimpl).
+//
+// Weight policies (from the schedule):
+//   Flush        one update per global batch, applied by U after the flush (LocalAccumulator, a = m).
+//   InPlace      paci (a) and async-1f1b (a = 1): bs::paci::LocalAccumulator, updated in place while
+//                older backward passes are pending; see bubblescope/paci/local_accumulator.h for
+//                which tensors those read at the old vs the new version.
+//   Stash        PipeDream: when a stage updates while micro-batches forwarded on the current
+//                version are pending, it first keeps a copy of that version; their backward passes
+//                copy it into the live parameters, run, and copy the current values back. So a
+//                backward uses exactly the weights its forward used. Copies are charged to the
+//                stage's Stash memory.
+//   TwoVersions  PipeDream-2BW: the same mechanism; the schedule keeps at most two versions.
+// All updates use the paci library's AdamW (one implementation).
+
+#include "runtime/model/model_options.h"
+
+#include <memory>
+#include <optional>
+
+namespace bs::runtime {
+
+class PipelineModel
+{
+public:
+    /// Builds the stages (weights from options.seed, identical for any partition) and their
+    /// optimizers; installs the memory tracker. Errors: bad shape/partition (InvalidArgument).
+    static Result<PipelineModel> create(const ModelOptions& options, TokenFn tokens);
+    PipelineModel(PipelineModel&&) noexcept;
+    PipelineModel& operator=(PipelineModel&&) noexcept;
+    ~PipelineModel();
+
+    int stages() const;
+    const ModelOptions& options() const;
+
+    /// F: stage 0 reads the micro-batch's tokens; other stages take the activation the previous
+    /// stage produced for it; the last stage computes the loss (ErrorCode::Diverged if not finite).
+    Result<StepInfo> forward(int stage, std::int64_t microbatch);
+    /// B: full backward; hands the input gradient to the previous stage.
+    Result<StepInfo> backward(int stage, std::int64_t microbatch);
+    /// I: input gradient only (graph kept for W). W: weight gradient, frees the graph.
+    Result<StepInfo> backwardInput(int stage, std::int64_t microbatch);
+    Result<StepInfo> backwardWeight(int stage, std::int64_t microbatch);
+    /// U: applies the gradients of the last `microbatches` backward passes of this stage. Errors:
+    /// Internal when a different number completed; Diverged for non-finite gradients.
+    Status update(int stage, int microbatches);
+
+    /// Last-stage loss of a micro-batch (unscaled), once its forward ran.
+    std::optional<double> loss(std::int64_t microbatch) const;
+    /// Mean loss over `batches` with the current weights of every stage; no gradients, memory
+    /// not charged to any stage.
+    Result<double> evaluate(const std::vector<TokenBatch>& batches);
+
+    int version(int stage) const;
+    StageStats stageStats(int stage) const;
+    /// Clears lag/drift statistics (memory peaks: MemoryTracker::resetPeaks()).
+    void resetStats();
+    /// Micro-batches forwarded but not yet fully backwarded, over all stages.
+    std::size_t pendingCount() const;
+
+private:
+    struct Impl;
+    explicit PipelineModel(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> m_impl;
+};
+
+/// torch::set_num_threads: LibTorch intra-op threads for this process (n ≥ 1).
+void setIntraOpThreads(int threads);
+
+} // namespace bs::runtime

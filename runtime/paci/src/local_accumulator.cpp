@@ -1,0 +1,197 @@
+#include "bubblescope/paci/local_accumulator.h"
+
+#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace bs::paci {
+
+namespace {
+
+struct ParamState
+{
+    at::Tensor expAvg;   // same shape as the parameter
+    at::Tensor expAvgSq; // same shape as the parameter
+    std::int64_t steps = 0;
+    bool decay = false;  // dim() >= 2
+};
+
+} // namespace
+
+struct LocalAccumulator::Impl
+{
+    std::vector<at::Tensor> params;
+    std::vector<ParamState> state;
+    AccumulatorOptions options;
+    int version = 0;
+    int counted = 0;
+    std::int64_t tagged = 0;
+    DriftStats stats;
+
+    // One AdamW step, written exactly as torch::optim::AdamW (LibTorch 1.13) does it, but on
+    // param.data(): that view has its own version counter, so pending graphs stay valid.
+    void adamw(std::size_t i, double lr)
+    {
+        const at::Tensor& param = params[i];
+        const at::Tensor& grad = param.grad();
+        if (!grad.defined()) {
+            return;
+        }
+        ParamState& st = state[i];
+        at::Tensor data = param.data();
+        const AdamWOptions& o = options.adamw;
+        if (st.decay && o.weightDecay != 0.0) {
+            data.mul_(1.0 - lr * o.weightDecay);
+        }
+        st.steps += 1;
+        const double biasCorrection1 = 1.0 - std::pow(o.beta1, static_cast<double>(st.steps));
+        const double biasCorrection2 = 1.0 - std::pow(o.beta2, static_cast<double>(st.steps));
+        st.expAvg.mul_(o.beta1).add_(grad, 1.0 - o.beta1);
+        st.expAvgSq.mul_(o.beta2).addcmul_(grad, grad, 1.0 - o.beta2);
+        const at::Tensor denom = (st.expAvgSq.sqrt() / std::sqrt(biasCorrection2)).add_(o.eps);
+        const double stepSize = lr / biasCorrection1;
+        data.addcdiv_(st.expAvg, denom, -stepSize);
+    }
+};
+
+LocalAccumulator::LocalAccumulator(std::vector<at::Tensor> parameters, AccumulatorOptions options)
+    : m_impl(std::make_unique<Impl>())
+{
+    if (options.accum < 1) {
+        throw std::invalid_argument("LocalAccumulator: accum must be >= 1, got " + std::to_string(options.accum));
+    }
+    if (options.driftSampleEvery < 0) {
+        throw std::invalid_argument("LocalAccumulator: driftSampleEvery must be >= 0");
+    }
+    m_impl->options = options;
+    m_impl->params = std::move(parameters);
+    at::NoGradGuard noGrad;
+    m_impl->state.reserve(m_impl->params.size());
+    for (const at::Tensor& p : m_impl->params) {
+        ParamState st;
+        st.expAvg = at::zeros_like(p, at::MemoryFormat::Preserve);
+        st.expAvgSq = at::zeros_like(p, at::MemoryFormat::Preserve);
+        st.decay = p.dim() >= 2;
+        m_impl->state.push_back(std::move(st));
+    }
+}
+
+LocalAccumulator::~LocalAccumulator() = default;
+LocalAccumulator::LocalAccumulator(LocalAccumulator&&) noexcept = default;
+LocalAccumulator& LocalAccumulator::operator=(LocalAccumulator&&) noexcept = default;
+
+double LocalAccumulator::lossScale() const { return 1.0 / static_cast<double>(m_impl->options.accum); }
+
+bool LocalAccumulator::afterBackward()
+{
+    m_impl->counted += 1;
+    if (m_impl->counted < m_impl->options.accum) {
+        return false;
+    }
+    if (m_impl->options.autoStep) {
+        step();
+    }
+    return true;
+}
+
+bool LocalAccumulator::updateDue() const { return m_impl->counted >= m_impl->options.accum; }
+
+void LocalAccumulator::step()
+{
+    at::NoGradGuard noGrad;
+    const double lr = nextLr();
+    for (std::size_t i = 0; i < m_impl->params.size(); ++i) {
+        m_impl->adamw(i, lr);
+    }
+    for (const at::Tensor& p : m_impl->params) {
+        at::Tensor grad = p.grad();
+        if (grad.defined()) {
+            grad.zero_(); // in place: the buffer (and its memory) is reused by the next window
+        }
+    }
+    m_impl->counted = 0;
+    m_impl->version += 1;
+}
+
+int LocalAccumulator::version() const { return m_impl->version; }
+int LocalAccumulator::accum() const { return m_impl->options.accum; }
+int LocalAccumulator::backwardsSinceUpdate() const { return m_impl->counted; }
+double LocalAccumulator::nextLr() const { return m_impl->options.lr.lrAt(m_impl->version); }
+const std::vector<at::Tensor>& LocalAccumulator::parameters() const { return m_impl->params; }
+const AccumulatorOptions& LocalAccumulator::options() const { return m_impl->options; }
+
+ForwardTag LocalAccumulator::tagForward(std::int64_t microbatch)
+{
+    ForwardTag tag;
+    tag.microbatch = microbatch;
+    tag.version = m_impl->version;
+    const int every = m_impl->options.driftSampleEvery;
+    if (every > 0 && m_impl->tagged % every == 0) {
+        at::NoGradGuard noGrad;
+        auto copy = std::make_shared<std::vector<at::Tensor>>();
+        copy->reserve(m_impl->params.size());
+        for (const at::Tensor& p : m_impl->params) {
+            copy->push_back(p.detach().clone());
+        }
+        tag.snapshot = std::move(copy);
+    }
+    m_impl->tagged += 1;
+    return tag;
+}
+
+BackwardObservation LocalAccumulator::observeBackward(const ForwardTag& tag)
+{
+    BackwardObservation obs;
+    obs.lag = m_impl->version - tag.version;
+    DriftStats& s = m_impl->stats;
+    const auto bucket = static_cast<std::size_t>(obs.lag < 0 ? 0 : obs.lag);
+    if (s.lagHistogram.size() <= bucket) {
+        s.lagHistogram.resize(bucket + 1, 0);
+    }
+    s.lagHistogram[bucket] += 1;
+    s.maxLag = std::max(s.maxLag, obs.lag);
+    if (tag.snapshot && tag.snapshot->size() == m_impl->params.size()) {
+        at::NoGradGuard noGrad;
+        double diff2 = 0.0;
+        double base2 = 0.0;
+        for (std::size_t i = 0; i < m_impl->params.size(); ++i) {
+            const at::Tensor& before = (*tag.snapshot)[i];
+            diff2 += (m_impl->params[i].detach() - before).pow(2).sum().item<double>();
+            base2 += before.pow(2).sum().item<double>();
+        }
+        const double drift = base2 > 0.0 ? std::sqrt(diff2) / std::sqrt(base2) : 0.0;
+        obs.drift = drift;
+        s.driftSamples += 1;
+        s.driftSum += drift;
+        s.driftMax = std::max(s.driftMax, drift);
+    }
+    return obs;
+}
+
+const DriftStats& LocalAccumulator::stats() const { return m_impl->stats; }
+void LocalAccumulator::resetStats() { m_impl->stats = DriftStats{}; }
+
+std::int64_t LocalAccumulator::parameterBytes() const
+{
+    std::int64_t bytes = 0;
+    for (const at::Tensor& p : m_impl->params) {
+        bytes += static_cast<std::int64_t>(p.nbytes());
+    }
+    return bytes;
+}
+
+std::int64_t LocalAccumulator::optimizerStateBytes() const
+{
+    std::int64_t bytes = 0;
+    for (const ParamState& st : m_impl->state) {
+        bytes += static_cast<std::int64_t>(st.expAvg.nbytes() + st.expAvgSq.nbytes());
+    }
+    return bytes;
+}
+
+} // namespace bs::paci

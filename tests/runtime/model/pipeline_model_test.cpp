@@ -1,0 +1,217 @@
+// PipelineModel driven by hand-written legal action orders (the scheduler core's job in real
+// runs), checked against the plain reference trainer and the weight-policy contracts.
+#include "runtime/model/pipeline_model.h"
+#include "runtime/model/reference_trainer.h"
+#include "test_tokens.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace bs::runtime {
+namespace {
+
+constexpr int kP = 4;
+constexpr int kM = 4;
+
+void expectOk(const Status& s) { ASSERT_TRUE(s.has_value()) << s.error().describe(); }
+template<typename T>
+void expectOk(const Result<T>& r)
+{
+    ASSERT_TRUE(r.has_value()) << r.error().describe();
+}
+
+std::vector<double> referenceLosses(int batches)
+{
+    const ModelOptions o = test::tinyModelOptions(kP, kM, WeightPolicy::Flush);
+    auto ref = ReferenceTrainer::create(o, test::patternTokens(o.shape, o.microBatchSize));
+    EXPECT_TRUE(ref.has_value());
+    std::vector<double> losses;
+    for (int n = 0; n < batches; ++n) {
+        auto l = ref->trainBatch(static_cast<std::int64_t>(n) * kM, kM);
+        EXPECT_TRUE(l.has_value());
+        losses.push_back(*l);
+    }
+    return losses;
+}
+
+double batchLoss(const PipelineModel& model, int n)
+{
+    double sum = 0.0;
+    for (int i = 0; i < kM; ++i) {
+        sum += model.loss(static_cast<std::int64_t>(n) * kM + i).value_or(NAN);
+    }
+    return sum / kM;
+}
+
+TEST(PipelineModel, GpipeOrderMatchesReferenceStepByStep)
+{
+    const ModelOptions o = test::tinyModelOptions(kP, kM, WeightPolicy::Flush);
+    auto model = PipelineModel::create(o, test::patternTokens(o.shape, o.microBatchSize));
+    expectOk(model);
+    const std::vector<double> ref = referenceLosses(3);
+    for (int n = 0; n < 3; ++n) {
+        for (int i = 0; i < kM; ++i) {
+            for (int s = 0; s < kP; ++s) {
+                expectOk(model->forward(s, n * kM + i));
+            }
+        }
+        for (int i = 0; i < kM; ++i) {
+            for (int s = kP - 1; s >= 0; --s) {
+                expectOk(model->backward(s, n * kM + i));
+            }
+        }
+        for (int s = 0; s < kP; ++s) {
+            expectOk(model->update(s, kM));
+        }
+        EXPECT_NEAR(batchLoss(*model, n), ref[static_cast<std::size_t>(n)], 1e-5 * ref[static_cast<std::size_t>(n)])
+            << "batch " << n;
+    }
+    EXPECT_LT(ref[2], ref[0]);
+    EXPECT_EQ(model->pendingCount(), 0u);
+}
+
+TEST(PipelineModel, SplitBackwardMatchesReference)
+{
+    const ModelOptions o = test::tinyModelOptions(kP, kM, WeightPolicy::Flush);
+    auto model = PipelineModel::create(o, test::patternTokens(o.shape, o.microBatchSize));
+    expectOk(model);
+    const std::vector<double> ref = referenceLosses(2);
+    for (int n = 0; n < 2; ++n) {
+        for (int i = 0; i < kM; ++i) {
+            const int mb = n * kM + i;
+            for (int s = 0; s < kP; ++s) {
+                expectOk(model->forward(s, mb));
+            }
+            for (int s = kP - 1; s >= 0; --s) {
+                expectOk(model->backwardInput(s, mb));
+            }
+        }
+        for (int i = kM - 1; i >= 0; --i) { // W passes deferred and reordered, as ZB does
+            for (int s = 0; s < kP; ++s) {
+                expectOk(model->backwardWeight(s, n * kM + i));
+            }
+        }
+        for (int s = 0; s < kP; ++s) {
+            expectOk(model->update(s, kM));
+        }
+        EXPECT_NEAR(batchLoss(*model, n), ref[static_cast<std::size_t>(n)], 1e-5 * ref[static_cast<std::size_t>(n)]);
+    }
+}
+
+TEST(PipelineModel, UpdateRejectsAWindowThatDoesNotMatchTheBackwardCount)
+{
+    const ModelOptions o = test::tinyModelOptions(2, 2, WeightPolicy::Flush);
+    auto model = PipelineModel::create(o, test::patternTokens(o.shape, o.microBatchSize));
+    expectOk(model);
+    expectOk(model->forward(0, 0));
+    expectOk(model->forward(1, 0));
+    expectOk(model->backward(1, 0));
+    const Status s = model->update(1, 2);
+    ASSERT_FALSE(s.has_value());
+    EXPECT_EQ(s.error().code, ErrorCode::Internal);
+    EXPECT_FALSE(model->backward(1, 5).has_value()) << "backward without forward is an error, not a crash";
+}
+
+// F(0), F(1) on every stage; B(0) and an update; then B(1), whose forward saw the old version.
+struct LateBackward
+{
+    StageStats stage0;
+    int maxLag = 0;
+};
+
+LateBackward runLateBackward(WeightPolicy policy)
+{
+    ModelOptions o = test::tinyModelOptions(2, 1, policy);
+    o.driftSampleEvery = 1;
+    auto model = PipelineModel::create(o, test::patternTokens(o.shape, o.microBatchSize));
+    EXPECT_TRUE(model.has_value());
+    for (int mb = 0; mb < 2; ++mb) {
+        for (int s = 0; s < 2; ++s) {
+            EXPECT_TRUE(model->forward(s, mb).has_value());
+        }
+    }
+    for (int mb = 0; mb < 2; ++mb) {
+        for (int s = 1; s >= 0; --s) {
+            auto r = model->backward(s, mb);
+            EXPECT_TRUE(r.has_value()) << r.error().describe();
+            EXPECT_TRUE(model->update(s, 1).has_value());
+        }
+    }
+    return {model->stageStats(0), model->stageStats(0).maxLag};
+}
+
+TEST(PipelineModel, InPlaceBackwardSeesUpdatedWeights)
+{
+    const LateBackward r = runLateBackward(WeightPolicy::InPlace);
+    EXPECT_EQ(r.maxLag, 1);
+    ASSERT_EQ(r.stage0.driftSamples, 2);
+    EXPECT_GT(r.stage0.maxDrift, 0.0) << "micro-batch 1's backward ran on weights updated after its forward";
+    EXPECT_EQ(r.stage0.maxStashedVersions, 0);
+    EXPECT_EQ(r.stage0.memory.liveOf(MemoryCategory::Stash), 0);
+}
+
+TEST(PipelineModel, StashedBackwardUsesTheForwardWeights)
+{
+    const LateBackward r = runLateBackward(WeightPolicy::Stash);
+    EXPECT_EQ(r.maxLag, 1);
+    ASSERT_EQ(r.stage0.driftSamples, 2);
+    EXPECT_EQ(r.stage0.maxDrift, 0.0) << "the backward ran on the stashed version its forward used";
+    EXPECT_EQ(r.stage0.maxStashedVersions, 1);
+    EXPECT_GT(r.stage0.memory.peakOf(MemoryCategory::Stash), 0) << "the stash is charged to the stage";
+    EXPECT_EQ(r.stage0.memory.liveOf(MemoryCategory::Stash), 0) << "and freed when no backward needs it";
+}
+
+TEST(PipelineModel, MeasuresParameterGradientAndOptimizerBytes)
+{
+    const ModelOptions o = test::tinyModelOptions(kP, kM, WeightPolicy::Flush);
+    auto model = PipelineModel::create(o, test::patternTokens(o.shape, o.microBatchSize));
+    expectOk(model);
+    std::int64_t total = 0;
+    for (int s = 0; s < kP; ++s) {
+        const StageStats st = model->stageStats(s);
+        const std::int64_t bytes = st.parameterCount * 4;
+        EXPECT_GE(st.memory.liveOf(MemoryCategory::Parameters), bytes) << "stage " << s;
+        EXPECT_LE(st.memory.liveOf(MemoryCategory::Parameters), bytes + 4096) << "stage " << s;
+        EXPECT_EQ(st.memory.liveOf(MemoryCategory::Gradients), bytes) << "stage " << s;
+        EXPECT_EQ(st.memory.liveOf(MemoryCategory::OptimizerState), 2 * bytes) << "stage " << s;
+        total += st.parameterCount;
+    }
+    EXPECT_EQ(total, o.shape.totalParams());
+    expectOk(model->forward(0, 0));
+    EXPECT_GT(model->stageStats(0).memory.liveOf(MemoryCategory::Activations), 0);
+}
+
+} // namespace
+} // namespace bs::runtime
+
+namespace bs::runtime {
+namespace {
+
+TEST(PipelineModel, DivergenceIsACleanError)
+{
+    ModelOptions o = test::tinyModelOptions(2, 1, WeightPolicy::InPlace);
+    o.optimizer.lr = 1e30; // one AdamW step moves every weight by ~1e30: the next forward overflows
+    auto model = PipelineModel::create(o, test::patternTokens(o.shape, o.microBatchSize));
+    ASSERT_TRUE(model.has_value());
+    Status failure = ok();
+    for (int mb = 0; mb < 4 && failure.has_value(); ++mb) {
+        for (int s = 0; s < 2 && failure.has_value(); ++s) {
+            auto r = model->forward(s, mb);
+            if (!r) {
+                failure = r.error();
+            }
+        }
+        for (int s = 1; s >= 0 && failure.has_value(); --s) {
+            auto r = model->backward(s, mb);
+            failure = r ? model->update(s, 1) : Status(r.error());
+        }
+    }
+    ASSERT_FALSE(failure.has_value()) << "a 1e30 learning rate must diverge";
+    EXPECT_EQ(failure.error().code, ErrorCode::Diverged);
+    EXPECT_NE(failure.error().message.find("diverged"), std::string::npos);
+    EXPECT_NE(failure.error().context.find("stage"), std::string::npos);
+}
+
+} // namespace
+} // namespace bs::runtime
