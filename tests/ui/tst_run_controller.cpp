@@ -1,6 +1,9 @@
 // RunController: runs play in order on the worker, updates arrive on the UI thread (throttled),
 // Stop ends a run within a second and keeps what was recorded.
 #include "ui/bridge/run_controller.h"
+#ifdef BS_HAVE_RUN_SESSION
+#include "ui/bridge/run_session_backend.h"
+#endif
 
 #include <QSignalSpy>
 #include <QTest>
@@ -102,6 +105,30 @@ private Q_SLOTS:
         const auto kept = updated.last().at(1).value<RunUpdatePtr>();
         QVERIFY(kept->trace->size() > 10); // what was recorded is kept
     }
+
+#ifdef BS_HAVE_RUN_SESSION
+    void liveTrainingThroughRunSession()
+    {
+        bs::runtime::RunConfig config;
+        config.pipeline.stages = 2;
+        config.pipeline.microbatches = 2;
+        config.pipeline.microBatchSize = 1;
+        config.schedule.name = "1f1b";
+        config.training.steps = 2;
+        config.training.evalInterval = 0;
+        config.model.shape.layers = 2;
+        RunController controller;
+        QSignalSpy finished(&controller, &RunController::runFinished);
+        QSignalSpy failed(&controller, &RunController::runFailed);
+        controller.enqueue(std::make_unique<RunSessionBackend>("live", config));
+        QVERIFY(finished.wait(120'000));
+        QCOMPARE(failed.count(), 0);
+        const auto last = finished.at(0).at(1).value<RunUpdatePtr>();
+        QVERIFY(last->trace && last->trace->size() > 0);
+        QCOMPARE(last->metrics.size(), std::size_t(2)); // one record per global batch
+        QVERIFY(last->report.has_value());
+    }
+#endif
 
     void destructorStopsARunningBackend()
     {
