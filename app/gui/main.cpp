@@ -1,0 +1,152 @@
+// bubblescope: the desktop application. Holds no logic: parses a few options, opens the main
+// window with the embedded demo, or renders it headless to a PNG (--screenshot).
+
+#include "ui/shell/main_window.h"
+#include "ui/tuning/tuning_panel.h"
+
+#include <QApplication>
+#include <QEventLoop>
+#include <QIcon>
+#include <QScreen>
+#include <QTimer>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: bubblescope [options]\n"
+    "\n"
+    "Profiler and tuner for pipeline-parallel training. With no options, opens the window and plays\n"
+    "the embedded demo: an 8-stage tiny GPT under PACI (a=8), then 1F1B-flush (trained live on the\n"
+    "CPU when the LibTorch runtime is built in, else replayed from the simulator).\n"
+    "\n"
+    "Options:\n"
+    "  --screenshot FILE   run the demo headless (offscreen), save the window as PNG, exit\n"
+    "  --demo-steps N      global batches per demo run (default 4)\n"
+    "  --size WxH          window size for --screenshot (default 1680x1050)\n"
+    "  -h, --help          show this help and exit\n"
+    "  -v, --version       show the version and exit\n";
+
+struct Options
+{
+    std::string screenshot;
+    int demoSteps = 4;
+    int width = 1680;
+    int height = 1050;
+};
+
+bool hasDisplay()
+{
+    for (const char* var : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"}) {
+        const char* v = std::getenv(var);
+        if (v && *v) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/// Returns the exit code to stop with, or -1 to continue.
+int parse(int argc, char** argv, Options& options)
+{
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        const bool hasValue = i + 1 < argc;
+        if (arg == "-h" || arg == "--help") {
+            std::fputs(kUsage, stdout);
+            return 0;
+        }
+        if (arg == "-v" || arg == "--version") {
+            std::printf("bubblescope %s\n", BS_VERSION);
+            return 0;
+        }
+        if (arg == "--screenshot" && hasValue) {
+            options.screenshot = argv[++i];
+        } else if (arg == "--demo-steps" && hasValue) {
+            options.demoSteps = std::atoi(argv[++i]);
+            if (options.demoSteps < 1 || options.demoSteps > 1000) {
+                std::fprintf(stderr, "error: --demo-steps must be between 1 and 1000\n");
+                return 2;
+            }
+        } else if (arg == "--size" && hasValue) {
+            if (std::sscanf(argv[++i], "%dx%d", &options.width, &options.height) != 2 || options.width < 400
+                || options.height < 300) {
+                std::fprintf(stderr, "error: --size expects WxH, at least 400x300\n");
+                return 2;
+            }
+        } else if (arg.rfind("-", 0) == 0 && arg != "-platform" && arg != "-style") {
+            std::fprintf(stderr, "error: unknown option '%s'\n  hint: bubblescope --help\n", arg.c_str());
+            return 2;
+        }
+    }
+    return -1;
+}
+
+int screenshot(const Options& options)
+{
+    bs::ui::MainWindow window(/*restoreSettings=*/false);
+    window.resize(options.width, options.height);
+    window.show();
+    bs::ui::DemoOptions demo;
+    demo.batches = options.demoSteps;
+    if (!window.runDemoToEnd(demo)) {
+        std::fprintf(stderr, "error: the demo did not finish\n");
+        return 1;
+    }
+    // Fill the Suggest table too, so the picture shows what the panel does.
+    QEventLoop wait;
+    QObject::connect(window.tuning(), &bs::ui::TuningPanel::suggestionsReady, &wait, &QEventLoop::quit);
+    QTimer::singleShot(20'000, &wait, &QEventLoop::quit);
+    window.tuning()->suggest();
+    wait.exec();
+    QApplication::processEvents();
+    if (!window.grab().save(QString::fromStdString(options.screenshot), "PNG")) {
+        std::fprintf(stderr, "error: cannot write %s\n", options.screenshot.c_str());
+        return 1;
+    }
+    std::printf("wrote %s (%dx%d)\n", options.screenshot.c_str(), options.width, options.height);
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    Options options;
+    if (const int code = parse(argc, argv, options); code >= 0) {
+        return code;
+    }
+    if (!options.screenshot.empty()) {
+        if (!hasDisplay()) {
+            qputenv("QT_QPA_PLATFORM", "offscreen");
+        }
+    } else if (!hasDisplay()) {
+        std::fprintf(stderr,
+            "bubblescope: no display (DISPLAY, WAYLAND_DISPLAY and QT_QPA_PLATFORM are unset).\n"
+            "  hint: run the headless demo instead: bubblescope-cli compare --model tiny -b 8 -a 8 -n 4 "
+            "-s paci 1f1b\n"
+            "  hint: or render the window to a file: bubblescope --screenshot shot.png\n");
+        return 3;
+    }
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("Bubblescope"));
+    QApplication::setApplicationName(QStringLiteral("bubblescope"));
+    QApplication::setApplicationDisplayName(QStringLiteral("Bubblescope"));
+    QApplication::setApplicationVersion(QStringLiteral(BS_VERSION));
+    QApplication::setDesktopFileName(QStringLiteral("io.github.bubblescope.Bubblescope"));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/bubblescope.svg")));
+    if (!options.screenshot.empty()) {
+        return screenshot(options);
+    }
+    bs::ui::MainWindow window;
+    window.show();
+    bs::ui::DemoOptions demo;
+    demo.batches = options.demoSteps;
+    demo.live = bs::ui::liveTrainingAvailable(); // real LibTorch training when the runtime is built in
+    QTimer::singleShot(0, &window, [&window, demo] { window.startDemo(demo); });
+    return QApplication::exec();
+}

@@ -1,0 +1,74 @@
+#pragma once
+// Suggest: search the accumulation window a and micro-batch size b with the simulator for the
+// highest throughput whose weight drift stays within a bound and whose memory fits a budget.
+// Torch-free and Qt-free; the GUI's Suggest button and `bubblescope-cli tune` both call it.
+
+#include "runtime/common/gpt_shape.h"
+#include "runtime/sim/cost_model.h"
+#include "runtime/sim/simulator.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+
+namespace bs::runtime {
+
+/// A simulation of the built-in GPT: m = a micro-batches per global batch (PACI's convention,
+/// also used for the flush baselines so they compare at the same global batch G = a·b).
+struct GptScenario
+{
+    std::string schedule = "paci";
+    int stages = 8;
+    GptShape shape;
+    DeviceProfile device;
+    int accum = 8; ///< a
+    int microBatchSize = 8; ///< b (sequences)
+    int batches = 4; ///< global batches simulated
+
+    int globalBatch() const { return accum * microBatchSize; }
+};
+
+/// The SimulationRequest for `scenario` (costs from the GPT shape and device). Errors name the field.
+Result<SimulationRequest> makeGptRequest(const GptScenario& scenario);
+
+/// The drift bound of `scenario`'s schedule in updates: PACI's ⌈(p−1)/a⌉ (stage 0, the worst);
+/// for other schedules the largest lag the simulation measured.
+int driftBound(const Schedule& schedule, const profiler::Report& report);
+
+struct TuneRequest
+{
+    GptScenario base; ///< schedule, stages, shape, device, batches
+    std::vector<int> accumValues{1, 2, 4, 8, 16, 32};
+    std::vector<int> microBatchSizes{1, 2, 4, 8, 16};
+    int maxLag = 1; ///< keep candidates whose drift bound is <= this (updates)
+    std::int64_t memoryBudgetBytes = 0; ///< per stage; 0 = no limit
+    int globalBatch = 0; ///< 0 = any; otherwise only a·b == globalBatch
+    std::size_t keep = 5; ///< how many top candidates to return
+};
+
+struct TuneCandidate
+{
+    int accum = 0;
+    int microBatchSize = 0;
+    double throughputSamplesPerSecond = 0;
+    double bubbleFraction = 0;
+    std::int64_t peakMemoryBytes = 0; ///< largest over stages
+    int lagBound = 0; ///< driftBound() of this candidate
+};
+
+struct TuneResult
+{
+    std::vector<TuneCandidate> top; ///< feasible, best throughput first (ties: smaller memory)
+    int evaluated = 0;
+    int rejectedByMemory = 0;
+    int rejectedByLag = 0;
+    int rejectedByBatch = 0; ///< a·b != globalBatch, or the schedule refused (a, b)
+};
+
+/// Simulates every (a, b) pair and ranks the feasible ones. Deterministic. Errors only when the
+/// base scenario itself is invalid (unknown schedule, bad stages); infeasible pairs are counted.
+Result<TuneResult> tune(const TuneRequest& request);
+
+} // namespace bs::runtime

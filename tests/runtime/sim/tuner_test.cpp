@@ -1,0 +1,113 @@
+// runtime::tune(): every suggestion respects the drift bound and the memory budget, and the list
+// is ranked by simulated throughput.
+#include "runtime/sim/tuner.h"
+
+#include <gtest/gtest.h>
+
+namespace bs::runtime {
+namespace {
+
+TuneRequest baseRequest(const std::string& schedule)
+{
+    TuneRequest r;
+    r.base.schedule = schedule;
+    r.base.stages = 8;
+    r.base.shape = gptPreset("tiny").value();
+    r.base.device = deviceProfile("cpu").value();
+    r.base.batches = 2;
+    r.keep = 100;
+    return r;
+}
+
+TEST(Tuner, PaciCandidatesRespectTheDriftBound)
+{
+    TuneRequest request = baseRequest("paci");
+    request.maxLag = 1; // ⌈(p−1)/a⌉ <= 1 needs a >= 7 for p = 8
+    const auto result = tune(request);
+    ASSERT_TRUE(result) << result.error().describe();
+    ASSERT_FALSE(result->top.empty());
+    for (const auto& c : result->top) {
+        EXPECT_GE(c.accum, 7);
+        EXPECT_LE(c.lagBound, 1);
+    }
+    // a in {1, 2, 4} fails for each of the 5 micro-batch sizes.
+    EXPECT_EQ(result->rejectedByLag, 15);
+    EXPECT_EQ(result->evaluated, 30);
+}
+
+TEST(Tuner, RankedByThroughput)
+{
+    const auto result = tune(baseRequest("paci"));
+    ASSERT_TRUE(result);
+    for (std::size_t i = 1; i < result->top.size(); ++i) {
+        EXPECT_GE(result->top[i - 1].throughputSamplesPerSecond, result->top[i].throughputSamplesPerSecond);
+    }
+}
+
+TEST(Tuner, NoPaciSettingHasZeroDrift)
+{
+    TuneRequest request = baseRequest("paci");
+    request.maxLag = 0;
+    const auto result = tune(request);
+    ASSERT_TRUE(result);
+    EXPECT_TRUE(result->top.empty());
+    EXPECT_EQ(result->rejectedByLag, result->evaluated);
+}
+
+TEST(Tuner, FlushScheduleHasNoLag)
+{
+    TuneRequest request = baseRequest("1f1b");
+    request.maxLag = 0;
+    request.accumValues = {8, 16};
+    const auto result = tune(request);
+    ASSERT_TRUE(result);
+    EXPECT_EQ(result->rejectedByLag, 0);
+    EXPECT_FALSE(result->top.empty());
+}
+
+TEST(Tuner, MemoryBudgetExcludesLargeMicroBatches)
+{
+    TuneRequest request = baseRequest("paci");
+    request.accumValues = {8};
+    const auto unlimited = tune(request);
+    ASSERT_TRUE(unlimited);
+    ASSERT_EQ(unlimited->top.size(), 5u);
+    // Budget: the peak of b = 2; larger micro-batches hold more activations and must be rejected.
+    std::int64_t budget = 0;
+    for (const auto& c : unlimited->top) {
+        if (c.microBatchSize == 2) {
+            budget = c.peakMemoryBytes;
+        }
+    }
+    ASSERT_GT(budget, 0);
+    request.memoryBudgetBytes = budget;
+    const auto limited = tune(request);
+    ASSERT_TRUE(limited);
+    EXPECT_EQ(limited->rejectedByMemory, 3); // b = 4, 8, 16
+    for (const auto& c : limited->top) {
+        EXPECT_LE(c.peakMemoryBytes, budget);
+        EXPECT_LE(c.microBatchSize, 2);
+    }
+}
+
+TEST(Tuner, FixedGlobalBatch)
+{
+    TuneRequest request = baseRequest("paci");
+    request.globalBatch = 64;
+    const auto result = tune(request);
+    ASSERT_TRUE(result);
+    ASSERT_FALSE(result->top.empty());
+    for (const auto& c : result->top) {
+        EXPECT_EQ(c.accum * c.microBatchSize, 64);
+    }
+}
+
+TEST(Tuner, UnknownScheduleIsAnError)
+{
+    const auto result = tune(baseRequest("no-such-schedule"));
+    ASSERT_FALSE(result);
+    EXPECT_EQ(result.error().code, ErrorCode::InvalidArgument);
+}
+
+} // namespace
+} // namespace bs::runtime

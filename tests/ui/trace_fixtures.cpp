@@ -1,0 +1,77 @@
+#include "trace_fixtures.h"
+
+#include <vector>
+
+namespace bs::ui::test {
+
+using profiler::EventKind;
+using profiler::Lane;
+using profiler::TraceEvent;
+
+namespace {
+TraceEvent ev(int stage, EventKind kind, int mb, profiler::TimeNs start, profiler::TimeNs end, int version = 0)
+{
+    TraceEvent e;
+    e.stage = static_cast<std::uint16_t>(stage);
+    e.kind = kind;
+    e.microbatch = mb;
+    e.start = start;
+    e.end = end;
+    e.version = version;
+    return e;
+}
+} // namespace
+
+std::shared_ptr<const profiler::TraceSnapshot> twoStageTrace()
+{
+    std::vector<TraceEvent> events{
+        ev(0, EventKind::Forward, 0, 0, 100),
+        ev(1, EventKind::Forward, 0, 100, 200),
+        ev(0, EventKind::Forward, 1, 100, 200),
+        ev(1, EventKind::Backward, 0, 200, 300),
+        ev(1, EventKind::Forward, 1, 300, 400),
+        ev(0, EventKind::Backward, 0, 400, 500),
+        ev(1, EventKind::Backward, 1, 400, 500),
+        ev(1, EventKind::Update, 0, 500, 550),
+        ev(0, EventKind::Backward, 1, 600, 700, 1),
+    };
+    profiler::TraceMeta meta;
+    meta.stages = 2;
+    meta.title = "two-stage fixture";
+    return profiler::makeSnapshot(meta, events);
+}
+
+std::shared_ptr<const profiler::TraceSnapshot> syntheticTrace(std::size_t count, int stages)
+{
+    profiler::TraceStore store(profiler::TraceMeta{stages, "virtual", "synthetic", {}});
+    const EventKind cycle[] = {
+        EventKind::Forward, EventKind::BackwardInput, EventKind::BackwardWeight, EventKind::Update};
+    std::vector<profiler::TimeNs> clock(static_cast<std::size_t>(stages), 0);
+    std::vector<int> mb(static_cast<std::size_t>(stages), 0);
+    std::size_t produced = 0;
+    std::size_t step = 0;
+    while (produced < count) {
+        const auto s = static_cast<std::size_t>(step % static_cast<std::size_t>(stages));
+        const EventKind kind = cycle[(step / static_cast<std::size_t>(stages)) % 4];
+        TraceEvent e = ev(static_cast<int>(s), kind, mb[s], clock[s], clock[s] + 1000);
+        store.append(e);
+        ++produced;
+        if (kind == EventKind::Forward && produced < count) {
+            TraceEvent send = e;
+            send.kind = EventKind::Send;
+            send.lane = Lane::Comm;
+            send.start = e.end;
+            send.end = e.end + 150;
+            store.append(send);
+            ++produced;
+        }
+        clock[s] = e.end + ((step % 4 == 3) ? 200 : 0);
+        if (kind == EventKind::Update) {
+            ++mb[s];
+        }
+        ++step;
+    }
+    return store.snapshot();
+}
+
+} // namespace bs::ui::test

@@ -1,0 +1,83 @@
+// The comparison table shows exactly the reports' figures; the model passes QAbstractItemModelTester.
+#include "ui/models/comparison_model.h"
+
+#include <QAbstractItemModelTester>
+#include <QTest>
+
+using namespace bs::ui;
+using Metric = ComparisonModel::Metric;
+
+namespace {
+
+bs::profiler::Report makeReport(
+    double bubble, bs::profiler::TimeNs makespan, std::vector<std::pair<std::int64_t, int>> stages)
+{
+    bs::profiler::Report r;
+    r.bubbleFraction = bubble;
+    r.steadyBubbleFraction = bubble / 2;
+    r.makespan = makespan;
+    r.stages = static_cast<int>(stages.size());
+    int s = 0;
+    for (auto [memory, lag] : stages) {
+        bs::profiler::StageReport st;
+        st.stage = s++;
+        st.peakMemoryBytes = memory;
+        st.maxVersionLag = lag;
+        r.perStage.push_back(st);
+    }
+    return r;
+}
+
+} // namespace
+
+class TestComparisonModel : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void valuesEqualTheReports()
+    {
+        const auto paci = makeReport(0.05, 1'000'000, {{300, 1}, {200, 1}, {100, 0}});
+        const auto flush = makeReport(0.30, 1'500'000, {{300, 0}, {250, 0}, {100, 0}});
+        ComparisonModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setRuns(
+            {RunSummary::fromReport("paci a=8", paci, 640.0, 1), RunSummary::fromReport("1f1b a=8", flush, 420.0, -1)});
+        QCOMPARE(model.rowCount(), ComparisonModel::kMetricCount);
+        QCOMPARE(model.columnCount(), 3); // two runs + difference
+        const auto raw = [&](Metric m, int column) {
+            return model.index(static_cast<int>(m), column).data(ComparisonModel::RawValueRole).toDouble();
+        };
+        QCOMPARE(raw(Metric::BubbleFraction, 0), paci.bubbleFraction);
+        QCOMPARE(raw(Metric::BubbleFraction, 1), flush.bubbleFraction);
+        QCOMPARE(raw(Metric::SteadyBubbleFraction, 1), flush.steadyBubbleFraction);
+        QCOMPARE(raw(Metric::Throughput, 0), 640.0);
+        QCOMPARE(raw(Metric::Makespan, 1), 1'500'000.0);
+        QCOMPARE(raw(Metric::PeakMemory, 0), 300.0); // largest stage
+        QCOMPARE(raw(Metric::PeakMemory, 1), 300.0);
+        QCOMPARE(raw(Metric::MaxVersionLag, 0), 1.0);
+        QCOMPARE(raw(Metric::LagBound, 1), -1.0);
+        // Differences: throughput as a ratio, bubble in percentage points.
+        QCOMPARE(raw(Metric::Throughput, 2), 640.0 / 420.0);
+        QCOMPARE(raw(Metric::BubbleFraction, 2), 0.05 - 0.30);
+        QCOMPARE(model.index(static_cast<int>(Metric::Throughput), 2).data().toString(), QStringLiteral("1.52×"));
+        QCOMPARE(model.index(static_cast<int>(Metric::BubbleFraction), 0).data().toString(), QStringLiteral("5.0 %"));
+        QCOMPARE(
+            model.index(static_cast<int>(Metric::BubbleFraction), 2).data().toString(), QStringLiteral("-25.0 pp"));
+        QCOMPARE(model.index(static_cast<int>(Metric::LagBound), 1).data().toString(), QStringLiteral("n/a"));
+        QCOMPARE(model.headerData(0, Qt::Horizontal).toString(), QStringLiteral("paci a=8"));
+        QCOMPARE(model.headerData(2, Qt::Horizontal).toString(), QStringLiteral("difference"));
+    }
+
+    void singleRunHasNoDifferenceColumn()
+    {
+        ComparisonModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setRuns({RunSummary::fromReport("gpipe", makeReport(0.4, 10, {{1, 0}}), 1.0, 0)});
+        QCOMPARE(model.columnCount(), 1);
+        model.setRuns({});
+        QCOMPARE(model.columnCount(), 0);
+    }
+};
+
+QTEST_MAIN(TestComparisonModel)
+#include "tst_comparison_model.moc"

@@ -1,0 +1,186 @@
+// The window end to end, offscreen: the demo fills both slots, the comparison table equals the
+// runs' reports, the charts show the reports, a slider switches to predictions; exports work.
+#include "profiler/io/chrome_trace.h"
+#include "runtime/config/config_toml.h"
+#include "runtime/rundir/atomic_file.h"
+#include "ui/charts/stage_charts.h"
+#include "ui/common/format.h"
+#include "ui/compare/compare_view.h"
+#include "ui/shell/exporters.h"
+#include "ui/shell/main_window.h"
+#include "ui/timeline/timeline_view.h"
+#include "ui/tuning/tuning_panel.h"
+
+#include <QElapsedTimer>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace bs::ui;
+using Metric = ComparisonModel::Metric;
+
+class TestMainWindow : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void demoFillsBothSlotsAndTheTable()
+    {
+        MainWindow window(false);
+        window.resize(1400, 900);
+        window.show();
+        DemoOptions demo;
+        demo.batches = 2;
+        QVERIFY(window.runDemoToEnd(demo));
+        CompareView* compare = window.compare();
+        for (int slot = 0; slot < CompareView::kSlots; ++slot) {
+            QVERIFY(compare->timeline(slot)->index() != nullptr);
+            QVERIFY(compare->timeline(slot)->index()->eventCount() > 0);
+        }
+        // The table equals the simulated reports of the same settings.
+        WhatIfConfig config;
+        config.batches = 2;
+        auto paci = predictRun(config, "paci");
+        auto flush = predictRun(config, "1f1b");
+        QVERIFY(paci && flush);
+        const ComparisonModel* model = compare->model();
+        QCOMPARE(model->runs().size(), std::size_t(2));
+        const auto raw = [&](Metric m, int col) {
+            return model->index(static_cast<int>(m), col).data(ComparisonModel::RawValueRole).toDouble();
+        };
+        QCOMPARE(raw(Metric::BubbleFraction, 0), paci->result.report.bubbleFraction);
+        QCOMPARE(raw(Metric::BubbleFraction, 1), flush->result.report.bubbleFraction);
+        QCOMPARE(raw(Metric::Throughput, 0), paci->result.throughputSamplesPerSecond);
+        QCOMPARE(raw(Metric::Makespan, 1), static_cast<double>(flush->result.report.makespan));
+        QVERIFY(raw(Metric::BubbleFraction, 0) < raw(Metric::BubbleFraction, 1)); // PACI removes the flush
+        // Charts show the first run's report.
+        const auto& stage0 = paci->result.report.perStage.at(0);
+        double idle = 0;
+        for (auto t : stage0.idleByCause) {
+            idle += static_cast<double>(t);
+        }
+        const double expected = 100.0 * idle / static_cast<double>(paci->result.report.makespan);
+        QVERIFY(qAbs(window.bubbleChart()->stagePercent(0) - expected) < 1e-6);
+        QVERIFY(qAbs(window.memoryChart()->stageMiB(0) - stage0.peakMemoryBytes / (1024.0 * 1024.0)) < 1e-6);
+    }
+
+    void demoIsProgressive()
+    {
+        MainWindow window(false);
+        window.resize(1400, 900);
+        DemoOptions demo;
+        demo.batches = 2;
+        demo.wallSeconds = 1.5;
+        QSignalSpy updated(window.runs(), &RunController::runUpdated);
+        QSignalSpy idle(window.runs(), &RunController::idle);
+        window.startDemo(demo);
+        QVERIFY(updated.wait(5000));
+        QTRY_VERIFY_WITH_TIMEOUT(window.compare()->timeline(0)->index() != nullptr, 5000);
+        const std::size_t partial = window.compare()->timeline(0)->index()->eventCount();
+        QVERIFY(idle.wait(15000));
+        const std::size_t full = window.compare()->timeline(0)->index()->eventCount();
+        QVERIFY2(partial < full, qPrintable(QStringLiteral("%1 vs %2").arg(partial).arg(full)));
+        QVERIFY(window.compare()->timeline(1)->index()->eventCount() > 0);
+    }
+
+    void stopDuringTheDemoKeepsTheTrace()
+    {
+        MainWindow window(false);
+        DemoOptions demo;
+        demo.batches = 2;
+        demo.wallSeconds = 10;
+        QSignalSpy updated(window.runs(), &RunController::runUpdated);
+        QSignalSpy idle(window.runs(), &RunController::idle);
+        window.startDemo(demo);
+        QVERIFY(updated.wait(5000));
+        QTest::qWait(300);
+        QElapsedTimer clock;
+        clock.start();
+        window.stopRuns();
+        QVERIFY(idle.wait(1000));
+        QVERIFY(clock.elapsed() < 1000);
+        QApplication::processEvents();
+        const TimelineIndex* kept = window.compare()->timeline(0)->index();
+        QVERIFY(kept && kept->eventCount() > 0);
+        QVERIFY(window.compare()->timeline(1)->index() == nullptr); // the queued 1F1B run never started
+    }
+
+    void sliderSwitchesToPrediction()
+    {
+        MainWindow window(false);
+        window.resize(1400, 900);
+        window.show();
+        QSignalSpy predicted(window.engine(), &PredictionEngine::predicted);
+        window.tuning()->accumSlider()->setValue(4);
+        QVERIFY(predicted.wait(5000));
+        const auto p = predicted.last().at(0).value<PredictionPtr>();
+        QCOMPARE(window.compare()->timeline(0)->index(), p->primary.index.get());
+        QCOMPARE(window.compare()->model()->runs().at(0).label, std::string("PACI"));
+    }
+
+    void exportsWriteReadableFiles()
+    {
+        QTemporaryDir dir;
+        WhatIfConfig config;
+        config.accum = 16;
+        config.microBatchSize = 4;
+        // TOML round trip (what QSettings keeps and what cluster jobs run).
+        const auto back = configFromToml(configToToml(config));
+        QVERIFY(back.has_value());
+        QCOMPARE(back->accum, 16);
+        QCOMPARE(back->microBatchSize, 4);
+        QCOMPARE(back->schedule, std::string("paci"));
+        QString error;
+        QVERIFY(!configFromToml(QStringLiteral("[pipeline]\nstages = -3\n"), &error).has_value());
+        QVERIFY(!error.isEmpty());
+        // Every engine export format is offered; TOML and torchrun write files.
+        QVERIFY(configExportFilters().size() >= 2);
+        QCOMPARE(formatOfFilter(configExportFilters().first()), QStringLiteral("toml"));
+        const QString toml = dir.filePath(QStringLiteral("tuned.toml"));
+        QVERIFY2(exportConfig(config, QStringLiteral("toml"), toml, &error), qPrintable(error));
+        auto loaded = bs::runtime::loadRunConfig(fromQt(toml));
+        QVERIFY(loaded);
+        QCOMPARE(loaded->pipeline.accum, 16);
+        QVERIFY(!exportConfig(config, QStringLiteral("no-such-format"), dir.filePath(QStringLiteral("x")), &error));
+        // The trace round-trips through the engine's Chrome JSON reader.
+        auto run = predictRun(config, "paci");
+        QVERIFY(run);
+        const QString tracePath = dir.filePath(QStringLiteral("trace.json"));
+        QVERIFY2(exportTrace(*run->result.trace, tracePath, &error), qPrintable(error));
+        auto read = bs::profiler::readChromeTraceFile(fromQt(tracePath));
+        QVERIFY(read);
+        QCOMPARE(read->events.size(), run->result.trace->size());
+    }
+
+    void opensARunDirectory()
+    {
+        // A run directory as the runtime writes it: config.toml, trace.json, metrics.jsonl.
+        QTemporaryDir dir;
+        WhatIfConfig config;
+        config.batches = 2;
+        auto rc = toRunConfig(config);
+        rc.training.steps = 2;
+        auto run = predictRun(config, "paci");
+        QVERIFY(run);
+        QString error;
+        QVERIFY(
+            bs::runtime::writeFileAtomic(fromQt(dir.filePath(QStringLiteral("config.toml"))), bs::runtime::toToml(rc)));
+        QVERIFY(exportTrace(*run->result.trace, dir.filePath(QStringLiteral("trace.json")), &error));
+        QVERIFY(bs::runtime::writeFileAtomic(fromQt(dir.filePath(QStringLiteral("metrics.jsonl"))),
+            "{\"step\":0,\"train_loss\":5.5,\"virtual_time_s\":0.1}\n"
+            "{\"step\":1,\"train_loss\":5.1,\"virtual_time_s\":0.2}\n"));
+        MainWindow window(false);
+        window.resize(1400, 900);
+        QVERIFY2(window.openRunDirectory(dir.path(), &error), qPrintable(error));
+        const TimelineIndex* index = window.compare()->timeline(0)->index();
+        QVERIFY(index);
+        QCOMPARE(index->eventCount(), run->result.trace->size());
+        const auto& summary = window.compare()->model()->runs().at(0);
+        QCOMPARE(summary.bubbleFraction, run->result.report.bubbleFraction); // same trace, same analysis
+        QVERIFY(!window.openRunDirectory(dir.filePath(QStringLiteral("missing")), &error));
+        QVERIFY(!error.isEmpty());
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_main_window.moc"

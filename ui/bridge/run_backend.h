@@ -1,0 +1,63 @@
+#pragma once
+// A "run source" the UI can watch: a simulation replayed in virtual time today, a live LibTorch
+// RunSession when the runtime lands. Pure C++ (no Qt, no torch), so any backend can be written
+// and tested without the UI. RunController drives one on its worker thread.
+
+#include "profiler/analysis/report.h"
+#include "profiler/trace/trace_store.h"
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+
+namespace bs::ui {
+
+/// One training-metrics record (what a run directory's metrics.jsonl holds per step).
+struct MetricSample
+{
+    double timeSeconds = 0; ///< since the run started (virtual or wall, as the trace's clock)
+    int step = 0; ///< global batch
+    double loss = 0;
+};
+
+/// What a run has produced so far. Immutable once published; shared with the UI thread.
+struct RunUpdate
+{
+    std::string label; ///< "paci a=8 (simulated)"
+    std::shared_ptr<const profiler::TraceSnapshot> trace; ///< everything recorded so far
+    std::vector<MetricSample> metrics;
+    std::optional<profiler::Report> report; ///< set when the backend can analyse (at least at the end)
+    double progress = 0; ///< 0..1 where known
+    bool finished = false;
+};
+using RunUpdatePtr = std::shared_ptr<const RunUpdate>;
+
+/// Handed to RunBackend::run(): how a backend reports and learns it must stop.
+class RunContext
+{
+public:
+    virtual ~RunContext() = default;
+    /// True once stop was requested; backends check it between actions and return promptly
+    /// (Stop must end a run within a second), keeping what was recorded.
+    virtual bool stopRequested() const = 0;
+    /// Publishes progress; cheap, may be called often (the controller throttles). Thread: worker.
+    virtual void publish(RunUpdatePtr update) = 0;
+};
+
+class RunBackend
+{
+public:
+    virtual ~RunBackend() = default;
+    virtual std::string label() const = 0;
+    /// Runs to the end or until ctx.stopRequested(); blocking; called on the controller's worker
+    /// thread, never on the UI thread. Must publish a final update with finished = true before
+    /// returning successfully. Returns ErrorCode::Cancelled when stopped (recorded data kept).
+    /// Must not throw.
+    virtual Status run(RunContext& ctx) = 0;
+};
+
+} // namespace bs::ui

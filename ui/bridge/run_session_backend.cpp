@@ -1,0 +1,82 @@
+#include "ui/bridge/run_session_backend.h"
+
+#include "profiler/analysis/analyze.h"
+#include "runtime/schedule/catalogue.h"
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+namespace bs::ui {
+
+namespace {
+
+constexpr auto kPollPeriod = std::chrono::milliseconds(100);
+
+void appendMetrics(std::vector<MetricSample>& out, const std::vector<runtime::BatchMetrics>& fresh)
+{
+    for (const auto& m : fresh) {
+        out.push_back({m.virtualTimeS, m.step, m.trainLoss});
+    }
+}
+
+} // namespace
+
+RunSessionBackend::RunSessionBackend(std::string label, runtime::RunConfig config, runtime::SessionOptions options)
+    : m_label(std::move(label))
+    , m_config(std::move(config))
+    , m_options(std::move(options))
+{}
+
+Status RunSessionBackend::run(RunContext& ctx)
+{
+    auto created = runtime::RunSession::create(m_config, m_options);
+    if (!created) {
+        return created.error();
+    }
+    runtime::RunSession& session = *created;
+    const int steps = m_config.training.steps;
+    std::vector<MetricSample> metrics;
+    std::atomic<bool> training{true};
+    // Poller: the only publisher while the worker is inside runSteps().
+    std::thread poller([&] {
+        while (training.load()) {
+            std::this_thread::sleep_for(kPollPeriod);
+            if (ctx.stopRequested()) {
+                session.requestStop(); // thread-safe; runSteps returns Cancelled after the current action
+            }
+            appendMetrics(metrics, session.pollMetrics());
+            auto update = std::make_shared<RunUpdate>();
+            update->label = m_label;
+            update->trace = session.trace();
+            update->metrics = metrics;
+            update->progress = steps > 0 && !metrics.empty() ? static_cast<double>(metrics.back().step + 1) / steps : 0;
+            ctx.publish(std::move(update));
+        }
+    });
+    const Status trained = session.runSteps(steps);
+    training = false;
+    poller.join();
+    const Status finished = session.finish(); // writes trace.json / summary.json; keeps what was recorded
+    appendMetrics(metrics, session.pollMetrics());
+
+    auto final = std::make_shared<RunUpdate>();
+    final->label = m_label;
+    final->trace = session.trace();
+    final->metrics = std::move(metrics);
+    final->progress = 1.0;
+    final->finished = trained.has_value();
+    if (auto schedule = runtime::makeSchedule(runtime::toScheduleParams(m_config)); schedule && final->trace) {
+        profiler::AnalysisOptions options;
+        options.microbatchesPerBatch = m_config.pipeline.microbatches;
+        options.synchronous = !schedule->asynchronous;
+        final->report = profiler::analyze(*final->trace, options);
+    }
+    ctx.publish(std::move(final));
+    if (!trained) {
+        return trained;
+    }
+    return finished;
+}
+
+} // namespace bs::ui

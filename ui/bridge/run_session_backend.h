@@ -1,0 +1,29 @@
+#pragma once
+// A RunBackend over the live LibTorch runtime (runtime/exec/run_session.h, torch-free header):
+// the run trains on the controller's worker thread while a poller publishes the growing trace and
+// the new metrics every 100 ms and forwards Stop to RunSession::requestStop(). Built only when
+// the runtime (bs_exec) is part of the build; see README.md.
+
+#include "runtime/config/run_config.h"
+#include "runtime/exec/run_session.h"
+#include "ui/bridge/run_backend.h"
+
+namespace bs::ui {
+
+class RunSessionBackend final : public RunBackend
+{
+public:
+    /// Trains `config` for config.training.steps global batches, as one schedule (asynchronous
+    /// schedules drain only at the end). `options.outDir` makes it a run directory.
+    RunSessionBackend(std::string label, runtime::RunConfig config, runtime::SessionOptions options = {});
+
+    std::string label() const override { return m_label; }
+    Status run(RunContext& ctx) override;
+
+private:
+    std::string m_label;
+    runtime::RunConfig m_config;
+    runtime::SessionOptions m_options;
+};
+
+} // namespace bs::ui

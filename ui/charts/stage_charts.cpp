@@ -1,0 +1,321 @@
+#include "ui/charts/stage_charts.h"
+
+#include "ui/common/palette.h"
+
+#include <QBarCategoryAxis>
+#include <QBarSet>
+#include <QLineSeries>
+#include <QPercentBarSeries>
+#include <QStackedBarSeries>
+#include <QValueAxis>
+
+#include <algorithm>
+#include <cmath>
+
+namespace bs::ui {
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+double niceCeil(double v)
+{
+    if (v <= 0) {
+        return 1.0;
+    }
+    const double magnitude = std::pow(10.0, std::floor(std::log10(v)));
+    for (double m : {1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0}) {
+        if (m * magnitude >= v * 1.05) {
+            return m * magnitude;
+        }
+    }
+    return 10.0 * magnitude;
+}
+
+double stackedMax(const std::vector<std::vector<double>>& values)
+{
+    double best = 0;
+    const std::size_t stages = values.empty() ? 0 : values.front().size();
+    for (std::size_t s = 0; s < stages; ++s) {
+        double total = 0;
+        for (const auto& set : values) {
+            total += set[s];
+        }
+        best = std::max(best, total);
+    }
+    return best;
+}
+
+} // namespace
+
+void styleChart(QChart* chart, const QString& title)
+{
+    chart->setTheme(QChart::ChartThemeLight);
+    chart->setTitle(title);
+    QFont f = chart->titleFont();
+    f.setBold(true);
+    f.setPointSizeF(9.5);
+    chart->setTitleFont(f);
+    chart->setAnimationOptions(QChart::NoAnimation);
+    chart->legend()->setAlignment(Qt::AlignBottom);
+    QFont lf = chart->legend()->font();
+    lf.setPointSizeF(8);
+    chart->legend()->setFont(lf);
+    chart->setMargins(QMargins(4, 2, 4, 2));
+    chart->setBackgroundRoundness(0);
+}
+
+StageBarChartView::StageBarChartView(QWidget* parent)
+    : QChartView(parent)
+{
+    setRenderHint(QPainter::Antialiasing);
+}
+
+double StageBarChartView::stageTotal(int stage) const
+{
+    double total = 0;
+    if (m_series) {
+        const auto sets = m_series->barSets();
+        for (QBarSet* set : sets) {
+            total += stage < set->count() ? set->at(stage) : 0.0;
+        }
+    }
+    return total;
+}
+
+void StageBarChartView::showBars(const Bars& bars, const std::optional<Line>& line)
+{
+    const int stages = bars.values.empty() ? 0 : static_cast<int>(bars.values.front().size());
+    const bool sameShape = m_series && stages == m_stages && bars.names == m_names && line.has_value() == m_hasLine
+        && (!line || line->ownAxis == m_lineOwnAxis);
+    if (!sameShape) {
+        rebuild(bars, line);
+        return;
+    }
+    chart()->setTitle(bars.title);
+    const auto sets = m_series->barSets();
+    for (int i = 0; i < sets.size(); ++i) {
+        const auto& values = bars.values[static_cast<std::size_t>(i)];
+        for (int s = 0; s < stages; ++s) {
+            sets[i]->replace(s, values[static_cast<std::size_t>(s)]);
+        }
+    }
+    m_y->setRange(0, bars.yMax);
+    m_y->setLabelFormat(bars.yFormat);
+    if (line) {
+        m_line->replace(QList<QPointF>(line->points.begin(), line->points.end()));
+        if (m_lineY) {
+            m_lineY->setRange(0, line->axisMax);
+            m_lineY->setTickCount(static_cast<int>(line->axisMax) + 1);
+        }
+    }
+}
+
+void StageBarChartView::rebuild(const Bars& bars, const std::optional<Line>& line)
+{
+    ++m_rebuilds;
+    auto* c = new QChart(); // owned by the view after setChart
+    styleChart(c, bars.title);
+    QChart* old = chart();
+    setChart(c);
+    delete old;
+    const int stages = bars.values.empty() ? 0 : static_cast<int>(bars.values.front().size());
+    m_stages = stages;
+    m_names = bars.names;
+    m_hasLine = line.has_value();
+    m_lineOwnAxis = line && line->ownAxis;
+    m_line = nullptr;
+    m_lineY = nullptr;
+    if (bars.kind == BarKind::Percent) {
+        m_series = new QPercentBarSeries(c);
+    } else {
+        m_series = new QStackedBarSeries(c);
+    }
+    for (int i = 0; i < bars.names.size(); ++i) {
+        auto* set = new QBarSet(bars.names[i], m_series);
+        set->setColor(bars.colors[static_cast<std::size_t>(i)]);
+        set->setBorderColor(bars.colors[static_cast<std::size_t>(i)]);
+        for (double v : bars.values[static_cast<std::size_t>(i)]) {
+            *set << v;
+        }
+        m_series->append(set);
+    }
+    m_series->setBarWidth(0.7);
+    c->addSeries(m_series);
+    auto* x = new QBarCategoryAxis(c);
+    QStringList categories;
+    for (int s = 0; s < stages; ++s) {
+        categories << QString::number(s);
+    }
+    x->append(categories);
+    x->setTitleText(tr("stage"));
+    c->addAxis(x, Qt::AlignBottom);
+    m_series->attachAxis(x);
+    m_y = new QValueAxis(c);
+    m_y->setTitleText(bars.yTitle);
+    m_y->setRange(0, bars.yMax);
+    m_y->setTickCount(5);
+    m_y->setLabelFormat(bars.yFormat);
+    c->addAxis(m_y, Qt::AlignLeft);
+    m_series->attachAxis(m_y);
+    if (!line) {
+        return;
+    }
+    m_line = new QLineSeries(c);
+    m_line->setName(line->name);
+    m_line->setPen(line->pen);
+    m_line->setPointsVisible(line->ownAxis);
+    m_line->replace(QList<QPointF>(line->points.begin(), line->points.end()));
+    c->addSeries(m_line);
+    // The category axis puts category i at x = i, so a hidden value axis over [-0.5, n-0.5] aligns.
+    auto* lx = new QValueAxis(c);
+    lx->setRange(-0.5, stages - 0.5);
+    lx->setVisible(false);
+    c->addAxis(lx, Qt::AlignBottom);
+    m_line->attachAxis(lx);
+    if (line->ownAxis) {
+        m_lineY = new QValueAxis(c);
+        m_lineY->setRange(0, line->axisMax);
+        m_lineY->setTickCount(static_cast<int>(line->axisMax) + 1);
+        m_lineY->setLabelFormat(QStringLiteral("%d"));
+        m_lineY->setTitleText(line->axisTitle);
+        c->addAxis(m_lineY, Qt::AlignRight);
+        m_line->attachAxis(m_lineY);
+    } else {
+        m_line->attachAxis(m_y);
+    }
+}
+
+BubbleChartView::BubbleChartView(QWidget* parent)
+    : StageBarChartView(parent)
+{
+    setData({});
+}
+
+void BubbleChartView::setData(const StageChartData& input)
+{
+    Bars bars;
+    bars.title = tr("Bubbles by cause · %1").arg(input.title);
+    bars.yTitle = tr("% idle");
+    const double makespan = static_cast<double>(std::max<profiler::TimeNs>(1, input.report.makespan));
+    for (int c = 0; c < profiler::kBubbleCauseCount; ++c) {
+        const auto cause = static_cast<profiler::BubbleCause>(c);
+        std::vector<double> values;
+        bool any = false;
+        for (const auto& stage : input.report.perStage) {
+            const double v = 100.0 * static_cast<double>(stage.idleByCause[static_cast<std::size_t>(c)]) / makespan;
+            any = any || v > 0;
+            values.push_back(v);
+        }
+        if (any) {
+            bars.names << bubbleCauseLabel(cause);
+            bars.colors.push_back(bubbleCauseColor(cause));
+            bars.values.push_back(std::move(values));
+        }
+    }
+    if (bars.values.empty()) { // keep the stage axis even when nothing idles
+        bars.names << bubbleCauseLabel(profiler::BubbleCause::Dependency);
+        bars.colors.push_back(bubbleCauseColor(profiler::BubbleCause::Dependency));
+        bars.values.emplace_back(input.report.perStage.size(), 0.0);
+    }
+    bars.yMax = niceCeil(std::max(1.0, stackedMax(bars.values)));
+    showBars(bars, std::nullopt);
+}
+
+MemoryChartView::MemoryChartView(QWidget* parent)
+    : StageBarChartView(parent)
+{
+    setData({});
+}
+
+void MemoryChartView::setData(const StageChartData& input)
+{
+    Bars bars;
+    bars.title = tr("Peak memory · %1").arg(input.title);
+    bars.yTitle = tr("MiB");
+    bars.names = QStringList{tr("weights+opt"), tr("stash"), tr("activations")};
+    bars.colors = {QColor(0x64, 0x74, 0x8b), QColor(0xa7, 0x8b, 0xfa), QColor(0x38, 0xbd, 0xf8)};
+    bars.values.assign(3, {});
+    for (std::size_t s = 0; s < input.report.perStage.size(); ++s) {
+        const auto& st = input.report.perStage[s];
+        const auto at = [s](const std::vector<std::int64_t>& v) {
+            return s < v.size() ? static_cast<double>(v[s]) : 0.0;
+        };
+        const double total = static_cast<double>(st.peakMemoryBytes);
+        const double w = std::min(total, at(input.staticBytes));
+        const double k = std::min(total - w, std::max(0, st.peakWeightVersions - 1) * at(input.paramBytes));
+        bars.values[0].push_back(w / kMiB);
+        bars.values[1].push_back(k / kMiB);
+        bars.values[2].push_back(std::max(0.0, total - w - k) / kMiB);
+    }
+    const double budget = static_cast<double>(input.memoryBudgetBytes) / kMiB;
+    const double maxTotal = stackedMax(bars.values);
+    bars.yMax = niceCeil(std::max({1.0, maxTotal, budget}));
+    bars.yFormat = maxTotal < 10 ? QStringLiteral("%.1f") : QStringLiteral("%.0f");
+    std::optional<Line> line;
+    if (budget > 0) {
+        line.emplace();
+        line->name = tr("budget");
+        QPen pen(palette::budgetLine());
+        pen.setWidthF(2);
+        pen.setStyle(Qt::DashLine);
+        line->pen = pen;
+        const double n = static_cast<double>(input.report.perStage.size());
+        line->points = {QPointF(-0.5, budget), QPointF(n - 0.5, budget)};
+    }
+    showBars(bars, line);
+}
+
+LagChartView::LagChartView(QWidget* parent)
+    : StageBarChartView(parent)
+{
+    setData({});
+}
+
+void LagChartView::setData(const StageChartData& input)
+{
+    Bars bars;
+    bars.title = tr("Version lag · %1").arg(input.title);
+    bars.yTitle = tr("% share");
+    bars.kind = BarKind::Percent;
+    int maxLag = 0;
+    for (const auto& st : input.report.perStage) {
+        for (const auto& [lag, count] : st.versionLagHistogram) {
+            if (count > 0) {
+                maxLag = std::max(maxLag, lag);
+            }
+        }
+    }
+    const QColor lagColors[] = {
+        QColor(0x86, 0xef, 0xac), QColor(0xfb, 0xbf, 0x24), QColor(0xf9, 0x73, 0x16), QColor(0xdc, 0x26, 0x26)};
+    for (int lag = 0; lag <= maxLag; ++lag) {
+        bars.names << tr("lag %1").arg(lag);
+        bars.colors.push_back(lagColors[std::min(lag, 3)]);
+        std::vector<double> values;
+        for (const auto& st : input.report.perStage) {
+            const auto it = st.versionLagHistogram.find(lag);
+            values.push_back(it == st.versionLagHistogram.end() ? 0.0 : static_cast<double>(it->second));
+        }
+        bars.values.push_back(std::move(values));
+    }
+    bars.yMax = 100;
+    std::optional<Line> line;
+    if (!input.lagBound.empty()) {
+        line.emplace();
+        line->name = tr("bound ⌈(p−s−1)/a⌉");
+        QPen pen(QColor(0x1f, 0x29, 0x37));
+        pen.setWidthF(2);
+        line->pen = pen;
+        line->ownAxis = true;
+        line->axisTitle = tr("updates");
+        int maxBound = 0;
+        for (std::size_t s = 0; s < input.lagBound.size() && s < input.report.perStage.size(); ++s) {
+            maxBound = std::max(maxBound, input.lagBound[s]);
+            line->points.emplace_back(static_cast<double>(s), input.lagBound[s]);
+        }
+        line->axisMax = std::max(maxBound, maxLag) + 1;
+    }
+    showBars(bars, line);
+}
+
+} // namespace bs::ui

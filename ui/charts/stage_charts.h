@@ -1,0 +1,121 @@
+#pragma once
+// Per-stage Qt Charts panels: bubble fraction by cause, memory (stacked, with a budget line), and
+// the version-lag histogram against PACI's bound. Each takes plain data (StageChartData) so tests
+// and the main window feed them the same way. Axes are explicit QValueAxis/QBarCategoryAxis with
+// set ranges (createDefaultAxes() shows 0..1 for series filled later: toolchain.md §4).
+// A slider move changes values, not structure, so charts update their bar sets in place and
+// rebuild only when the stages, the sets or the line change (rebuilding costs several ms).
+
+#include "profiler/analysis/report.h"
+
+#include <QChartView>
+#include <QPen>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+class QAbstractBarSeries;
+class QBarCategoryAxis;
+class QLineSeries;
+class QValueAxis;
+
+namespace bs::ui {
+
+/// What the stage charts show for one run.
+struct StageChartData
+{
+    QString title; ///< run label
+    profiler::Report report;
+    std::vector<std::int64_t> staticBytes; ///< per stage: weights, grads, optimizer state
+    std::vector<std::int64_t> paramBytes; ///< per stage: one weight copy (stash)
+    std::vector<int> lagBound; ///< per stage, updates; empty = no bound
+    std::int64_t memoryBudgetBytes = 0; ///< per stage; 0 = no line
+};
+
+/// Applies the house look to a chart (light theme, compact margins, legend at the bottom).
+void styleChart(QChart* chart, const QString& title);
+
+/// A bar chart over stages with an optional line; keeps its series and updates them in place.
+class StageBarChartView : public QChartView
+{
+    Q_OBJECT
+public:
+    explicit StageBarChartView(QWidget* parent = nullptr);
+    /// Sum over the bar sets at `stage` (for tests).
+    double stageTotal(int stage) const;
+    /// How many times the chart was rebuilt rather than updated (for tests).
+    int rebuilds() const { return m_rebuilds; }
+
+protected:
+    enum class BarKind
+    {
+        Stacked,
+        Percent
+    };
+    struct Bars
+    {
+        QString title;
+        QString yTitle;
+        BarKind kind = BarKind::Stacked;
+        QStringList names;
+        std::vector<QColor> colors;
+        std::vector<std::vector<double>> values; ///< [set][stage]
+        double yMax = 1;
+        QString yFormat = QStringLiteral("%.0f");
+    };
+    struct Line
+    {
+        QString name;
+        QPen pen;
+        std::vector<QPointF> points; ///< x = stage index
+        bool ownAxis = false; ///< right-hand axis titled axisTitle, range 0..axisMax
+        QString axisTitle;
+        double axisMax = 1;
+    };
+    void showBars(const Bars& bars, const std::optional<Line>& line);
+
+private:
+    void rebuild(const Bars& bars, const std::optional<Line>& line);
+
+    QAbstractBarSeries* m_series = nullptr;
+    QLineSeries* m_line = nullptr;
+    QValueAxis* m_y = nullptr;
+    QValueAxis* m_lineY = nullptr;
+    QStringList m_names;
+    int m_stages = -1;
+    bool m_hasLine = false;
+    bool m_lineOwnAxis = false;
+    int m_rebuilds = 0;
+};
+
+class BubbleChartView : public StageBarChartView
+{
+    Q_OBJECT
+public:
+    explicit BubbleChartView(QWidget* parent = nullptr);
+    /// Stacked bars: idle fraction of the makespan per stage, one segment per cause (percent).
+    void setData(const StageChartData& input);
+    double stagePercent(int stage) const { return stageTotal(stage); }
+};
+
+class MemoryChartView : public StageBarChartView
+{
+    Q_OBJECT
+public:
+    explicit MemoryChartView(QWidget* parent = nullptr);
+    /// Stacked bars per stage (MiB): weights + optimizer, stashed versions, activations; budget line.
+    void setData(const StageChartData& input);
+    double stageMiB(int stage) const { return stageTotal(stage); }
+};
+
+class LagChartView : public StageBarChartView
+{
+    Q_OBJECT
+public:
+    explicit LagChartView(QWidget* parent = nullptr);
+    /// Percent bars: share of micro-batches per version lag, per stage; line: the bound (updates).
+    void setData(const StageChartData& input);
+};
+
+} // namespace bs::ui

@@ -1,0 +1,53 @@
+#pragma once
+// The colours of the product, in one place. Action colours follow the PyTorch pipelining
+// visualiser (F blue, I teal, W green, B orange) so screenshots read the same; U is grey-purple.
+// Bubbles are light tints, one per cause, so they sit behind the work without hiding it.
+
+#include "ui/common/color_role.h"
+
+#include <QColor>
+#include <QString>
+
+namespace bs::ui {
+
+QColor roleColor(ColorRole role);
+/// Short legend text: "F forward", "bubble: warm-up", ...
+QString roleName(ColorRole role);
+/// Text colour readable on top of roleColor(role).
+QColor roleTextColor(ColorRole role);
+
+QColor bubbleCauseColor(profiler::BubbleCause cause);
+QString bubbleCauseLabel(profiler::BubbleCause cause);
+
+namespace palette {
+inline QColor background()
+{
+    return QColor(0xfb, 0xfb, 0xfc);
+}
+inline QColor laneBand()
+{
+    return QColor(0xf1, 0xf3, 0xf6);
+}
+inline QColor gridLine()
+{
+    return QColor(0xdd, 0xe1, 0xe7);
+}
+inline QColor text()
+{
+    return QColor(0x1f, 0x29, 0x37);
+}
+inline QColor mutedText()
+{
+    return QColor(0x6b, 0x72, 0x80);
+}
+inline QColor accent()
+{
+    return QColor(0x25, 0x63, 0xeb);
+}
+inline QColor budgetLine()
+{
+    return QColor(0xdc, 0x26, 0x26);
+}
+} // namespace palette
+
+} // namespace bs::ui

@@ -1,0 +1,64 @@
+#pragma once
+// Runs side by side on one time axis: one TimelineView per run sharing a TimelineZoom, a colour
+// key, and the comparison table (bubble %, throughput, peak memory, lag, with differences) that
+// the window places next to the charts.
+
+#include "ui/models/comparison_model.h"
+#include "ui/models/stage_stats_model.h"
+#include "ui/timeline/timeline_index.h"
+
+#include <QWidget>
+
+#include <memory>
+#include <vector>
+
+class QLabel;
+class QTableView;
+
+namespace bs::ui {
+
+class TimelineView;
+class TimelineZoom;
+
+class CompareView : public QWidget
+{
+    Q_OBJECT
+public:
+    static constexpr int kSlots = 2;
+
+    explicit CompareView(QWidget* parent = nullptr);
+    ~CompareView() override;
+
+    /// Shows a run in slot 0 (top) or 1 (bottom). `title` is bold, `detail` muted. Null index clears.
+    void setSlot(int slot, const QString& title, const QString& detail, std::shared_ptr<const TimelineIndex> index);
+    /// Summaries for the table, in slot order.
+    void setSummaries(std::vector<RunSummary> summaries);
+    /// The per-stage table (second tab) shows this report.
+    void setStageReport(const profiler::Report& report);
+    /// Re-fits the shared time axis to the union of both slots.
+    void fitToRuns();
+
+    TimelineView* timeline(int slot) const;
+    TimelineZoom* zoom() const { return m_zoom; }
+    ComparisonModel* model() const { return m_model; }
+    QTableView* table() const { return m_table; }
+    /// The comparison / per-stage tabs. Not in this widget's layout: the window places it.
+    QWidget* tablePanel() const { return m_tablePanel; }
+    StageStatsModel* stageModel() const { return m_stageModel; }
+
+private:
+    struct Slot
+    {
+        QLabel* title = nullptr;
+        TimelineView* view = nullptr;
+    };
+    TimelineZoom* m_zoom = nullptr;
+    ComparisonModel* m_model = nullptr;
+    QTableView* m_table = nullptr;
+    QWidget* m_tablePanel = nullptr;
+    StageStatsModel* m_stageModel = nullptr;
+    QTableView* m_stageTable = nullptr;
+    std::vector<Slot> m_slots;
+};
+
+} // namespace bs::ui

@@ -1,0 +1,172 @@
+#include "ui/models/comparison_model.h"
+
+#include "ui/common/format.h"
+
+#include <QBrush>
+#include <QColor>
+
+#include <cmath>
+
+namespace bs::ui {
+
+ComparisonModel::ComparisonModel(QObject* parent)
+    : QAbstractTableModel(parent)
+{}
+
+void ComparisonModel::setRuns(std::vector<RunSummary> runs)
+{
+    beginResetModel();
+    m_runs = std::move(runs);
+    endResetModel();
+}
+
+double ComparisonModel::value(const RunSummary& run, Metric metric)
+{
+    switch (metric) {
+    case Metric::BubbleFraction:
+        return run.bubbleFraction;
+    case Metric::SteadyBubbleFraction:
+        return run.steadyBubbleFraction;
+    case Metric::Throughput:
+        return run.throughput;
+    case Metric::Makespan:
+        return static_cast<double>(run.makespan);
+    case Metric::PeakMemory:
+        return static_cast<double>(run.peakMemoryBytes);
+    case Metric::MaxVersionLag:
+        return run.maxVersionLag;
+    case Metric::LagBound:
+        return run.lagBound;
+    }
+    return 0;
+}
+
+int ComparisonModel::rowCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : kMetricCount;
+}
+
+int ComparisonModel::columnCount(const QModelIndex& parent) const
+{
+    if (parent.isValid()) {
+        return 0;
+    }
+    return static_cast<int>(m_runs.size()) + (hasDifferenceColumn() ? 1 : 0);
+}
+
+QString ComparisonModel::formatValue(Metric metric, double v) const
+{
+    switch (metric) {
+    case Metric::BubbleFraction:
+    case Metric::SteadyBubbleFraction:
+        return formatPercent(v);
+    case Metric::Throughput:
+        return QString::number(v, 'f', v >= 100 ? 0 : 1) + tr(" seq/s");
+    case Metric::Makespan:
+        return formatDuration(v);
+    case Metric::PeakMemory:
+        return formatBytes(v);
+    case Metric::MaxVersionLag:
+        return QString::number(static_cast<int>(v));
+    case Metric::LagBound:
+        return v < 0 ? tr("n/a") : QString::number(static_cast<int>(v));
+    }
+    return {};
+}
+
+QVariant ComparisonModel::differenceCell(Metric metric, int role) const
+{
+    const double a = value(m_runs[0], metric);
+    const double b = value(m_runs[1], metric);
+    if (role == RawValueRole) {
+        return metric == Metric::Throughput || metric == Metric::Makespan ? (b != 0 ? a / b : 0.0) : a - b;
+    }
+    if (role == Qt::ForegroundRole) {
+        // Green where the first run is better: less bubble/time/memory, more throughput.
+        const bool higherIsBetter = metric == Metric::Throughput;
+        const bool lowerIsBetter = metric == Metric::BubbleFraction || metric == Metric::SteadyBubbleFraction
+            || metric == Metric::Makespan || metric == Metric::PeakMemory;
+        if ((higherIsBetter && a > b) || (lowerIsBetter && a < b)) {
+            return QBrush(QColor(0x15, 0x80, 0x3d));
+        }
+        if ((higherIsBetter && a < b) || (lowerIsBetter && a > b)) {
+            return QBrush(QColor(0xb9, 0x1c, 0x1c));
+        }
+        return {};
+    }
+    if (role == Qt::TextAlignmentRole) {
+        return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
+    }
+    if (role != Qt::DisplayRole) {
+        return {};
+    }
+    switch (metric) {
+    case Metric::BubbleFraction:
+    case Metric::SteadyBubbleFraction:
+        return QString(QString::number((a - b) * 100.0, 'f', 1) + tr(" pp"));
+    case Metric::Throughput:
+    case Metric::Makespan:
+        return b != 0 ? QString(QString::number(a / b, 'f', 2) + QStringLiteral("×")) : QString();
+    case Metric::PeakMemory:
+        return QString((a >= b ? QStringLiteral("+") : QStringLiteral("−")) + formatBytes(std::fabs(a - b)));
+    case Metric::MaxVersionLag:
+    case Metric::LagBound:
+        return QString::number(static_cast<int>(a - b));
+    }
+    return {};
+}
+
+QVariant ComparisonModel::data(const QModelIndex& index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid)) {
+        return {};
+    }
+    const auto metric = static_cast<Metric>(index.row());
+    const auto column = static_cast<std::size_t>(index.column());
+    if (column >= m_runs.size()) {
+        return differenceCell(metric, role);
+    }
+    const double v = value(m_runs[column], metric);
+    switch (role) {
+    case Qt::DisplayRole:
+        return formatValue(metric, v);
+    case RawValueRole:
+        return v;
+    case Qt::TextAlignmentRole:
+        return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
+    default:
+        return {};
+    }
+}
+
+QVariant ComparisonModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (role != Qt::DisplayRole) {
+        return {};
+    }
+    if (orientation == Qt::Horizontal) {
+        if (section < static_cast<int>(m_runs.size())) {
+            return toQt(m_runs[static_cast<std::size_t>(section)].label);
+        }
+        return tr("difference");
+    }
+    switch (static_cast<Metric>(section)) {
+    case Metric::BubbleFraction:
+        return tr("bubble");
+    case Metric::SteadyBubbleFraction:
+        return tr("bubble (steady)");
+    case Metric::Throughput:
+        return tr("throughput");
+    case Metric::Makespan:
+        return tr("makespan");
+    case Metric::PeakMemory:
+        return tr("peak memory / stage");
+    case Metric::MaxVersionLag:
+        return tr("max version lag");
+    case Metric::LagBound:
+        return tr("drift bound");
+    }
+    return {};
+}
+
+} // namespace bs::ui

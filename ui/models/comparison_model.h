@@ -1,0 +1,51 @@
+#pragma once
+// Side-by-side figures of two or more runs: one row per metric, one column per run, and a last
+// column with the second run relative to the first (ratio for throughput, difference otherwise).
+// Adapts RunSummary values; computes nothing beyond the difference column.
+
+#include "ui/models/run_summary.h"
+
+#include <QAbstractTableModel>
+
+#include <vector>
+
+namespace bs::ui {
+
+class ComparisonModel : public QAbstractTableModel
+{
+    Q_OBJECT
+public:
+    enum class Metric
+    {
+        BubbleFraction,
+        SteadyBubbleFraction,
+        Throughput,
+        Makespan,
+        PeakMemory,
+        MaxVersionLag,
+        LagBound,
+    };
+    static constexpr int kMetricCount = 7;
+    /// Qt::UserRole on a run cell: the raw number (double) the cell shows.
+    static constexpr int RawValueRole = Qt::UserRole;
+
+    explicit ComparisonModel(QObject* parent = nullptr);
+
+    void setRuns(std::vector<RunSummary> runs);
+    const std::vector<RunSummary>& runs() const { return m_runs; }
+    static double value(const RunSummary& run, Metric metric);
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+private:
+    QString formatValue(Metric metric, double v) const;
+    QVariant differenceCell(Metric metric, int role) const;
+    bool hasDifferenceColumn() const { return m_runs.size() >= 2; }
+
+    std::vector<RunSummary> m_runs;
+};
+
+} // namespace bs::ui

@@ -1,0 +1,23 @@
+#include "ui/models/run_summary.h"
+
+#include <algorithm>
+
+namespace bs::ui {
+
+RunSummary RunSummary::fromReport(std::string label, const profiler::Report& report, double throughput, int lagBound)
+{
+    RunSummary s;
+    s.label = std::move(label);
+    s.bubbleFraction = report.bubbleFraction;
+    s.steadyBubbleFraction = report.steadyBubbleFraction;
+    s.throughput = throughput;
+    s.makespan = report.makespan;
+    for (const auto& stage : report.perStage) {
+        s.peakMemoryBytes = std::max(s.peakMemoryBytes, stage.peakMemoryBytes);
+        s.maxVersionLag = std::max(s.maxVersionLag, stage.maxVersionLag);
+    }
+    s.lagBound = lagBound;
+    return s;
+}
+
+} // namespace bs::ui

@@ -1,0 +1,25 @@
+#pragma once
+// The figures the comparison table shows for one run, taken from its analysis report. Pure C++.
+
+#include "profiler/analysis/report.h"
+
+#include <cstdint>
+#include <string>
+
+namespace bs::ui {
+
+struct RunSummary
+{
+    std::string label;
+    double bubbleFraction = 0; ///< report.bubbleFraction
+    double steadyBubbleFraction = 0; ///< report.steadyBubbleFraction
+    double throughput = 0; ///< sequences per second (virtual or wall)
+    profiler::TimeNs makespan = 0; ///< ns
+    std::int64_t peakMemoryBytes = 0; ///< largest stage
+    int maxVersionLag = 0; ///< largest stage
+    int lagBound = -1; ///< drift bound in updates; -1 = not applicable
+
+    static RunSummary fromReport(std::string label, const profiler::Report& report, double throughput, int lagBound);
+};
+
+} // namespace bs::ui

@@ -1,0 +1,96 @@
+#include "ui/shell/exporters.h"
+
+#include "profiler/io/chrome_trace.h"
+#include "runtime/config/config_toml.h"
+#include "runtime/config/config_validate.h"
+#include "runtime/export/export.h"
+#include "runtime/rundir/atomic_file.h"
+#include "ui/common/format.h"
+
+#include <QObject>
+#include <QPixmap>
+#include <QWidget>
+
+namespace bs::ui {
+
+QStringList configExportFilters()
+{
+    QStringList filters;
+    for (const auto& f : runtime::exportFormats()) {
+        const auto dot = f.suggestedFileName.rfind('.');
+        const std::string pattern =
+            dot == std::string::npos ? f.suggestedFileName : "*" + f.suggestedFileName.substr(dot);
+        filters << toQt(f.name) + QStringLiteral(" — ") + toQt(f.summary) + QStringLiteral(" (") + toQt(pattern)
+                + QStringLiteral(")");
+    }
+    return filters;
+}
+
+QString formatOfFilter(const QString& filter)
+{
+    for (const auto& f : runtime::exportFormats()) {
+        if (filter.startsWith(toQt(f.name) + QStringLiteral(" — "))) {
+            return toQt(f.name);
+        }
+    }
+    return {};
+}
+
+bool exportConfig(const WhatIfConfig& config, const QString& format, const QString& path, QString* error)
+{
+    auto text = runtime::exportConfig(toRunConfig(config), fromQt(format));
+    if (!text) {
+        if (error) {
+            *error = toQt(text.error().describe());
+        }
+        return false;
+    }
+    const Status written = runtime::writeFileAtomic(fromQt(path), *text);
+    if (!written && error) {
+        *error = toQt(written.error().describe());
+    }
+    return written.has_value();
+}
+
+QString configToToml(const WhatIfConfig& config)
+{
+    return toQt(runtime::toToml(toRunConfig(config)));
+}
+
+std::optional<WhatIfConfig> configFromToml(const QString& toml, QString* error)
+{
+    const std::string text = fromQt(toml);
+    auto parsed = runtime::parseRunConfig(text, "settings");
+    const Status valid = parsed ? runtime::validate(*parsed) : Status(parsed.error());
+    if (!valid) {
+        if (error) {
+            *error = toQt(valid.error().describe());
+        }
+        return std::nullopt;
+    }
+    return fromRunConfig(*parsed);
+}
+
+bool exportTrace(const profiler::TraceSnapshot& trace, const QString& path, QString* error)
+{
+    const Status written = runtime::writeFileAtomic(
+        fromQt(path), [&trace](std::ostream& out) { return profiler::writeChromeTrace(out, trace); });
+    if (!written && error) {
+        *error = toQt(written.error().describe());
+    }
+    return written.has_value();
+}
+
+bool exportPng(QWidget* widget, const QString& path, QString* error)
+{
+    const QPixmap pixmap = widget->grab();
+    if (pixmap.isNull() || !pixmap.save(path, "PNG")) {
+        if (error) {
+            *error = QObject::tr("cannot save %1").arg(path);
+        }
+        return false;
+    }
+    return true;
+}
+
+} // namespace bs::ui

@@ -1,0 +1,226 @@
+#include "ui/timeline/timeline_index.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <limits>
+#include <numeric>
+#include <unordered_map>
+
+namespace bs::ui {
+
+using profiler::BubbleCause;
+using profiler::EventKind;
+using profiler::Lane;
+using profiler::TraceEvent;
+
+namespace {
+
+constexpr std::int16_t kNoLag = std::numeric_limits<std::int16_t>::min();
+constexpr int kLaneCount = 3;
+
+bool isBusy(const TraceEvent& e)
+{
+    return e.kind != EventKind::Marker && e.end > e.start;
+}
+
+} // namespace
+
+void RowItems::push(TimeNs s, TimeNs e, ColorRole r, std::int32_t l, std::uint32_t src)
+{
+    start.push_back(s);
+    end.push_back(e);
+    role.push_back(r);
+    label.push_back(l);
+    source.push_back(src);
+    maxDuration = std::max(maxDuration, e - s);
+}
+
+BubbleRules bubbleRulesFromMeta(const profiler::TraceMeta& meta)
+{
+    BubbleRules rules;
+    if (auto it = meta.attributes.find("synchronous"); it != meta.attributes.end()) {
+        rules.synchronous = it->second == "true" || it->second == "1";
+    } else if (auto weights = meta.attributes.find("weights"); weights != meta.attributes.end()) {
+        rules.synchronous = weights->second == "flush"; // the simulator's weight policy name
+    }
+    if (auto it = meta.attributes.find("microbatches"); it != meta.attributes.end()) {
+        rules.microbatchesPerBatch = std::atoi(it->second.c_str());
+    }
+    return rules;
+}
+
+std::shared_ptr<const TimelineIndex> TimelineIndex::build(std::shared_ptr<const profiler::TraceSnapshot> snapshot)
+{
+    const BubbleRules rules = snapshot ? bubbleRulesFromMeta(snapshot->meta()) : BubbleRules{};
+    return build(std::move(snapshot), rules);
+}
+
+std::shared_ptr<const TimelineIndex> TimelineIndex::build(
+    std::shared_ptr<const profiler::TraceSnapshot> snapshot, const BubbleRules& rules)
+{
+    auto index = std::make_shared<TimelineIndex>();
+    index->m_snapshot = std::move(snapshot);
+    const profiler::TraceSnapshot* snap = index->m_snapshot.get();
+    if (!snap) {
+        return index;
+    }
+    const std::size_t n = snap->size();
+    int stages = snap->meta().stages;
+    std::vector<std::array<bool, kLaneCount>> lanesUsed;
+    TimeNs lo = std::numeric_limits<TimeNs>::max();
+    TimeNs hi = 0;
+    snap->forEach([&](const TraceEvent& e) {
+        stages = std::max(stages, static_cast<int>(e.stage) + 1);
+        lo = std::min(lo, e.start);
+        hi = std::max(hi, e.end);
+    });
+    index->m_stages = stages;
+    index->m_start = n == 0 ? 0 : lo;
+    index->m_end = n == 0 ? 0 : hi;
+    lanesUsed.assign(static_cast<std::size_t>(stages), {true, false, false});
+    snap->forEach([&](const TraceEvent& e) { lanesUsed[e.stage][static_cast<std::size_t>(e.lane)] = true; });
+
+    // Rows: compute, then comm and kernel sub-lanes where the stage has such events.
+    std::vector<std::array<int, kLaneCount>> rowOf(static_cast<std::size_t>(stages), {-1, -1, -1});
+    for (int s = 0; s < stages; ++s) {
+        for (int l = 0; l < kLaneCount; ++l) {
+            if (lanesUsed[static_cast<std::size_t>(s)][static_cast<std::size_t>(l)]) {
+                rowOf[static_cast<std::size_t>(s)][static_cast<std::size_t>(l)] =
+                    static_cast<int>(index->m_rows.size());
+                index->m_rows.push_back({s, static_cast<Lane>(l)});
+            }
+        }
+    }
+    std::vector<std::vector<std::uint32_t>> perRow(index->m_rows.size());
+    for (std::size_t i = 0; i < n; ++i) {
+        const TraceEvent& e = (*snap)[i];
+        perRow[static_cast<std::size_t>(rowOf[e.stage][static_cast<std::size_t>(e.lane)])].push_back(
+            static_cast<std::uint32_t>(i));
+    }
+    index->m_events.resize(index->m_rows.size());
+    index->m_bubbleItems.resize(index->m_rows.size());
+    index->m_lag.assign(n, kNoLag);
+    for (std::size_t r = 0; r < perRow.size(); ++r) {
+        auto& ids = perRow[r];
+        std::stable_sort(ids.begin(), ids.end(),
+            [snap](std::uint32_t a, std::uint32_t b) { return (*snap)[a].start < (*snap)[b].start; });
+        RowItems& items = index->m_events[r];
+        items.start.reserve(ids.size());
+        std::unordered_map<std::int32_t, std::int32_t> forwardVersion;
+        for (std::uint32_t id : ids) {
+            const TraceEvent& e = (*snap)[id];
+            const bool labelled = e.kind != EventKind::Marker && e.kind != EventKind::Kernel;
+            items.push(e.start, e.end, roleOf(e.kind), labelled ? e.microbatch : -1, id);
+            if (e.lane != Lane::Compute) {
+                continue;
+            }
+            if (e.kind == EventKind::Forward) {
+                forwardVersion[e.microbatch] = e.version;
+            } else if (e.kind == EventKind::Backward || e.kind == EventKind::BackwardInput) {
+                if (auto it = forwardVersion.find(e.microbatch); it != forwardVersion.end()) {
+                    index->m_lag[id] = static_cast<std::int16_t>(std::clamp(e.version - it->second, -32767, 32767));
+                }
+            }
+        }
+        if (index->m_rows[r].lane == Lane::Compute) {
+            index->addBubbles(r, rules);
+        }
+    }
+    return index;
+}
+
+void TimelineIndex::addBubbles(std::size_t row, const BubbleRules& rules)
+{
+    const RowItems& ev = m_events[row];
+    const int stage = m_rows[row].stage;
+    const auto* snap = m_snapshot.get();
+    const int m = rules.microbatchesPerBatch;
+    auto emit = [&](TimeNs s, TimeNs e, BubbleCause cause) {
+        if (e <= s) {
+            return;
+        }
+        m_bubbleItems[row].push(s, e, roleOf(cause), -1, static_cast<std::uint32_t>(m_bubbles.size()));
+        m_bubbles.push_back({s, e, stage, cause});
+    };
+    TimeNs busyEnd = m_start;
+    bool seenBusy = false;
+    int lastForwardMb = -1;
+    for (std::size_t i = 0; i < ev.size(); ++i) {
+        const TraceEvent& e = (*snap)[ev.source[i]];
+        if (!isBusy(e)) {
+            continue;
+        }
+        if (e.start > busyEnd) {
+            BubbleCause cause = BubbleCause::Dependency;
+            if (!seenBusy) {
+                cause = BubbleCause::WarmUp;
+            } else if (rules.synchronous && m > 0 && e.kind == EventKind::Forward && lastForwardMb >= 0
+                && e.microbatch / m > lastForwardMb / m) {
+                cause = BubbleCause::Flush;
+            }
+            emit(busyEnd, e.start, cause);
+        }
+        if (e.kind == EventKind::Forward) {
+            lastForwardMb = e.microbatch;
+        }
+        seenBusy = true;
+        busyEnd = std::max(busyEnd, e.end);
+    }
+    emit(busyEnd, m_end, seenBusy ? BubbleCause::Drain : BubbleCause::WarmUp);
+}
+
+std::size_t TimelineIndex::eventCount() const
+{
+    return m_snapshot ? m_snapshot->size() : 0;
+}
+
+std::optional<int> TimelineIndex::versionLag(std::size_t eventIndex) const
+{
+    if (eventIndex >= m_lag.size() || m_lag[eventIndex] == kNoLag) {
+        return std::nullopt;
+    }
+    return m_lag[eventIndex];
+}
+
+namespace {
+
+std::optional<std::size_t> nearest(const RowItems& items, TimeNs t, TimeNs slack)
+{
+    if (items.size() == 0) {
+        return std::nullopt;
+    }
+    auto first = std::lower_bound(items.start.begin(), items.start.end(), t - items.maxDuration - slack);
+    auto last = std::upper_bound(items.start.begin(), items.start.end(), t + slack);
+    std::optional<std::size_t> best;
+    TimeNs bestDistance = slack + 1;
+    for (auto it = first; it != last; ++it) {
+        const auto i = static_cast<std::size_t>(it - items.start.begin());
+        const TimeNs distance = t < items.start[i] ? items.start[i] - t : (t > items.end[i] ? t - items.end[i] : 0);
+        if (distance < bestDistance) {
+            bestDistance = distance;
+            best = i;
+        }
+    }
+    return best;
+}
+
+} // namespace
+
+std::optional<std::size_t> TimelineIndex::hitEvent(std::size_t row, TimeNs timeNs, TimeNs slackNs) const
+{
+    if (row >= m_events.size()) {
+        return std::nullopt;
+    }
+    return nearest(m_events[row], timeNs, std::max<TimeNs>(0, slackNs));
+}
+
+std::optional<std::size_t> TimelineIndex::hitBubble(std::size_t row, TimeNs timeNs) const
+{
+    if (row >= m_bubbleItems.size()) {
+        return std::nullopt;
+    }
+    return nearest(m_bubbleItems[row], timeNs, 0);
+}
+
+} // namespace bs::ui

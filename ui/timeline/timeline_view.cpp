@@ -1,0 +1,420 @@
+#include "ui/timeline/timeline_view.h"
+
+#include "ui/common/format.h"
+#include "ui/common/palette.h"
+#include "ui/timeline/timeline_zoom.h"
+
+#include <QHelpEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <cmath>
+
+namespace bs::ui {
+
+namespace {
+
+constexpr int kStageGapPx = 4;
+constexpr int kBottomPadPx = 4;
+
+double laneWeight(profiler::Lane lane)
+{
+    switch (lane) {
+    case profiler::Lane::Compute:
+        return 1.0;
+    case profiler::Lane::Comm:
+        return 0.3;
+    case profiler::Lane::Kernel:
+        return 0.45;
+    }
+    return 1.0;
+}
+
+/// 1, 2 or 5 times a power of ten, so that ticks are at least `minPx` apart.
+double niceStep(double nsPerPx, double minPx)
+{
+    const double raw = std::max(1.0, nsPerPx * minPx);
+    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+    for (double m : {1.0, 2.0, 5.0, 10.0}) {
+        if (m * magnitude >= raw) {
+            return m * magnitude;
+        }
+    }
+    return 10.0 * magnitude;
+}
+
+} // namespace
+
+TimelineView::TimelineView(QWidget* parent)
+    : QWidget(parent)
+    , m_ownZoom(std::make_unique<TimelineZoom>())
+{
+    setZoom(m_ownZoom.get());
+    setMouseTracking(true);
+    setAttribute(Qt::WA_OpaquePaintEvent);
+    setFocusPolicy(Qt::WheelFocus);
+}
+
+TimelineView::~TimelineView() = default;
+
+void TimelineView::setZoom(TimelineZoom* zoom)
+{
+    if (m_zoom) {
+        disconnect(m_zoom, nullptr, this, nullptr);
+    }
+    m_zoom = zoom ? zoom : m_ownZoom.get();
+    connect(m_zoom, &TimelineZoom::viewChanged, this, qOverload<>(&QWidget::update));
+    if (m_index && m_index->eventCount() > 0) {
+        m_zoom->includeRange(m_index->startTime(), m_index->endTime());
+    }
+    update();
+}
+
+void TimelineView::setShowRuler(bool show)
+{
+    m_showRuler = show;
+    relayout();
+    update();
+}
+
+void TimelineView::setIndex(std::shared_ptr<const TimelineIndex> index)
+{
+    m_index = std::move(index);
+    relayout();
+    if (m_index && m_index->eventCount() > 0) {
+        m_zoom->includeRange(m_index->startTime(), m_index->endTime());
+    }
+    updateGeometry();
+    update();
+}
+
+QSize TimelineView::sizeHint() const
+{
+    const int stages = m_index ? std::max(1, m_index->stages()) : 8;
+    return {900, (m_showRuler ? kRulerPx : 0) + stages * 26};
+}
+
+QSize TimelineView::minimumSizeHint() const
+{
+    return {kGutterPx + 100, (m_showRuler ? kRulerPx : 0) + 40};
+}
+
+double TimelineView::eventAreaWidth() const
+{
+    return std::max(1, width() - kGutterPx - kRightPadPx);
+}
+
+void TimelineView::relayout()
+{
+    m_rowGeometry.clear();
+    if (!m_index) {
+        return;
+    }
+    const auto& rows = m_index->rows();
+    double totalWeight = 0;
+    for (const auto& r : rows) {
+        totalWeight += laneWeight(r.lane);
+    }
+    const int top = m_showRuler ? kRulerPx : 0;
+    const int gaps = std::max(0, m_index->stages() - 1) * kStageGapPx;
+    const double avail = std::max(10.0, static_cast<double>(height() - top - gaps - kBottomPadPx));
+    const double unit = std::clamp(totalWeight > 0 ? avail / totalWeight : 20.0, 8.0, 40.0);
+    double y = top;
+    int prevStage = rows.empty() ? 0 : rows.front().stage;
+    for (const auto& r : rows) {
+        if (r.stage != prevStage) {
+            y += kStageGapPx;
+            prevStage = r.stage;
+        }
+        const int h = std::max(3, static_cast<int>(std::lround(unit * laneWeight(r.lane))));
+        m_rowGeometry.push_back({static_cast<int>(std::lround(y)), h});
+        y += h;
+    }
+}
+
+QRect TimelineView::rowRect(std::size_t row) const
+{
+    if (row >= m_rowGeometry.size()) {
+        return {};
+    }
+    return {kGutterPx, m_rowGeometry[row].y, static_cast<int>(eventAreaWidth()), m_rowGeometry[row].height};
+}
+
+std::optional<std::size_t> TimelineView::rowAt(int y) const
+{
+    for (std::size_t r = 0; r < m_rowGeometry.size(); ++r) {
+        if (y >= m_rowGeometry[r].y && y < m_rowGeometry[r].y + m_rowGeometry[r].height) {
+            return r;
+        }
+    }
+    return std::nullopt;
+}
+
+void TimelineView::paintEvent(QPaintEvent*)
+{
+    QPainter p(this);
+    paintTo(p);
+}
+
+void TimelineView::paintTo(QPainter& p)
+{
+    if (m_rowGeometry.size() != (m_index ? m_index->rows().size() : 0)) {
+        relayout();
+    }
+    paintBackground(p);
+    if (m_index) {
+        const TimelineCoordinates coords = m_zoom->coordinatesFor(eventAreaWidth());
+        m_drawList = buildDrawList(*m_index, coords, m_params);
+        p.save();
+        p.setClipRect(QRect(kGutterPx, 0, static_cast<int>(eventAreaWidth()), height()));
+        p.translate(kGutterPx, 0);
+        paintRects(p, m_drawList.bubbles, false);
+        paintRects(p, m_drawList.blocks, true);
+        p.restore();
+    } else {
+        m_drawList = {};
+    }
+    paintGutter(p);
+    if (m_showRuler) {
+        paintRuler(p);
+    }
+    paintSelection(p);
+}
+
+void TimelineView::paintBackground(QPainter& p) const
+{
+    p.fillRect(rect(), palette::background());
+    for (std::size_t r = 0; r < m_rowGeometry.size(); ++r) {
+        if (m_index->rows()[r].lane == profiler::Lane::Compute) {
+            p.fillRect(rowRect(r), palette::laneBand());
+        }
+    }
+    if (!m_index || m_index->eventCount() == 0) {
+        p.setPen(palette::mutedText());
+        p.drawText(rect().adjusted(kGutterPx, m_showRuler ? kRulerPx : 0, 0, 0), Qt::AlignCenter, tr("No events yet"));
+    }
+}
+
+void TimelineView::paintRects(QPainter& p, const std::vector<DrawRect>& rects, bool labels) const
+{
+    const QFontMetrics fm(font());
+    const int digitWidth = fm.horizontalAdvance(QLatin1Char('8'));
+    for (const DrawRect& d : rects) {
+        if (d.row >= m_rowGeometry.size()) {
+            continue;
+        }
+        const RowGeometry& g = m_rowGeometry[d.row];
+        const double w = std::max(1.0f, d.w);
+        // Leave a 1 px seam between wide neighbouring blocks so consecutive actions stay distinct.
+        const double seam = (labels && w >= 5.0) ? 1.0 : 0.0;
+        const QRectF r(d.x, g.y, w - seam, g.height);
+        QColor c = roleColor(d.role);
+        if (d.folded()) {
+            c = c.darker(108);
+        }
+        p.fillRect(r, c);
+        if (labels && d.label >= 0 && g.height >= fm.height() - 2) {
+            const QString text = QString::number(d.label);
+            if (r.width() >= static_cast<double>(digitWidth * text.size() + 4)) {
+                p.setPen(roleTextColor(d.role));
+                p.drawText(r, Qt::AlignCenter, text);
+            }
+        }
+    }
+}
+
+void TimelineView::paintGutter(QPainter& p) const
+{
+    p.fillRect(QRect(0, 0, kGutterPx, height()), palette::background());
+    if (!m_index) {
+        return;
+    }
+    p.setPen(palette::text());
+    QFont small = font();
+    small.setPointSizeF(font().pointSizeF() * 0.8);
+    for (std::size_t r = 0; r < m_rowGeometry.size(); ++r) {
+        const auto& row = m_index->rows()[r];
+        const QRect area(6, m_rowGeometry[r].y, kGutterPx - 10, m_rowGeometry[r].height);
+        if (row.lane == profiler::Lane::Compute) {
+            p.setFont(font());
+            p.setPen(palette::text());
+            p.drawText(area, Qt::AlignVCenter | Qt::AlignLeft, tr("stage %1").arg(row.stage));
+        } else if (m_rowGeometry[r].height >= 8) {
+            p.setFont(small);
+            p.setPen(palette::mutedText());
+            p.drawText(area, Qt::AlignVCenter | Qt::AlignRight, toQt(profiler::laneName(row.lane)));
+        }
+    }
+    p.setFont(font());
+}
+
+void TimelineView::paintRuler(QPainter& p) const
+{
+    const QRect ruler(0, 0, width(), kRulerPx);
+    p.fillRect(ruler, palette::background());
+    p.setPen(palette::gridLine());
+    p.drawLine(kGutterPx, kRulerPx - 1, width(), kRulerPx - 1);
+    const TimelineCoordinates c = m_zoom->coordinatesFor(eventAreaWidth());
+    const double step = niceStep(c.nsPerPx(), 90.0);
+    const double origin = static_cast<double>(c.traceStart());
+    double t = origin + std::ceil((c.viewStart() - origin) / step) * step;
+    QFont small = font();
+    small.setPointSizeF(font().pointSizeF() * 0.85);
+    p.setFont(small);
+    for (; t <= c.viewEnd(); t += step) {
+        const double x = kGutterPx + c.toPx(t);
+        p.setPen(palette::gridLine());
+        p.drawLine(QPointF(x, kRulerPx - 6), QPointF(x, kRulerPx - 1));
+        p.setPen(palette::mutedText());
+        p.drawText(QRectF(x + 3, 0, 100, kRulerPx - 4), Qt::AlignLeft | Qt::AlignVCenter, formatDuration(t - origin));
+    }
+    p.setFont(font());
+}
+
+void TimelineView::paintSelection(QPainter& p) const
+{
+    if (!m_selection) {
+        return;
+    }
+    const TimelineCoordinates c = m_zoom->coordinatesFor(eventAreaWidth());
+    const double x0 = kGutterPx + c.toPx(m_selection->first);
+    const double x1 = kGutterPx + c.toPx(m_selection->second);
+    QColor fill = palette::accent();
+    fill.setAlpha(40);
+    const QRectF r(std::min(x0, x1), 0, std::fabs(x1 - x0), height());
+    p.fillRect(r, fill);
+    p.setPen(palette::accent());
+    p.drawLine(QPointF(x0, 0), QPointF(x0, height()));
+    p.drawLine(QPointF(x1, 0), QPointF(x1, height()));
+    const QString text = formatDuration(std::fabs(m_selection->second - m_selection->first));
+    p.fillRect(QRectF(r.center().x() - 40, 2, 80, kRulerPx - 4), palette::accent());
+    p.setPen(Qt::white);
+    p.drawText(QRectF(r.center().x() - 40, 2, 80, kRulerPx - 4), Qt::AlignCenter, text);
+}
+
+QString TimelineView::tooltipTextAt(const QPoint& pos) const
+{
+    if (!m_index || pos.x() < kGutterPx) {
+        return {};
+    }
+    const auto row = rowAt(pos.y());
+    if (!row) {
+        return {};
+    }
+    const TimelineCoordinates c = m_zoom->coordinatesFor(eventAreaWidth());
+    const double t = c.toTime(pos.x() - kGutterPx);
+    const auto slack = static_cast<TimeNs>(c.nsPerPx() * 2);
+    const auto stage = m_index->rows()[*row].stage;
+    if (auto hit = m_index->hitEvent(*row, static_cast<TimeNs>(t), slack)) {
+        const auto id = m_index->events(*row).source[*hit];
+        const profiler::TraceEvent& e = (*m_index->snapshot())[id];
+        QString name = QString::number(e.stage) + QLatin1Char(profiler::eventLetter(e.kind));
+        if (e.kind != profiler::EventKind::Marker && e.kind != profiler::EventKind::Kernel) {
+            name += QString::number(e.microbatch);
+        }
+        QString text = QStringLiteral("<b>") + name + QStringLiteral("</b> ") + toQt(profiler::eventKindName(e.kind));
+        if (e.kind == profiler::EventKind::Update) {
+            text += tr("<br>update %1 (applies %2 micro-batches)").arg(e.microbatch).arg(e.aux);
+        } else if (e.kind != profiler::EventKind::Marker) {
+            text += tr("<br>micro-batch %1").arg(e.microbatch);
+        }
+        text += tr("<br>weight version %1").arg(e.version);
+        if (auto lag = m_index->versionLag(id)) {
+            text += tr(", lag %1").arg(*lag);
+        }
+        text += tr("<br>start %1<br>duration %2")
+                    .arg(formatDuration(static_cast<double>(e.start - m_index->startTime())),
+                        formatDuration(static_cast<double>(e.duration())));
+        if (e.bytes > 0) {
+            text += tr("<br>%1").arg(formatBytes(static_cast<double>(e.bytes)));
+        }
+        return text;
+    }
+    if (auto hit = m_index->hitBubble(*row, static_cast<TimeNs>(t))) {
+        const auto& b = m_index->bubbleSpans()[m_index->bubbles(*row).source[*hit]];
+        return tr("<b>bubble</b> on stage %1: %2<br>idle %3")
+            .arg(stage)
+            .arg(bubbleCauseLabel(b.cause), formatDuration(static_cast<double>(b.end - b.start)));
+    }
+    return {};
+}
+
+bool TimelineView::event(QEvent* e)
+{
+    if (e->type() == QEvent::ToolTip) {
+        auto* help = static_cast<QHelpEvent*>(e);
+        const QString text = tooltipTextAt(help->pos());
+        if (text.isEmpty()) {
+            QToolTip::hideText();
+            e->ignore();
+        } else {
+            QToolTip::showText(help->globalPos(), text, this);
+        }
+        return true;
+    }
+    if (e->type() == QEvent::Resize) {
+        relayout();
+    }
+    return QWidget::event(e);
+}
+
+void TimelineView::wheelEvent(QWheelEvent* event)
+{
+    const double x = event->position().x() - kGutterPx;
+    if (x < 0) {
+        event->ignore();
+        return;
+    }
+    const double factor = std::pow(1.0015, event->angleDelta().y());
+    m_zoom->zoomAround(x, factor, eventAreaWidth());
+    event->accept();
+}
+
+void TimelineView::mousePressEvent(QMouseEvent* event)
+{
+    if (event->button() != Qt::LeftButton) {
+        return;
+    }
+    m_dragFrom = event->position().toPoint();
+    m_measuring = m_showRuler && event->position().y() < kRulerPx;
+    if (m_measuring) {
+        const double t = m_zoom->coordinatesFor(eventAreaWidth()).toTime(event->position().x() - kGutterPx);
+        m_selection = std::make_pair(t, t);
+    }
+}
+
+void TimelineView::mouseMoveEvent(QMouseEvent* event)
+{
+    if (!m_dragFrom || !(event->buttons() & Qt::LeftButton)) {
+        return;
+    }
+    const QPoint pos = event->position().toPoint();
+    if (m_measuring) {
+        m_selection->second = m_zoom->coordinatesFor(eventAreaWidth()).toTime(pos.x() - kGutterPx);
+        update();
+    } else {
+        m_zoom->panByPx(pos.x() - m_dragFrom->x(), eventAreaWidth());
+        m_dragFrom = pos;
+    }
+}
+
+void TimelineView::mouseReleaseEvent(QMouseEvent*)
+{
+    if (m_measuring && m_selection) {
+        Q_EMIT rangeSelected(
+            std::min(m_selection->first, m_selection->second), std::max(m_selection->first, m_selection->second));
+    }
+    m_dragFrom.reset();
+    m_measuring = false;
+}
+
+void TimelineView::mouseDoubleClickEvent(QMouseEvent*)
+{
+    m_selection.reset();
+    m_zoom->zoomToFit();
+}
+
+} // namespace bs::ui

@@ -1,0 +1,95 @@
+#pragma once
+// The timeline widget: one lane per stage with compute/comm/kernel sub-lanes, bubbles tinted by
+// cause, a time ruler. It only replays a DrawList built from a TimelineIndex for the current
+// window; all geometry beyond row layout lives in coordinates.h and draw_list.h.
+// Mouse: wheel zooms around the cursor, drag pans, drag on the ruler measures a range,
+// double-click zooms to fit. Hover shows a tooltip (action, micro-batch, version, lag, times).
+
+#include "ui/timeline/draw_list.h"
+#include "ui/timeline/timeline_index.h"
+#include "ui/timeline/timeline_zoom.h"
+
+#include <QPointer>
+#include <QWidget>
+
+#include <memory>
+#include <optional>
+
+namespace bs::ui {
+
+class TimelineView : public QWidget
+{
+    Q_OBJECT
+public:
+    static constexpr int kGutterPx = 76; ///< stage labels
+    static constexpr int kRulerPx = 22; ///< time ruler on top
+    static constexpr int kRightPadPx = 10; ///< keeps the trace's last block off the widget edge
+
+    explicit TimelineView(QWidget* parent = nullptr);
+    ~TimelineView() override;
+
+    /// Shows `index` (null clears). Widens the shared zoom's range to include it.
+    void setIndex(std::shared_ptr<const TimelineIndex> index);
+    const TimelineIndex* index() const { return m_index.get(); }
+    /// Shares zoom/pan with other views (not owned). A view without one uses its own.
+    void setZoom(TimelineZoom* zoom);
+    TimelineZoom* zoom() const { return m_zoom; }
+    void setShowRuler(bool show);
+    void setDrawListParams(const DrawListParams& params) { m_params = params; }
+
+    /// Width of the event area in pixels (widget width minus the gutter).
+    double eventAreaWidth() const;
+    /// Row under widget y, if any.
+    std::optional<std::size_t> rowAt(int y) const;
+    /// Top and height of a row in widget pixels.
+    QRect rowRect(std::size_t row) const;
+    /// The tooltip text for widget position `pos` (empty when nothing is there). Public for tests.
+    QString tooltipTextAt(const QPoint& pos) const;
+    /// The draw list of the last paint (for tests and benchmarks).
+    const DrawList& lastDrawList() const { return m_drawList; }
+    /// Builds the draw list for the current size and window and paints into `painter` (benchmarks).
+    void paintTo(QPainter& painter);
+
+    QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
+
+Q_SIGNALS:
+    /// A range was measured on the ruler (ns since the trace origin).
+    void rangeSelected(double startNs, double endNs);
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+    void wheelEvent(QWheelEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void mouseReleaseEvent(QMouseEvent* event) override;
+    void mouseDoubleClickEvent(QMouseEvent* event) override;
+    bool event(QEvent* event) override;
+
+private:
+    struct RowGeometry
+    {
+        int y = 0;
+        int height = 0;
+    };
+    void relayout();
+    void paintBackground(QPainter& p) const;
+    void paintRects(QPainter& p, const std::vector<DrawRect>& rects, bool labels) const;
+    void paintRuler(QPainter& p) const;
+    void paintSelection(QPainter& p) const;
+    void paintGutter(QPainter& p) const;
+
+    std::shared_ptr<const TimelineIndex> m_index;
+    QPointer<TimelineZoom> m_zoom;
+    std::unique_ptr<TimelineZoom> m_ownZoom;
+    DrawListParams m_params;
+    DrawList m_drawList;
+    std::vector<RowGeometry> m_rowGeometry;
+    bool m_showRuler = true;
+    // Interaction state.
+    std::optional<QPoint> m_dragFrom;
+    bool m_measuring = false;
+    std::optional<std::pair<double, double>> m_selection; ///< ns
+};
+
+} // namespace bs::ui

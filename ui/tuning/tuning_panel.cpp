@@ -1,0 +1,331 @@
+#include "ui/tuning/tuning_panel.h"
+
+#include "runtime/schedule/catalogue.h"
+#include "ui/common/format.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QSlider>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
+
+namespace bs::ui {
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+QSlider* makeSlider(int lo, int hi, QWidget* parent)
+{
+    auto* s = new QSlider(Qt::Horizontal, parent);
+    s->setRange(lo, hi);
+    s->setTickPosition(QSlider::TicksBelow);
+    s->setTickInterval(8);
+    s->setPageStep(4);
+    return s;
+}
+
+QWidget* sliderRow(QSlider* slider, QLabel* value, QWidget* parent)
+{
+    auto* row = new QWidget(parent);
+    auto* h = new QHBoxLayout(row);
+    h->setContentsMargins(0, 0, 0, 0);
+    h->addWidget(slider, 1);
+    value->setMinimumWidth(28);
+    value->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    h->addWidget(value);
+    return row;
+}
+
+} // namespace
+
+TuningPanel::TuningPanel(QWidget* parent)
+    : QWidget(parent)
+    , m_search(new QFutureWatcher<Result<runtime::TuneResult>>(this))
+{
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(6, 6, 6, 6);
+    layout->addWidget(buildControls());
+    layout->addWidget(buildFigures());
+    layout->addWidget(buildSuggest(), 1);
+    connect(m_search, &QFutureWatcher<Result<runtime::TuneResult>>::finished, this, &TuningPanel::suggestionsFinished);
+    setConfig(WhatIfConfig{});
+}
+
+TuningPanel::~TuningPanel()
+{
+    m_search->waitForFinished();
+}
+
+QWidget* TuningPanel::buildControls()
+{
+    auto* box = new QGroupBox(tr("What if"), this);
+    auto* form = new QFormLayout(box);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    m_schedule = new QComboBox(box);
+    m_baseline = new QComboBox(box);
+    m_baseline->addItem(tr("none"), QString());
+    for (const auto& info : runtime::scheduleCatalogue()) {
+        m_schedule->addItem(toQt(info.name), toQt(info.name));
+        m_schedule->setItemData(m_schedule->count() - 1, toQt(info.summary), Qt::ToolTipRole);
+        m_baseline->addItem(toQt(info.name), toQt(info.name));
+    }
+    m_stages = new QSpinBox(box);
+    m_stages->setRange(2, 32);
+    m_model = new QComboBox(box);
+    for (const auto& name : gptPresetNames()) {
+        m_model->addItem(toQt(name), toQt(name));
+    }
+    m_device = new QComboBox(box);
+    for (const auto& name : runtime::deviceProfileNames()) {
+        m_device->addItem(toQt(name), toQt(name));
+    }
+    m_accum = makeSlider(1, 64, box);
+    m_accumValue = new QLabel(box);
+    m_microBatch = makeSlider(1, 64, box);
+    m_microBatchValue = new QLabel(box);
+    m_globalBatch = new QLabel(box);
+    m_batches = new QSpinBox(box);
+    m_batches->setRange(1, 64);
+    m_budget = new QDoubleSpinBox(box);
+    m_budget->setRange(0, 1e6);
+    m_budget->setDecimals(0);
+    m_budget->setSuffix(tr(" MiB"));
+    m_budget->setSpecialValueText(tr("no limit"));
+    m_budget->setSingleStep(16);
+
+    form->addRow(tr("Schedule"), m_schedule);
+    form->addRow(tr("Compare with"), m_baseline);
+    form->addRow(tr("Stages p"), m_stages);
+    form->addRow(tr("Model"), m_model);
+    form->addRow(tr("Device"), m_device);
+    form->addRow(tr("Accumulation a"), sliderRow(m_accum, m_accumValue, box));
+    form->addRow(tr("Micro-batch b"), sliderRow(m_microBatch, m_microBatchValue, box));
+    form->addRow(tr("Global batch"), m_globalBatch);
+    form->addRow(tr("Batches simulated"), m_batches);
+    form->addRow(tr("Memory budget"), m_budget);
+    m_accum->setToolTip(tr("PACI's accumulation window a: micro-batches per update (also m for flush schedules)"));
+    m_budget->setToolTip(tr("Per-stage memory budget: drawn on the memory chart, enforced by Suggest"));
+
+    const auto changed = [this] { emitChanged(); };
+    connect(m_schedule, &QComboBox::currentIndexChanged, this, changed);
+    connect(m_baseline, &QComboBox::currentIndexChanged, this, changed);
+    connect(m_model, &QComboBox::currentIndexChanged, this, changed);
+    connect(m_device, &QComboBox::currentIndexChanged, this, changed);
+    connect(m_stages, &QSpinBox::valueChanged, this, changed);
+    connect(m_batches, &QSpinBox::valueChanged, this, changed);
+    connect(m_budget, &QDoubleSpinBox::valueChanged, this, changed);
+    connect(m_accum, &QSlider::valueChanged, this, changed);
+    connect(m_microBatch, &QSlider::valueChanged, this, changed);
+    return box;
+}
+
+QWidget* TuningPanel::buildFigures()
+{
+    auto* box = new QGroupBox(tr("Predicted"), this);
+    auto* v = new QVBoxLayout(box);
+    m_figures = new QLabel(tr("—"), box);
+    m_figures->setTextFormat(Qt::RichText);
+    m_figures->setWordWrap(true);
+    v->addWidget(m_figures);
+    return box;
+}
+
+QWidget* TuningPanel::buildSuggest()
+{
+    auto* box = new QGroupBox(tr("Suggest (a, b)"), this);
+    auto* v = new QVBoxLayout(box);
+    auto* row = new QHBoxLayout();
+    row->addWidget(new QLabel(tr("max drift"), box));
+    m_maxLag = new QSpinBox(box);
+    m_maxLag->setRange(0, 16);
+    m_maxLag->setValue(1);
+    m_maxLag->setSuffix(tr(" update(s)"));
+    row->addWidget(m_maxLag, 1);
+    m_suggestButton = new QPushButton(tr("Suggest"), box);
+    row->addWidget(m_suggestButton);
+    v->addLayout(row);
+    m_suggestions = new QTableWidget(0, 5, box);
+    m_suggestions->setHorizontalHeaderLabels({tr("a"), tr("b"), tr("seq/s"), tr("bubble"), tr("memory")});
+    m_suggestions->verticalHeader()->hide();
+    m_suggestions->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
+    m_suggestions->setWordWrap(false);
+    m_suggestions->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    m_suggestions->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    m_suggestions->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+    m_suggestions->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_suggestions->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_suggestions->setToolTip(tr("Double-click a row to apply it"));
+    v->addWidget(m_suggestions, 1);
+    m_suggestStatus = new QLabel(box);
+    m_suggestStatus->setWordWrap(true);
+    m_suggestStatus->setStyleSheet(QStringLiteral("color: #6b7280;"));
+    v->addWidget(m_suggestStatus);
+    connect(m_suggestButton, &QPushButton::clicked, this, &TuningPanel::suggest);
+    connect(m_suggestions, &QTableWidget::cellDoubleClicked, this, [this](int r, int) { applySuggestion(r); });
+    return box;
+}
+
+WhatIfConfig TuningPanel::config() const
+{
+    WhatIfConfig c;
+    c.schedule = fromQt(m_schedule->currentData().toString());
+    c.baseline = fromQt(m_baseline->currentData().toString());
+    c.stages = m_stages->value();
+    c.model = fromQt(m_model->currentData().toString());
+    c.device = fromQt(m_device->currentData().toString());
+    c.accum = m_accum->value();
+    c.microBatchSize = m_microBatch->value();
+    c.batches = m_batches->value();
+    c.memoryBudgetBytes = static_cast<std::int64_t>(m_budget->value() * kMiB);
+    return c;
+}
+
+void TuningPanel::setConfig(const WhatIfConfig& c)
+{
+    m_silent = true;
+    const auto select = [](QComboBox* box, const std::string& value) {
+        const int i = box->findData(toQt(value));
+        if (i >= 0) {
+            box->setCurrentIndex(i);
+        }
+    };
+    select(m_schedule, c.schedule);
+    select(m_baseline, c.baseline);
+    select(m_model, c.model);
+    select(m_device, c.device);
+    m_stages->setValue(c.stages);
+    m_accum->setValue(c.accum);
+    m_microBatch->setValue(c.microBatchSize);
+    m_batches->setValue(c.batches);
+    m_budget->setValue(static_cast<double>(c.memoryBudgetBytes) / kMiB);
+    m_silent = false;
+    updateBatchLabel();
+}
+
+void TuningPanel::updateBatchLabel()
+{
+    m_accumValue->setText(QString::number(m_accum->value()));
+    m_microBatchValue->setText(QString::number(m_microBatch->value()));
+    m_globalBatch->setText(tr("G = a·b = %1 sequences").arg(m_accum->value() * m_microBatch->value()));
+}
+
+void TuningPanel::emitChanged()
+{
+    updateBatchLabel();
+    if (!m_silent) {
+        Q_EMIT configChanged(config());
+    }
+}
+
+void TuningPanel::showPrediction(const Prediction& prediction, double latencyMs)
+{
+    const auto& r = prediction.primary.result;
+    std::int64_t peak = 0;
+    for (const auto& s : r.report.perStage) {
+        peak = std::max(peak, s.peakMemoryBytes);
+    }
+    const bool overBudget = prediction.config.memoryBudgetBytes > 0 && peak > prediction.config.memoryBudgetBytes;
+    QString text = tr("<table cellspacing='2'>"
+                      "<tr><td>throughput</td><td align='right'><b>%1 seq/s</b></td></tr>"
+                      "<tr><td>bubble</td><td align='right'><b>%2</b></td></tr>"
+                      "<tr><td>peak memory / stage</td><td align='right'><b>%3</b>%4</td></tr>"
+                      "<tr><td>drift bound</td><td align='right'><b>%5 update(s)</b></td></tr>"
+                      "</table>")
+                       .arg(QString::number(r.throughputSamplesPerSecond, 'f', 1),
+                           formatPercent(r.report.bubbleFraction), formatBytes(static_cast<double>(peak)),
+                           overBudget ? tr(" <span style='color:#b91c1c'>over budget</span>") : QString(),
+                           QString::number(prediction.primary.lagBound));
+    if (prediction.computeMs > 0) {
+        text += tr("<span style='color:#6b7280'>simulated in %1 ms (%2 ms from input)</span>")
+                    .arg(QString::number(prediction.computeMs, 'f', 1), QString::number(latencyMs, 'f', 1));
+    } else {
+        text += tr("<span style='color:#6b7280'>from the finished run</span>");
+    }
+    m_figures->setText(text);
+}
+
+void TuningPanel::showError(const QString& message)
+{
+    m_figures->setText(
+        QStringLiteral("<span style='color:#b91c1c'>") + message.toHtmlEscaped() + QStringLiteral("</span>"));
+}
+
+bool TuningPanel::isSearching() const
+{
+    return m_search->isRunning();
+}
+
+void TuningPanel::suggest()
+{
+    if (m_search->isRunning()) {
+        return;
+    }
+    const WhatIfConfig c = config();
+    auto scenario = scenarioFor(c, c.schedule);
+    if (!scenario) {
+        m_suggestStatus->setText(toQt(scenario.error().describe()));
+        return;
+    }
+    runtime::TuneRequest request;
+    request.base = *scenario;
+    request.maxLag = m_maxLag->value();
+    request.memoryBudgetBytes = c.memoryBudgetBytes;
+    m_suggestButton->setEnabled(false);
+    m_suggestStatus->setText(tr("searching…"));
+    m_search->setFuture(QtConcurrent::run([request] { return runtime::tune(request); }));
+}
+
+void TuningPanel::suggestionsFinished()
+{
+    m_suggestButton->setEnabled(true);
+    const auto result = m_search->result();
+    m_suggestions->setRowCount(0);
+    if (!result) {
+        m_suggestStatus->setText(toQt(result.error().describe()));
+        Q_EMIT suggestionsReady();
+        return;
+    }
+    const auto& top = result->top;
+    m_suggestions->setRowCount(static_cast<int>(top.size()));
+    for (int i = 0; i < static_cast<int>(top.size()); ++i) {
+        const auto& c = top[static_cast<std::size_t>(i)];
+        const QStringList cells{QString::number(c.accum), QString::number(c.microBatchSize),
+            QString::number(c.throughputSamplesPerSecond, 'f', 0), formatPercent(c.bubbleFraction),
+            formatBytes(static_cast<double>(c.peakMemoryBytes))};
+        for (int col = 0; col < cells.size(); ++col) {
+            auto* item = new QTableWidgetItem(cells[col]);
+            item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            m_suggestions->setItem(i, col, item);
+        }
+    }
+    m_suggestStatus->setText(tr("%1 simulated; rejected: %2 by drift, %3 by memory. Double-click to apply.")
+                                 .arg(result->evaluated)
+                                 .arg(result->rejectedByLag)
+                                 .arg(result->rejectedByMemory));
+    Q_EMIT suggestionsReady();
+}
+
+void TuningPanel::applySuggestion(int row)
+{
+    if (row < 0 || row >= m_suggestions->rowCount()) {
+        return;
+    }
+    WhatIfConfig c = config();
+    c.accum = m_suggestions->item(row, 0)->text().toInt();
+    c.microBatchSize = m_suggestions->item(row, 1)->text().toInt();
+    setConfig(c);
+    Q_EMIT configChanged(config());
+}
+
+} // namespace bs::ui

@@ -1,0 +1,79 @@
+#pragma once
+// The what-if controls: schedule, baseline, stages, model preset, device, sliders for the
+// accumulation window a and the micro-batch size b (global batch shown), batches simulated,
+// memory budget per stage; the predicted figures; and Suggest (runtime::tune) with one-click apply.
+
+#include "ui/tuning/what_if.h"
+
+#include <QFutureWatcher>
+#include <QWidget>
+
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QPushButton;
+class QSlider;
+class QSpinBox;
+class QTableWidget;
+
+namespace bs::ui {
+
+class TuningPanel : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit TuningPanel(QWidget* parent = nullptr);
+    ~TuningPanel() override;
+
+    WhatIfConfig config() const;
+    /// Sets every control without emitting configChanged.
+    void setConfig(const WhatIfConfig& config);
+    /// Shows the figures of a prediction (or of a finished run) next to the controls.
+    void showPrediction(const Prediction& prediction, double latencyMs);
+    void showError(const QString& message);
+
+    QSlider* accumSlider() const { return m_accum; }
+    QSlider* microBatchSlider() const { return m_microBatch; }
+    QComboBox* scheduleBox() const { return m_schedule; }
+    QTableWidget* suggestions() const { return m_suggestions; }
+    /// Starts the search (also what the Suggest button does); results fill suggestions().
+    void suggest();
+    bool isSearching() const;
+
+Q_SIGNALS:
+    /// Any control changed (emitted on every slider step; the engine debounces).
+    void configChanged(const bs::ui::WhatIfConfig& config);
+    /// The search finished (with or without candidates).
+    void suggestionsReady();
+
+private:
+    void emitChanged();
+    void updateBatchLabel();
+    void applySuggestion(int row);
+    void suggestionsFinished();
+    QWidget* buildControls();
+    QWidget* buildFigures();
+    QWidget* buildSuggest();
+
+    QComboBox* m_schedule = nullptr;
+    QComboBox* m_baseline = nullptr;
+    QSpinBox* m_stages = nullptr;
+    QComboBox* m_model = nullptr;
+    QComboBox* m_device = nullptr;
+    QSlider* m_accum = nullptr;
+    QLabel* m_accumValue = nullptr;
+    QSlider* m_microBatch = nullptr;
+    QLabel* m_microBatchValue = nullptr;
+    QLabel* m_globalBatch = nullptr;
+    QSpinBox* m_batches = nullptr;
+    QDoubleSpinBox* m_budget = nullptr;
+    QLabel* m_figures = nullptr;
+    QSpinBox* m_maxLag = nullptr;
+    QPushButton* m_suggestButton = nullptr;
+    QTableWidget* m_suggestions = nullptr;
+    QLabel* m_suggestStatus = nullptr;
+    QFutureWatcher<Result<runtime::TuneResult>>* m_search = nullptr;
+    bool m_silent = false;
+};
+
+} // namespace bs::ui

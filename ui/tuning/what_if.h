@@ -1,0 +1,71 @@
+#pragma once
+// The what-if question the tuning controls ask, and its answer: the chosen schedule and the
+// 1F1B-flush baseline simulated at the same (p, a, b), each with a timeline index ready to paint.
+// Pure C++ (no Qt): predict() runs on a worker thread.
+
+#include "runtime/config/run_config.h"
+#include "runtime/sim/tuner.h"
+#include "ui/timeline/timeline_index.h"
+
+#include <memory>
+#include <string>
+
+namespace bs::ui {
+
+struct WhatIfConfig
+{
+    std::string schedule = "paci";
+    std::string baseline = "1f1b"; ///< compared side by side; empty = none
+    int stages = 8;
+    std::string model = "tiny";
+    std::string device = "cpu";
+    int accum = 8; ///< a = micro-batches per global batch
+    int microBatchSize = 8; ///< b
+    int batches = 4; ///< global batches simulated
+    std::int64_t memoryBudgetBytes = 0; ///< per stage; 0 = none
+
+    int globalBatch() const { return accum * microBatchSize; }
+    friend bool operator==(const WhatIfConfig&, const WhatIfConfig&) = default;
+};
+
+/// One simulated schedule, ready for the views.
+struct PredictedRun
+{
+    std::string label; ///< "PACI a=8 b=8"
+    runtime::SimulationResult result;
+    std::shared_ptr<const TimelineIndex> index;
+    std::vector<std::int64_t> staticBytes; ///< per stage: weights + grads + optimizer state
+    std::vector<std::int64_t> paramBytes; ///< per stage: one weight copy
+    std::vector<std::int64_t> activationBytes; ///< per stage: one in-flight micro-batch
+    int lagBound = 0; ///< runtime::driftBound()
+};
+
+struct Prediction
+{
+    WhatIfConfig config;
+    PredictedRun primary;
+    std::optional<PredictedRun> baseline;
+    double computeMs = 0; ///< wall time of predict() itself
+};
+using PredictionPtr = std::shared_ptr<const Prediction>;
+
+/// The scenario `config` describes for `schedule`. Errors name the field.
+Result<runtime::GptScenario> scenarioFor(const WhatIfConfig& config, const std::string& schedule);
+/// Simulates one schedule of `config` and indexes its trace.
+Result<PredictedRun> predictRun(const WhatIfConfig& config, const std::string& schedule);
+/// Simulates the chosen schedule and the baseline. Thread-safe; typically a few ms.
+Result<PredictionPtr> predict(const WhatIfConfig& config);
+
+/// The RunConfig that reproduces `config` (TOML export, cluster launch scripts): m = a micro-batches
+/// of b sequences; accum is set only for PACI (the validator rejects it on other schedules); the
+/// device profile maps to "cpu" or "cuda". Other sections keep the RunConfig defaults.
+runtime::RunConfig toRunConfig(const WhatIfConfig& config);
+/// The what-if settings of a run configuration (opening config.toml or a run directory).
+WhatIfConfig fromRunConfig(const runtime::RunConfig& config);
+
+/// "PACI a=8 b=8" style label.
+std::string runLabel(const std::string& schedule, int accum, int microBatchSize);
+/// "PACI", "1F1B-flush", "GPipe", ... for a catalogue name (the name itself when unknown).
+std::string scheduleDisplayName(const std::string& schedule);
+
+} // namespace bs::ui
