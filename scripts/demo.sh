@@ -11,8 +11,8 @@ cmake --preset release >/dev/null
 cmake --build --preset release
 
 bin=build/release/app
-if [[ -x "$bin/bubblescope" && ( -n "${DISPLAY:-}" || -n "${WAYLAND_DISPLAY:-}" ) ]]; then
-  exec "$bin/bubblescope" "$@"
+if [[ -x "$bin/gui/bubblescope" && ( -n "${DISPLAY:-}" || -n "${WAYLAND_DISPLAY:-}" ) ]]; then
+  exec "$bin/gui/bubblescope" "$@"
 fi
 echo "No display found: running the command-line demo instead (the GUI needs X11 or Wayland)."
 echo

@@ -3,6 +3,7 @@
 #include "app/cli/cli_common.h"
 #include "app/cli/export_command.h"
 #include "app/cli/simulate_command.h"
+#include "app/cli/tune_command.h"
 #ifdef BS_WITH_TORCH
 #include "app/cli/train_command.h"
 #endif
@@ -39,6 +40,7 @@ int main(int argc, char** argv)
 #endif
     bs::cli::addSimulationCommands(app, exitCode, trainComparison);
     bs::cli::addExportCommand(app, exitCode);
+    bs::cli::addTuneCommand(app, exitCode);
 #ifdef BS_WITH_TORCH
     bs::cli::addTrainCommand(app, exitCode);
 #endif

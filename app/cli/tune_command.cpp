@@ -1,0 +1,106 @@
+#include "app/cli/tune_command.h"
+
+#include "app/cli/cli_common.h"
+#include "app/cli/table.h"
+#include "runtime/sim/tuner.h"
+
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+namespace bs::cli {
+
+namespace {
+
+struct TuneCommand
+{
+    runtime::TuneRequest request;
+    std::string schedule = "paci";
+    std::string model = "gpt2-medium";
+    std::string device = "h100";
+    double memoryGiB = 0;
+    bool json = false;
+
+    int run()
+    {
+        auto shape = gptPreset(model);
+        if (!shape) {
+            return reportError(shape.error());
+        }
+        auto profile = runtime::deviceProfile(device);
+        if (!profile) {
+            return reportError(profile.error());
+        }
+        if (memoryGiB < 0) {
+            return reportError(makeError(ErrorCode::InvalidArgument, "memory-budget: got a negative size", "allowed: >= 0 GiB"));
+        }
+        request.base.schedule = schedule;
+        request.base.shape = *shape;
+        request.base.device = *profile;
+        request.memoryBudgetBytes = static_cast<std::int64_t>(memoryGiB * 1024.0 * 1024.0 * 1024.0);
+        auto result = runtime::tune(request);
+        if (!result) {
+            return reportError(result.error());
+        }
+        if (json) {
+            nlohmann::json top = nlohmann::json::array();
+            for (const auto& c : result->top) {
+                top.push_back({{"accum", c.accum},
+                               {"micro_batch_size", c.microBatchSize},
+                               {"global_batch", c.accum * c.microBatchSize},
+                               {"throughput_samples_per_s", c.throughputSamplesPerSecond},
+                               {"bubble_fraction", c.bubbleFraction},
+                               {"peak_memory_bytes", c.peakMemoryBytes},
+                               {"lag_bound", c.lagBound}});
+            }
+            std::cout << nlohmann::json{{"schedule", schedule}, {"evaluated", result->evaluated},
+                                        {"rejected_by_memory", result->rejectedByMemory},
+                                        {"rejected_by_lag", result->rejectedByLag},
+                                        {"rejected_by_batch", result->rejectedByBatch}, {"top", top}}
+                             .dump(2)
+                      << '\n';
+            return kExitOk;
+        }
+        Table table({"a", "b", "G", "samples/s", "bubble", "peak memory", "drift bound"});
+        for (const auto& c : result->top) {
+            table.addRow({std::to_string(c.accum), std::to_string(c.microBatchSize),
+                          std::to_string(c.accum * c.microBatchSize), fixed(c.throughputSamplesPerSecond, 1),
+                          percent(c.bubbleFraction), bytesOrUnits(c.peakMemoryBytes, true),
+                          std::to_string(c.lagBound) + " update(s)"});
+        }
+        std::cout << schedule << " on " << request.base.stages << " x " << device << ", " << model << ": "
+                  << result->evaluated << " (a, b) pairs simulated; rejected " << result->rejectedByLag
+                  << " by drift, " << result->rejectedByMemory << " by memory, " << result->rejectedByBatch
+                  << " by batch\n\n"
+                  << (result->top.empty() ? "no (a, b) fits: raise --max-lag or --memory-budget\n" : table.render());
+        return result->top.empty() ? kExitFailure : kExitOk;
+    }
+};
+
+} // namespace
+
+void addTuneCommand(CLI::App& app, int& exitCode)
+{
+    auto cmd = std::make_shared<TuneCommand>();
+    auto* sub = app.add_subcommand("tune", "Search accumulation window a and micro-batch size b for the best "
+                                           "throughput within a drift bound and a memory budget");
+    sub->add_option("--schedule", cmd->schedule, "Schedule to tune")->capture_default_str();
+    sub->add_option("-p,--stages", cmd->request.base.stages, "Pipeline stages")->capture_default_str();
+    sub->add_option("--model", cmd->model, "GPT preset: tiny, small, gpt2-medium")->capture_default_str();
+    sub->add_option("--device-profile", cmd->device, "cpu, a100, h100, h200")->capture_default_str();
+    sub->add_option("--max-lag", cmd->request.maxLag, "Most updates a micro-batch may cross (drift bound)")
+        ->capture_default_str();
+    sub->add_option("--memory-budget", cmd->memoryGiB, "Per-stage memory budget in GiB (0 = none)")
+        ->capture_default_str();
+    sub->add_option("--global-batch", cmd->request.globalBatch, "Only a·b equal to this (0 = any)")
+        ->capture_default_str();
+    sub->add_option("--accum-values", cmd->request.accumValues, "Values of a to try")->delimiter(',');
+    sub->add_option("--micro-batch-sizes", cmd->request.microBatchSizes, "Values of b to try")->delimiter(',');
+    sub->add_option("-n,--batches", cmd->request.base.batches, "Global batches simulated per candidate")
+        ->capture_default_str();
+    sub->add_option("--keep", cmd->request.keep, "How many candidates to show")->capture_default_str();
+    sub->add_flag("--json", cmd->json, "Print JSON");
+    sub->callback([cmd, &exitCode] { exitCode = cmd->run(); });
+}
+
+} // namespace bs::cli
