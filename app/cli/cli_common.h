@@ -1,7 +1,7 @@
 #pragma once
 // What the CLI subcommands share: the schedule and cost options, error printing, exit codes.
 
-#include "runtime/common/result.h"
+#include "base/result.h"
 #include "runtime/sim/simulator.h"
 
 #include <CLI/CLI.hpp>

@@ -1,6 +1,7 @@
 // bubblescope-cli: the headless face of Bubblescope. Links no Qt.
 
 #include "app/cli/cli_common.h"
+#include "app/cli/export_command.h"
 #include "app/cli/simulate_command.h"
 
 #include <CLI/CLI.hpp>
@@ -18,6 +19,7 @@ int main(int argc, char** argv)
     app.require_subcommand(1);
     int exitCode = bs::cli::kExitOk;
     bs::cli::addSimulationCommands(app, exitCode);
+    bs::cli::addExportCommand(app, exitCode);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

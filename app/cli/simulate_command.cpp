@@ -3,6 +3,8 @@
 #include "app/cli/cli_common.h"
 #include "app/cli/table.h"
 #include "profiler/analysis/report_json.h"
+#include "profiler/io/chrome_trace.h"
+#include "runtime/rundir/atomic_file.h"
 #include "runtime/schedule/catalogue.h"
 #include "runtime/schedule/csv_io.h"
 
@@ -115,10 +117,10 @@ struct SimulateCommand
         return kExitOk;
     }
 
-    Status writeTrace(const runtime::SimulationResult& /*result*/) const
+    Status writeTrace(const runtime::SimulationResult& result) const
     {
-        // TODO(lead): write through profiler/io (Chrome/Perfetto JSON) once it lands (#2).
-        return makeError(ErrorCode::Unavailable, "--trace is not available in this build yet", traceOut);
+        return runtime::writeFileAtomic(traceOut,
+                                        [&](std::ostream& out) { return profiler::writeChromeTrace(out, *result.trace); });
     }
 };
 

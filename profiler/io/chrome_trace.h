@@ -10,7 +10,7 @@
 // reader knows the file is ours before the events.
 
 #include "profiler/trace/trace_store.h"
-#include "runtime/common/result.h"
+#include "base/result.h"
 
 #include <filesystem>
 #include <iosfwd>
@@ -32,8 +32,8 @@ struct ChromeTrace
 {
     TraceMeta meta;
     std::vector<TraceEvent> events; ///< in file order
-    bool foreign = false;           ///< not written by Bubblescope (no otherData.bubblescope)
-    std::size_t skippedEvents = 0;  ///< foreign events not named PP:<stage><letter><mb>, or of other phases
+    bool foreign = false; ///< not written by Bubblescope (no otherData.bubblescope)
+    std::size_t skippedEvents = 0; ///< foreign events not named PP:<stage><letter><mb>, or of other phases
 };
 
 /// Parses trace JSON (object format, or a bare event array). Our own files are read strictly and

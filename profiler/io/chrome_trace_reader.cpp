@@ -1,93 +1,114 @@
-// readChromeTrace: nlohmann's parser with a callback that converts each trace event as soon as it
-// is complete and then discards it, so memory stays at one event's JSON tree, not 10^6 of them.
+// readChromeTrace: nlohmann's SAX parser feeds TraceSax, which hands over one RawEvent at a time;
+// TraceBuilder converts it, strictly for our own files and leniently for foreign ones. No JSON tree
+// is built for events, so 10^6 events cost one pass over the text.
 #include "profiler/io/chrome_trace.h"
-
 #include "profiler/io/event_name.h"
+#include "profiler/io/micros.h"
+#include "profiler/io/trace_sax_p.h"
 
-#include <nlohmann/json.hpp>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include <cmath>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
 #include <limits>
-#include <sstream>
 
 namespace bs::profiler {
 
 namespace {
 
 using json = nlohmann::json;
+using detail::RawEvent;
+using detail::RawField;
 
-struct AbortParse
+/// A RawField holding a number of microseconds, in ns (exact for the writer's 3-decimal form).
+std::optional<TimeNs> fieldNs(const RawField& f)
 {
-};
+    switch (f.type) {
+    case RawField::Type::Integer:
+        if (f.integer < -kMaxTraceMicros || f.integer > kMaxTraceMicros) {
+            return std::nullopt;
+        }
+        return f.integer * 1000;
+    case RawField::Type::Float:
+        return microsTextToNs(f.text);
+    default:
+        return std::nullopt;
+    }
+}
 
-/// Converts event objects into TraceEvents; strict for our files, lenient for foreign ones.
+/// Converts RawEvents into TraceEvents; strict for our files, lenient for foreign ones. Every
+/// check that fails records an Error and returns false, which stops the parser.
 class TraceBuilder
 {
 public:
-    void onMeta(const json& other)
+    explicit TraceBuilder(std::size_t expectedEvents) { m_trace.events.reserve(expectedEvents); }
+
+    bool onMeta(const json& other)
     {
         if (!other.is_object() || !other.contains("bubblescope")) {
-            return; // someone else's otherData: a foreign trace
+            return true; // someone else's otherData: a foreign trace
         }
         m_ours = true;
         TraceMeta& meta = m_trace.meta;
-        meta.stages = static_cast<int>(integer(other, "stages", "otherData", 0, std::numeric_limits<int>::max()));
-        meta.clock = string(other, "clock", "otherData");
-        meta.title = string(other, "title", "otherData");
-        const json* attrs = member(other, "attributes", "otherData");
-        if (!attrs->is_object()) {
-            fail("otherData.attributes", "must be an object of strings");
+        const auto stages = other.find("stages");
+        if (stages == other.end() || !stages->is_number_integer() || stages->get<std::int64_t>() < 0
+            || stages->get<std::int64_t>() > std::numeric_limits<int>::max()) {
+            return fail("otherData.stages", "must be an integer in 0..2147483647");
+        }
+        meta.stages = stages->get<int>();
+        for (const char* key : {"clock", "title"}) {
+            const auto v = other.find(key);
+            if (v == other.end() || !v->is_string()) {
+                return fail(std::string("otherData.") + key, "must be a string");
+            }
+            (std::string_view(key) == "clock" ? meta.clock : meta.title) = v->get<std::string>();
+        }
+        const auto attrs = other.find("attributes");
+        if (attrs == other.end() || !attrs->is_object()) {
+            return fail("otherData.attributes", "must be an object of strings");
         }
         for (const auto& [key, value] : attrs->items()) {
             if (!value.is_string()) {
-                fail("otherData.attributes." + key, "must be a string");
+                return fail("otherData.attributes." + key, "must be a string");
             }
             meta.attributes[key] = value.get<std::string>();
         }
+        return true;
     }
 
-    void onElement(const json& e)
+    bool onElement(const RawEvent& e)
     {
         m_where = "traceEvents[" + std::to_string(m_index++) + "]";
-        if (!e.is_object()) {
-            skipOrFail(m_where, "is not an object");
-            return;
+        if (!e.isObject) {
+            return skipOrFail(m_where, "is not an object");
         }
-        const auto ph = e.find("ph");
-        if (ph == e.end() || !ph->is_string()) {
-            skipOrFail(m_where + ".ph", "missing or not a string");
-            return;
+        if (e.ph.type != RawField::Type::String) {
+            return skipOrFail(m_where + ".ph", "missing or not a string");
         }
-        const std::string phase = ph->get<std::string>();
-        if (phase == "M") {
-            return; // process/thread names: derived from stage and lane on reading
+        if (e.ph.text == "M") {
+            return true; // process/thread names: derived from stage and lane on reading
         }
-        const bool instant = phase == "i" || phase == "I";
-        if (phase != "X" && !instant) {
-            skipOrFail(m_where + ".ph", "unsupported phase '" + phase + "'; expected X, i or M");
-            return;
+        const bool instant = e.ph.text == "i" || e.ph.text == "I";
+        if (e.ph.text != "X" && !instant) {
+            return skipOrFail(m_where + ".ph", "unsupported phase '" + e.ph.text + "'; expected X, i or M");
         }
-        const auto name = e.find("name");
-        const std::optional<ParsedEventName> parsed =
-            name != e.end() && name->is_string() ? parseEventName(name->get_ref<const std::string&>()) : std::nullopt;
-        if (!parsed) {
-            skipOrFail(m_where + ".name", "is not of the form PP:<stage><letter><microbatch>");
-            return;
+        const std::optional<ParsedEventName> name =
+            e.name.type == RawField::Type::String ? parseEventName(e.name.text) : std::nullopt;
+        if (!name) {
+            return skipOrFail(m_where + ".name", "is not of the form PP:<stage><letter><microbatch>");
         }
-        if (!m_ours && (!e.contains("ts") || !e["ts"].is_number())) {
-            ++m_trace.skippedEvents;
-            return;
-        }
-        m_ours ? convertOurs(e, *parsed, instant) : convertForeign(e, *parsed, instant);
+        return m_ours ? convertOurs(e, *name, instant) : convertForeign(e, *name, instant);
     }
 
-    Result<ChromeTrace> finish()
+    ChromeTrace finish()
     {
         m_trace.foreign = !m_ours;
         if (!m_ours) {
-            for (const TraceEvent& e : m_trace.events) {
-                m_trace.meta.stages = std::max(m_trace.meta.stages, static_cast<int>(e.stage) + 1);
+            for (const TraceEvent& ev : m_trace.events) {
+                m_trace.meta.stages = std::max(m_trace.meta.stages, static_cast<int>(ev.stage) + 1);
             }
             m_trace.meta.clock = "wall";
         }
@@ -95,120 +116,117 @@ public:
     }
 
     const std::optional<Error>& error() const { return m_error; }
-    bool ours() const { return m_ours; }
 
 private:
-    void convertOurs(const json& e, const ParsedEventName& name, bool instant)
+    bool convertOurs(const RawEvent& e, const ParsedEventName& name, bool instant)
     {
         TraceEvent ev;
         ev.stage = static_cast<std::uint16_t>(name.stage);
         ev.kind = name.kind;
-        ev.start = micros(e, "ts", m_where, true);
-        ev.end = ev.start + micros(e, "dur", m_where, !instant);
-        if (integer(e, "pid", m_where, 0, std::numeric_limits<std::uint16_t>::max()) != name.stage) {
-            fail(m_where + ".pid", "disagrees with the stage in the name");
+        const std::optional<TimeNs> start = fieldNs(e.ts);
+        if (!start) {
+            return fail(m_where + ".ts", "missing or not a number of microseconds within ±9.2e15");
         }
-        ev.lane = static_cast<Lane>(integer(e, "tid", m_where, 0, 2));
-        const json* args = member(e, "args", m_where);
-        const std::string argsWhere = m_where + ".args";
-        ev.microbatch = static_cast<std::int32_t>(
-            integer(*args, "mb", argsWhere, std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()));
+        const std::optional<TimeNs> dur = fieldNs(e.dur);
+        if ((!instant || e.dur.present()) && !dur) {
+            return fail(m_where + ".dur", "missing or not a number of microseconds within ±9.2e15");
+        }
+        ev.start = *start;
+        ev.end = ev.start + dur.value_or(0);
+        std::int64_t v = 0;
+        if (!integer(e.pid, ".pid", 0, std::numeric_limits<std::uint16_t>::max(), v)) {
+            return false;
+        }
+        if (v != name.stage) {
+            return fail(m_where + ".pid", "disagrees with the stage in the name");
+        }
+        if (!integer(e.tid, ".tid", 0, 2, v)) {
+            return false;
+        }
+        ev.lane = static_cast<Lane>(v);
+        if (!e.args.present()) {
+            return fail(m_where + ".args", "is missing");
+        }
+        if (!e.argsIsObject) {
+            return fail(m_where + ".args", "must be an object");
+        }
+        constexpr auto i32min = std::numeric_limits<std::int32_t>::min();
+        constexpr auto i32max = std::numeric_limits<std::int32_t>::max();
+        if (!integer(e.mb, ".args.mb", i32min, i32max, v)) {
+            return false;
+        }
+        ev.microbatch = static_cast<std::int32_t>(v);
         if (ev.microbatch != name.microbatch) {
-            fail(argsWhere + ".mb", "disagrees with the micro-batch in the name");
+            return fail(m_where + ".args.mb", "disagrees with the micro-batch in the name");
         }
-        ev.version = static_cast<std::int32_t>(integer(*args, "version", argsWhere, std::numeric_limits<std::int32_t>::min(),
-                                                       std::numeric_limits<std::int32_t>::max()));
-        ev.bytes = integer(*args, "bytes", argsWhere, std::numeric_limits<std::int64_t>::min(),
-                           std::numeric_limits<std::int64_t>::max());
-        ev.aux = static_cast<std::uint16_t>(integer(*args, "aux", argsWhere, 0, std::numeric_limits<std::uint16_t>::max()));
+        if (!integer(e.version, ".args.version", i32min, i32max, v)) {
+            return false;
+        }
+        ev.version = static_cast<std::int32_t>(v);
+        if (!integer(e.bytes, ".args.bytes", std::numeric_limits<std::int64_t>::min(),
+                std::numeric_limits<std::int64_t>::max(), ev.bytes)) {
+            return false;
+        }
+        if (!integer(e.aux, ".args.aux", 0, std::numeric_limits<std::uint16_t>::max(), v)) {
+            return false;
+        }
+        ev.aux = static_cast<std::uint16_t>(v);
         m_trace.events.push_back(ev);
+        return true;
     }
 
-    void convertForeign(const json& e, const ParsedEventName& name, bool instant)
+    bool convertForeign(const RawEvent& e, const ParsedEventName& name, bool instant)
     {
+        const std::optional<TimeNs> start = fieldNs(e.ts);
+        if (!start) {
+            ++m_trace.skippedEvents;
+            return true;
+        }
         TraceEvent ev;
         ev.stage = static_cast<std::uint16_t>(name.stage);
         ev.kind = name.kind;
         ev.microbatch = name.microbatch;
-        ev.start = toNs(e["ts"].get<double>());
-        const auto dur = e.find("dur");
-        ev.end = ev.start + (!instant && dur != e.end() && dur->is_number() ? toNs(dur->get<double>()) : 0);
-        const auto args = e.find("args");
-        if (args != e.end() && args->is_object()) {
-            ev.version = static_cast<std::int32_t>(optionalInt(*args, "version", 0));
-            ev.bytes = optionalInt(*args, "bytes", 0);
+        ev.start = *start;
+        ev.end = ev.start + (instant ? 0 : fieldNs(e.dur).value_or(0));
+        if (e.version.type == RawField::Type::Integer) {
+            ev.version = static_cast<std::int32_t>(std::clamp<std::int64_t>(e.version.integer, INT32_MIN, INT32_MAX));
+        }
+        if (e.bytes.type == RawField::Type::Integer) {
+            ev.bytes = e.bytes.integer;
         }
         m_trace.events.push_back(ev);
+        return true;
     }
 
-    static std::int64_t optionalInt(const json& obj, const char* key, std::int64_t fallback)
+    bool integer(const RawField& f, const char* field, std::int64_t lo, std::int64_t hi, std::int64_t& out)
     {
-        const auto it = obj.find(key);
-        return it != obj.end() && it->is_number_integer() ? it->get<std::int64_t>() : fallback;
+        if (!f.present()) {
+            return fail(m_where + field, "is missing");
+        }
+        if (!f.isInteger()) {
+            return fail(m_where + field, "must be an integer");
+        }
+        if (f.type == RawField::Type::Unsigned || f.integer < lo || f.integer > hi) {
+            return fail(m_where + field,
+                "= " + f.dump() + " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
+        }
+        out = f.integer;
+        return true;
     }
 
-    static TimeNs toNs(double micros)
-    {
-        constexpr double kLimit = 9.0e12; // µs; keeps ns far inside int64 and exact after rounding
-        return std::isfinite(micros) && std::abs(micros) < kLimit ? static_cast<TimeNs>(std::llround(micros * 1000.0)) : 0;
-    }
-
-    TimeNs micros(const json& obj, const char* key, const std::string& where, bool required)
-    {
-        const auto it = obj.find(key);
-        if (it == obj.end() && !required) {
-            return 0;
-        }
-        if (it == obj.end() || !it->is_number() || !std::isfinite(it->get<double>())
-            || std::abs(it->get<double>()) >= 9.0e12) {
-            fail(where + "." + key, "missing or not a finite number of microseconds");
-        }
-        return toNs(it->get<double>());
-    }
-
-    std::int64_t integer(const json& obj, const char* key, const std::string& where, std::int64_t lo, std::int64_t hi)
-    {
-        const json* v = member(obj, key, where);
-        if (!v->is_number_integer()) {
-            fail(where + "." + key, "must be an integer");
-        }
-        const std::int64_t x = v->get<std::int64_t>();
-        if (x < lo || x > hi || (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(hi))) {
-            fail(where + "." + key, "= " + v->dump() + " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
-        }
-        return x;
-    }
-
-    std::string string(const json& obj, const char* key, const std::string& where)
-    {
-        const json* v = member(obj, key, where);
-        if (!v->is_string()) {
-            fail(where + "." + key, "must be a string");
-        }
-        return v->get<std::string>();
-    }
-
-    const json* member(const json& obj, const char* key, const std::string& where)
-    {
-        const auto it = obj.find(key);
-        if (it == obj.end()) {
-            fail(where + "." + key, "is missing");
-        }
-        return &*it;
-    }
-
-    void skipOrFail(const std::string& where, const std::string& what)
+    bool skipOrFail(const std::string& where, const std::string& what)
     {
         if (m_ours) {
-            fail(where, what);
+            return fail(where, what);
         }
         ++m_trace.skippedEvents;
+        return true;
     }
 
-    [[noreturn]] void fail(const std::string& where, const std::string& what)
+    bool fail(const std::string& where, const std::string& what)
     {
         m_error = makeError(ErrorCode::ParseError, "malformed Bubblescope trace: " + where + " " + what, where);
-        throw AbortParse{};
+        return false;
     }
 
     ChromeTrace m_trace;
@@ -222,57 +240,49 @@ private:
 
 Result<ChromeTrace> readChromeTrace(std::string_view text)
 {
-    const std::size_t first = text.find_first_not_of(" \t\r\n");
-    const bool arrayFormat = first != std::string_view::npos && text[first] == '[';
-    const int eventDepth = arrayFormat ? 1 : 2;
-    TraceBuilder builder;
-    std::string topKey;
-    bool sawEvents = arrayFormat;
-    json::parser_callback_t callback = [&](int depth, json::parse_event_t event, json& parsed) {
-        using E = json::parse_event_t;
-        if (!arrayFormat && depth == 1 && event == E::key) {
-            topKey = parsed.get<std::string>();
-            sawEvents = sawEvents || topKey == "traceEvents";
-            return true;
-        }
-        const bool inEvents = arrayFormat || topKey == "traceEvents";
-        if (inEvents && depth == eventDepth && (event == E::object_end || event == E::array_end || event == E::value)) {
-            builder.onElement(parsed);
-            return false; // converted: drop the element so the tree never grows
-        }
-        if (!arrayFormat && depth == 1 && event == E::object_end && topKey == "otherData") {
-            builder.onMeta(parsed);
-        }
-        return true;
-    };
-    try {
-        const json root = json::parse(text.begin(), text.end(), callback);
-        if (!arrayFormat && (!root.is_object() || !sawEvents || !root["traceEvents"].is_array())) {
-            return makeError(ErrorCode::ParseError, "not a Chrome trace: expected an object with a \"traceEvents\" array "
-                                                    "or an array of events",
-                             "traceEvents");
-        }
-    } catch (const json::parse_error& e) {
-        return makeError(ErrorCode::ParseError, std::string("malformed trace JSON: ") + e.what(),
-                         "byte " + std::to_string(e.byte));
-    } catch (const AbortParse&) {
+    TraceBuilder builder(text.size() / 200); // our events take ~170 bytes of JSON each
+    detail::TraceSax sax([&](const RawEvent& e) { return builder.onElement(e); },
+        [&](const json& meta) { return builder.onMeta(meta); });
+    const bool parsed = json::sax_parse(text.begin(), text.end(), &sax);
+    if (sax.syntaxError()) {
+        return makeError(ErrorCode::ParseError, "malformed trace JSON: " + sax.syntaxError()->second,
+            "byte " + std::to_string(sax.syntaxError()->first));
+    }
+    if (!parsed) {
         return *builder.error();
+    }
+    if (!sax.sawEventArray()) {
+        return makeError(ErrorCode::ParseError,
+            "not a Chrome trace: expected an object with a \"traceEvents\" array or an array of events", "traceEvents");
     }
     return builder.finish();
 }
 
 Result<ChromeTrace> readChromeTraceFile(const std::filesystem::path& path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        return makeError(ErrorCode::IoError, "cannot open trace file '" + path.string() + "'", path.string());
+    // Mapped rather than copied: a 10^6-event trace is ~170 MB of text.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return makeError(ErrorCode::IoError, "cannot open trace file '" + path.string() + "': " + std::strerror(errno),
+            path.string());
     }
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) {
-        return makeError(ErrorCode::IoError, "cannot read trace file '" + path.string() + "'", path.string());
+    struct stat info = {};
+    if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+        ::close(fd);
+        return makeError(
+            ErrorCode::IoError, "cannot read trace file '" + path.string() + "': not a regular file", path.string());
     }
-    Result<ChromeTrace> trace = readChromeTrace(text.view());
+    const auto size = static_cast<std::size_t>(info.st_size);
+    void* data = size == 0 ? nullptr : ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    ::close(fd); // the mapping stays valid
+    if (data == MAP_FAILED) {
+        return makeError(ErrorCode::IoError, "cannot map trace file '" + path.string() + "': " + std::strerror(errno),
+            path.string());
+    }
+    Result<ChromeTrace> trace = readChromeTrace(std::string_view(static_cast<const char*>(data), size));
+    if (data) {
+        ::munmap(data, size);
+    }
     if (!trace) {
         Error e = trace.error();
         e.context = path.string() + ": " + e.context;

@@ -1,5 +1,4 @@
 #include "profiler/io/chrome_trace.h"
-
 #include "profiler/io/event_name.h"
 #include "profiler/io/json_out_p.h"
 

@@ -2,7 +2,7 @@
 // The shape of the built-in GPT, shared by the cost model (what-if predictions) and the LibTorch
 // runtime (real training), so both split the model into stages the same way.
 
-#include "runtime/common/result.h"
+#include "base/result.h"
 
 #include <cstdint>
 #include <string>

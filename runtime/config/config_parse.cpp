@@ -36,8 +36,7 @@ public:
         : m_table(table)
         , m_name(std::move(name))
         , m_source(source)
-    {
-    }
+    {}
 
     void readInt(std::string_view key, int& out)
     {
@@ -47,7 +46,8 @@ public:
             return;
         }
         if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) {
-            fail(key, ErrorCode::ParseError, field(key) + " = " + std::to_string(v) + " does not fit in a 32-bit integer");
+            fail(key, ErrorCode::ParseError,
+                field(key) + " = " + std::to_string(v) + " does not fit in a 32-bit integer");
             return;
         }
         out = static_cast<int>(v);
@@ -79,11 +79,13 @@ public:
 
     void readOptionalDouble(std::string_view key, std::optional<double>& out)
     {
-        if (present(key)) {
-            double v = 0.0;
-            readDouble(key, v);
-            out = v;
+        if (!present(key)) {
+            m_known.emplace_back(key); // still an allowed key for finish()'s message
+            return;
         }
+        double v = 0.0;
+        readDouble(key, v);
+        out = v;
     }
 
     void readBool(std::string_view key, bool& out)
@@ -149,8 +151,8 @@ public:
                     allowed += (allowed.empty() ? "" : ", ") + known;
                 }
                 return makeError(ErrorCode::ParseError,
-                                 "unknown key '" + key + "' in table [" + m_name + "]; allowed keys: " + allowed,
-                                 where(m_source, k.source()));
+                    "unknown key '" + key + "' in table [" + m_name + "]; allowed keys: " + allowed,
+                    where(m_source, k.source()));
             }
         }
         return std::nullopt;
@@ -171,7 +173,7 @@ private:
     void wrongType(std::string_view key, const toml::node& n, std::string_view expected)
     {
         fail(key, ErrorCode::ParseError,
-             field(key) + " must be " + std::string(expected) + ", got " + typeName(n.type()));
+            field(key) + " must be " + std::string(expected) + ", got " + typeName(n.type()));
     }
 
     void fail(std::string_view key, ErrorCode code, std::string message)
@@ -198,8 +200,10 @@ std::optional<Error> readModel(TableReader& r, ModelConfig& model, std::string_v
     if (!model.preset.empty()) {
         Result<GptShape> shape = gptPreset(model.preset);
         if (!shape) {
-            return makeError(ErrorCode::InvalidArgument, "model.preset: " + shape.error().message + " (allowed: tiny, small, gpt2-medium, or \"\" for an explicit shape)",
-                             std::string(source));
+            return makeError(ErrorCode::InvalidArgument,
+                "model.preset: " + shape.error().message
+                    + " (allowed: tiny, small, gpt2-medium, or \"\" for an explicit shape)",
+                std::string(source));
         }
         model.shape = *shape;
     }
@@ -246,8 +250,8 @@ void readTraining(TableReader& r, TrainingConfig& t)
     r.readOptionalDouble("target_loss", t.targetLoss);
 }
 
-const toml::table* subTable(const toml::table& root, std::string_view name, std::optional<Error>& error,
-                            std::string_view source)
+const toml::table* subTable(
+    const toml::table& root, std::string_view name, std::optional<Error>& error, std::string_view source)
 {
     const toml::node* n = root.get(name);
     if (!n) {
@@ -263,18 +267,18 @@ const toml::table* subTable(const toml::table& root, std::string_view name, std:
     return n->as_table();
 }
 
-const std::vector<std::string_view> kTables = {"model",    "pipeline", "schedule", "optimizer",
-                                               "data",     "training", "device",   "profiling"};
+const std::vector<std::string_view> kTables = {
+    "model", "pipeline", "schedule", "optimizer", "data", "training", "device", "profiling"};
 
 Result<RunConfig> fromTable(const toml::table& root, std::string_view source)
 {
     for (const auto& [k, node] : root) {
         if (std::find(kTables.begin(), kTables.end(), k.str()) == kTables.end()) {
             return makeError(ErrorCode::ParseError,
-                             "unknown table or key '" + std::string(k.str())
-                                 + "' at top level; allowed tables: model, pipeline, schedule, optimizer, data, "
-                                   "training, device, profiling",
-                             where(source, k.source()));
+                "unknown table or key '" + std::string(k.str())
+                    + "' at top level; allowed tables: model, pipeline, schedule, optimizer, data, "
+                      "training, device, profiling",
+                where(source, k.source()));
         }
     }
     RunConfig c;
@@ -322,8 +326,8 @@ Result<RunConfig> parseRunConfig(std::string_view toml, std::string_view sourceN
         const toml::table root = toml::parse(toml, sourceName);
         return fromTable(root, sourceName);
     } catch (const toml::parse_error& e) {
-        return makeError(ErrorCode::ParseError, "TOML syntax error: " + std::string(e.description()),
-                         where(sourceName, e.source()));
+        return makeError(
+            ErrorCode::ParseError, "TOML syntax error: " + std::string(e.description()), where(sourceName, e.source()));
     }
 }
 

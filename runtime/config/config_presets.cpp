@@ -50,10 +50,13 @@ Result<RunConfig> configPreset(const std::string& name)
         c.optimizer.warmupSteps = 100;
         return c;
     }
-    return makeError(ErrorCode::InvalidArgument, "unknown config preset '" + name + "'",
-                     "allowed: demo, small, gpt2-medium");
+    return makeError(
+        ErrorCode::InvalidArgument, "unknown config preset '" + name + "'", "allowed: demo, small, gpt2-medium");
 }
 
-std::vector<std::string> configPresetNames() { return {"demo", "small", "gpt2-medium"}; }
+std::vector<std::string> configPresetNames()
+{
+    return {"demo", "small", "gpt2-medium"};
+}
 
 } // namespace bs::runtime

@@ -2,7 +2,7 @@
 // Named run configurations. The same configs ship as resources/presets/<name>.toml; a test keeps
 // the files and these functions identical.
 
-#include "runtime/common/result.h"
+#include "base/result.h"
 #include "runtime/config/run_config.h"
 
 #include <string>

@@ -3,7 +3,7 @@
 // and the table, wrong types name the expected type. Ranges are checked by validate(), not here,
 // so a config that parses may still be invalid.
 
-#include "runtime/common/result.h"
+#include "base/result.h"
 #include "runtime/config/run_config.h"
 
 #include <filesystem>
@@ -21,8 +21,8 @@ Result<RunConfig> parseRunConfig(std::string_view toml, std::string_view sourceN
 Result<RunConfig> loadRunConfig(const std::filesystem::path& path);
 
 /// Writes every field (defaults included), one table per section, so the file documents the run
-/// completely. Exact round-trip: parseRunConfig(toToml(c)) == c for every c, including doubles
-/// (shortest round-trip form) and strings (escaped).
+/// completely. Exact round-trip: parseRunConfig(toToml(c)) == c for every c whose model.preset
+/// is "" or a known preset, including doubles (shortest round-trip form) and strings (escaped).
 std::string toToml(const RunConfig& config);
 
 } // namespace bs::runtime

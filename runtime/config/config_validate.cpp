@@ -1,5 +1,7 @@
 #include "runtime/config/config_validate.h"
 
+#include "runtime/schedule/catalogue.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -29,7 +31,10 @@ std::string num(double v)
     return o.str();
 }
 
-std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+std::string quoted(const std::string& s)
+{
+    return "\"" + s + "\"";
+}
 
 std::string joinQuoted(const std::vector<std::string>& names)
 {
@@ -51,8 +56,9 @@ public:
     void intRange(const std::string& field, std::int64_t v, std::int64_t lo, std::int64_t hi)
     {
         if (v < lo || v > hi) {
-            fail(field, field + " = " + std::to_string(v) + " is out of range; allowed: " + std::to_string(lo) + ".."
-                     + std::to_string(hi));
+            fail(field,
+                field + " = " + std::to_string(v) + " is out of range; allowed: " + std::to_string(lo) + ".."
+                    + std::to_string(hi));
         }
     }
 
@@ -62,8 +68,9 @@ public:
         const bool okLo = openLo ? v > lo : v >= lo;
         const bool okHi = openHi ? v < hi : v <= hi;
         if (!std::isfinite(v) || !okLo || !okHi) {
-            fail(field, field + " = " + num(v) + " is out of range; allowed: " + (openLo ? "(" : "[") + num(lo) + ", "
-                     + num(hi) + (openHi ? ")" : "]"));
+            fail(field,
+                field + " = " + num(v) + " is out of range; allowed: " + (openLo ? "(" : "[") + num(lo) + ", " + num(hi)
+                    + (openHi ? ")" : "]"));
         }
     }
 
@@ -88,8 +95,8 @@ void checkModel(Checker& c, const ModelConfig& model)
     c.intRange("model.d_model", s.dModel, 1, kMaxWidth);
     c.intRange("model.heads", s.heads, 1, kMaxHeads);
     if (s.heads >= 1 && s.dModel >= 1 && s.dModel % s.heads != 0) {
-        c.fail("model.heads", "model.heads = " + std::to_string(s.heads) + " must divide model.d_model = "
-                                  + std::to_string(s.dModel));
+        c.fail("model.heads",
+            "model.heads = " + std::to_string(s.heads) + " must divide model.d_model = " + std::to_string(s.dModel));
     }
     c.intRange("model.seq_len", s.seqLen, 1, kMaxSeqLen);
     c.intRange("model.vocab", s.vocab, 2, kMaxVocab);
@@ -102,32 +109,33 @@ void checkLayerSplit(Checker& c, const RunConfig& cfg)
     const int layers = cfg.model.shape.layers;
     if (p.layersPerStage.empty()) {
         if (p.stages > layers && layers >= 1) {
-            c.fail("pipeline.stages", "pipeline.stages = " + std::to_string(p.stages) + " exceeds model.layers = "
-                                          + std::to_string(layers)
-                                          + "; allowed: 1.." + std::to_string(layers)
-                                          + " (each stage needs a block; list pipeline.layers_per_stage to leave "
-                                            "the first or last stage with embeddings or head only)");
+            c.fail("pipeline.stages",
+                "pipeline.stages = " + std::to_string(p.stages) + " exceeds model.layers = " + std::to_string(layers)
+                    + "; allowed: 1.." + std::to_string(layers)
+                    + " (each stage needs a block; list pipeline.layers_per_stage to leave "
+                      "the first or last stage with embeddings or head only)");
         }
         return;
     }
     const auto& counts = p.layersPerStage;
     if (static_cast<int>(counts.size()) != p.stages) {
-        c.fail("pipeline.layers_per_stage", "pipeline.layers_per_stage has " + std::to_string(counts.size())
-                                                + " entries; allowed: exactly pipeline.stages = "
-                                                + std::to_string(p.stages));
+        c.fail("pipeline.layers_per_stage",
+            "pipeline.layers_per_stage has " + std::to_string(counts.size())
+                + " entries; allowed: exactly pipeline.stages = " + std::to_string(p.stages));
         return;
     }
     const long long sum = std::accumulate(counts.begin(), counts.end(), 0LL);
     if (sum != layers) {
-        c.fail("pipeline.layers_per_stage", "pipeline.layers_per_stage sums to " + std::to_string(sum)
-                                                + "; allowed: a sum equal to model.layers = " + std::to_string(layers));
+        c.fail("pipeline.layers_per_stage",
+            "pipeline.layers_per_stage sums to " + std::to_string(sum)
+                + "; allowed: a sum equal to model.layers = " + std::to_string(layers));
     }
     for (std::size_t s = 0; s < counts.size(); ++s) {
         const bool edge = s == 0 || s + 1 == counts.size();
         if (counts[s] < 0 || (counts[s] == 0 && !edge)) {
-            c.fail("pipeline.layers_per_stage", "pipeline.layers_per_stage[" + std::to_string(s) + "] = "
-                                                    + std::to_string(counts[s]) + "; allowed: >= 1 ("
-                                                    + "0 only on the first and last stage)");
+            c.fail("pipeline.layers_per_stage",
+                "pipeline.layers_per_stage[" + std::to_string(s) + "] = " + std::to_string(counts[s])
+                    + "; allowed: >= 1 (" + "0 only on the first and last stage)");
         }
     }
 }
@@ -141,15 +149,22 @@ void checkPipeline(Checker& c, const RunConfig& cfg)
     c.intRange("pipeline.microbatches", p.microbatches, 1, kMaxMicrobatches);
     c.intRange("pipeline.accum", p.accum, 0, kMaxMicrobatches);
     if (schedule != "paci" && p.accum != 0 && p.accum != p.microbatches) {
-        c.fail("pipeline.accum", "pipeline.accum = " + std::to_string(p.accum) + " is only used by paci; allowed for "
-                                     + schedule + ": 0 or pipeline.microbatches = " + std::to_string(p.microbatches));
+        c.fail("pipeline.accum",
+            "pipeline.accum = " + std::to_string(p.accum) + " is only used by paci; allowed for " + schedule
+                + ": 0 or pipeline.microbatches = " + std::to_string(p.microbatches));
+    }
+    if (schedule == "paci" && p.accum > 0 && p.microbatches >= 1 && p.microbatches % p.accum != 0) {
+        c.fail("pipeline.accum", "pipeline.accum = " + std::to_string(p.accum) + " must divide pipeline.microbatches = "
+                                     + std::to_string(p.microbatches) + " so every update applies whole windows");
     }
     c.intRange("pipeline.micro_batch_size", p.microBatchSize, 1, kMaxMicrobatches);
     c.intRange("pipeline.extra_depth", p.extraDepth, 0, kMaxStages);
     if (p.extraDepth != 0 && !isAsynchronousSchedule(schedule)) {
-        c.fail("pipeline.extra_depth", "pipeline.extra_depth = " + std::to_string(p.extraDepth) + " is only used by "
-                                           "asynchronous schedules (pipedream, 2bw, async-1f1b, paci); allowed for "
-                                           + schedule + ": 0");
+        c.fail("pipeline.extra_depth",
+            "pipeline.extra_depth = " + std::to_string(p.extraDepth)
+                + " is only used by "
+                  "asynchronous schedules (pipedream, 2bw, async-1f1b, paci); allowed for "
+                + schedule + ": 0");
     }
     if (p.stages >= 1 && p.stages <= kMaxStages) {
         checkLayerSplit(c, cfg);
@@ -171,28 +186,37 @@ void checkOptimizer(Checker& c, const OptimizerConfig& o)
     c.oneOf("optimizer.decay", o.decay, {"cosine", "constant"});
 }
 
-bool startsWith(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
+bool startsWith(const std::string& s, std::string_view prefix)
+{
+    return s.rfind(prefix, 0) == 0;
+}
 
 void checkData(Checker& c, const RunConfig& cfg)
 {
     const DataConfig& d = cfg.data;
     const bool file = startsWith(d.spec, "text:") || startsWith(d.spec, "bin:");
     if (d.spec != "synthetic" && !file) {
-        c.fail("data.spec", "data.spec = " + quoted(d.spec) + " is not allowed; allowed: \"synthetic\", "
-                                                               "\"text:PATH\" or \"bin:PATH\"");
+        c.fail("data.spec",
+            "data.spec = " + quoted(d.spec)
+                + " is not allowed; allowed: \"synthetic\", "
+                  "\"text:PATH\" or \"bin:PATH\"");
     } else if (file && d.spec.substr(d.spec.find(':') + 1).empty()) {
-        c.fail("data.spec", "data.spec = " + quoted(d.spec) + " has an empty path; allowed: \"text:PATH\" or \"bin:PATH\"");
+        c.fail("data.spec",
+            "data.spec = " + quoted(d.spec) + " has an empty path; allowed: \"text:PATH\" or \"bin:PATH\"");
     }
     c.realRange("data.val_fraction", d.valFraction, 0.0, 1.0, false, true);
     c.intRange("data.seed", d.seed, 0, std::numeric_limits<std::int64_t>::max());
     if (startsWith(d.spec, "text:") && cfg.model.shape.vocab < 256) {
-        c.fail("model.vocab", "model.vocab = " + std::to_string(cfg.model.shape.vocab)
-                                  + " is too small for byte-level text data; allowed: >= 256");
+        c.fail("model.vocab",
+            "model.vocab = " + std::to_string(cfg.model.shape.vocab)
+                + " is too small for byte-level text data; allowed: >= 256");
     }
     if (file && d.valFraction == 0.0 && cfg.training.evalInterval > 0) {
-        c.fail("data.val_fraction", "data.val_fraction = 0 leaves no validation tokens but training.eval_interval = "
-                                        + std::to_string(cfg.training.evalInterval) + "; allowed: (0, 1), or "
-                                        "training.eval_interval = 0");
+        c.fail("data.val_fraction",
+            "data.val_fraction = 0 leaves no validation tokens but training.eval_interval = "
+                + std::to_string(cfg.training.evalInterval)
+                + "; allowed: (0, 1), or "
+                  "training.eval_interval = 0");
     }
 }
 
@@ -225,8 +249,10 @@ bool isCudaName(const std::string& name)
 void checkDevice(Checker& c, const DeviceConfig& d)
 {
     if (d.name != "cpu" && !isCudaName(d.name)) {
-        c.fail("device.name", "device.name = " + quoted(d.name) + " is not allowed; allowed: \"cpu\", \"cuda\" or "
-                                                                  "\"cuda:N\" (N in 0..1023)");
+        c.fail("device.name",
+            "device.name = " + quoted(d.name)
+                + " is not allowed; allowed: \"cpu\", \"cuda\" or "
+                  "\"cuda:N\" (N in 0..1023)");
     }
     c.intRange("device.intra_op_threads", d.intraOpThreads, 0, kMaxThreads);
 }
@@ -235,15 +261,20 @@ void checkDevice(Checker& c, const DeviceConfig& d)
 
 const std::vector<std::string>& configScheduleNames()
 {
-    // Mirrors scheduleCatalogue() (runtime/schedule/catalogue.h) without linking the generators.
-    static const std::vector<std::string> names = {"gpipe",     "1f1b", "zb-h1",      "zb-h2",
-                                                   "pipedream", "2bw",  "async-1f1b", "paci"};
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out;
+        for (const auto& info : scheduleCatalogue()) {
+            out.push_back(info.name);
+        }
+        return out;
+    }();
     return names;
 }
 
 bool isAsynchronousSchedule(const std::string& name)
 {
-    return name == "pipedream" || name == "2bw" || name == "async-1f1b" || name == "paci";
+    const auto& c = scheduleCatalogue();
+    return std::any_of(c.begin(), c.end(), [&](const ScheduleInfo& i) { return i.name == name && i.asynchronous; });
 }
 
 std::vector<Error> validateAll(const RunConfig& config)

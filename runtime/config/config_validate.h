@@ -3,7 +3,7 @@
 // allowed, e.g. "pipeline.microbatches = 0 is out of range; allowed: 1..65536"; the Error's
 // context is the field name ("pipeline.microbatches") so a UI can highlight it.
 
-#include "runtime/common/result.h"
+#include "base/result.h"
 #include "runtime/config/run_config.h"
 
 #include <string>

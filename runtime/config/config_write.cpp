@@ -14,11 +14,21 @@ std::string tomlString(std::string_view s)
     std::string out = "\"";
     for (const char c : s) {
         switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\t': out += "\\t"; break;
-        case '\r': out += "\\r"; break;
+        case '"':
+            out += "\\\"";
+            break;
+        case '\\':
+            out += "\\\\";
+            break;
+        case '\n':
+            out += "\\n";
+            break;
+        case '\t':
+            out += "\\t";
+            break;
+        case '\r':
+            out += "\\r";
+            break;
         default:
             if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
                 char buf[8];
@@ -53,7 +63,10 @@ std::string tomlIntList(const std::vector<int>& values)
     return out + "]";
 }
 
-std::string tomlBool(bool b) { return b ? "true" : "false"; }
+std::string tomlBool(bool b)
+{
+    return b ? "true" : "false";
+}
 
 } // namespace
 

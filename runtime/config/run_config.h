@@ -18,7 +18,7 @@ namespace bs::runtime {
 struct ModelConfig
 {
     std::string preset = "tiny"; ///< "" = explicit shape only; else one of gptPresetNames()
-    GptShape shape;              ///< defaults equal the tiny preset
+    GptShape shape; ///< defaults equal the tiny preset
 
     /// Field-by-field (GptShape itself has no operator==).
     friend bool operator==(const ModelConfig& a, const ModelConfig& b);
@@ -27,12 +27,12 @@ struct ModelConfig
 /// [pipeline]: how the model is split and batched.
 struct PipelineConfig
 {
-    int stages = 8;                    ///< p
-    int microbatches = 8;              ///< m per global batch
-    int accum = 0;                     ///< a: backward passes per local update (paci); 0 = m
-    int microBatchSize = 4;            ///< b, sequences per micro-batch
-    int extraDepth = 0;                ///< k: extra in-flight depth for asynchronous schedules
-    std::vector<int> layersPerStage;   ///< empty = balanced by cost; else one count per stage
+    int stages = 8; ///< p
+    int microbatches = 8; ///< m per global batch
+    int accum = 0; ///< a: backward passes per local update (paci); 0 = m
+    int microBatchSize = 4; ///< b, sequences per micro-batch
+    int extraDepth = 0; ///< k: extra in-flight depth for asynchronous schedules
+    std::vector<int> layersPerStage; ///< empty = balanced by cost; else one count per stage
 
     /// The accumulation window actually used: accum, or m when accum is 0.
     int effectiveAccum() const { return accum == 0 ? microbatches : accum; }
@@ -55,11 +55,11 @@ struct OptimizerConfig
     double beta1 = 0.9;
     double beta2 = 0.95;
     double eps = 1e-8;
-    double weightDecay = 0.1;    ///< applied to matrices only
-    int warmupSteps = 10;        ///< in global batches
-    int totalSteps = 0;          ///< length of the decay in global batches; 0 = training.steps
-    double minLr = 3e-5;         ///< floor of the cosine decay
-    std::string decay = "cosine";///< "cosine" or "constant"
+    double weightDecay = 0.1; ///< applied to matrices only
+    int warmupSteps = 10; ///< in global batches
+    int totalSteps = 0; ///< length of the decay in global batches; 0 = training.steps
+    double minLr = 3e-5; ///< floor of the cosine decay
+    std::string decay = "cosine"; ///< "cosine" or "constant"
 
     friend bool operator==(const OptimizerConfig&, const OptimizerConfig&) = default;
 };
@@ -68,8 +68,8 @@ struct OptimizerConfig
 struct DataConfig
 {
     std::string spec = "synthetic"; ///< "synthetic", "text:PATH" or "bin:PATH"
-    double valFraction = 0.1;       ///< tail of a file held out for validation
-    std::int64_t seed = 1234;       ///< picks the synthetic chain and every micro-batch
+    double valFraction = 0.1; ///< tail of a file held out for validation
+    std::int64_t seed = 1234; ///< picks the synthetic chain and every micro-batch
 
     friend bool operator==(const DataConfig&, const DataConfig&) = default;
 };
@@ -77,11 +77,11 @@ struct DataConfig
 /// [training]: how long and how often to evaluate.
 struct TrainingConfig
 {
-    int steps = 100;                 ///< global batches
-    std::int64_t seed = 42;          ///< model initialisation and dropout
-    int evalInterval = 10;           ///< global batches between validation passes; 0 = never
-    int evalBatches = 4;             ///< validation micro-batches per pass
-    std::optional<double> targetLoss;///< validation loss that counts as "reached"
+    int steps = 100; ///< global batches
+    std::int64_t seed = 42; ///< model initialisation and dropout
+    int evalInterval = 10; ///< global batches between validation passes; 0 = never
+    int evalBatches = 4; ///< validation micro-batches per pass
+    std::optional<double> targetLoss; ///< validation loss that counts as "reached"
 
     friend bool operator==(const TrainingConfig&, const TrainingConfig&) = default;
 };
@@ -90,7 +90,7 @@ struct TrainingConfig
 struct DeviceConfig
 {
     std::string name = "cpu"; ///< "cpu", "cuda" or "cuda:N"
-    int intraOpThreads = 0;   ///< LibTorch intra-op threads; 0 = library default
+    int intraOpThreads = 0; ///< LibTorch intra-op threads; 0 = library default
 
     friend bool operator==(const DeviceConfig&, const DeviceConfig&) = default;
 };

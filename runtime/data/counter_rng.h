@@ -27,8 +27,7 @@ class CounterRng
 public:
     explicit constexpr CounterRng(std::uint64_t seed)
         : m_state(seed)
-    {
-    }
+    {}
 
     constexpr std::uint64_t next()
     {

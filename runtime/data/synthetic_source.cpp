@@ -8,15 +8,14 @@ namespace bs::runtime {
 
 namespace {
 constexpr std::uint64_t kTrainStream = 0x747261696e; // "train"
-constexpr std::uint64_t kValStream = 0x76616c;       // "val": disjoint from train by construction
+constexpr std::uint64_t kValStream = 0x76616c; // "val": disjoint from train by construction
 } // namespace
 
 SyntheticSource::SyntheticSource(int vocab, int seqLen, std::uint64_t seed, int branching)
     : m_chain(vocab, branching, seed)
     , m_seqLen(seqLen)
     , m_seed(seed)
-{
-}
+{}
 
 MicroBatch SyntheticSource::batch(Split split, std::int64_t index, int batchSize) const
 {
@@ -44,9 +43,10 @@ MicroBatch SyntheticSource::batch(Split split, std::int64_t index, int batchSize
 std::string SyntheticSource::describe() const
 {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "synthetic Markov chain: vocab %d, %d successors per token, seed %llu, "
-                  "entropy floor %.4f nats", m_chain.vocab(), m_chain.branching(),
-                  static_cast<unsigned long long>(m_seed), m_chain.entropyRateNats());
+    std::snprintf(buf, sizeof buf,
+        "synthetic Markov chain: vocab %d, %d successors per token, seed %llu, "
+        "entropy floor %.4f nats",
+        m_chain.vocab(), m_chain.branching(), static_cast<unsigned long long>(m_seed), m_chain.entropyRateNats());
     return buf;
 }
 

@@ -14,18 +14,18 @@ Result<std::vector<unsigned char>> readBytes(const std::filesystem::path& path, 
 {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) {
-        return makeError(ErrorCode::IoError, std::string(kind) + " file '" + path.string() + "' does not exist",
-                         path.string());
+        return makeError(
+            ErrorCode::IoError, std::string(kind) + " file '" + path.string() + "' does not exist", path.string());
     }
     std::ifstream in(path, std::ios::binary);
     if (!in) {
-        return makeError(ErrorCode::IoError, "cannot open " + std::string(kind) + " file '" + path.string() + "'",
-                         path.string());
+        return makeError(
+            ErrorCode::IoError, "cannot open " + std::string(kind) + " file '" + path.string() + "'", path.string());
     }
     std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (in.bad()) {
-        return makeError(ErrorCode::IoError, "cannot read " + std::string(kind) + " file '" + path.string() + "'",
-                         path.string());
+        return makeError(
+            ErrorCode::IoError, "cannot read " + std::string(kind) + " file '" + path.string() + "'", path.string());
     }
     return bytes;
 }
@@ -103,9 +103,9 @@ Result<std::vector<std::uint16_t>> readTextTokens(const std::filesystem::path& p
             char hex[8];
             std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned>(b[i]));
             return makeError(ErrorCode::ParseError,
-                             "'" + path.string() + "' is not UTF-8 text: invalid byte " + hex + " at offset "
-                                 + std::to_string(i) + " (for pre-tokenised files use bin:PATH)",
-                             byteContext(path, i));
+                "'" + path.string() + "' is not UTF-8 text: invalid byte " + hex + " at offset " + std::to_string(i)
+                    + " (for pre-tokenised files use bin:PATH)",
+                byteContext(path, i));
         }
         i += len;
     }
@@ -127,34 +127,34 @@ Result<std::vector<std::uint16_t>> readBinTokens(const std::filesystem::path& pa
         const std::size_t headerBytes = kLlmcHeaderInts * 4;
         if (b.size() < headerBytes) {
             return makeError(ErrorCode::ParseError,
-                             "llm.c token file " + name + " is truncated inside its 1024-byte header ("
-                                 + std::to_string(b.size()) + " bytes)",
-                             byteContext(path, b.size()));
+                "llm.c token file " + name + " is truncated inside its 1024-byte header (" + std::to_string(b.size())
+                    + " bytes)",
+                byteContext(path, b.size()));
         }
         const std::int32_t version = readInt32(b, 1);
         if (version != kLlmcVersion) {
             return makeError(ErrorCode::ParseError,
-                             "llm.c token file " + name + " has version " + std::to_string(version)
-                                 + "; supported: 1 (uint16 tokens)",
-                             byteContext(path, 4));
+                "llm.c token file " + name + " has version " + std::to_string(version)
+                    + "; supported: 1 (GPT-2, uint16 tokens; version 2 is llama 3 with uint32 tokens)",
+                byteContext(path, 4));
         }
         const std::int32_t count = readInt32(b, 2);
         const std::size_t have = b.size() - headerBytes;
         if (count < 0 || have != 2 * static_cast<std::size_t>(count)) {
             return makeError(ErrorCode::ParseError,
-                             "llm.c token file " + name + " header says " + std::to_string(count) + " tokens ("
-                                 + std::to_string(2 * static_cast<std::int64_t>(count)) + " bytes) but "
-                                 + std::to_string(have) + " bytes follow the header"
-                                 + (have < 2 * static_cast<std::size_t>(std::max(count, 0)) ? " (truncated)" : ""),
-                             byteContext(path, b.size()));
+                "llm.c token file " + name + " header says " + std::to_string(count) + " tokens ("
+                    + std::to_string(2 * static_cast<std::int64_t>(count)) + " bytes) but " + std::to_string(have)
+                    + " bytes follow the header"
+                    + (have < 2 * static_cast<std::size_t>(std::max(count, 0)) ? " (truncated)" : ""),
+                byteContext(path, b.size()));
         }
         return decodeUint16(b, headerBytes);
     }
     if (b.size() % 2 != 0) {
         return makeError(ErrorCode::ParseError,
-                         "token file " + name + " has an odd size (" + std::to_string(b.size())
-                             + " bytes); expected uint16 tokens, optionally after an llm.c header (magic 20240520)",
-                         byteContext(path, b.size() - 1));
+            "token file " + name + " has an odd size (" + std::to_string(b.size())
+                + " bytes); expected uint16 tokens, optionally after an llm.c header (magic 20240520)",
+            byteContext(path, b.size() - 1));
     }
     return decodeUint16(b, 0);
 }
@@ -164,9 +164,9 @@ Status checkTokenRange(const std::vector<std::uint16_t>& tokens, int vocab, cons
     for (std::size_t i = 0; i < tokens.size(); ++i) {
         if (static_cast<int>(tokens[i]) >= vocab) {
             return makeError(ErrorCode::ParseError,
-                             "token " + std::to_string(tokens[i]) + " at index " + std::to_string(i) + " of '"
-                                 + path.string() + "' is >= model.vocab = " + std::to_string(vocab),
-                             path.string() + ": token index " + std::to_string(i));
+                "token " + std::to_string(tokens[i]) + " at index " + std::to_string(i) + " of '" + path.string()
+                    + "' is >= model.vocab = " + std::to_string(vocab),
+                path.string() + ": token index " + std::to_string(i));
         }
     }
     return ok();

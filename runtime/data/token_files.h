@@ -3,7 +3,7 @@
 // Everything is checked up front (magic, version, size, UTF-8, token range) so training never
 // meets a bad token.
 
-#include "runtime/common/result.h"
+#include "base/result.h"
 
 #include <cstdint>
 #include <filesystem>

@@ -8,20 +8,21 @@
 
 namespace bs::runtime {
 
-Result<std::unique_ptr<TokenSource>> openTokenSource(std::string_view spec, int vocab, int seqLen, std::uint64_t seed,
-                                                     double valFraction)
+Result<std::unique_ptr<TokenSource>> openTokenSource(
+    std::string_view spec, int vocab, int seqLen, std::uint64_t seed, double valFraction)
 {
     if (vocab < 2) {
-        return makeError(ErrorCode::InvalidArgument, "model.vocab = " + std::to_string(vocab) + " is too small; allowed: >= 2",
-                         "model.vocab");
+        return makeError(ErrorCode::InvalidArgument,
+            "model.vocab = " + std::to_string(vocab) + " is too small; allowed: >= 2", "model.vocab");
     }
     if (seqLen < 1) {
         return makeError(ErrorCode::InvalidArgument, "model.seq_len = " + std::to_string(seqLen) + "; allowed: >= 1",
-                         "model.seq_len");
+            "model.seq_len");
     }
     if (!(valFraction >= 0.0 && valFraction < 1.0)) {
-        return makeError(ErrorCode::InvalidArgument, "data.val_fraction = " + std::to_string(valFraction)
-                             + " is out of range; allowed: [0, 1)", "data.val_fraction");
+        return makeError(ErrorCode::InvalidArgument,
+            "data.val_fraction = " + std::to_string(valFraction) + " is out of range; allowed: [0, 1)",
+            "data.val_fraction");
     }
     if (spec == "synthetic") {
         return std::unique_ptr<TokenSource>(std::make_unique<SyntheticSource>(vocab, seqLen, seed));
@@ -31,9 +32,10 @@ Result<std::unique_ptr<TokenSource>> openTokenSource(std::string_view spec, int 
     const std::string path(colon == std::string_view::npos ? std::string_view() : spec.substr(colon + 1));
     if ((kind != "text" && kind != "bin") || path.empty()) {
         return makeError(ErrorCode::InvalidArgument,
-                         "data.spec = \"" + std::string(spec) + "\" is not allowed; allowed: \"synthetic\", "
-                                                                "\"text:PATH\" or \"bin:PATH\"",
-                         "data.spec");
+            "data.spec = \"" + std::string(spec)
+                + "\" is not allowed; allowed: \"synthetic\", "
+                  "\"text:PATH\" or \"bin:PATH\"",
+            "data.spec");
     }
     Result<std::vector<std::uint16_t>> tokens = kind == "text" ? readTextTokens(path) : readBinTokens(path);
     if (!tokens) {
@@ -46,7 +48,8 @@ Result<std::unique_ptr<TokenSource>> openTokenSource(std::string_view spec, int 
         }
         return e;
     }
-    return WindowSource::create(std::move(*tokens), vocab, seqLen, seed, valFraction, std::string(kind) + " file '" + path + "'");
+    return WindowSource::create(
+        std::move(*tokens), vocab, seqLen, seed, valFraction, std::string(kind) + " file '" + path + "'");
 }
 
 } // namespace bs::runtime

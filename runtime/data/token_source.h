@@ -3,7 +3,7 @@
 // micro-batch is a pure function of (source, seed, split, index, size), so every schedule, every
 // executor and the non-pipelined reference see the same tokens in the same order.
 
-#include "runtime/common/result.h"
+#include "base/result.h"
 
 #include <cstdint>
 #include <memory>
@@ -14,7 +14,8 @@
 
 namespace bs::runtime {
 
-enum class Split : std::uint8_t {
+enum class Split : std::uint8_t
+{
     Train,
     Validation,
 };
@@ -22,9 +23,9 @@ enum class Split : std::uint8_t {
 /// b sequences of T tokens and their next-token targets.
 struct MicroBatch
 {
-    int batchSize = 0;                 ///< b (0 for an empty split)
-    int seqLen = 0;                    ///< T
-    std::vector<std::int32_t> inputs;  ///< (b, T) row-major
+    int batchSize = 0; ///< b (0 for an empty split)
+    int seqLen = 0; ///< T
+    std::vector<std::int32_t> inputs; ///< (b, T) row-major
     std::vector<std::int32_t> targets; ///< (b, T): targets[r][t] is the token after inputs[r][t]
 
     friend bool operator==(const MicroBatch&, const MicroBatch&) = default;
@@ -65,7 +66,7 @@ public:
 /// Errors: InvalidArgument (bad spec or parameters), IoError (missing/unreadable file),
 /// ParseError (bad magic/version, truncated, odd size, invalid UTF-8, token >= vocab, too short
 /// for one sequence); messages name the file and context gives the byte offset or token index.
-Result<std::unique_ptr<TokenSource>> openTokenSource(std::string_view spec, int vocab, int seqLen, std::uint64_t seed,
-                                                     double valFraction);
+Result<std::unique_ptr<TokenSource>> openTokenSource(
+    std::string_view spec, int vocab, int seqLen, std::uint64_t seed, double valFraction);
 
 } // namespace bs::runtime

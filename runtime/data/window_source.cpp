@@ -11,8 +11,8 @@ constexpr std::uint64_t kTrainStream = 0x747261696e;
 constexpr std::uint64_t kValStream = 0x76616c;
 } // namespace
 
-Result<std::unique_ptr<TokenSource>> WindowSource::create(std::vector<std::uint16_t> tokens, int vocab, int seqLen,
-                                                          std::uint64_t seed, double valFraction, std::string label)
+Result<std::unique_ptr<TokenSource>> WindowSource::create(
+    std::vector<std::uint16_t> tokens, int vocab, int seqLen, std::uint64_t seed, double valFraction, std::string label)
 {
     const std::size_t n = tokens.size();
     const auto trainCount = static_cast<std::size_t>(std::floor(static_cast<double>(n) * (1.0 - valFraction)));
@@ -20,32 +20,31 @@ Result<std::unique_ptr<TokenSource>> WindowSource::create(std::vector<std::uint1
     const auto need = static_cast<std::size_t>(seqLen) + 1;
     if (trainCount < need) {
         return makeError(ErrorCode::ParseError,
-                         label + " has " + std::to_string(trainCount) + " training tokens (of " + std::to_string(n)
-                             + "); one sequence needs model.seq_len + 1 = " + std::to_string(need),
-                         label);
+            label + " has " + std::to_string(trainCount) + " training tokens (of " + std::to_string(n)
+                + "); one sequence needs model.seq_len + 1 = " + std::to_string(need),
+            label);
     }
     if (valFraction > 0.0 && valCount < need) {
         return makeError(ErrorCode::ParseError,
-                         label + " has " + std::to_string(valCount) + " validation tokens (data.val_fraction = "
-                             + std::to_string(valFraction) + " of " + std::to_string(n)
-                             + "); one sequence needs model.seq_len + 1 = " + std::to_string(need)
-                             + ": raise data.val_fraction or use a longer file",
-                         label);
+            label + " has " + std::to_string(valCount)
+                + " validation tokens (data.val_fraction = " + std::to_string(valFraction) + " of " + std::to_string(n)
+                + "); one sequence needs model.seq_len + 1 = " + std::to_string(need)
+                + ": raise data.val_fraction or use a longer file",
+            label);
     }
     return std::unique_ptr<TokenSource>(
         new WindowSource(std::move(tokens), trainCount, vocab, seqLen, seed, std::move(label)));
 }
 
 WindowSource::WindowSource(std::vector<std::uint16_t> tokens, std::size_t trainCount, int vocab, int seqLen,
-                           std::uint64_t seed, std::string label)
+    std::uint64_t seed, std::string label)
     : m_tokens(std::move(tokens))
     , m_trainCount(trainCount)
     , m_vocab(vocab)
     , m_seqLen(seqLen)
     , m_seed(seed)
     , m_label(std::move(label))
-{
-}
+{}
 
 MicroBatch WindowSource::batch(Split split, std::int64_t index, int batchSize) const
 {

@@ -15,7 +15,7 @@ public:
     /// Preconditions (checked by create()): every token < vocab; each non-empty split holds at
     /// least seqLen + 1 tokens.
     static Result<std::unique_ptr<TokenSource>> create(std::vector<std::uint16_t> tokens, int vocab, int seqLen,
-                                                       std::uint64_t seed, double valFraction, std::string label);
+        std::uint64_t seed, double valFraction, std::string label);
 
     MicroBatch batch(Split split, std::int64_t index, int batchSize) const override;
     int vocab() const override { return m_vocab; }
@@ -24,8 +24,8 @@ public:
     std::optional<std::int64_t> tokenCount(Split split) const override;
 
 private:
-    WindowSource(std::vector<std::uint16_t> tokens, std::size_t trainCount, int vocab, int seqLen,
-                 std::uint64_t seed, std::string label);
+    WindowSource(std::vector<std::uint16_t> tokens, std::size_t trainCount, int vocab, int seqLen, std::uint64_t seed,
+        std::string label);
 
     std::vector<std::uint16_t> m_tokens; ///< train tokens [0, m_trainCount), validation after
     std::size_t m_trainCount;

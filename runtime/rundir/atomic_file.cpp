@@ -1,11 +1,12 @@
 #include "runtime/rundir/atomic_file.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <fstream>
-#include <unistd.h>
 
 namespace bs::runtime {
 

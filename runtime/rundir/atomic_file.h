@@ -3,7 +3,7 @@
 // file in the same directory, which is fsynced and renamed over the target, then the directory is
 // fsynced. A crash at any point leaves either the old file or the new one, never a mix.
 
-#include "runtime/common/result.h"
+#include "base/result.h"
 
 #include <filesystem>
 #include <functional>

@@ -49,8 +49,8 @@ Result<MetricsLog> parseMetricsJsonl(std::string_view text, std::string_view sou
                 break;
             }
             return makeError(ErrorCode::ParseError,
-                             record.is_discarded() ? "metrics record is not valid JSON" : "metrics record is not a JSON object",
-                             where);
+                record.is_discarded() ? "metrics record is not valid JSON" : "metrics record is not a JSON object",
+                where);
         }
         log.records.push_back(std::move(record));
     }
@@ -63,8 +63,8 @@ Result<RunDirContents> readRunDir(const fs::path& dir)
     run.dir = dir;
     const fs::path configPath = dir / kConfigFileName;
     if (!fs::exists(configPath)) {
-        return makeError(ErrorCode::IoError, "'" + dir.string() + "' is not a run directory: " + kConfigFileName + " is missing",
-                         configPath.string());
+        return makeError(ErrorCode::IoError,
+            "'" + dir.string() + "' is not a run directory: " + kConfigFileName + " is missing", configPath.string());
     }
     Result<RunConfig> config = loadRunConfig(configPath);
     if (!config) {
@@ -96,7 +96,7 @@ Result<RunDirContents> readRunDir(const fs::path& dir)
             run.summary = nlohmann::json::parse(*text);
         } catch (const nlohmann::json::parse_error& e) {
             return makeError(ErrorCode::ParseError, std::string("summary is not valid JSON: ") + e.what(),
-                             summaryPath.string() + ": byte " + std::to_string(e.byte));
+                summaryPath.string() + ": byte " + std::to_string(e.byte));
         }
     }
     if (fs::exists(dir / kTraceFileName)) {

@@ -2,12 +2,11 @@
 // Loads a run directory back (the GUI's "open run", the CLI's compare): config, metrics records,
 // summary. trace.json is only located here; read it with profiler::readChromeTraceFile.
 
-#include "runtime/common/result.h"
+#include "base/result.h"
 #include "runtime/config/run_config.h"
 
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,7 +17,7 @@ namespace bs::runtime {
 struct MetricsLog
 {
     std::vector<nlohmann::json> records; ///< one object per line, in file order
-    std::vector<std::string> warnings;   ///< e.g. an incomplete last line that was ignored
+    std::vector<std::string> warnings; ///< e.g. an incomplete last line that was ignored
 };
 
 /// Parses metrics.jsonl text. Blank lines are skipped. A last line without its newline that does
@@ -31,7 +30,7 @@ struct RunDirContents
     std::filesystem::path dir;
     RunConfig config;
     std::vector<nlohmann::json> metrics;
-    std::optional<nlohmann::json> summary;  ///< absent while the run is in progress or after a crash
+    std::optional<nlohmann::json> summary; ///< absent while the run is in progress or after a crash
     std::optional<std::filesystem::path> trace; ///< trace.json when present
     std::vector<std::string> warnings;
 };

@@ -4,10 +4,11 @@
 #include "runtime/config/config_toml.h"
 #include "runtime/rundir/atomic_file.h"
 
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 namespace bs::runtime {
 
@@ -27,8 +28,10 @@ Result<RunDirWriter> RunDirWriter::create(const fs::path& dir, RunDirOptions opt
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec || !fs::is_directory(dir)) {
-        return makeError(ErrorCode::IoError, "cannot create run directory '" + dir.string() + "'"
-                             + (ec ? ": " + ec.message() : ": a file is in the way"), dir.string());
+        return makeError(ErrorCode::IoError,
+            "cannot create run directory '" + dir.string() + "'"
+                + (ec ? ": " + ec.message() : ": a file is in the way"),
+            dir.string());
     }
     for (const char* name : {kConfigFileName, kMetricsFileName, kTraceFileName, kSummaryFileName}) {
         if (!fs::exists(dir / name)) {
@@ -36,14 +39,14 @@ Result<RunDirWriter> RunDirWriter::create(const fs::path& dir, RunDirOptions opt
         }
         if (!options.overwrite) {
             return makeError(ErrorCode::InvalidArgument,
-                             "'" + dir.string() + "' already holds a run (" + name
-                                 + "); choose another directory or allow overwriting",
-                             (dir / name).string());
+                "'" + dir.string() + "' already holds a run (" + name
+                    + "); choose another directory or allow overwriting",
+                (dir / name).string());
         }
         fs::remove(dir / name, ec);
         if (ec) {
             return makeError(ErrorCode::IoError, "cannot remove '" + (dir / name).string() + "': " + ec.message(),
-                             (dir / name).string());
+                (dir / name).string());
         }
     }
     const fs::path metrics = dir / kMetricsFileName;
@@ -58,15 +61,13 @@ RunDirWriter::RunDirWriter(fs::path dir, int metricsFd, bool durable)
     : m_dir(std::move(dir))
     , m_metricsFd(metricsFd)
     , m_durable(durable)
-{
-}
+{}
 
 RunDirWriter::RunDirWriter(RunDirWriter&& other) noexcept
     : m_dir(std::move(other.m_dir))
     , m_metricsFd(std::exchange(other.m_metricsFd, -1))
     , m_durable(other.m_durable)
-{
-}
+{}
 
 RunDirWriter& RunDirWriter::operator=(RunDirWriter&& other) noexcept
 {
@@ -121,14 +122,14 @@ Status RunDirWriter::appendMetrics(const nlohmann::json& record)
 
 Status RunDirWriter::writeTrace(const profiler::TraceSnapshot& trace)
 {
-    return writeFileAtomic(m_dir / kTraceFileName,
-                           [&](std::ostream& out) { return profiler::writeChromeTrace(out, trace); });
+    return writeFileAtomic(
+        m_dir / kTraceFileName, [&](std::ostream& out) { return profiler::writeChromeTrace(out, trace); });
 }
 
 Status RunDirWriter::writeSummary(const nlohmann::json& summary)
 {
-    return writeFileAtomic(m_dir / kSummaryFileName,
-                           summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    return writeFileAtomic(
+        m_dir / kSummaryFileName, summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 } // namespace bs::runtime

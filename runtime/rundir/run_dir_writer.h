@@ -8,12 +8,11 @@
 // loses at most a record being written; `durable` also fdatasyncs each one (power loss).
 
 #include "profiler/trace/trace_store.h"
-#include "runtime/common/result.h"
+#include "base/result.h"
 #include "runtime/config/run_config.h"
 
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 namespace bs::runtime {
 
@@ -25,7 +24,7 @@ inline constexpr const char* kSummaryFileName = "summary.json";
 struct RunDirOptions
 {
     bool overwrite = false; ///< replace an existing run's files instead of refusing
-    bool durable = false;   ///< fdatasync after every metrics record
+    bool durable = false; ///< fdatasync after every metrics record
 };
 
 /// Not thread-safe: one writer per run, used from the thread that drives the run.

@@ -2,7 +2,7 @@
 // One unit of stage work, written like PyTorch pipelining's action strings: "3F12" is stage 3,
 // forward, micro-batch 12. Micro-batch ids are global over the run (batch n holds n*m .. n*m+m-1).
 
-#include "runtime/common/result.h"
+#include "base/result.h"
 
 #include <cstdint>
 #include <string>

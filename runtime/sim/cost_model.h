@@ -4,8 +4,8 @@
 // profile, so users can ask what GPT-2 Medium on 8 H100s would do.
 
 #include "runtime/common/gpt_shape.h"
-#include "runtime/common/result.h"
-#include "runtime/common/time.h"
+#include "base/result.h"
+#include "base/time.h"
 #include "runtime/schedule/action.h"
 
 #include <string>

@@ -2,8 +2,8 @@
 // The one interface through which the scheduler core gets work done. The cost-model executor
 // answers from a formula (simulate); the tensor executor runs real LibTorch stages (train).
 
-#include "runtime/common/result.h"
-#include "runtime/common/time.h"
+#include "base/result.h"
+#include "base/time.h"
 #include "runtime/schedule/action.h"
 
 #include <cstdint>

@@ -4,13 +4,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <regex>
 
 namespace bs::profiler {
 namespace {
 
 TraceEvent event(int stage, EventKind kind, Lane lane, TimeNs start, TimeNs end, int mb, int version = 0,
-                 std::int64_t bytes = 0, std::uint16_t aux = 0)
+    std::int64_t bytes = 0, std::uint16_t aux = 0)
 {
     TraceEvent e;
     e.stage = static_cast<std::uint16_t>(stage);
@@ -35,11 +36,14 @@ std::vector<TraceEvent> everyKindAndLane()
             const auto kind = static_cast<EventKind>(k);
             const TimeNs dur = kind == EventKind::Marker && lane == 0 ? 0 : 1 + 999 * k + lane;
             events.push_back(event(k % 4, kind, static_cast<Lane>(lane), t, t + dur, 10 * k + lane - 1, k - 2,
-                                   (std::int64_t{1} << 40) + k, static_cast<std::uint16_t>(65535 - lane)));
+                (std::int64_t{1} << 40) + k, static_cast<std::uint16_t>(65535 - lane)));
             t += 1'234'567'891; // seconds apart: ts values need many digits
         }
     }
     events.push_back(event(3, EventKind::Forward, Lane::Compute, -5, 7, 0)); // before the origin
+    // Past 2^53 ns (104 days) a double loses nanoseconds; the reader converts the digits instead.
+    events.push_back(
+        event(1, EventKind::Backward, Lane::Compute, 8'999'999'999'999'999'997, 8'999'999'999'999'999'999, 1));
     return events;
 }
 
@@ -132,11 +136,13 @@ struct Malformed
     const char* message; ///< substring
 };
 
-void PrintTo(const Malformed& m, std::ostream* os) { *os << m.label; }
+void PrintTo(const Malformed& m, std::ostream* os)
+{
+    *os << m.label;
+}
 
 class MalformedTrace : public ::testing::TestWithParam<Malformed>
-{
-};
+{};
 
 TEST_P(MalformedTrace, GivesParseErrorWithLocation)
 {
@@ -166,7 +172,7 @@ const Malformed kMalformed[] = {
     {"noEvents", R"({"foo":1})", "traceEvents", "not a Chrome trace"},
     {"eventsNotArray", R"({"traceEvents":3})", "traceEvents", "not a Chrome trace"},
     {"durString", ours(R"({"ph":"X","name":"PP:1B1","pid":1,"tid":0,"ts":1,"dur":"2","args":{"mb":1,"version":0,"bytes":0,"aux":0}})"),
-     "traceEvents[1].dur", "not a finite number"},
+     "traceEvents[1].dur", "not a number of microseconds"},
     {"durMissing", ours(R"({"ph":"X","name":"PP:1B1","pid":1,"tid":0,"ts":1,"args":{"mb":1,"version":0,"bytes":0,"aux":0}})"),
      "traceEvents[1].dur", "missing"},
     {"tsMissing", ours(R"({"ph":"X","name":"PP:1B1","pid":1,"tid":0,"dur":1,"args":{"mb":1,"version":0,"bytes":0,"aux":0}})"),
@@ -194,7 +200,7 @@ const Malformed kMalformed[] = {
 // clang-format on
 
 INSTANTIATE_TEST_SUITE_P(ChromeTrace, MalformedTrace, ::testing::ValuesIn(kMalformed),
-                         [](const ::testing::TestParamInfo<Malformed>& p) { return std::string(p.param.label); });
+    [](const ::testing::TestParamInfo<Malformed>& p) { return std::string(p.param.label); });
 
 TEST(ChromeTrace, ForeignTraceKeepsPPEventsAndCountsTheRest)
 {
@@ -249,6 +255,17 @@ TEST(ChromeTrace, FileRoundTripAndMissingFile)
     Result<ChromeTrace> missing = readChromeTraceFile(path);
     ASSERT_FALSE(missing);
     EXPECT_EQ(missing.error().code, ErrorCode::IoError);
+
+    Result<ChromeTrace> directory = readChromeTraceFile(std::filesystem::temp_directory_path());
+    ASSERT_FALSE(directory);
+    EXPECT_EQ(directory.error().code, ErrorCode::IoError);
+
+    std::ofstream(path).close(); // empty file: malformed JSON, reported with the path
+    Result<ChromeTrace> empty = readChromeTraceFile(path);
+    std::filesystem::remove(path);
+    ASSERT_FALSE(empty);
+    EXPECT_EQ(empty.error().code, ErrorCode::ParseError);
+    EXPECT_EQ(empty.error().context, path.string() + ": byte 1");
 }
 
 TEST(ChromeTrace, WriteToFailedStreamIsIoError)
@@ -257,6 +274,42 @@ TEST(ChromeTrace, WriteToFailedStreamIsIoError)
     const Status s = writeChromeTrace(out, *makeSnapshot({}, everyKindAndLane()));
     ASSERT_FALSE(s);
     EXPECT_EQ(s.error().code, ErrorCode::IoError);
+}
+
+} // namespace
+} // namespace bs::profiler
+
+namespace bs::profiler {
+namespace {
+
+TEST(ChromeTrace, MutatedInputNeverCrashesAndErrorsCarryALocation)
+{
+    // Robustness: flipped, deleted and truncated bytes must give a value or an Error with a
+    // context, never a crash (run under ASan/UBSan in the sanitizer preset).
+    const std::string json = toChromeTraceJson(*makeSnapshot(sampleMeta(), everyKindAndLane()));
+    std::mt19937_64 rng(7);
+    int errors = 0;
+    for (int i = 0; i < 400; ++i) {
+        std::string bad = json;
+        const auto pos = static_cast<std::size_t>(rng() % bad.size());
+        switch (i % 3) {
+        case 0:
+            bad[pos] = static_cast<char>(rng() % 128);
+            break;
+        case 1:
+            bad.erase(pos, 1 + rng() % 8);
+            break;
+        default:
+            bad.resize(pos);
+            break;
+        }
+        Result<ChromeTrace> t = readChromeTrace(bad);
+        if (!t) {
+            ++errors;
+            EXPECT_FALSE(t.error().context.empty()) << t.error().message;
+        }
+    }
+    EXPECT_GT(errors, 100); // most mutations of a strict format are caught
 }
 
 } // namespace

@@ -39,7 +39,7 @@ TEST(EventName, ParsesEveryKindBack)
 TEST(EventName, RejectsOtherNames)
 {
     for (const char* name : {"", "PP:", "PP:0", "PP:0F", "PP:F3", "PP:0X3", "PP:0F3x", "pp:0F3", "aten::mm",
-                             "PP:99999999F1", "PP:-1F2", "PP:0F 3"}) {
+             "PP:99999999F1", "PP:-1F2", "PP:0F 3"}) {
         EXPECT_FALSE(parseEventName(name)) << name;
     }
 }

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <random>
 
 namespace bs::runtime {
 namespace {
@@ -13,10 +15,15 @@ RunConfig unusualConfig()
 {
     RunConfig c;
     c.model.preset = "";
-    c.model.shape = GptShape{.layers = 6, .dModel = 96, .heads = 6, .seqLen = 48, .vocab = 1000, .tiedHead = true,
-                             .dropout = 0.1 + 0.2}; // 0.30000000000000004: needs all 17 digits
-    c.pipeline = {.stages = 3, .microbatches = 12, .accum = 5, .microBatchSize = 2, .extraDepth = 1,
-                  .layersPerStage = {1, 3, 2}};
+    c.model.shape = GptShape{.layers = 6,
+        .dModel = 96,
+        .heads = 6,
+        .seqLen = 48,
+        .vocab = 1000,
+        .tiedHead = true,
+        .dropout = 0.1 + 0.2}; // 0.30000000000000004: needs all 17 digits
+    c.pipeline = {
+        .stages = 3, .microbatches = 12, .accum = 5, .microBatchSize = 2, .extraDepth = 1, .layersPerStage = {1, 3, 2}};
     c.schedule.name = "paci";
     c.optimizer.lr = 1.0 / 3.0;
     c.optimizer.beta2 = 0.999;
@@ -102,11 +109,13 @@ struct BadToml
     const char* context;
 };
 
-void PrintTo(const BadToml& v, std::ostream* os) { *os << v.label; }
+void PrintTo(const BadToml& v, std::ostream* os)
+{
+    *os << v.label;
+}
 
 class BadTomlTest : public ::testing::TestWithParam<BadToml>
-{
-};
+{};
 
 TEST_P(BadTomlTest, IsRejectedWithKeyTableAndPosition)
 {
@@ -125,6 +134,9 @@ const BadToml kBadToml[] = {
     {"unknownModelKey", "[model]\nlayer = 4\n", ErrorCode::ParseError,
      "unknown key 'layer' in table [model]; allowed keys: preset, layers, d_model, heads, seq_len, vocab, dropout, "
      "tied_head", "run.toml:2:1"},
+    {"unknownTrainingKey", "[training]\nstep = 4\n", ErrorCode::ParseError,
+     "unknown key 'step' in table [training]; allowed keys: steps, seed, eval_interval, eval_batches, target_loss",
+     "run.toml:2:1"},
     {"unknownTable", "[modle]\nlayers = 4\n", ErrorCode::ParseError,
      "unknown table or key 'modle' at top level; allowed tables: model, pipeline, schedule, optimizer, data, "
      "training, device, profiling", "run.toml:1:2"},
@@ -152,7 +164,7 @@ const BadToml kBadToml[] = {
 // clang-format on
 
 INSTANTIATE_TEST_SUITE_P(Config, BadTomlTest, ::testing::ValuesIn(kBadToml),
-                         [](const ::testing::TestParamInfo<BadToml>& p) { return std::string(p.param.label); });
+    [](const ::testing::TestParamInfo<BadToml>& p) { return std::string(p.param.label); });
 
 TEST(ConfigToml, LoadMissingFileIsIoError)
 {
@@ -173,6 +185,65 @@ TEST(ConfigToml, LoadFileReportsFileNameInContext)
     std::filesystem::remove(path);
     ASSERT_FALSE(c);
     EXPECT_EQ(c.error().context, path.string() + ":3:1");
+}
+
+} // namespace
+} // namespace bs::runtime
+
+namespace bs::runtime {
+namespace {
+
+/// Random configs (not necessarily valid: round-trip is a property of the format, not of
+/// validation) with doubles drawn across many magnitudes.
+RunConfig randomConfig(std::mt19937_64& rng)
+{
+    auto anyInt = [&] { return static_cast<int>(rng()); };
+    auto anyDouble = [&] {
+        std::uniform_real_distribution<double> mantissa(-1.0, 1.0);
+        std::uniform_int_distribution<int> exponent(-300, 300);
+        return std::ldexp(mantissa(rng), exponent(rng));
+    };
+    auto anyString = [&] {
+        std::string s;
+        const auto n = rng() % 12;
+        for (std::uint64_t i = 0; i < n; ++i) {
+            s += static_cast<char>(1 + rng() % 127); // every ASCII char but NUL, controls and DEL included
+        }
+        if (rng() % 4 == 0) {
+            s += "é→𝄞"; // 2-, 3- and 4-byte UTF-8
+        }
+        return s;
+    };
+    RunConfig c;
+    c.model.preset = rng() % 2 ? "" : gptPresetNames()[rng() % 3];
+    c.model.shape = {anyInt(), anyInt(), anyInt(), anyInt(), anyInt(), rng() % 2 == 0, anyDouble()};
+    c.pipeline = {anyInt(), anyInt(), anyInt(), anyInt(), anyInt(), {}};
+    for (std::uint64_t i = rng() % 5; i > 0; --i) {
+        c.pipeline.layersPerStage.push_back(anyInt());
+    }
+    c.schedule.name = anyString();
+    c.optimizer = {
+        anyDouble(), anyDouble(), anyDouble(), anyDouble(), anyDouble(), anyInt(), anyInt(), anyDouble(), anyString()};
+    c.data = {anyString(), anyDouble(), static_cast<std::int64_t>(rng())};
+    c.training = {anyInt(), static_cast<std::int64_t>(rng()), anyInt(), anyInt(), std::nullopt};
+    if (rng() % 2) {
+        c.training.targetLoss = anyDouble();
+    }
+    c.device = {anyString(), anyInt()};
+    c.profiling.trace = rng() % 2 == 0;
+    return c;
+}
+
+TEST(ConfigToml, RandomConfigsRoundTripExactly)
+{
+    std::mt19937_64 rng(20240520);
+    for (int i = 0; i < 300; ++i) {
+        const RunConfig c = randomConfig(rng);
+        const std::string text = toToml(c);
+        Result<RunConfig> back = parseRunConfig(text);
+        ASSERT_TRUE(back) << back.error().describe() << "\n" << text;
+        ASSERT_EQ(*back, c) << text;
+    }
 }
 
 } // namespace

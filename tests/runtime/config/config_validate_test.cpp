@@ -1,5 +1,7 @@
 #include "runtime/config/config_validate.h"
 
+#include "runtime/schedule/catalogue.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,15 +15,27 @@ struct BadValue
 {
     const char* label;
     std::function<void(RunConfig&)> mutate;
-    const char* field;   ///< expected Error::context
+    const char* field; ///< expected Error::context
     const char* message; ///< expected substring of the message
 };
 
-void PrintTo(const BadValue& v, std::ostream* os) { *os << v.label; }
+void PrintTo(const BadValue& v, std::ostream* os)
+{
+    *os << v.label;
+}
 
 class BadValueTest : public ::testing::TestWithParam<BadValue>
+{};
+
+TEST(ConfigSchedules, NamesAreTheCatalogues)
 {
-};
+    std::vector<std::string> catalogue;
+    for (const auto& info : scheduleCatalogue()) {
+        catalogue.push_back(info.name);
+        EXPECT_EQ(isAsynchronousSchedule(info.name), info.asynchronous) << info.name;
+    }
+    EXPECT_EQ(configScheduleNames(), catalogue);
+}
 
 TEST_P(BadValueTest, GivesMessageNamingFieldValueAndRange)
 {
@@ -46,6 +60,10 @@ const double kNan = std::numeric_limits<double>::quiet_NaN();
 
 // clang-format off
 const BadValue kBadValues[] = {
+    {"paciAccumNotDivisor", [](RunConfig& c) { c.schedule.name = "paci"; c.pipeline.accum = 3; c.pipeline.microbatches = 8; },
+     "pipeline.accum", "pipeline.accum = 3 must divide pipeline.microbatches = 8 so every update applies whole windows"},
+    {"paciAccumAboveM", [](RunConfig& c) { c.schedule.name = "paci"; c.pipeline.accum = 16; },
+     "pipeline.accum", "pipeline.accum = 16 must divide pipeline.microbatches = 8 so every update applies whole windows"},
     {"preset", [](RunConfig& c) { c.model.preset = "huge"; }, "model.preset",
      "model.preset = \"huge\" is not allowed; allowed values: tiny, small, gpt2-medium"},
     {"layers0", [](RunConfig& c) { c.model.shape.layers = 0; c.pipeline.stages = 1; }, "model.layers",
@@ -141,7 +159,7 @@ const BadValue kBadValues[] = {
 // clang-format on
 
 INSTANTIATE_TEST_SUITE_P(Config, BadValueTest, ::testing::ValuesIn(kBadValues),
-                         [](const ::testing::TestParamInfo<BadValue>& p) { return std::string(p.param.label); });
+    [](const ::testing::TestParamInfo<BadValue>& p) { return std::string(p.param.label); });
 
 struct GoodValue
 {
@@ -149,11 +167,13 @@ struct GoodValue
     std::function<void(RunConfig&)> mutate;
 };
 
-void PrintTo(const GoodValue& v, std::ostream* os) { *os << v.label; }
+void PrintTo(const GoodValue& v, std::ostream* os)
+{
+    *os << v.label;
+}
 
 class GoodValueTest : public ::testing::TestWithParam<GoodValue>
-{
-};
+{};
 
 TEST_P(GoodValueTest, IsAccepted)
 {
@@ -165,8 +185,8 @@ TEST_P(GoodValueTest, IsAccepted)
 
 // clang-format off
 const GoodValue kGoodValues[] = {
-    {"paciAnyAccum", [](RunConfig& c) { c.schedule.name = "paci"; c.pipeline.accum = 3; c.pipeline.microbatches = 8; }},
-    {"paciAccumAboveM", [](RunConfig& c) { c.schedule.name = "paci"; c.pipeline.accum = 16; }},
+    {"paciAccumDividesM", [](RunConfig& c) { c.schedule.name = "paci"; c.pipeline.accum = 4; c.pipeline.microbatches = 8; }},
+    {"paciAccumZeroIsM", [](RunConfig& c) { c.schedule.name = "paci"; c.pipeline.accum = 0; }},
     {"syncAccumEqualsM", [](RunConfig& c) { c.schedule.name = "gpipe"; c.pipeline.accum = 8; }},
     {"asyncExtraDepth", [](RunConfig& c) { c.schedule.name = "pipedream"; c.pipeline.extraDepth = 2; }},
     {"explicitEdgeZero", [](RunConfig& c) { c.pipeline.stages = 10; c.pipeline.layersPerStage = {0, 1, 1, 1, 1, 1, 1, 1, 1, 0}; }},
@@ -180,7 +200,7 @@ const GoodValue kGoodValues[] = {
 // clang-format on
 
 INSTANTIATE_TEST_SUITE_P(Config, GoodValueTest, ::testing::ValuesIn(kGoodValues),
-                         [](const ::testing::TestParamInfo<GoodValue>& p) { return std::string(p.param.label); });
+    [](const ::testing::TestParamInfo<GoodValue>& p) { return std::string(p.param.label); });
 
 TEST(ConfigValidate, ReportsEveryProblemInSectionOrder)
 {

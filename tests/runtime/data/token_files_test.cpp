@@ -17,8 +17,9 @@ class TokenFiles : public ::testing::Test
 protected:
     void SetUp() override
     {
-        m_dir = fs::temp_directory_path() / ("bs_data_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed())
-                                             + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        m_dir = fs::temp_directory_path()
+            / ("bs_data_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_"
+                + ::testing::UnitTest::GetInstance()->current_test_info()->name());
         fs::create_directories(m_dir);
     }
     void TearDown() override { fs::remove_all(m_dir); }
@@ -46,7 +47,7 @@ protected:
 
     /// An llm.c file: header (magic, version, count as given) then `tokens`.
     static std::string llmc(const std::vector<std::uint16_t>& tokens, std::int32_t magic = kLlmcMagic,
-                            std::int32_t version = 1, std::int32_t count = -1)
+        std::int32_t version = 1, std::int32_t count = -1)
     {
         std::string out;
         putInt32(out, magic);
@@ -118,8 +119,9 @@ TEST_F(TokenFiles, TruncatedLlmcFileIsAnError)
     bytes.resize(bytes.size() - 10); // lose the last 5 tokens
     Result<std::vector<std::uint16_t>> read = readBinTokens(write("cut.bin", bytes));
     ASSERT_FALSE(read);
-    EXPECT_NE(read.error().message.find("header says 100 tokens (200 bytes) but 190 bytes follow the header (truncated)"),
-              std::string::npos)
+    EXPECT_NE(
+        read.error().message.find("header says 100 tokens (200 bytes) but 190 bytes follow the header (truncated)"),
+        std::string::npos)
         << read.error().message;
 }
 
@@ -192,9 +194,9 @@ TEST_F(TokenFiles, TextFileIsBytesIncludingMultiByteUtf8)
 TEST_F(TokenFiles, InvalidUtf8GivesTheByteOffset)
 {
     for (const auto& [bytes, offset] : std::vector<std::pair<std::string, std::size_t>>{
-             {std::string("abc\xFF", 4), 3},       // never valid
-             {std::string("ab\xC3", 3), 2},         // truncated sequence
-             {std::string("a\xC0\xAF", 3), 1},      // overlong '/'
+             {std::string("abc\xFF", 4), 3}, // never valid
+             {std::string("ab\xC3", 3), 2}, // truncated sequence
+             {std::string("a\xC0\xAF", 3), 1}, // overlong '/'
              {std::string("xy\xED\xA0\x80", 5), 2}, // UTF-16 surrogate
          }) {
         const fs::path path = write("bad.txt", bytes);

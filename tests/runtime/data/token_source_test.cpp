@@ -38,7 +38,8 @@ TEST(TokenSource, SyntheticShapesAndTargetsAreNextTokens)
     ASSERT_EQ(mb.targets.size(), 64u);
     for (int r = 0; r < 4; ++r) {
         for (int t = 0; t + 1 < 16; ++t) {
-            EXPECT_EQ(mb.targets[static_cast<std::size_t>(r * 16 + t)], mb.inputs[static_cast<std::size_t>(r * 16 + t + 1)]);
+            EXPECT_EQ(
+                mb.targets[static_cast<std::size_t>(r * 16 + t)], mb.inputs[static_cast<std::size_t>(r * 16 + t + 1)]);
         }
     }
     EXPECT_TRUE(std::all_of(mb.inputs.begin(), mb.inputs.end(), [](int v) { return v >= 0 && v < 256; }));
@@ -130,7 +131,8 @@ TEST(WindowSource, TooShortSplitsAreErrors)
 {
     auto train = WindowSource::create(std::vector<std::uint16_t>(10, 1), 256, 10, 7, 0.0, "tiny.bin");
     ASSERT_FALSE(train);
-    EXPECT_EQ(train.error().message, "tiny.bin has 10 training tokens (of 10); one sequence needs model.seq_len + 1 = 11");
+    EXPECT_EQ(
+        train.error().message, "tiny.bin has 10 training tokens (of 10); one sequence needs model.seq_len + 1 = 11");
     auto val = WindowSource::create(std::vector<std::uint16_t>(100, 1), 256, 10, 7, 0.05, "small.bin");
     ASSERT_FALSE(val);
     EXPECT_NE(val.error().message.find("has 5 validation tokens"), std::string::npos) << val.error().message;

@@ -1,8 +1,8 @@
 #include "runtime/rundir/atomic_file.h"
 
-#include "temp_dir.h"
-
 #include <gtest/gtest.h>
+
+#include "temp_dir.h"
 
 namespace bs::runtime {
 namespace {

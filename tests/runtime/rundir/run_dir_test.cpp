@@ -1,13 +1,13 @@
-#include "runtime/rundir/run_dir_reader.h"
-#include "runtime/rundir/run_dir_writer.h"
-
 #include "profiler/io/chrome_trace.h"
 #include "runtime/config/config_presets.h"
-#include "temp_dir.h"
+#include "runtime/rundir/run_dir_reader.h"
+#include "runtime/rundir/run_dir_writer.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+
+#include "temp_dir.h"
 
 namespace bs::runtime {
 namespace {

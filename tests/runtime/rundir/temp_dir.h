@@ -2,7 +2,6 @@
 // A fresh directory per test, removed afterwards.
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -20,7 +19,7 @@ public:
         const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
         m_path = std::filesystem::temp_directory_path()
             / ("bs_rundir_" + std::string(info->test_suite_name()) + "_" + info->name() + "_"
-               + std::to_string(::getpid()));
+                + std::to_string(::getpid()));
         std::filesystem::remove_all(m_path);
         std::filesystem::create_directories(m_path);
     }

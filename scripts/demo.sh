@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Sets everything up on a fresh Debian 12 machine and runs the main job: the desktop app with
+# the embedded demo (PACI vs 1F1B-flush on an 8-stage GPT). Without a display it runs the CLI
+# demo instead and says so. Extra arguments go to the program.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash packaging/install-deps.sh
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
+cmake --preset release >/dev/null
+cmake --build --preset release
+
+bin=build/release/app
+if [[ -x "$bin/bubblescope" && ( -n "${DISPLAY:-}" || -n "${WAYLAND_DISPLAY:-}" ) ]]; then
+  exec "$bin/bubblescope" "$@"
+fi
+echo "No display found: running the command-line demo instead (the GUI needs X11 or Wayland)."
+echo
+echo "\$ bubblescope-cli compare --stages 8 --accum 8 --batches 20 --schedules 1f1b,zb-h1,paci"
+"$bin/bubblescope-cli" compare --stages 8 --accum 8 --batches 20 --schedules 1f1b,zb-h1,paci
+echo
+echo "\$ bubblescope-cli simulate --schedule paci --stages 8 --accum 8 --batches 20"
+"$bin/bubblescope-cli" simulate --schedule paci --stages 8 --accum 8 --batches 20 "$@"

@@ -1,0 +1,135 @@
+// Every export is re-read: TOML parses back to the same config, CSV to the same schedule,
+// JSON and TOML parse, scripts are checked by `bash -n` (see export_scripts.cmake).
+
+#include "runtime/export/export.h"
+
+#include "runtime/config/config_presets.h"
+#include "runtime/config/config_toml.h"
+#include "runtime/schedule/catalogue.h"
+#include "runtime/schedule/csv_io.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <toml++/toml.h>
+
+namespace bs::runtime {
+namespace {
+
+RunConfig tuned(const std::string& schedule)
+{
+    RunConfig c = demoConfig();
+    c.schedule.name = schedule;
+    c.pipeline.accum = schedule == "paci" ? 4 : 0;
+    c.pipeline.extraDepth = 0;
+    c.optimizer.lr = 6e-4;
+    return c;
+}
+
+TEST(Export, TomlRoundTripsExactly)
+{
+    for (const char* name : {"paci", "1f1b", "zb-h2"}) {
+        const RunConfig c = tuned(name);
+        auto text = exportConfig(c, "toml");
+        ASSERT_TRUE(text) << text.error().describe();
+        auto back = parseRunConfig(*text, "export");
+        ASSERT_TRUE(back) << back.error().describe();
+        EXPECT_EQ(*back, c) << name;
+    }
+}
+
+TEST(Export, PytorchCsvReadsBackToTheSameSchedule)
+{
+    for (const char* name : {"gpipe", "1f1b", "zb-h1", "zb-h2"}) {
+        const RunConfig c = tuned(name);
+        auto csv = exportConfig(c, "pytorch-csv");
+        ASSERT_TRUE(csv) << csv.error().describe();
+        EXPECT_EQ(csv->find('U'), std::string::npos) << "PyTorch CSVs have no update cells";
+        ScheduleParams params = toScheduleParams(c);
+        params.batches = 1;
+        auto reread = scheduleFromCsv(*csv, params);
+        ASSERT_TRUE(reread) << reread.error().describe();
+        auto generated = makeSchedule(params);
+        ASSERT_TRUE(generated);
+        EXPECT_EQ(reread->programs, generated->programs) << name;
+    }
+}
+
+TEST(Export, PytorchCsvOfAnAsyncScheduleSaysWhatCannotBeExpressed)
+{
+    auto csv = exportConfig(tuned("paci"), "pytorch-csv");
+    ASSERT_FALSE(csv);
+    EXPECT_EQ(csv.error().code, ErrorCode::Unavailable);
+    EXPECT_NE(csv.error().message.find("without a flush"), std::string::npos) << csv.error().message;
+}
+
+TEST(Export, DeepSpeedIsValidJsonWithTheTunedBatch)
+{
+    const RunConfig c = tuned("paci");
+    auto text = exportConfig(c, "deepspeed");
+    ASSERT_TRUE(text);
+    const auto j = nlohmann::json::parse(*text);
+    EXPECT_EQ(j["train_micro_batch_size_per_gpu"], c.pipeline.microBatchSize);
+    EXPECT_EQ(j["train_batch_size"], c.pipeline.microbatches * c.pipeline.microBatchSize);
+    EXPECT_EQ(j["_bubblescope"]["num_stages"], c.pipeline.stages);
+    EXPECT_NE(j["_comment"].get<std::string>().find("PACI has no equivalent"), std::string::npos);
+}
+
+TEST(Export, TorchtitanIsValidToml)
+{
+    for (const char* name : {"1f1b", "zb-h1", "paci"}) {
+        const RunConfig c = tuned(name);
+        auto text = exportConfig(c, "torchtitan");
+        ASSERT_TRUE(text);
+        toml::table t;
+        ASSERT_NO_THROW(t = toml::parse(*text)) << *text;
+        EXPECT_EQ(t["parallelism"]["pipeline_parallel_degree"].value<int>(), c.pipeline.stages);
+        EXPECT_EQ(t["parallelism"]["pipeline_parallel_microbatch_size"].value<int>(), c.pipeline.microBatchSize);
+        EXPECT_EQ(t["parallelism"]["pipeline_parallel_schedule_csv"].is_value(), std::string(name) == "zb-h1");
+    }
+}
+
+TEST(Export, MegatronCarriesPipelineAndBatchSizes)
+{
+    const RunConfig c = tuned("1f1b");
+    auto text = exportConfig(c, "megatron");
+    ASSERT_TRUE(text);
+    EXPECT_NE(text->find("--pipeline-model-parallel-size " + std::to_string(c.pipeline.stages)), std::string::npos);
+    EXPECT_NE(text->find("--global-batch-size " + std::to_string(c.pipeline.microbatches * c.pipeline.microBatchSize)),
+              std::string::npos);
+}
+
+TEST(Export, LaunchScriptsEmbedTheConfigAndTheTrainCommand)
+{
+    const RunConfig c = tuned("paci");
+    for (const char* format : {"torchrun", "slurm"}) {
+        auto text = exportConfig(c, format);
+        ASSERT_TRUE(text);
+        EXPECT_NE(text->find("bubblescope-cli train --distributed --config"), std::string::npos);
+        const auto begin = text->find("<<'BUBBLESCOPE_CONFIG'\n");
+        const auto end = text->find("BUBBLESCOPE_CONFIG\n", begin + 10);
+        ASSERT_NE(begin, std::string::npos);
+        auto embedded = parseRunConfig(text->substr(begin + 23, end - begin - 23), "embedded");
+        ASSERT_TRUE(embedded) << embedded.error().describe();
+        EXPECT_EQ(*embedded, c);
+    }
+    auto slurm = exportConfig(c, "slurm", {.nodes = 2});
+    ASSERT_TRUE(slurm);
+    EXPECT_NE(slurm->find("#SBATCH --nodes=2"), std::string::npos);
+    EXPECT_NE(slurm->find("--nproc-per-node=4"), std::string::npos);
+}
+
+TEST(Export, BadRequestsNameTheField)
+{
+    auto unknown = exportConfig(tuned("paci"), "yaml");
+    ASSERT_FALSE(unknown);
+    EXPECT_NE(unknown.error().context.find("toml, torchrun, slurm, pytorch-csv"), std::string::npos);
+    auto nodes = exportConfig(tuned("paci"), "slurm", {.nodes = 3});
+    ASSERT_FALSE(nodes);
+    EXPECT_NE(nodes.error().message.find("does not divide"), std::string::npos);
+    RunConfig bad = tuned("paci");
+    bad.pipeline.microbatches = 0;
+    EXPECT_FALSE(exportConfig(bad, "toml"));
+}
+
+} // namespace
+} // namespace bs::runtime
