@@ -54,6 +54,7 @@ void to_json(nlohmann::json& j, const RunSummary& s)
                        {"val_loss", optional(s.valLoss)},
                        {"val_losses", s.valLosses},
                        {"val_steps", s.valSteps},
+                       {"val_virtual_times_s", s.valVirtualTimesS},
                        {"virtual_time_s", s.virtualTimeS},
                        {"wall_time_s", s.wallTimeS},
                        {"busy_time_s", s.busyTimeS},

@@ -51,6 +51,7 @@ struct RunSummary
     std::vector<double> losses;  ///< per global batch
     std::vector<double> valLosses;
     std::vector<int> valSteps;
+    std::vector<double> valVirtualTimesS; ///< virtual time of each validation point
     std::optional<double> finalTrainLoss;
     std::optional<double> valLoss; ///< the last one measured
     double virtualTimeS = 0.0;

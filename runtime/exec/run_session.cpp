@@ -160,6 +160,7 @@ struct RunSession::Impl
                 summary.valLoss = b.valLoss;
                 summary.valLosses.push_back(*b.valLoss);
                 summary.valSteps.push_back(step);
+                summary.valVirtualTimesS.push_back(b.virtualTimeS);
                 if (summary.targetLoss && !summary.timeToTargetS && *b.valLoss <= *summary.targetLoss) {
                     summary.timeToTargetS = b.virtualTimeS;
                     summary.stepToTarget = step;

@@ -78,6 +78,19 @@ INSTANTIATE_TEST_SUITE_P(Schedules, SyncMatchesReference, ::testing::Values("1f1
                              return n;
                          });
 
+// Where PACI must agree with synchronous training: one stage never has a backward pending across
+// an update, so its local accumulation is plain gradient accumulation.
+TEST(RunSession, PaciOnOneStageEqualsTheReference)
+{
+    const RunConfig config = tinyConfig("paci", 4, 1, 4);
+    const std::vector<double> ref = losses(config, true);
+    const std::vector<double> paci = losses(config);
+    ASSERT_EQ(paci.size(), ref.size());
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+        EXPECT_LE(std::abs(paci[i] - ref[i]) / std::abs(ref[i]), 1e-5) << "step " << i;
+    }
+}
+
 TEST(RunSession, SameSeedGivesIdenticalLosses)
 {
     const RunConfig config = tinyConfig("paci", 3);
