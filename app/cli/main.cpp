@@ -2,7 +2,11 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/export_command.h"
+#include "app/cli/launch_command.h"
 #include "app/cli/simulate_command.h"
+#ifdef BS_HAVE_TRAIN
+#include "app/cli/train_command.h"
+#endif
 
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -20,6 +24,10 @@ int main(int argc, char** argv)
     int exitCode = bs::cli::kExitOk;
     bs::cli::addSimulationCommands(app, exitCode);
     bs::cli::addExportCommand(app, exitCode);
+    bs::cli::addLaunchCommand(app, exitCode);
+#ifdef BS_HAVE_TRAIN
+    bs::cli::addTrainCommand(app, exitCode);
+#endif
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -27,6 +27,9 @@ struct TrainArgs
     std::string outDir;                  ///< --out; empty = no run directory
     bool overwrite = false;              ///< --overwrite
     bool json = false;                   ///< --json: print the summary object on stdout
+    std::string executor = "serial";     ///< --executor serial|threaded (one thread per stage)
+    bool distributed = false;            ///< --distributed: this process is one rank (torchrun env)
+    double timeoutS = 60.0;              ///< --timeout: bound on each wait for another rank (distributed)
 };
 
 /// Adds the options above to `sub`.
