@@ -3,6 +3,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -87,7 +88,7 @@ Result<std::shared_ptr<GlooTransport>> GlooTransport::connect(const DistEnv& env
         so.isServer = env.rank == 0;
         so.numWorkers = static_cast<std::size_t>(env.worldSize);
         so.waitWorkers = true;
-        so.timeout = options.timeout;
+        so.timeout = std::max(options.timeout, options.rendezvousTimeout);
         impl->store = c10::make_intrusive<c10d::TCPStore>(env.masterAddr, so);
         auto opts = c10d::ProcessGroupGloo::Options::create(options.timeout);
         opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(

@@ -20,7 +20,9 @@ namespace bs::runtime {
 
 struct GlooOptions
 {
-    std::chrono::milliseconds timeout{std::chrono::seconds(60)}; ///< rendezvous, each recv, store waits
+    std::chrono::milliseconds timeout{std::chrono::seconds(60)}; ///< each send/recv, barrier, store fetch
+    /// Joining: ranks of one job may start seconds apart (process start-up, loading LibTorch).
+    std::chrono::milliseconds rendezvousTimeout{std::chrono::seconds(120)};
 };
 
 class GlooTransport final : public StageTransport
