@@ -5,7 +5,7 @@
 #include "runtime/dist/dist_train.h"
 #include "runtime/exec/run_session.h"
 
-#include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -13,8 +13,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <thread>
-#include <unistd.h>
 
 namespace bs::cli {
 
@@ -26,7 +26,10 @@ constexpr int kExitUsage = 2;
 
 std::atomic<bool> g_interrupted{false};
 
-extern "C" void onInterrupt(int) { g_interrupted = true; }
+extern "C" void onInterrupt(int)
+{
+    g_interrupted = true;
+}
 
 int printError(const Error& error)
 {
@@ -34,8 +37,7 @@ int printError(const Error& error)
     if (!error.context.empty()) {
         std::cerr << "  at: " << error.context << '\n';
     }
-    return error.code == ErrorCode::InvalidArgument || error.code == ErrorCode::ParseError ? kExitUsage
-                                                                                           : kExitFailure;
+    return error.code == ErrorCode::InvalidArgument || error.code == ErrorCode::ParseError ? kExitUsage : kExitFailure;
 }
 
 Result<runtime::RunConfig> buildConfig(const TrainArgs& a)
@@ -110,7 +112,7 @@ std::string optionalText(const std::optional<double>& v, int precision = 4)
 void printProgress(const std::string& name, const runtime::BatchMetrics& b, int steps)
 {
     std::fprintf(stderr, "\r[%s] step %d/%d  loss %.4f  val %s  virtual %.2fs  %.0f tok/s (virtual)   ", name.c_str(),
-                 b.step + 1, steps, b.trainLoss, optionalText(b.valLoss).c_str(), b.virtualTimeS, b.tokensPerSVirtual);
+        b.step + 1, steps, b.trainLoss, optionalText(b.valLoss).c_str(), b.virtualTimeS, b.tokensPerSVirtual);
     std::fflush(stderr);
 }
 
@@ -175,7 +177,7 @@ void printSummary(const runtime::RunSummary& s)
     std::cout << "stage  peak MiB  max lag  mean drift\n";
     for (const runtime::StageMetrics& st : s.stages) {
         std::printf("%5d  %8.2f  %7d  %10.2e\n", st.stage, static_cast<double>(st.peakBytes) / (1024.0 * 1024.0),
-                    st.maxLag, st.meanDrift);
+            st.maxLag, st.meanDrift);
     }
 }
 
@@ -322,14 +324,14 @@ int runTrainComparison(const TrainArgs& args, const std::vector<std::string>& sc
             slowest = r.timeToTargetS;
         }
     }
-    std::printf("%-12s %10s %10s %12s %14s %8s %8s\n", "schedule", "train loss", "val loss", "virtual s",
-                "to target s", "speedup", "bubble");
+    std::printf("%-12s %10s %10s %12s %14s %8s %8s\n", "schedule", "train loss", "val loss", "virtual s", "to target s",
+        "speedup", "bubble");
     for (const auto& r : results) {
-        const std::optional<double> speedup
-            = slowest && r.timeToTargetS ? std::optional<double>(*slowest / *r.timeToTargetS) : std::nullopt;
-        std::printf("%-12s %10s %10s %12.3f %14s %8s %8.3f\n", r.schedule.c_str(), optionalText(r.finalTrainLoss).c_str(),
-                    optionalText(r.valLoss).c_str(), r.virtualTimeS, optionalText(r.timeToTargetS, 3).c_str(),
-                    optionalText(speedup, 2).c_str(), r.bubbleFraction);
+        const std::optional<double> speedup =
+            slowest && r.timeToTargetS ? std::optional<double>(*slowest / *r.timeToTargetS) : std::nullopt;
+        std::printf("%-12s %10s %10s %12.3f %14s %8s %8.3f\n", r.schedule.c_str(),
+            optionalText(r.finalTrainLoss).c_str(), optionalText(r.valLoss).c_str(), r.virtualTimeS,
+            optionalText(r.timeToTargetS, 3).c_str(), optionalText(speedup, 2).c_str(), r.bubbleFraction);
     }
     return kExitOk;
 }

@@ -5,7 +5,6 @@
 // and for `compare --train`: call runTrainComparison() from the compare command when --train is set.
 
 #include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,7 +15,7 @@ namespace bs::cli {
 /// Everything `train` accepts. Unset optionals keep the config file's (or the demo's) value.
 struct TrainArgs
 {
-    std::string configPath;              ///< --config; empty = the embedded demo
+    std::string configPath; ///< --config; empty = the embedded demo
     std::optional<std::string> schedule; ///< --schedule
     std::optional<int> stages, microbatches, accum, microBatchSize, steps, threads, evalInterval;
     std::optional<std::string> model;    ///< --model preset

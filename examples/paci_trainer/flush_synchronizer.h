@@ -11,8 +11,7 @@ public:
     FlushSynchronizer(const std::vector<torch::Tensor>& params, double lr, int microbatches)
         : m_optimizer(params, torch::optim::AdamWOptions(lr).betas({0.9, 0.95}).eps(1e-8).weight_decay(0.1))
         , m_microbatches(microbatches)
-    {
-    }
+    {}
     double lossScale() const { return 1.0 / m_microbatches; }
     void afterBackward() {} // nothing until the flush
     void afterFlush()

@@ -1,8 +1,6 @@
 // A few-stage pipeline trainer in one process, written the usual way: 1F1B with a flush at the end
 // of every global batch, then one synchronous optimizer step per stage. paci_trainer.cpp is the
 // same program with the synchronizer replaced by bs::paci::LocalAccumulator (see README.md).
-#include "flush_synchronizer.h"
-
 #include <torch/nn.h>
 
 #include <cmath>
@@ -12,11 +10,13 @@
 #include <memory>
 #include <vector>
 
+#include "flush_synchronizer.h"
+
 namespace {
 
-constexpr int kStages = 4;       // p
+constexpr int kStages = 4; // p
 constexpr int kMicrobatches = 4; // m micro-batches per global batch
-constexpr int kBatch = 16;       // sequences per micro-batch
+constexpr int kBatch = 16; // sequences per micro-batch
 constexpr int kWidth = 32;
 constexpr int kClasses = 8;
 constexpr double kLr = 1e-2;

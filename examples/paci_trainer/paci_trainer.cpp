@@ -1,8 +1,8 @@
 // flush_trainer.cpp with its synchronizer replaced by PACI's LocalAccumulator: no flush, every
 // stage updates in place after each a = m of its own backward passes (see README.md).
-#include <bubblescope/paci/paci.h>
-
 #include <torch/nn.h>
+
+#include <bubblescope/paci/paci.h>
 
 #include <cmath>
 #include <cstdio>
@@ -13,9 +13,9 @@
 
 namespace {
 
-constexpr int kStages = 4;       // p
+constexpr int kStages = 4; // p
 constexpr int kMicrobatches = 4; // m micro-batches per global batch
-constexpr int kBatch = 16;       // sequences per micro-batch
+constexpr int kBatch = 16; // sequences per micro-batch
 constexpr int kWidth = 32;
 constexpr int kClasses = 8;
 constexpr double kLr = 1e-2;
@@ -113,8 +113,8 @@ int main(int argc, char** argv)
     while (!inflight.empty()) { // drain once at the very end
         backwardOldest();
     }
-    std::printf("stage 0: %d updates, max version lag %d (bound %d)\n", sync[0]->version(),
-                sync[0]->stats().maxLag, bs::paci::maxLag(kStages, 0, kMicrobatches, 0));
+    std::printf("stage 0: %d updates, max version lag %d (bound %d)\n", sync[0]->version(), sync[0]->stats().maxLag,
+        bs::paci::maxLag(kStages, 0, kMicrobatches, 0));
     std::printf("loss %.4f -> %.4f\n", first, last);
     return std::isfinite(last) ? 0 : 1;
 }

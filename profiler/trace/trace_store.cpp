@@ -37,7 +37,7 @@ void TraceStore::appendLocked(const TraceEvent& event)
     if (slot == 0 && m_size / kTraceChunkSize == m_chunks.size()) {
         m_chunks.push_back(std::make_shared<TraceChunk>());
     }
-    m_chunks[m_size / kTraceChunkSize]->events[slot] = event;
+    ::new (m_chunks[m_size / kTraceChunkSize]->events() + slot) TraceEvent(event);
     ++m_size;
 }
 

@@ -6,7 +6,9 @@
 
 #include "profiler/trace/trace_event.h"
 
-#include <array>
+#include <cstddef>
+#include <new>
+#include <type_traits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,10 +28,19 @@ struct TraceMeta
 
 inline constexpr std::size_t kTraceChunkSize = 1u << 16; // events per chunk (2.5 MB)
 
+/// Fixed storage for kTraceChunkSize events. The constructor deliberately leaves the storage
+/// untouched, so the OS maps its pages only as events are appended: a small run (the simulator
+/// under a slider) does not pay for zeroing 2.5 MB it never uses.
 struct TraceChunk
 {
-    std::array<TraceEvent, kTraceChunkSize> events;
+    TraceChunk() {} // NOLINT(modernize-use-equals-default): "= default" would zero the storage
+
+    TraceEvent* events() { return std::launder(reinterpret_cast<TraceEvent*>(storage)); }
+    const TraceEvent* events() const { return std::launder(reinterpret_cast<const TraceEvent*>(storage)); }
+
+    alignas(TraceEvent) std::byte storage[kTraceChunkSize * sizeof(TraceEvent)];
 };
+static_assert(std::is_trivially_destructible_v<TraceEvent>, "chunks never run event destructors");
 
 /// An immutable view of the first size() events appended so far. Cheap to copy; thread-safe to read.
 class TraceSnapshot
@@ -43,7 +54,7 @@ public:
     bool empty() const { return m_size == 0; }
     const TraceEvent& operator[](std::size_t i) const
     {
-        return m_chunks[i / kTraceChunkSize]->events[i % kTraceChunkSize];
+        return m_chunks[i / kTraceChunkSize]->events()[i % kTraceChunkSize];
     }
 
     /// Calls f(event) for every event in append order.

@@ -14,58 +14,32 @@ nlohmann::json optional(const std::optional<T>& v)
 
 void to_json(nlohmann::json& j, const StageMetrics& m)
 {
-    j = nlohmann::json{{"stage", m.stage},
-                       {"version", m.version},
-                       {"peak_memory_bytes", m.peakBytes},
-                       {"memory_bytes",
-                        {{"params", m.paramBytes},
-                         {"grads", m.gradBytes},
-                         {"optimizer", m.optimizerBytes},
-                         {"stash", m.stashBytes},
-                         {"activations", m.activationBytes}}},
-                       {"peak_activation_bytes", m.peakActivationBytes},
-                       {"peak_stash_bytes", m.peakStashBytes},
-                       {"max_version_lag", m.maxLag},
-                       {"version_lag_histogram", m.lagHistogram},
-                       {"drift_samples", m.driftSamples},
-                       {"mean_drift", m.meanDrift},
-                       {"max_drift", m.maxDrift}};
+    j = nlohmann::json{{"stage", m.stage}, {"version", m.version}, {"peak_memory_bytes", m.peakBytes},
+        {"memory_bytes",
+            {{"params", m.paramBytes}, {"grads", m.gradBytes}, {"optimizer", m.optimizerBytes}, {"stash", m.stashBytes},
+                {"activations", m.activationBytes}}},
+        {"peak_activation_bytes", m.peakActivationBytes}, {"peak_stash_bytes", m.peakStashBytes},
+        {"max_version_lag", m.maxLag}, {"version_lag_histogram", m.lagHistogram}, {"drift_samples", m.driftSamples},
+        {"mean_drift", m.meanDrift}, {"max_drift", m.maxDrift}};
 }
 
 void to_json(nlohmann::json& j, const BatchMetrics& m)
 {
-    j = nlohmann::json{{"step", m.step},
-                       {"train_loss", m.trainLoss},
-                       {"val_loss", optional(m.valLoss)},
-                       {"virtual_time_s", m.virtualTimeS},
-                       {"wall_time_s", m.wallTimeS},
-                       {"tokens_per_s_virtual", m.tokensPerSVirtual},
-                       {"tokens_per_s_wall", m.tokensPerSWall},
-                       {"per_stage", m.stages}};
+    j = nlohmann::json{{"step", m.step}, {"train_loss", m.trainLoss}, {"val_loss", optional(m.valLoss)},
+        {"virtual_time_s", m.virtualTimeS}, {"wall_time_s", m.wallTimeS}, {"tokens_per_s_virtual", m.tokensPerSVirtual},
+        {"tokens_per_s_wall", m.tokensPerSWall}, {"per_stage", m.stages}};
 }
 
 void to_json(nlohmann::json& j, const RunSummary& s)
 {
-    j = nlohmann::json{{"schedule", s.schedule},
-                       {"reference", s.reference},
-                       {"steps", s.steps},
-                       {"final_train_loss", optional(s.finalTrainLoss)},
-                       {"losses", s.losses},
-                       {"val_loss", optional(s.valLoss)},
-                       {"val_losses", s.valLosses},
-                       {"val_steps", s.valSteps},
-                       {"val_virtual_times_s", s.valVirtualTimesS},
-                       {"virtual_time_s", s.virtualTimeS},
-                       {"wall_time_s", s.wallTimeS},
-                       {"busy_time_s", s.busyTimeS},
-                       {"tokens_per_s_virtual", s.tokensPerSVirtual},
-                       {"tokens_per_s_wall", s.tokensPerSWall},
-                       {"bubble_fraction", s.bubbleFraction},
-                       {"target_loss", optional(s.targetLoss)},
-                       {"time_to_target_s", optional(s.timeToTargetS)},
-                       {"step_to_target", optional(s.stepToTarget)},
-                       {"error", s.error},
-                       {"per_stage", s.stages}};
+    j = nlohmann::json{{"schedule", s.schedule}, {"reference", s.reference}, {"steps", s.steps},
+        {"final_train_loss", optional(s.finalTrainLoss)}, {"losses", s.losses}, {"val_loss", optional(s.valLoss)},
+        {"val_losses", s.valLosses}, {"val_steps", s.valSteps}, {"val_virtual_times_s", s.valVirtualTimesS},
+        {"virtual_time_s", s.virtualTimeS}, {"wall_time_s", s.wallTimeS}, {"busy_time_s", s.busyTimeS},
+        {"tokens_per_s_virtual", s.tokensPerSVirtual}, {"tokens_per_s_wall", s.tokensPerSWall},
+        {"bubble_fraction", s.bubbleFraction}, {"target_loss", optional(s.targetLoss)},
+        {"time_to_target_s", optional(s.timeToTargetS)}, {"step_to_target", optional(s.stepToTarget)},
+        {"error", s.error}, {"per_stage", s.stages}};
 }
 
 } // namespace bs::runtime

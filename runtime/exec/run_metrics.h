@@ -2,9 +2,8 @@
 // What a training run reports: one BatchMetrics per global batch (metrics.jsonl) and a
 // RunSummary at the end (summary.json, `train --json`). Plain values, no torch.
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,28 +15,28 @@ struct StageMetrics
 {
     int stage = 0;
     int version = 0;
-    std::int64_t paramBytes = 0;      ///< live now
+    std::int64_t paramBytes = 0; ///< live now
     std::int64_t gradBytes = 0;
     std::int64_t optimizerBytes = 0;
     std::int64_t stashBytes = 0;
     std::int64_t activationBytes = 0;
-    std::int64_t peakBytes = 0;       ///< highest total (all categories but instrumentation) since the run began
+    std::int64_t peakBytes = 0; ///< highest total (all categories but instrumentation) since the run began
     std::int64_t peakActivationBytes = 0;
     std::int64_t peakStashBytes = 0;
-    int maxLag = 0;                   ///< most updates any micro-batch's backward crossed so far
+    int maxLag = 0; ///< most updates any micro-batch's backward crossed so far
     std::vector<std::int64_t> lagHistogram;
     std::int64_t driftSamples = 0;
-    double meanDrift = 0.0;           ///< sampled ‖θ_B − θ_F‖/‖θ_F‖ (every (updateEvery+1)-th micro-batch)
+    double meanDrift = 0.0; ///< sampled ‖θ_B − θ_F‖/‖θ_F‖ (every (updateEvery+1)-th micro-batch)
     double maxDrift = 0.0;
 };
 
 struct BatchMetrics
 {
-    int step = 0;                 ///< global batch index, 0-based
-    double trainLoss = 0.0;       ///< mean over the batch's micro-batches
+    int step = 0; ///< global batch index, 0-based
+    double trainLoss = 0.0; ///< mean over the batch's micro-batches
     std::optional<double> valLoss;
-    double virtualTimeS = 0.0;    ///< when the batch's last backward ended on the virtual timeline
-    double wallTimeS = 0.0;       ///< training wall time so far (validation excluded)
+    double virtualTimeS = 0.0; ///< when the last stage applied the update covering this batch (virtual)
+    double wallTimeS = 0.0; ///< training wall time so far (validation excluded)
     double tokensPerSVirtual = 0.0;
     double tokensPerSWall = 0.0;
     std::vector<StageMetrics> stages;
@@ -48,7 +47,7 @@ struct RunSummary
     std::string schedule;
     bool reference = false;
     int steps = 0;
-    std::vector<double> losses;  ///< per global batch
+    std::vector<double> losses; ///< per global batch
     std::vector<double> valLosses;
     std::vector<int> valSteps;
     std::vector<double> valVirtualTimesS; ///< virtual time of each validation point
@@ -58,12 +57,12 @@ struct RunSummary
     double wallTimeS = 0.0;
     double tokensPerSVirtual = 0.0;
     double tokensPerSWall = 0.0;
-    double bubbleFraction = 0.0;  ///< 1 − busy / (p · makespan) on the virtual timeline
-    double busyTimeS = 0.0;       ///< sum of measured action durations
+    double bubbleFraction = 0.0; ///< 1 − busy / (p · makespan) on the virtual timeline
+    double busyTimeS = 0.0; ///< sum of measured action durations
     std::optional<double> targetLoss;
     std::optional<double> timeToTargetS; ///< virtual time when the validation loss first reached the target
     std::optional<int> stepToTarget;
-    std::string error;            ///< non-empty when the run stopped on an error
+    std::string error; ///< non-empty when the run stopped on an error
     std::vector<StageMetrics> stages;
 };
 

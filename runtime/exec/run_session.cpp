@@ -11,13 +11,12 @@
 #include "runtime/sim/scheduler_core.h"
 #include "runtime/sim/threaded_driver.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <mutex>
+#include <nlohmann/json.hpp>
 
 namespace bs::runtime {
 
@@ -25,7 +24,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double seconds(Clock::duration d)
+{
+    return std::chrono::duration<double>(d).count();
+}
 
 /// Micro-batches one update applies, read from the schedule's first update on the last stage.
 int updateWindow(const Schedule& schedule)
@@ -57,8 +59,8 @@ ModelOptions modelOptions(const RunConfig& c, const Schedule& schedule)
     o.optimizer.eps = c.optimizer.eps;
     o.optimizer.weightDecay = c.optimizer.weightDecay;
     o.optimizer.warmupSteps = static_cast<int>(std::lround(c.optimizer.warmupSteps * updatesPerBatch));
-    o.optimizer.totalSteps
-        = c.optimizer.decay == "constant" ? 0 : static_cast<int>(std::lround(total * updatesPerBatch));
+    o.optimizer.totalSteps =
+        c.optimizer.decay == "constant" ? 0 : static_cast<int>(std::lround(total * updatesPerBatch));
     o.optimizer.minLrRatio = c.optimizer.lr > 0.0 ? c.optimizer.minLr / c.optimizer.lr : 0.0;
     o.driftSampleEvery = o.updateEvery + 1; // coprime with the window: every position gets sampled
     return o;
@@ -195,8 +197,7 @@ struct RunSession::Impl
 
 RunSession::RunSession(std::unique_ptr<Impl> impl)
     : m_impl(std::move(impl))
-{
-}
+{}
 RunSession::RunSession(RunSession&&) noexcept = default;
 RunSession& RunSession::operator=(RunSession&&) noexcept = default;
 RunSession::~RunSession() = default;
@@ -208,8 +209,8 @@ Result<RunSession> RunSession::create(const RunConfig& config, const SessionOpti
     }
     if (config.device.name != "cpu") {
         return makeError(ErrorCode::Unavailable,
-                         "device '" + config.device.name + "' needs a CUDA-enabled LibTorch; this build trains on the CPU",
-                         "device.name");
+            "device '" + config.device.name + "' needs a CUDA-enabled LibTorch; this build trains on the CPU",
+            "device.name");
     }
     auto impl = std::make_unique<Impl>();
     impl->config = config;
@@ -218,7 +219,7 @@ Result<RunSession> RunSession::create(const RunConfig& config, const SessionOpti
         setIntraOpThreads(config.device.intraOpThreads);
     }
     auto data = openTokenSource(config.data.spec, config.model.shape.vocab, config.model.shape.seqLen,
-                                static_cast<std::uint64_t>(config.data.seed), config.data.valFraction);
+        static_cast<std::uint64_t>(config.data.seed), config.data.valFraction);
     if (!data) {
         return data.error();
     }
@@ -263,7 +264,7 @@ Result<RunSession> RunSession::create(const RunConfig& config, const SessionOpti
     meta.stages = options.reference ? 1 : config.pipeline.stages;
     meta.clock = (options.executor == ExecutorKind::Threaded || options.transport) && !options.reference ? "wall" : "virtual";
     meta.title = impl->summary.schedule + " p=" + std::to_string(config.pipeline.stages) + " m="
-                 + std::to_string(config.pipeline.microbatches) + " a=" + std::to_string(config.pipeline.effectiveAccum());
+        + std::to_string(config.pipeline.microbatches) + " a=" + std::to_string(config.pipeline.effectiveAccum());
     meta.attributes["schedule"] = impl->summary.schedule;
     meta.attributes["weights"] = std::string(weightPolicyName(schedule->weights));
     impl->store.setMeta(meta);
@@ -327,7 +328,12 @@ Status RunSession::Impl::runPipeline(int count)
     if (options.executor == ExecutorKind::Threaded) {
         return runThreaded(count, *schedule, executor);
     }
-    std::vector<int> done(static_cast<std::size_t>(count), 0); // gradient-complete (B or W) actions per batch
+    // A global batch is recorded once EVERY stage has applied the update(s) covering it. Per-stage
+    // action orders are static, so the weights at that point (and the validation loss measured on
+    // them) do not depend on measured durations: same seed, same metrics.
+    const int updatesPerBatch = std::max(1, m() / model->options().updateEvery);
+    std::vector<int> updates(static_cast<std::size_t>(p), 0);
+    int nextBatch = 0;
     Status callbackStatus = ok();
     const auto wallStart = Clock::now();
     DriveOptions drive;
@@ -335,19 +341,20 @@ Status RunSession::Impl::runPipeline(int count)
     drive.timeOrigin = virtualNow;
     drive.initialVersions = versions;
     drive.onAction = [&](const Action& a, const profiler::TraceEvent& ev) {
-        if (a.kind != ActionKind::Backward && a.kind != ActionKind::BackwardWeight) {
+        if (a.kind != ActionKind::Update) {
             return;
         }
-        const int n = a.microbatch / m();
-        if (++done[static_cast<std::size_t>(n)] != m() * p) {
-            return;
-        }
-        double sum = 0.0;
-        for (int i = 0; i < m(); ++i) {
-            sum += model->loss(static_cast<std::int64_t>(firstStep + n) * m() + i).value_or(NAN);
-        }
-        if (Status s = recordBatch(firstStep + n, sum / m(), ev.end, wallStart); !s && callbackStatus) {
-            callbackStatus = s;
+        updates[static_cast<std::size_t>(a.stage)] += 1;
+        const int slowest = *std::min_element(updates.begin(), updates.end());
+        while (nextBatch < count && slowest >= (nextBatch + 1) * updatesPerBatch) {
+            double sum = 0.0;
+            for (int i = 0; i < m(); ++i) {
+                sum += model->loss(static_cast<std::int64_t>(firstStep + nextBatch) * m() + i).value_or(NAN);
+            }
+            if (Status s = recordBatch(firstStep + nextBatch, sum / m(), ev.end, wallStart); !s && callbackStatus) {
+                callbackStatus = s;
+            }
+            ++nextBatch;
         }
     };
     auto stats = runtime::drive(*schedule, executor, store, drive);
@@ -535,7 +542,7 @@ Status RunSession::runSteps(int count)
     Impl& d = *m_impl;
     if (d.broken || d.finished) {
         return makeError(ErrorCode::InvalidArgument, "the run has ended; start a new session",
-                         "step " + std::to_string(d.stepsDone));
+            "step " + std::to_string(d.stepsDone));
     }
     if (count <= 0) {
         return ok();
@@ -601,7 +608,10 @@ Status RunSession::finish()
     return d.writer->writeSummary(nlohmann::json(s));
 }
 
-void RunSession::requestStop() { m_impl->stop = true; }
+void RunSession::requestStop()
+{
+    m_impl->stop = true;
+}
 
 std::vector<BatchMetrics> RunSession::pollMetrics()
 {
@@ -611,7 +621,10 @@ std::vector<BatchMetrics> RunSession::pollMetrics()
     return out;
 }
 
-int RunSession::stepsDone() const { return m_impl->stepsDone; }
+int RunSession::stepsDone() const
+{
+    return m_impl->stepsDone;
+}
 
 RunSummary RunSession::summary() const
 {
@@ -619,7 +632,13 @@ RunSummary RunSession::summary() const
     return m_impl->summary;
 }
 
-std::shared_ptr<const profiler::TraceSnapshot> RunSession::trace() const { return m_impl->store.snapshot(); }
-const RunConfig& RunSession::config() const { return m_impl->config; }
+std::shared_ptr<const profiler::TraceSnapshot> RunSession::trace() const
+{
+    return m_impl->store.snapshot();
+}
+const RunConfig& RunSession::config() const
+{
+    return m_impl->config;
+}
 
 } // namespace bs::runtime

@@ -4,7 +4,7 @@
 // with the TensorExecutor (or the plain reference trainer). Pimpl: no torch in this header.
 
 #include "profiler/trace/trace_store.h"
-#include "runtime/common/result.h"
+#include "base/result.h"
 #include "runtime/config/run_config.h"
 #include "runtime/exec/run_metrics.h"
 

@@ -8,8 +8,7 @@ TensorExecutor::TensorExecutor(PipelineModel& model, std::int64_t microbatchOffs
     : m_model(model)
     , m_offset(microbatchOffset)
     , m_commNs(commNs)
-{
-}
+{}
 
 Result<ActionOutcome> TensorExecutor::perform(const Action& action)
 {
@@ -21,10 +20,18 @@ Result<ActionOutcome> TensorExecutor::perform(const Action& action)
     const auto start = std::chrono::steady_clock::now();
     Result<StepInfo> info = StepInfo{};
     switch (action.kind) {
-    case ActionKind::Forward: info = m_model.forward(action.stage, mb); break;
-    case ActionKind::Backward: info = m_model.backward(action.stage, mb); break;
-    case ActionKind::BackwardInput: info = m_model.backwardInput(action.stage, mb); break;
-    case ActionKind::BackwardWeight: info = m_model.backwardWeight(action.stage, mb); break;
+    case ActionKind::Forward:
+        info = m_model.forward(action.stage, mb);
+        break;
+    case ActionKind::Backward:
+        info = m_model.backward(action.stage, mb);
+        break;
+    case ActionKind::BackwardInput:
+        info = m_model.backwardInput(action.stage, mb);
+        break;
+    case ActionKind::BackwardWeight:
+        info = m_model.backwardWeight(action.stage, mb);
+        break;
     case ActionKind::Update: {
         const Status s = m_model.update(action.stage, action.lastMb - action.firstMb + 1);
         if (!s) {

@@ -18,7 +18,8 @@ constexpr double kInitStd = 0.02;
 // 1/sqrt(2L)), biases 0, LayerNorm 1/0. Layer index -1 = embeddings, L = head.
 void seedLayer(std::uint64_t seed, int layerIndex)
 {
-    const std::uint64_t layer = layerIndex < -1 ? 0U : static_cast<std::uint64_t>(static_cast<unsigned>(layerIndex + 1));
+    const std::uint64_t layer =
+        layerIndex < -1 ? 0U : static_cast<std::uint64_t>(static_cast<unsigned>(layerIndex + 1));
     const std::uint64_t prime = 1'000'003U;
     torch::manual_seed(seed * prime + layer);
 }
@@ -78,8 +79,8 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x)
     return out;
 }
 
-GptStageImpl::GptStageImpl(const GptShape& shape, int firstLayer, int layerCount, bool hasEmbedding, bool hasHead,
-                           std::uint64_t seed)
+GptStageImpl::GptStageImpl(
+    const GptShape& shape, int firstLayer, int layerCount, bool hasEmbedding, bool hasHead, std::uint64_t seed)
     : m_shape(shape)
     , m_hasEmbedding(hasEmbedding)
     , m_hasHead(hasHead)
@@ -138,7 +139,7 @@ torch::Tensor tokensToTensor(const std::vector<std::int32_t>& tokens, int batch,
 {
     auto* data = const_cast<std::int32_t*>(tokens.data()); // from_blob wants non-const; only read
     return torch::from_blob(data, {static_cast<std::int64_t>(batch), static_cast<std::int64_t>(seq)},
-                            torch::TensorOptions().dtype(torch::kInt))
+        torch::TensorOptions().dtype(torch::kInt))
         .to(torch::kLong); // a copy: the result does not alias `tokens`
 }
 

@@ -42,8 +42,8 @@ TORCH_MODULE(Block);
 class GptStageImpl : public torch::nn::Module
 {
 public:
-    GptStageImpl(const GptShape& shape, int firstLayer, int layerCount, bool hasEmbedding, bool hasHead,
-                 std::uint64_t seed);
+    GptStageImpl(
+        const GptShape& shape, int firstLayer, int layerCount, bool hasEmbedding, bool hasHead, std::uint64_t seed);
 
     /// Stage 0: token ids (B, T) int64; otherwise the previous stage's activation (B, T, C).
     /// Returns (B, T, C), or logits (B, T, V) on the head stage.

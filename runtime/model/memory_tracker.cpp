@@ -66,8 +66,7 @@ class TrackingAllocator final : public c10::Allocator
 public:
     explicit TrackingAllocator(c10::Allocator* inner)
         : m_inner(inner)
-    {
-    }
+    {}
 
     c10::DataPtr allocate(size_t n) const override
     {
@@ -90,12 +89,18 @@ std::atomic<bool> g_installed{false};
 std::string_view memoryCategoryName(MemoryCategory category)
 {
     switch (category) {
-    case MemoryCategory::Parameters: return "params";
-    case MemoryCategory::Gradients: return "grads";
-    case MemoryCategory::OptimizerState: return "optimizer";
-    case MemoryCategory::Stash: return "stash";
-    case MemoryCategory::Activations: return "activations";
-    case MemoryCategory::Other: return "other";
+    case MemoryCategory::Parameters:
+        return "params";
+    case MemoryCategory::Gradients:
+        return "grads";
+    case MemoryCategory::OptimizerState:
+        return "optimizer";
+    case MemoryCategory::Stash:
+        return "stash";
+    case MemoryCategory::Activations:
+        return "activations";
+    case MemoryCategory::Other:
+        return "other";
     }
     return "?";
 }
@@ -111,7 +116,10 @@ void MemoryTracker::install()
     });
 }
 
-bool MemoryTracker::installed() { return g_installed; }
+bool MemoryTracker::installed()
+{
+    return g_installed;
+}
 
 void MemoryTracker::resetPeaks()
 {

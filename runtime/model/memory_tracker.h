@@ -14,13 +14,14 @@
 
 namespace bs::runtime {
 
-enum class MemoryCategory : std::uint8_t {
+enum class MemoryCategory : std::uint8_t
+{
     Parameters,
     Gradients,
     OptimizerState,
-    Stash,       ///< stashed weight versions (pipedream, 2bw)
+    Stash, ///< stashed weight versions (pipedream, 2bw)
     Activations, ///< everything allocated while a stage runs F/B/I/W: saved tensors, receive buffers, temporaries
-    Other,       ///< instrumentation (drift snapshots), evaluation
+    Other, ///< instrumentation (drift snapshots), evaluation
 };
 constexpr int kMemoryCategoryCount = 6;
 std::string_view memoryCategoryName(MemoryCategory category);
@@ -28,8 +29,8 @@ std::string_view memoryCategoryName(MemoryCategory category);
 /// One stage's measured memory in bytes.
 struct StageMemory
 {
-    std::array<std::int64_t, kMemoryCategoryCount> live{};  ///< per category, now
-    std::array<std::int64_t, kMemoryCategoryCount> peak{};  ///< per category, highest since reset
+    std::array<std::int64_t, kMemoryCategoryCount> live{}; ///< per category, now
+    std::array<std::int64_t, kMemoryCategoryCount> peak{}; ///< per category, highest since reset
     std::int64_t liveTotal = 0;
     std::int64_t peakTotal = 0; ///< highest sum over the categories except Other
 

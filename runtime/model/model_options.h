@@ -3,7 +3,7 @@
 // session and the CLI include this header.
 
 #include "runtime/common/gpt_shape.h"
-#include "runtime/common/result.h"
+#include "base/result.h"
 #include "runtime/model/memory_tracker.h"
 #include "runtime/schedule/schedule.h"
 
@@ -22,8 +22,8 @@ struct OptimizerOptions
     double beta2 = 0.95;
     double eps = 1e-8;
     double weightDecay = 0.1;
-    int warmupSteps = 0;  ///< in updates
-    int totalSteps = 0;   ///< updates until the cosine floor; 0 = constant after warm-up
+    int warmupSteps = 0; ///< in updates
+    int totalSteps = 0; ///< updates until the cosine floor; 0 = constant after warm-up
     double minLrRatio = 0.1;
 };
 
@@ -32,7 +32,7 @@ struct TokenBatch
 {
     int batch = 0;
     int seq = 0;
-    std::vector<std::int32_t> inputs;  ///< b·T
+    std::vector<std::int32_t> inputs; ///< b·T
     std::vector<std::int32_t> targets; ///< b·T
 };
 
@@ -43,10 +43,10 @@ using TokenFn = std::function<Result<TokenBatch>(std::int64_t globalMicrobatch)>
 struct ModelOptions
 {
     GptShape shape;
-    int stages = 8;                  ///< p
-    int microBatchSize = 2;          ///< b
+    int stages = 8; ///< p
+    int microBatchSize = 2; ///< b
     std::vector<int> layersPerStage; ///< explicit partition; empty = balanced by cost
-    std::uint64_t seed = 1234;       ///< weights (per layer) and dropout
+    std::uint64_t seed = 1234; ///< weights (per layer) and dropout
     WeightPolicy weights = WeightPolicy::Flush;
     /// Micro-batches whose gradients one update applies: m for sync schedules and 2bw, a for
     /// paci, 1 for pipedream / async-1f1b. The last stage scales the loss by 1/updateEvery.
@@ -59,13 +59,13 @@ struct ModelOptions
 /// What one F/B/I/W did, for the trace.
 struct StepInfo
 {
-    std::int64_t sendBytes = 0;       ///< tensor handed to the neighbour stage
+    std::int64_t sendBytes = 0; ///< tensor handed to the neighbour stage
     std::int64_t activationBytes = 0; ///< F: growth of the stage's activation memory
 };
 
 struct StageStats
 {
-    int version = 0;                        ///< updates applied
+    int version = 0; ///< updates applied
     std::vector<std::int64_t> lagHistogram; ///< [k] = micro-batches whose backward crossed k updates
     int maxLag = 0;
     std::int64_t driftSamples = 0;
@@ -73,7 +73,7 @@ struct StageStats
     double maxDrift = 0.0;
     int maxStashedVersions = 0; ///< pipedream / 2bw: most old weight versions held at once
     std::int64_t parameterCount = 0;
-    StageMemory memory;         ///< measured (see memory_tracker.h)
+    StageMemory memory; ///< measured (see memory_tracker.h)
 };
 
 } // namespace bs::runtime

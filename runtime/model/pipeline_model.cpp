@@ -3,6 +3,7 @@
 #include "runtime/model/gpt_modules_p.h"
 
 #include <ATen/Parallel.h>
+
 #include <bubblescope/paci/local_accumulator.h>
 
 #include <atomic>
@@ -16,15 +17,21 @@ namespace bs::runtime {
 
 namespace {
 
-std::string where(int stage, std::int64_t mb) { return "stage " + std::to_string(stage) + " / microbatch " + std::to_string(mb); }
+std::string where(int stage, std::int64_t mb)
+{
+    return "stage " + std::to_string(stage) + " / microbatch " + std::to_string(mb);
+}
 
-bool stashes(WeightPolicy policy) { return policy == WeightPolicy::Stash || policy == WeightPolicy::TwoVersions; }
+bool stashes(WeightPolicy policy)
+{
+    return policy == WeightPolicy::Stash || policy == WeightPolicy::TwoVersions;
+}
 
 // One micro-batch on one stage between its forward and the end of its backward.
 struct Pending
 {
-    torch::Tensor input;   // stage 0: token ids (B, T) int64; else the received activation, a leaf (B, T, C)
-    torch::Tensor root;    // where backward starts: the output (B, T, C), or the scaled loss on the last stage
+    torch::Tensor input; // stage 0: token ids (B, T) int64; else the received activation, a leaf (B, T, C)
+    torch::Tensor root; // where backward starts: the output (B, T, C), or the scaled loss on the last stage
     torch::Tensor outGrad; // gradient of `root` kept between I and W (undefined on the last stage)
     paci::ForwardTag tag;
     bool inputGradDone = false;
@@ -59,8 +66,8 @@ struct PipelineModel::Impl
     TokenFn tokens;
     std::vector<StageState> stages;
     std::map<std::pair<int, std::int64_t>, torch::Tensor> activationsIn; // (receiving stage, mb) -> (B, T, C)
-    std::map<std::pair<int, std::int64_t>, torch::Tensor> gradsIn;       // (receiving stage, mb) -> (B, T, C)
-    std::map<std::int64_t, torch::Tensor> targets;                        // mb -> (B, T) int64
+    std::map<std::pair<int, std::int64_t>, torch::Tensor> gradsIn; // (receiving stage, mb) -> (B, T, C)
+    std::map<std::int64_t, torch::Tensor> targets; // mb -> (B, T) int64
     std::map<std::int64_t, double> losses;
     double lossScale = 1.0;
     bool targetsFromTokens = false; // multi-process: the last stage fetches its own targets
@@ -75,8 +82,8 @@ struct PipelineModel::Impl
     {
         auto it = stages[static_cast<std::size_t>(s)].pending.find(mb);
         if (it == stages[static_cast<std::size_t>(s)].pending.end()) {
-            return makeError(ErrorCode::Internal, "backward of a micro-batch that has no forward on this stage",
-                             where(s, mb));
+            return makeError(
+                ErrorCode::Internal, "backward of a micro-batch that has no forward on this stage", where(s, mb));
         }
         return &it->second;
     }
@@ -134,7 +141,8 @@ struct PipelineModel::Impl
     }
 
     // Runs one backward pass (full, input-only or weight-only) of `p` on stage s.
-    void runBackward(int s, Pending& p, const torch::Tensor& grad, bool retain, const std::vector<torch::Tensor>& inputs)
+    void runBackward(
+        int s, Pending& p, const torch::Tensor& grad, bool retain, const std::vector<torch::Tensor>& inputs)
     {
         if (inputs.empty() && !retain) {
             p.root.backward(grad);
@@ -158,8 +166,7 @@ struct PipelineModel::Impl
 
 PipelineModel::PipelineModel(std::unique_ptr<Impl> impl)
     : m_impl(std::move(impl))
-{
-}
+{}
 PipelineModel::PipelineModel(PipelineModel&&) noexcept = default;
 PipelineModel& PipelineModel::operator=(PipelineModel&&) noexcept = default;
 PipelineModel::~PipelineModel() = default;
@@ -167,10 +174,10 @@ PipelineModel::~PipelineModel() = default;
 Result<PipelineModel> PipelineModel::create(const ModelOptions& options, TokenFn tokens)
 {
     const GptShape& shape = options.shape;
-    if (shape.layers < 0 || shape.dModel < 1 || shape.heads < 1 || shape.dModel % shape.heads != 0
-        || shape.seqLen < 1 || shape.vocab < 2) {
-        return makeError(ErrorCode::InvalidArgument, "model shape is invalid (d_model must be a multiple of heads)",
-                         "model");
+    if (shape.layers < 0 || shape.dModel < 1 || shape.heads < 1 || shape.dModel % shape.heads != 0 || shape.seqLen < 1
+        || shape.vocab < 2) {
+        return makeError(
+            ErrorCode::InvalidArgument, "model shape is invalid (d_model must be a multiple of heads)", "model");
     }
     if (options.stages < 1 || options.stages > MemoryTracker::kMaxStages) {
         return makeError(ErrorCode::InvalidArgument, "stages must be in [1, 64]", "pipeline.stages");
@@ -194,7 +201,7 @@ Result<PipelineModel> PipelineModel::create(const ModelOptions& options, TokenFn
             {
                 const MemoryScope scope(s, MemoryCategory::Parameters);
                 st.module = detail::GptStage(shape, partition->firstLayer[i], partition->layerCount[i], s == 0,
-                                             s == options.stages - 1, options.seed);
+                    s == options.stages - 1, options.seed);
                 st.module->train();
                 st.params = st.module->parameters();
             }
@@ -216,8 +223,14 @@ Result<PipelineModel> PipelineModel::create(const ModelOptions& options, TokenFn
     return PipelineModel(std::move(impl));
 }
 
-int PipelineModel::stages() const { return static_cast<int>(m_impl->stages.size()); }
-const ModelOptions& PipelineModel::options() const { return m_impl->options; }
+int PipelineModel::stages() const
+{
+    return static_cast<int>(m_impl->stages.size());
+}
+const ModelOptions& PipelineModel::options() const
+{
+    return m_impl->options;
+}
 
 Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
 {
@@ -239,8 +252,8 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
             }
             const auto n = static_cast<std::size_t>(batch->batch) * static_cast<std::size_t>(batch->seq);
             if (batch->seq != d.options.shape.seqLen || batch->inputs.size() != n || batch->targets.size() != n) {
-                return makeError(ErrorCode::InvalidArgument, "micro-batch has the wrong shape for the model",
-                                 where(s, mb));
+                return makeError(
+                    ErrorCode::InvalidArgument, "micro-batch has the wrong shape for the model", where(s, mb));
             }
             p.input = detail::tokensToTensor(batch->inputs, batch->batch, batch->seq);
             if (!d.targetsFromTokens || s == d.last()) {
@@ -277,8 +290,8 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
             const torch::Tensor loss = detail::GptStageImpl::loss(out, targets);
             const double value = loss.item<double>();
             if (!std::isfinite(value)) {
-                return makeError(ErrorCode::Diverged, "training diverged: the loss is " + std::to_string(value),
-                                 where(s, mb));
+                return makeError(
+                    ErrorCode::Diverged, "training diverged: the loss is " + std::to_string(value), where(s, mb));
             }
             {
                 const std::lock_guard<std::mutex> lock(d.mailbox);
@@ -344,8 +357,8 @@ Result<StepInfo> PipelineModel::backwardInput(int s, std::int64_t mb)
     }
     Pending& p = **pending;
     if (stashes(d.options.weights)) {
-        return makeError(ErrorCode::InvalidArgument, "split backward is not supported with weight stashing",
-                         where(s, mb));
+        return makeError(
+            ErrorCode::InvalidArgument, "split backward is not supported with weight stashing", where(s, mb));
     }
     StepInfo info;
     try {
@@ -401,9 +414,9 @@ Status PipelineModel::update(int s, int microbatches)
     const std::string at = "stage " + std::to_string(s) + " / update " + std::to_string(st.acc->version());
     if (st.acc->backwardsSinceUpdate() != microbatches) {
         return makeError(ErrorCode::Internal,
-                         "update applies " + std::to_string(microbatches) + " micro-batches but "
-                             + std::to_string(st.acc->backwardsSinceUpdate()) + " backward passes completed",
-                         at);
+            "update applies " + std::to_string(microbatches) + " micro-batches but "
+                + std::to_string(st.acc->backwardsSinceUpdate()) + " backward passes completed",
+            at);
     }
     try {
         {
@@ -517,7 +530,10 @@ Result<double> PipelineModel::evaluate(const std::vector<TokenBatch>& batches)
     }
 }
 
-int PipelineModel::version(int stage) const { return m_impl->stages[static_cast<std::size_t>(stage)].acc->version(); }
+int PipelineModel::version(int stage) const
+{
+    return m_impl->stages[static_cast<std::size_t>(stage)].acc->version();
+}
 
 StageStats PipelineModel::stageStats(int stage) const
 {

@@ -2,8 +2,9 @@
 
 #include "runtime/model/gpt_modules_p.h"
 
-#include <bubblescope/paci/lr_schedule.h>
 #include <torch/optim/adamw.h>
+
+#include <bubblescope/paci/lr_schedule.h>
 
 #include <cmath>
 #include <string>
@@ -21,8 +22,7 @@ struct ReferenceTrainer::Impl
 
 ReferenceTrainer::ReferenceTrainer(std::unique_ptr<Impl> impl)
     : m_impl(std::move(impl))
-{
-}
+{}
 ReferenceTrainer::ReferenceTrainer(ReferenceTrainer&&) noexcept = default;
 ReferenceTrainer& ReferenceTrainer::operator=(ReferenceTrainer&&) noexcept = default;
 ReferenceTrainer::~ReferenceTrainer() = default;
@@ -31,8 +31,8 @@ Result<ReferenceTrainer> ReferenceTrainer::create(const ModelOptions& options, T
 {
     const GptShape& shape = options.shape;
     if (shape.dModel < 1 || shape.heads < 1 || shape.dModel % shape.heads != 0) {
-        return makeError(ErrorCode::InvalidArgument, "model shape is invalid (d_model must be a multiple of heads)",
-                         "model");
+        return makeError(
+            ErrorCode::InvalidArgument, "model shape is invalid (d_model must be a multiple of heads)", "model");
     }
     auto impl = std::make_unique<Impl>();
     impl->options = options;
@@ -78,7 +78,7 @@ Result<double> ReferenceTrainer::trainBatch(std::int64_t firstMicrobatch, int mi
             const double value = loss.item<double>();
             if (!std::isfinite(value)) {
                 return makeError(ErrorCode::Diverged, "training diverged: the loss is " + std::to_string(value),
-                                 "reference / microbatch " + std::to_string(mb));
+                    "reference / microbatch " + std::to_string(mb));
             }
             sum += value;
             (loss * scale).backward();

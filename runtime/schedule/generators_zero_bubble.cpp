@@ -44,6 +44,9 @@ public:
         , m_inputGradEnd(static_cast<std::size_t>(m_p), std::vector<long>(static_cast<std::size_t>(m_total), kNever))
         , m_programs(static_cast<std::size_t>(m_p))
     {
+        for (auto& program : m_programs) { // exact size: F, I, W per micro-batch and U per batch
+            program.reserve(static_cast<std::size_t>(3 * m_total + params.batches));
+        }
     }
 
     std::vector<std::vector<Action>> build()

@@ -16,6 +16,40 @@ profiler::EventKind toEventKind(ActionKind kind)
     return profiler::EventKind::Marker;
 }
 
+profiler::TraceEvent actionEvent(const Action& action, TimeNs start, TimeNs end, int version, std::int64_t bytes)
+{
+    profiler::TraceEvent event;
+    event.start = start;
+    event.end = end;
+    event.stage = static_cast<std::uint16_t>(action.stage);
+    event.kind = toEventKind(action.kind);
+    event.microbatch = action.microbatch;
+    event.version = version;
+    event.bytes = bytes;
+    if (action.kind == ActionKind::Update) {
+        event.aux = static_cast<std::uint16_t>(action.lastMb - action.firstMb + 1); // micro-batches applied
+    }
+    return event;
+}
+
+int receiverOf(const Action& action, int stages)
+{
+    if (action.kind == ActionKind::Forward && action.stage < stages - 1) {
+        return action.stage + 1;
+    }
+    if (action.isBackwardLike() && action.stage > 0) {
+        return action.stage - 1;
+    }
+    return -1;
+}
+
+Error atAction(Error error, const Action& action)
+{
+    error.context = "stage " + std::to_string(action.stage) + ", " + toString(action)
+                    + (error.context.empty() ? "" : ": " + error.context);
+    return error;
+}
+
 namespace {
 
 constexpr TimeNs kNotYet = std::numeric_limits<TimeNs>::max();
@@ -129,28 +163,19 @@ private:
         const Action& a = m_schedule.programs[su][m_pc[su]];
         auto outcome = m_executor.perform(a);
         if (!outcome) {
-            Error e = outcome.error();
-            e.context = "stage " + std::to_string(s) + ", " + toString(a) + (e.context.empty() ? "" : ": " + e.context);
-            return e;
+            return atAction(outcome.error(), a);
         }
         const TimeNs end = start + std::max<TimeNs>(outcome->duration, 0);
-        profiler::TraceEvent event;
-        event.start = m_options.timeOrigin + start;
-        event.end = m_options.timeOrigin + end;
-        event.stage = static_cast<std::uint16_t>(s);
-        event.kind = toEventKind(a.kind);
-        event.microbatch = a.microbatch;
-        event.version = m_version[su];
-        event.bytes = outcome->bytes;
+        const auto event = actionEvent(a, m_options.timeOrigin + start, m_options.timeOrigin + end, m_version[su],
+                                       outcome->bytes);
         if (a.kind == ActionKind::Update) {
-            event.aux = static_cast<std::uint16_t>(a.lastMb - a.firstMb + 1);
             ++m_version[su];
         }
         m_store.append(event);
-        if (a.kind == ActionKind::Forward && s < m_p - 1) {
-            m_arrivals.activation(s + 1, a.microbatch) = send(s, s + 1, a.microbatch, end, outcome->sendBytes);
-        } else if (a.isBackwardLike() && s > 0) {
-            m_arrivals.gradient(s - 1, a.microbatch) = send(s, s - 1, a.microbatch, end, outcome->sendBytes);
+        if (const int to = receiverOf(a, m_p); to > s) {
+            m_arrivals.activation(to, a.microbatch) = send(s, to, a.microbatch, end, outcome->sendBytes);
+        } else if (to >= 0) {
+            m_arrivals.gradient(to, a.microbatch) = send(s, to, a.microbatch, end, outcome->sendBytes);
         }
         m_clock[su] = end;
         ++m_pc[su];

@@ -135,9 +135,7 @@ private:
                 outcome = makeError(ErrorCode::Internal, e.what());
             }
             if (!outcome) {
-                Error e = outcome.error();
-                e.context = "stage " + std::to_string(s) + ", " + toString(a) + (e.context.empty() ? "" : ": " + e.context);
-                fail(std::move(e));
+                fail(atAction(outcome.error(), a));
                 return;
             }
             const TimeNs end = now();
@@ -152,24 +150,9 @@ private:
 
     void record(int s, const Action& a, TimeNs start, TimeNs end, int version, const ActionOutcome& outcome)
     {
-        profiler::TraceEvent event;
-        event.start = m_options.timeOrigin + start;
-        event.end = m_options.timeOrigin + end;
-        event.stage = static_cast<std::uint16_t>(s);
-        event.kind = toEventKind(a.kind);
-        event.microbatch = a.microbatch;
-        event.version = version;
-        event.bytes = outcome.bytes;
-        if (a.kind == ActionKind::Update) {
-            event.aux = static_cast<std::uint16_t>(a.lastMb - a.firstMb + 1);
-        }
+        const auto event = actionEvent(a, m_options.timeOrigin + start, m_options.timeOrigin + end, version, outcome.bytes);
         m_store.append(event);
-        int to = -1;
-        if (a.kind == ActionKind::Forward && s < m_p - 1) {
-            to = s + 1;
-        } else if (a.isBackwardLike() && s > 0) {
-            to = s - 1;
-        }
+        const int to = receiverOf(a, m_p);
         const TimeNs arrival = to >= 0 ? end + m_executor.commTime(s, to, outcome.sendBytes) : end;
         std::lock_guard lock(m_mutex);
         if (to >= 0) {

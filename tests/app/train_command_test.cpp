@@ -2,12 +2,11 @@
 // the summary keys issue 3 lists, usage errors as exit code 2.
 #include "app/cli/train_command.h"
 
-#include <nlohmann/json.hpp>
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 namespace bs::cli {
 namespace {
@@ -42,7 +41,7 @@ TEST(TrainCommand, WritesARunDirectoryWithTheSummaryKeys)
     const nlohmann::json summary = nlohmann::json::parse(file);
     EXPECT_EQ(printed["losses"], summary["losses"]);
     for (const char* key : {"final_train_loss", "losses", "val_loss", "virtual_time_s", "wall_time_s",
-                            "tokens_per_s_virtual", "bubble_fraction", "per_stage", "time_to_target_s"}) {
+             "tokens_per_s_virtual", "bubble_fraction", "per_stage", "time_to_target_s"}) {
         EXPECT_TRUE(summary.contains(key)) << key;
     }
     ASSERT_EQ(summary["losses"].size(), 2u);

@@ -6,6 +6,7 @@
 //                                           1f1b and paci to reach a validation loss
 #include "runtime/config/config_presets.h"
 #include "runtime/exec/run_session.h"
+#include "runtime/sim/simulator.h"
 
 #include <algorithm>
 #include <chrono>
@@ -23,8 +24,8 @@ using bs::runtime::RunSummary;
 
 struct StageTimes
 {
-    double busyS = 0, forwardMs = 0, backwardMs = 0;
-    int forwards = 0, backwards = 0;
+    double busyS = 0, forwardMs = 0, backwardMs = 0, updateMs = 0;
+    int forwards = 0, backwards = 0, updates = 0;
 };
 std::vector<StageTimes> g_lastStageTimes;
 
@@ -55,6 +56,9 @@ RunSummary train(const RunConfig& config, bool reference)
         } else if (e.kind == bs::profiler::EventKind::Backward) {
             t.backwardMs += ms;
             t.backwards += 1;
+        } else if (e.kind == bs::profiler::EventKind::Update) {
+            t.updateMs += ms;
+            t.updates += 1;
         }
     });
     return session->summary();
@@ -112,11 +116,11 @@ int overhead(int steps, int rounds)
     for (std::size_t i = 0; i < ps.losses.size(); ++i) {
         maxRel = std::max(maxRel, std::abs(ps.losses[i] - rs.losses[i]) / std::abs(rs.losses[i]));
     }
-    std::printf("%d global batches each (p=%d, m=%d, b=%d, tiny GPT, 1 intra-op thread), interleaved\n",
-                steps * rounds, c.pipeline.stages, c.pipeline.microbatches, c.pipeline.microBatchSize);
+    std::printf("%d global batches each (p=%d, m=%d, b=%d, tiny GPT, 1 intra-op thread), interleaved\n", steps * rounds,
+        c.pipeline.stages, c.pipeline.microbatches, c.pipeline.microBatchSize);
     std::printf("reference %.3f s, 1f1b serial pipeline %.3f s (of which inside actions %.3f s)\n", r, p, ps.busyTimeS);
     std::printf("pipeline / reference wall ratio %.4f; scheduler-core + executor share of pipeline time %.4f\n", p / r,
-                (p - ps.busyTimeS) / p);
+        (p - ps.busyTimeS) / p);
     std::printf("max relative loss difference %.2e over %zu steps\n", maxRel, ps.losses.size());
     return 0;
 }
@@ -139,16 +143,17 @@ int timeToTarget(int steps, double target)
         busy.push_back(s.busyTimeS);
         std::printf("%-5s steps %d  final train %.4f  val %.4f  virtual %.2f s  wall %.2f s  bubble %.3f  "
                     "target %.2f reached at step %s, virtual %s s\n",
-                    name.c_str(), s.steps, *s.finalTrainLoss, s.valLoss.value_or(-1), s.virtualTimeS, s.wallTimeS,
-                    s.bubbleFraction, target, s.stepToTarget ? std::to_string(*s.stepToTarget).c_str() : "-",
-                    s.timeToTargetS ? std::to_string(*s.timeToTargetS).c_str() : "-");
+            name.c_str(), s.steps, *s.finalTrainLoss, s.valLoss.value_or(-1), s.virtualTimeS, s.wallTimeS,
+            s.bubbleFraction, target, s.stepToTarget ? std::to_string(*s.stepToTarget).c_str() : "-",
+            s.timeToTargetS ? std::to_string(*s.timeToTargetS).c_str() : "-");
         std::printf("      val curve:");
         for (std::size_t i = 0; i < s.valLosses.size(); ++i) {
             std::printf(" %d:%.3f@%.2fs", s.valSteps[i], s.valLosses[i], s.valVirtualTimesS[i]);
         }
         std::printf("\n      per stage busy s / mean F ms / mean B ms:");
         for (const StageTimes& t : g_lastStageTimes) {
-            std::printf(" %.2f/%.2f/%.2f", t.busyS, t.forwardMs / std::max(1, t.forwards), t.backwardMs / std::max(1, t.backwards));
+            std::printf(" %.2f/%.2f/%.2f", t.busyS, t.forwardMs / std::max(1, t.forwards),
+                t.backwardMs / std::max(1, t.backwards));
         }
         std::printf("\n      max lag per stage:");
         for (const auto& st : s.stages) {
@@ -158,18 +163,38 @@ int timeToTarget(int steps, double target)
     }
     if (results[0].timeToTargetS && results[1].timeToTargetS) {
         std::printf("virtual time-to-target 1f1b / paci = %.3f (theory (m+p-1)/m = %.3f)\n",
-                    *results[0].timeToTargetS / *results[1].timeToTargetS,
-                    static_cast<double>(c.pipeline.microbatches + c.pipeline.stages - 1) / c.pipeline.microbatches);
+            *results[0].timeToTargetS / *results[1].timeToTargetS,
+            static_cast<double>(c.pipeline.microbatches + c.pipeline.stages - 1) / c.pipeline.microbatches);
     }
+    // The same two schedules under the cost-model executor with paci's measured per-stage means:
+    // what the stage imbalance alone allows, without timing noise.
+    bs::runtime::CostModel costs;
+    for (const StageTimes& t : g_lastStageTimes) {
+        bs::runtime::StageCost sc;
+        sc.forward = static_cast<bs::TimeNs>(1e6 * t.forwardMs / std::max(1, t.forwards));
+        sc.backwardInput = static_cast<bs::TimeNs>(1e6 * t.backwardMs / std::max(1, t.backwards));
+        sc.update = static_cast<bs::TimeNs>(1e6 * t.updateMs / std::max(1, t.updates));
+        costs.stages.push_back(sc);
+    }
+    double simulated[2] = {0, 0};
+    int idx = 0;
+    for (const std::string name : {"1f1b", "paci"}) {
+        c.schedule.name = name;
+        c.pipeline.accum = name == "paci" ? c.pipeline.microbatches : 0;
+        auto sim = bs::runtime::simulate({bs::runtime::toScheduleParams(c), costs, c.pipeline.microBatchSize});
+        simulated[idx++] = sim ? static_cast<double>(sim->trace->endTime()) : 0.0;
+    }
+    std::printf("cost-model replay with paci's measured per-stage means: 1f1b / paci makespan = %.3f\n",
+        simulated[1] > 0 ? simulated[0] / simulated[1] : 0.0);
     const double perStep = (results[0].virtualTimeS / results[0].steps) / (results[1].virtualTimeS / results[1].steps);
     // Both runs do identical compute; a busy-time ratio != 1 is the machine's speed changing
     // between the runs (shared cores). Dividing it out gives the schedule's own effect.
     const double speed = busy[0] / busy[1];
     std::printf("virtual time per step 1f1b / paci = %.3f raw, %.3f normalised by busy time (busy ratio %.3f)\n",
-                perStep, perStep / speed, speed);
+        perStep, perStep / speed, speed);
     if (results[0].timeToTargetS && results[1].timeToTargetS) {
         std::printf("virtual time-to-target 1f1b / paci normalised by busy time = %.3f\n",
-                    *results[0].timeToTargetS / *results[1].timeToTargetS / speed);
+            *results[0].timeToTargetS / *results[1].timeToTargetS / speed);
     }
     return 0;
 }
@@ -181,7 +206,7 @@ int memory(int steps)
     c.training.evalInterval = 0;
     c.profiling.trace = false;
     std::printf("peak measured bytes per stage (demo shape, p=%d, m=%d, b=%d, %d steps)\n", c.pipeline.stages,
-                c.pipeline.microbatches, c.pipeline.microBatchSize, steps);
+        c.pipeline.microbatches, c.pipeline.microBatchSize, steps);
     for (const std::string name : {"gpipe", "1f1b", "zb-h1", "zb-h2", "paci", "async-1f1b", "2bw", "pipedream"}) {
         c.schedule.name = name;
         c.pipeline.accum = name == "paci" ? c.pipeline.microbatches : 0;
@@ -191,7 +216,7 @@ int memory(int steps)
             std::printf(" %8.1fK", static_cast<double>(st.peakBytes) / 1024.0);
         }
         std::printf("   stash(s0) %.1fK  max lag(s0) %d\n", static_cast<double>(s.stages[0].peakStashBytes) / 1024.0,
-                    s.stages[0].maxLag);
+            s.stages[0].maxLag);
     }
     return 0;
 }

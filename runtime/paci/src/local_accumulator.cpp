@@ -15,10 +15,10 @@ namespace {
 
 struct ParamState
 {
-    at::Tensor expAvg;   // same shape as the parameter
+    at::Tensor expAvg; // same shape as the parameter
     at::Tensor expAvgSq; // same shape as the parameter
     std::int64_t steps = 0;
-    bool decay = false;  // dim() >= 2
+    bool decay = false; // dim() >= 2
 };
 
 } // namespace
@@ -85,7 +85,10 @@ LocalAccumulator::~LocalAccumulator() = default;
 LocalAccumulator::LocalAccumulator(LocalAccumulator&&) noexcept = default;
 LocalAccumulator& LocalAccumulator::operator=(LocalAccumulator&&) noexcept = default;
 
-double LocalAccumulator::lossScale() const { return 1.0 / static_cast<double>(m_impl->options.accum); }
+double LocalAccumulator::lossScale() const
+{
+    return 1.0 / static_cast<double>(m_impl->options.accum);
+}
 
 bool LocalAccumulator::afterBackward()
 {
@@ -99,7 +102,10 @@ bool LocalAccumulator::afterBackward()
     return true;
 }
 
-bool LocalAccumulator::updateDue() const { return m_impl->counted >= m_impl->options.accum; }
+bool LocalAccumulator::updateDue() const
+{
+    return m_impl->counted >= m_impl->options.accum;
+}
 
 void LocalAccumulator::step()
 {
@@ -118,12 +124,30 @@ void LocalAccumulator::step()
     m_impl->version += 1;
 }
 
-int LocalAccumulator::version() const { return m_impl->version; }
-int LocalAccumulator::accum() const { return m_impl->options.accum; }
-int LocalAccumulator::backwardsSinceUpdate() const { return m_impl->counted; }
-double LocalAccumulator::nextLr() const { return m_impl->options.lr.lrAt(m_impl->version); }
-const std::vector<at::Tensor>& LocalAccumulator::parameters() const { return m_impl->params; }
-const AccumulatorOptions& LocalAccumulator::options() const { return m_impl->options; }
+int LocalAccumulator::version() const
+{
+    return m_impl->version;
+}
+int LocalAccumulator::accum() const
+{
+    return m_impl->options.accum;
+}
+int LocalAccumulator::backwardsSinceUpdate() const
+{
+    return m_impl->counted;
+}
+double LocalAccumulator::nextLr() const
+{
+    return m_impl->options.lr.lrAt(m_impl->version);
+}
+const std::vector<at::Tensor>& LocalAccumulator::parameters() const
+{
+    return m_impl->params;
+}
+const AccumulatorOptions& LocalAccumulator::options() const
+{
+    return m_impl->options;
+}
 
 ForwardTag LocalAccumulator::tagForward(std::int64_t microbatch)
 {
@@ -173,8 +197,14 @@ BackwardObservation LocalAccumulator::observeBackward(const ForwardTag& tag)
     return obs;
 }
 
-const DriftStats& LocalAccumulator::stats() const { return m_impl->stats; }
-void LocalAccumulator::resetStats() { m_impl->stats = DriftStats{}; }
+const DriftStats& LocalAccumulator::stats() const
+{
+    return m_impl->stats;
+}
+void LocalAccumulator::resetStats()
+{
+    m_impl->stats = DriftStats{};
+}
 
 std::int64_t LocalAccumulator::parameterBytes() const
 {

@@ -14,8 +14,8 @@ double LrSchedule::lrAt(int updatesDone) const
     if (totalSteps <= warmupSteps) {
         return peakLr;
     }
-    const double progress
-        = std::min(1.0, static_cast<double>(u - warmupSteps) / static_cast<double>(totalSteps - warmupSteps));
+    const double progress =
+        std::min(1.0, static_cast<double>(u - warmupSteps) / static_cast<double>(totalSteps - warmupSteps));
     const double pi = std::acos(-1.0);
     const double cosine = 0.5 * (1.0 + std::cos(pi * progress));
     return peakLr * (minLrRatio + (1.0 - minLrRatio) * cosine);

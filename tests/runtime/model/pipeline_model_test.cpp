@@ -1,12 +1,14 @@
 // PipelineModel driven by hand-written legal action orders (the scheduler core's job in real
 // runs), checked against the plain reference trainer and the weight-policy contracts.
 #include "runtime/model/pipeline_model.h"
+
 #include "runtime/model/reference_trainer.h"
-#include "test_tokens.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+
+#include "test_tokens.h"
 
 namespace bs::runtime {
 namespace {
@@ -14,7 +16,10 @@ namespace {
 constexpr int kP = 4;
 constexpr int kM = 4;
 
-void expectOk(const Status& s) { ASSERT_TRUE(s.has_value()) << s.error().describe(); }
+void expectOk(const Status& s)
+{
+    ASSERT_TRUE(s.has_value()) << s.error().describe();
+}
 template<typename T>
 void expectOk(const Result<T>& r)
 {

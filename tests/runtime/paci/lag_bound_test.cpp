@@ -1,9 +1,10 @@
 #include "bubblescope/paci/lag_bound.h"
-#include "bubblescope/paci/lr_schedule.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+
+#include "bubblescope/paci/lr_schedule.h"
 
 namespace {
 
@@ -13,8 +14,7 @@ struct LagCase
 };
 
 class MaxLagTest : public ::testing::TestWithParam<LagCase>
-{
-};
+{};
 
 TEST_P(MaxLagTest, MatchesCeilFormula)
 {
@@ -23,11 +23,10 @@ TEST_P(MaxLagTest, MatchesCeilFormula)
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, MaxLagTest,
-                         ::testing::Values(LagCase{8, 0, 8, 0, 1}, LagCase{8, 6, 8, 0, 1}, LagCase{8, 7, 8, 0, 0},
-                                           LagCase{8, 0, 7, 0, 1}, LagCase{8, 0, 6, 0, 2}, LagCase{8, 0, 4, 0, 2},
-                                           LagCase{8, 3, 4, 0, 1}, LagCase{8, 0, 1, 0, 7}, LagCase{4, 0, 4, 0, 1},
-                                           LagCase{4, 0, 4, 2, 2}, LagCase{1, 0, 1, 0, 0},
-                                           LagCase{8, 8, 8, 0, -1}, LagCase{8, 0, 0, 0, -1}));
+    ::testing::Values(LagCase{8, 0, 8, 0, 1}, LagCase{8, 6, 8, 0, 1}, LagCase{8, 7, 8, 0, 0}, LagCase{8, 0, 7, 0, 1},
+        LagCase{8, 0, 6, 0, 2}, LagCase{8, 0, 4, 0, 2}, LagCase{8, 3, 4, 0, 1}, LagCase{8, 0, 1, 0, 7},
+        LagCase{4, 0, 4, 0, 1}, LagCase{4, 0, 4, 2, 2}, LagCase{1, 0, 1, 0, 0}, LagCase{8, 8, 8, 0, -1},
+        LagCase{8, 0, 0, 0, -1}));
 
 TEST(MinAccumForLag, IsTheSmallestWindowMeetingTheBound)
 {

@@ -13,9 +13,15 @@ namespace {
 using bs::paci::AccumulatorOptions;
 using bs::paci::LocalAccumulator;
 
-at::Tensor leaf(at::Tensor t) { return t.set_requires_grad(true); }
+at::Tensor leaf(at::Tensor t)
+{
+    return t.set_requires_grad(true);
+}
 
-double maxAbsDiff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
+double maxAbsDiff(const at::Tensor& a, const at::Tensor& b)
+{
+    return (a - b).abs().max().item<double>();
+}
 
 AccumulatorOptions options(int accum, double lr = 1e-2)
 {
@@ -151,11 +157,11 @@ TEST(LocalAccumulator, AdamWMatchesTorchOptimAdamW)
     LocalAccumulator acc({w, b}, o);
     std::vector<torch::optim::OptimizerParamGroup> groups;
     groups.emplace_back(std::vector<at::Tensor>{rw},
-                        std::make_unique<torch::optim::AdamWOptions>(
-                            torch::optim::AdamWOptions(0.0).betas({0.9, 0.95}).eps(1e-8).weight_decay(0.1)));
+        std::make_unique<torch::optim::AdamWOptions>(
+            torch::optim::AdamWOptions(0.0).betas({0.9, 0.95}).eps(1e-8).weight_decay(0.1)));
     groups.emplace_back(std::vector<at::Tensor>{rb},
-                        std::make_unique<torch::optim::AdamWOptions>(
-                            torch::optim::AdamWOptions(0.0).betas({0.9, 0.95}).eps(1e-8).weight_decay(0.0)));
+        std::make_unique<torch::optim::AdamWOptions>(
+            torch::optim::AdamWOptions(0.0).betas({0.9, 0.95}).eps(1e-8).weight_decay(0.0)));
     torch::optim::AdamW stock(std::move(groups));
 
     for (int step = 0; step < 8; ++step) {

@@ -31,14 +31,14 @@
 // This matches the PACI authors' patched PyTorch (freeze_version_update around optimizer.step())
 // in fp32. Thread-safety: none; use one accumulator from one thread at a time.
 
-#include "bubblescope/paci/lr_schedule.h"
-
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
+
+#include "bubblescope/paci/lr_schedule.h"
 
 namespace bs::paci {
 
@@ -53,9 +53,9 @@ struct AdamWOptions
 
 struct AccumulatorOptions
 {
-    int accum = 8;         ///< a: local backward passes per update (≥ 1)
+    int accum = 8; ///< a: local backward passes per update (≥ 1)
     AdamWOptions adamw;
-    LrSchedule lr;         ///< stepped once per update
+    LrSchedule lr; ///< stepped once per update
     /// true: afterBackward() applies the update itself after every a-th backward (drop-in use).
     /// false: afterBackward() only counts; the caller calls step() when updateDue() (a runtime
     /// that draws the update as its own action on a timeline).
@@ -78,7 +78,7 @@ struct ForwardTag
 
 struct BackwardObservation
 {
-    int lag = 0;                 ///< updates applied between the forward and this backward
+    int lag = 0; ///< updates applied between the forward and this backward
     std::optional<double> drift; ///< ‖θ_B − θ_F‖ / ‖θ_F‖ for sampled micro-batches
 };
 
@@ -119,10 +119,10 @@ public:
     /// Parameters without a gradient are skipped (as in torch::optim::AdamW).
     void step();
 
-    int version() const;              ///< updates applied so far
-    int accum() const;                ///< a
+    int version() const; ///< updates applied so far
+    int accum() const; ///< a
     int backwardsSinceUpdate() const; ///< backward passes counted in the current window
-    double nextLr() const;            ///< learning rate the next update will use
+    double nextLr() const; ///< learning rate the next update will use
     const std::vector<at::Tensor>& parameters() const;
     const AccumulatorOptions& options() const;
 

@@ -7,8 +7,8 @@ namespace bs::paci {
 struct LrSchedule
 {
     double peakLr = 3e-4;
-    int warmupSteps = 0;     ///< updates spent ramping linearly up to peakLr
-    int totalSteps = 0;      ///< update at which the cosine reaches the floor; 0 = constant after warm-up
+    int warmupSteps = 0; ///< updates spent ramping linearly up to peakLr
+    int totalSteps = 0; ///< update at which the cosine reaches the floor; 0 = constant after warm-up
     double minLrRatio = 0.1; ///< floor = minLrRatio · peakLr
 
     /// Learning rate of the update that follows `updatesDone` earlier updates (0-based):
