@@ -113,6 +113,18 @@ INSTANTIATE_TEST_SUITE_P(Ranks, MultiProcessMatchesSerial,
                              return std::get<0>(param.param) + "_" + std::to_string(std::get<1>(param.param)) + "ranks";
                          });
 
+// `train --executor threaded` (one process, one thread per stage) prints the same losses as serial.
+TEST(ThreadedCli, ExecutorThreadedMatchesSerial)
+{
+    const Proc serial = shell(kCli + trainArgs("paci", 3) + " --json");
+    const Proc threaded = shell(kCli + trainArgs("paci", 3) + " --executor threaded --json");
+    ASSERT_EQ(serial.exitCode, 0) << serial.err;
+    ASSERT_EQ(threaded.exitCode, 0) << threaded.err;
+    EXPECT_EQ(losses(threaded.out), losses(serial.out));
+    const Proc bad = shell(kCli + trainArgs("paci", 3) + " --executor parallel");
+    EXPECT_EQ(bad.exitCode, 2) << bad.err;
+}
+
 TEST(MultiProcess, BadEnvironmentFailsBeforeAnyWork)
 {
     const std::string args = " train --model tiny --stages 2 --steps 1 --distributed";
@@ -176,6 +188,8 @@ TEST(MultiProcess, AKilledRankMakesTheOthersExitNamingIt)
         EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << "rank " << k;
         const std::string err = slurp(dir / ("err" + std::to_string(k)));
         EXPECT_NE(err.find("rank 1"), std::string::npos) << "rank " << k << " says: " << err;
+        std::printf("rank %d exited %.1f s after rank 1 was killed: %s", k,
+                    std::chrono::duration<double>(Clock::now() - killedAt).count(), err.c_str());
     }
     std::filesystem::remove_all(dir);
 }

@@ -6,6 +6,8 @@
 #include "runtime/config/config_presets.h"
 #include "runtime/exec/run_session.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +16,14 @@
 #include <vector>
 
 namespace {
+
+double cpuSeconds()
+{
+    rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec)
+           + static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
 
 double median(std::vector<double> v)
 {
@@ -50,7 +60,7 @@ int main(int argc, char** argv)
     c.device.intraOpThreads = 1; // one intra-op thread per stage in both modes: identical work
     c.profiling.trace = false;
 
-    std::vector<double> serial, threaded;
+    std::vector<double> serial, threaded, serialCores, threadedCores;
     double serialLoss = 0.0, threadedLoss = 0.0;
     for (int r = 0; r < reps; ++r) {
         for (ExecutorKind kind : {ExecutorKind::Serial, ExecutorKind::Threaded}) {
@@ -62,6 +72,7 @@ int main(int argc, char** argv)
                 return 1;
             }
             const auto t0 = std::chrono::steady_clock::now();
+            const double cpu0 = cpuSeconds();
             if (auto s = session->run(); !s) {
                 std::fprintf(stderr, "%s\n", s.error().describe().c_str());
                 return 1;
@@ -70,14 +81,17 @@ int main(int argc, char** argv)
             const double loss = session->summary().finalTrainLoss.value_or(0.0);
             (kind == ExecutorKind::Serial ? serial : threaded).push_back(wall);
             (kind == ExecutorKind::Serial ? serialLoss : threadedLoss) = loss;
-            std::printf("rep %d %-8s %.3f s  final loss %.6f\n", r, kind == ExecutorKind::Serial ? "serial" : "threaded",
-                        wall, loss);
+            const double cores = (cpuSeconds() - cpu0) / wall; // CPU the run actually got (other load shows here)
+            (kind == ExecutorKind::Serial ? serialCores : threadedCores).push_back(cores);
+            std::printf("rep %d %-8s %.3f s  cpu/wall %.2f  final loss %.6f\n", r,
+                        kind == ExecutorKind::Serial ? "serial" : "threaded", wall, cores, loss);
         }
     }
     const double ms = median(serial), mt = median(threaded);
-    std::printf("%s %s p=%d m=8 b=4 steps=%d reps=%d: serial median %.3f s, threaded median %.3f s, speed-up %.2fx; "
-                "losses %s\n",
-                preset.c_str(), schedule.c_str(), stages, steps, reps, ms, mt, ms / mt,
+    std::printf("%s %s p=%d m=8 b=4 steps=%d reps=%d: serial median %.3f s (cpu/wall %.2f), threaded median %.3f s "
+                "(cpu/wall %.2f), speed-up %.2fx; losses %s\n",
+                preset.c_str(), schedule.c_str(), stages, steps, reps, ms, median(serialCores), mt, median(threadedCores),
+                ms / mt,
                 serialLoss == threadedLoss ? "identical" : "DIFFER");
     return serialLoss == threadedLoss ? 0 : 1;
 }
