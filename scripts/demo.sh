@@ -20,4 +20,8 @@ echo "\$ bubblescope-cli compare --stages 8 --accum 8 --batches 20 --schedules 1
 "$bin/bubblescope-cli" compare --stages 8 --accum 8 --batches 20 --schedules 1f1b,zb-h1,paci
 echo
 echo "\$ bubblescope-cli simulate --schedule paci --stages 8 --accum 8 --batches 20"
-"$bin/bubblescope-cli" simulate --schedule paci --stages 8 --accum 8 --batches 20 "$@"
+"$bin/bubblescope-cli" simulate --schedule paci --stages 8 --accum 8 --batches 20
+echo
+echo "Now for real: the 8-stage tiny GPT trained under 1F1B-flush and PACI (a = 8) with LibTorch."
+echo "\$ bubblescope-cli compare --train --stages 8 --accum 8 --batches 10"
+"$bin/bubblescope-cli" compare --train --stages 8 --accum 8 --batches 10 "$@"

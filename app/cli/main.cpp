@@ -4,7 +4,7 @@
 #include "app/cli/export_command.h"
 #include "app/cli/launch_command.h"
 #include "app/cli/simulate_command.h"
-#ifdef BS_HAVE_TRAIN
+#ifdef BS_WITH_TORCH
 #include "app/cli/train_command.h"
 #endif
 
@@ -22,10 +22,26 @@ int main(int argc, char** argv)
     app.set_version_flag("--version", std::string("bubblescope-cli ") + BUBBLESCOPE_VERSION);
     app.require_subcommand(1);
     int exitCode = bs::cli::kExitOk;
-    bs::cli::addSimulationCommands(app, exitCode);
+    bs::cli::TrainComparison trainComparison;
+#ifdef BS_WITH_TORCH
+    trainComparison = [](const bs::cli::TrainComparisonRequest& r) {
+        bs::cli::TrainArgs args;
+        args.configPath = r.configPath;
+        args.stages = r.stages;
+        args.microbatches = r.microbatches;
+        args.accum = r.accum;
+        args.microBatchSize = r.microBatchSize;
+        args.steps = r.steps;
+        args.model = r.model;
+        args.targetLoss = r.targetLoss;
+        args.json = r.json;
+        return bs::cli::runTrainComparison(args, r.schedules);
+    };
+#endif
+    bs::cli::addSimulationCommands(app, exitCode, trainComparison);
     bs::cli::addExportCommand(app, exitCode);
     bs::cli::addLaunchCommand(app, exitCode);
-#ifdef BS_HAVE_TRAIN
+#ifdef BS_WITH_TORCH
     bs::cli::addTrainCommand(app, exitCode);
 #endif
     try {

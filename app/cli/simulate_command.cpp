@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 namespace bs::cli {
@@ -129,14 +130,49 @@ struct CompareCommand
     SimulationOptions sim;
     std::vector<std::string> schedules;
     bool json = false;
+    bool train = false;
+    std::optional<double> targetLoss;
+    std::string configPath;
+    TrainComparison runTraining;
 
-    int run() const
+    template<typename T>
+    static std::optional<T> given(const CLI::App& app, const char* option, T value)
+    {
+        return app.count(option) > 0 ? std::optional<T>(value) : std::nullopt;
+    }
+
+    int trainForReal(const CLI::App& app, std::vector<std::string> names) const
+    {
+        if (!runTraining) {
+            return reportError(makeError(ErrorCode::Unavailable, "compare --train needs the LibTorch runtime",
+                                         "this bubblescope-cli was built with BS_WITH_TORCH=OFF"));
+        }
+        TrainComparisonRequest request;
+        request.schedules = std::move(names);
+        request.stages = given(app, "--stages", sim.stages);
+        request.microbatches = given(app, "--microbatches", sim.microbatches);
+        request.accum = given(app, "--accum", sim.accum);
+        request.microBatchSize = given(app, "--micro-batch-size", sim.microBatchSize);
+        request.steps = given(app, "--batches", sim.batches);
+        request.model = given(app, "--model", sim.model);
+        request.targetLoss = targetLoss;
+        request.configPath = configPath;
+        request.json = json;
+        return runTraining(request);
+    }
+
+    int run(const CLI::App& app) const
     {
         std::vector<std::string> names = schedules;
         if (names.empty()) {
             for (const auto& info : runtime::scheduleCatalogue()) {
-                names.push_back(info.name);
+                if (!train || info.name == "1f1b" || info.name == "paci") { // training all eight takes long
+                    names.push_back(info.name);
+                }
             }
+        }
+        if (train) {
+            return trainForReal(app, std::move(names));
         }
         std::vector<runtime::SimulationResult> results;
         bool bytesKnown = false;
@@ -187,7 +223,7 @@ struct CompareCommand
 
 } // namespace
 
-void addSimulationCommands(CLI::App& app, int& exitCode)
+void addSimulationCommands(CLI::App& app, int& exitCode, TrainComparison train)
 {
     auto* list = app.add_subcommand("schedules", "List the schedules, one line each");
     list->callback([&exitCode] {
@@ -211,7 +247,13 @@ void addSimulationCommands(CLI::App& app, int& exitCode)
     compare->sim.addTo(*cmp, /*withSchedule=*/false);
     cmp->add_option("-s,--schedules", compare->schedules, "Schedules to compare (default: all)")->delimiter(',');
     cmp->add_flag("--json", compare->json, "Print a JSON array instead of a table");
-    cmp->callback([compare, &exitCode] { exitCode = compare->run(); });
+    cmp->add_flag("--train", compare->train,
+                  "Train each schedule for real (LibTorch; --batches global batches) and compare time to target loss "
+                  "(default schedules: 1f1b, paci)");
+    cmp->add_option("--target-loss", compare->targetLoss, "With --train: validation loss that counts as reached");
+    cmp->add_option("--config", compare->configPath, "With --train: base run config (TOML); default the demo");
+    compare->runTraining = std::move(train);
+    cmp->callback([compare, cmp, &exitCode] { exitCode = compare->run(*cmp); });
 }
 
 } // namespace bs::cli

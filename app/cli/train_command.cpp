@@ -1,11 +1,12 @@
 #include "app/cli/train_command.h"
 
+#include "app/cli/cli_common.h"
 #include "runtime/config/config_presets.h"
 #include "runtime/config/config_toml.h"
 #include "runtime/dist/dist_train.h"
 #include "runtime/exec/run_session.h"
 
-#include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -13,32 +14,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <thread>
+#include <unistd.h>
 
 namespace bs::cli {
 
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitFailure = 1;
-constexpr int kExitUsage = 2;
-
 std::atomic<bool> g_interrupted{false};
 
-extern "C" void onInterrupt(int)
-{
-    g_interrupted = true;
-}
+extern "C" void onInterrupt(int) { g_interrupted = true; }
 
-int printError(const Error& error)
-{
-    std::cerr << "error: " << error.message << '\n';
-    if (!error.context.empty()) {
-        std::cerr << "  at: " << error.context << '\n';
-    }
-    return error.code == ErrorCode::InvalidArgument || error.code == ErrorCode::ParseError ? kExitUsage : kExitFailure;
-}
+int printError(const Error& error) { return reportError(error); }
 
 Result<runtime::RunConfig> buildConfig(const TrainArgs& a)
 {
@@ -112,7 +99,7 @@ std::string optionalText(const std::optional<double>& v, int precision = 4)
 void printProgress(const std::string& name, const runtime::BatchMetrics& b, int steps)
 {
     std::fprintf(stderr, "\r[%s] step %d/%d  loss %.4f  val %s  virtual %.2fs  %.0f tok/s (virtual)   ", name.c_str(),
-        b.step + 1, steps, b.trainLoss, optionalText(b.valLoss).c_str(), b.virtualTimeS, b.tokensPerSVirtual);
+                 b.step + 1, steps, b.trainLoss, optionalText(b.valLoss).c_str(), b.virtualTimeS, b.tokensPerSVirtual);
     std::fflush(stderr);
 }
 
@@ -177,7 +164,7 @@ void printSummary(const runtime::RunSummary& s)
     std::cout << "stage  peak MiB  max lag  mean drift\n";
     for (const runtime::StageMetrics& st : s.stages) {
         std::printf("%5d  %8.2f  %7d  %10.2e\n", st.stage, static_cast<double>(st.peakBytes) / (1024.0 * 1024.0),
-            st.maxLag, st.meanDrift);
+                    st.maxLag, st.meanDrift);
     }
 }
 
@@ -324,14 +311,14 @@ int runTrainComparison(const TrainArgs& args, const std::vector<std::string>& sc
             slowest = r.timeToTargetS;
         }
     }
-    std::printf("%-12s %10s %10s %12s %14s %8s %8s\n", "schedule", "train loss", "val loss", "virtual s", "to target s",
-        "speedup", "bubble");
+    std::printf("%-12s %10s %10s %12s %14s %8s %8s\n", "schedule", "train loss", "val loss", "virtual s",
+                "to target s", "speedup", "bubble");
     for (const auto& r : results) {
-        const std::optional<double> speedup =
-            slowest && r.timeToTargetS ? std::optional<double>(*slowest / *r.timeToTargetS) : std::nullopt;
-        std::printf("%-12s %10s %10s %12.3f %14s %8s %8.3f\n", r.schedule.c_str(),
-            optionalText(r.finalTrainLoss).c_str(), optionalText(r.valLoss).c_str(), r.virtualTimeS,
-            optionalText(r.timeToTargetS, 3).c_str(), optionalText(speedup, 2).c_str(), r.bubbleFraction);
+        const std::optional<double> speedup
+            = slowest && r.timeToTargetS ? std::optional<double>(*slowest / *r.timeToTargetS) : std::nullopt;
+        std::printf("%-12s %10s %10s %12.3f %14s %8s %8.3f\n", r.schedule.c_str(), optionalText(r.finalTrainLoss).c_str(),
+                    optionalText(r.valLoss).c_str(), r.virtualTimeS, optionalText(r.timeToTargetS, 3).c_str(),
+                    optionalText(speedup, 2).c_str(), r.bubbleFraction);
     }
     return kExitOk;
 }

@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 namespace bs::cli {
@@ -30,7 +32,8 @@ TrainArgs smallRun(const std::filesystem::path& out)
 
 TEST(TrainCommand, WritesARunDirectoryWithTheSummaryKeys)
 {
-    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "bs_train_command_test";
+    const std::filesystem::path dir
+        = std::filesystem::temp_directory_path() / ("bs_train_command_test_" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
     testing::internal::CaptureStdout();
     const int rc = runTrain(smallRun(dir));
