@@ -1,0 +1,214 @@
+// Synthetic activity buffers: CUPTI's own record structs, filled by hand and laid out as CUPTI
+// lays them out (back to back, 8-byte aligned). cuptiActivityGetNextRecord works without a
+// device, so CUPTI's walker is the oracle for where records start.
+#include "profiler/cupti/activity_correlator.h"
+#include "profiler/cupti/activity_adapter.h"
+#include "profiler/cupti/activity_parser.h"
+#include "profiler/cupti/gpu_busy.h"
+
+#include <cupti.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+using namespace bs::profiler;
+using namespace bs::profiler::cupti;
+using detail::KernelRecord;
+using detail::MemcpyRecord;
+using detail::MemsetRecord;
+using detail::SyncRecord;
+
+namespace {
+
+class BufferBuilder
+{
+public:
+    template<typename R>
+    BufferBuilder& add(const R& record)
+    {
+        const std::size_t offset = m_bytes.size();
+        m_bytes.resize(offset + (sizeof(R) + 7) / 8 * 8, 0);
+        std::memcpy(m_bytes.data() + offset, &record, sizeof(R));
+        return *this;
+    }
+    BufferBuilder& kernel(std::uint32_t correlation, std::uint64_t start, std::uint64_t end, std::uint32_t stream = 7)
+    {
+        KernelRecord k{};
+        k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+        k.start = start;
+        k.end = end;
+        k.correlationId = correlation;
+        k.streamId = stream;
+        k.deviceId = 0;
+        k.name = "gemm";
+        return add(k);
+    }
+    BufferBuilder& tag(std::uint32_t correlation, const ActionTag& t)
+    {
+        CUpti_ActivityExternalCorrelation x{};
+        x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+        x.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+        x.externalId = *packTag(t);
+        x.correlationId = correlation;
+        return add(x);
+    }
+    BufferBuilder& memcpy(std::uint32_t correlation, std::uint64_t start, std::uint64_t end, std::uint64_t bytes)
+    {
+        MemcpyRecord m{};
+        m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+        m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+        m.bytes = bytes;
+        m.start = start;
+        m.end = end;
+        m.correlationId = correlation;
+        m.streamId = 9;
+        return add(m);
+    }
+    BufferBuilder& memset(std::uint32_t correlation, std::uint64_t start, std::uint64_t end, std::uint64_t bytes)
+    {
+        MemsetRecord m{};
+        m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+        m.bytes = bytes;
+        m.start = start;
+        m.end = end;
+        m.correlationId = correlation;
+        m.streamId = 7;
+        return add(m);
+    }
+    BufferBuilder& sync(std::uint32_t correlation, std::uint64_t start, std::uint64_t end)
+    {
+        SyncRecord s{};
+        s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+        s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+        s.start = start;
+        s.end = end;
+        s.correlationId = correlation;
+        return add(s);
+    }
+    std::vector<std::uint8_t>& bytes() { return m_bytes; }
+
+private:
+    std::vector<std::uint8_t> m_bytes;
+};
+
+// Offsets of the records CUPTI's own walker finds in the buffer.
+std::vector<std::ptrdiff_t> cuptiWalk(std::vector<std::uint8_t>& bytes)
+{
+    std::vector<std::ptrdiff_t> offsets;
+    CUpti_Activity* record = nullptr;
+    while (cuptiActivityGetNextRecord(bytes.data(), bytes.size(), &record) == CUPTI_SUCCESS) {
+        offsets.push_back(reinterpret_cast<std::uint8_t*>(record) - bytes.data());
+    }
+    return offsets;
+}
+
+} // namespace
+
+TEST(ActivityParser, ReadsEveryEnabledKindWithItsFields)
+{
+    BufferBuilder b;
+    b.tag(1, {2, EventKind::Forward, 5, 3}).kernel(1, 1'000, 2'000).memcpy(2, 2'000, 2'500, 1 << 20).memset(3, 2'600, 2'700, 64).sync(4, 2'700, 2'900);
+    const auto parsed = parseActivityBuffer(b.bytes());
+    ASSERT_EQ(parsed.records.size(), 5u);
+    EXPECT_EQ(parsed.unparsedBytes, 0u);
+    const auto& x = parsed.records[0];
+    EXPECT_EQ(x.kind, RecordKind::ExternalCorrelation);
+    EXPECT_EQ(x.externalKind, static_cast<std::uint32_t>(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0));
+    EXPECT_EQ(unpackTag(x.externalId)->microbatch, 5);
+    EXPECT_EQ(x.correlationId, 1u);
+    const auto& k = parsed.records[1];
+    EXPECT_EQ(k.kind, RecordKind::Kernel);
+    EXPECT_EQ(k.start, 1'000u);
+    EXPECT_EQ(k.end, 2'000u);
+    EXPECT_EQ(k.correlationId, 1u);
+    EXPECT_EQ(k.streamId, 7u);
+    const auto& m = parsed.records[2];
+    EXPECT_EQ(m.kind, RecordKind::Memcpy);
+    EXPECT_EQ(m.bytes, 1u << 20);
+    EXPECT_EQ(m.copyKind, CUPTI_ACTIVITY_MEMCPY_KIND_PTOP);
+    EXPECT_EQ(m.streamId, 9u);
+    EXPECT_EQ(parsed.records[3].kind, RecordKind::Memset);
+    EXPECT_EQ(parsed.records[3].bytes, 64u);
+    EXPECT_EQ(parsed.records[4].kind, RecordKind::Synchronization);
+    EXPECT_EQ(parsed.records[4].end, 2'900u);
+}
+
+TEST(ActivityParser, FindsRecordsWhereCuptisOwnWalkerDoes)
+{
+    BufferBuilder b;
+    for (std::uint32_t i = 0; i < 50; ++i) {
+        b.tag(i, {static_cast<int>(i % 8), EventKind::Backward, static_cast<int>(i), 0});
+        b.kernel(i, 100 * i, 100 * i + 50);
+        if (i % 3 == 0) {
+            b.memcpy(i, 100 * i + 50, 100 * i + 60, 8);
+        }
+        if (i % 7 == 0) {
+            b.sync(i, 100 * i + 60, 100 * i + 70);
+        }
+    }
+    const auto offsets = cuptiWalk(b.bytes());
+    const auto parsed = parseActivityBuffer(b.bytes());
+    ASSERT_EQ(parsed.records.size(), offsets.size());
+    // Same number of records and the same kinds in order, so the sizes we step by are CUPTI's.
+    for (std::size_t i = 0; i < offsets.size(); ++i) {
+        CUpti_Activity head{};
+        std::memcpy(&head, b.bytes().data() + offsets[i], sizeof head);
+        const bool isKernel = head.kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+        EXPECT_EQ(parsed.records[i].kind == RecordKind::Kernel, isKernel) << i;
+    }
+}
+
+TEST(ActivityParser, StopsAtAnUnknownKindAndCountsTheLostBytes)
+{
+    BufferBuilder b;
+    b.kernel(1, 0, 10);
+    CUpti_ActivityAPI api{}; // a kind we never enable: its size is not ours to know
+    api.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+    b.add(api).kernel(2, 10, 20);
+    const auto parsed = parseActivityBuffer(b.bytes());
+    ASSERT_EQ(parsed.records.size(), 1u);
+    EXPECT_EQ(parsed.unparsedBytes, b.bytes().size() - sizeof(KernelRecord));
+}
+
+TEST(ActivityParser, NeverReadsPastTheValidBytes)
+{
+    BufferBuilder b;
+    b.kernel(1, 0, 10).kernel(2, 10, 20);
+    const std::size_t cut = sizeof(KernelRecord) + 40; // the second record is cut short
+    const auto parsed = parseActivityBuffer(std::span<const std::uint8_t>(b.bytes().data(), cut));
+    ASSERT_EQ(parsed.records.size(), 1u);
+    EXPECT_EQ(parsed.unparsedBytes, 40u);
+    EXPECT_TRUE(parseActivityBuffer({}).records.empty());
+}
+
+TEST(ActivityPipeline, BufferToTaggedTraceToGpuBubbles)
+{
+    // Two stages on one GPU clock that is 10'000 ns ahead of the host; origin at host 0.
+    BufferBuilder b;
+    b.tag(1, {0, EventKind::Forward, 0, 0}).kernel(1, 10'000, 10'100, 7);
+    b.tag(2, {0, EventKind::Send, 0, 1}).memcpy(2, 10'100, 10'150, 4096);
+    b.tag(3, {1, EventKind::Forward, 0, 0}).kernel(3, 10'200, 10'300, 8);
+    b.tag(4, {1, EventKind::Backward, 0, 0}).kernel(4, 10'300, 10'500, 8);
+    b.tag(5, {0, EventKind::Backward, 0, 0}).kernel(5, 10'550, 10'750, 7);
+    const std::vector<ClockSample> samples = {{0, 10'000, 0}};
+    ActivityCorrelator correlator(ClockSync::fromSamples(samples), 0, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0);
+    std::vector<TraceEvent> events;
+    correlator.consume(parseActivityBuffer(b.bytes()).records, events);
+    correlator.finish(events);
+    ASSERT_EQ(events.size(), 5u);
+    EXPECT_EQ(events[1].lane, Lane::Comm);
+    EXPECT_EQ(events[1].start, 100);
+    EXPECT_EQ(events[1].end, 150);
+    TraceMeta meta;
+    meta.stages = 2;
+    const Report r = analyzeGpu(*makeSnapshot(meta, events), AnalysisOptions{});
+    EXPECT_EQ(r.makespan, 750);
+    ASSERT_EQ(r.perStage.size(), 2u);
+    EXPECT_EQ(r.perStage[0].busy, 300);
+    EXPECT_EQ(r.perStage[1].busy, 300);
+    EXPECT_EQ(r.perStage[1].idleByCause[static_cast<std::size_t>(BubbleCause::WarmUp)], 200);
+    // Stage 0 idles 450 ns after its last forward, until the gradient returns: drain (analyze.h).
+    EXPECT_EQ(r.perStage[0].idleByCause[static_cast<std::size_t>(BubbleCause::Drain)], 450);
+    EXPECT_EQ(r.perStage[0].idle, 450);
+}
