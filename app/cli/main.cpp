@@ -2,6 +2,7 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/export_command.h"
+#include "app/cli/launch_command.h"
 #include "app/cli/simulate_command.h"
 #include "app/cli/tune_command.h"
 #ifdef BS_WITH_TORCH
@@ -41,6 +42,7 @@ int main(int argc, char** argv)
     bs::cli::addSimulationCommands(app, exitCode, trainComparison);
     bs::cli::addExportCommand(app, exitCode);
     bs::cli::addTuneCommand(app, exitCode);
+    bs::cli::addLaunchCommand(app, exitCode);
 #ifdef BS_WITH_TORCH
     bs::cli::addTrainCommand(app, exitCode);
 #endif

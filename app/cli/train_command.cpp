@@ -3,6 +3,7 @@
 #include "app/cli/cli_common.h"
 #include "runtime/config/config_presets.h"
 #include "runtime/config/config_toml.h"
+#include "runtime/dist/dist_train.h"
 #include "runtime/exec/run_session.h"
 
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <thread>
 #include <unistd.h>
@@ -104,9 +106,14 @@ void printProgress(const std::string& name, const runtime::BatchMetrics& b, int 
 // Runs the session on a worker thread; this thread shows progress and forwards Ctrl-C.
 Result<runtime::RunSummary> trainOne(const runtime::RunConfig& config, const TrainArgs& a, bool progress)
 {
+    if (a.executor != "serial" && a.executor != "threaded") {
+        return makeError(ErrorCode::InvalidArgument, "unknown executor '" + a.executor + "' (serial or threaded)",
+                         "--executor");
+    }
     runtime::SessionOptions options;
     options.reference = a.reference;
     options.overwrite = a.overwrite;
+    options.executor = a.executor == "threaded" ? runtime::ExecutorKind::Threaded : runtime::ExecutorKind::Serial;
     if (!a.outDir.empty()) {
         options.outDir = a.outDir;
     }
@@ -182,6 +189,16 @@ void addTrainOptions(CLI::App& sub, TrainArgs& a)
     sub.add_option("--out", a.outDir, "Run directory (config.toml, metrics.jsonl, trace.json, summary.json)");
     sub.add_flag("--overwrite", a.overwrite, "Replace the files of an existing run directory");
     sub.add_flag("--json", a.json, "Print the summary as one JSON object");
+    sub.add_option("--executor", a.executor,
+                   "serial: one thread, virtual timeline; threaded: one thread per stage, wall-clock timeline "
+                   "(--threads intra-op threads per stage, default 1)")
+        ->check(CLI::IsMember({"serial", "threaded"}));
+    sub.add_flag("--distributed", a.distributed,
+                 "Run as one rank of a multi-process run (one rank per stage; RANK, WORLD_SIZE, LOCAL_RANK, "
+                 "MASTER_ADDR, MASTER_PORT as torchrun sets them; Gloo on the CPU)");
+    sub.add_option("--timeout", a.timeoutS,
+                   "--distributed: seconds any wait for another rank may take before the run fails naming it")
+        ->check(CLI::PositiveNumber);
 }
 
 void addTrainCommand(CLI::App& app, int& exitCode)
@@ -192,8 +209,57 @@ void addTrainCommand(CLI::App& app, int& exitCode)
     sub->callback([args, &exitCode] { exitCode = runTrain(*args); });
 }
 
+namespace {
+
+// One rank of `train --distributed`. A failure ends the process at once (std::_Exit): the c10d
+// group may still wait on a dead peer, and no destructor may keep this rank alive.
+int runDistributed(const TrainArgs& args)
+{
+    auto env = runtime::readDistEnv();
+    if (!env) {
+        return printError(env.error()); // before any work
+    }
+    auto config = buildConfig(args);
+    if (!config) {
+        return printError(config.error());
+    }
+    if (Status s = runtime::checkDistEnv(*env, *config); !s) {
+        return printError(s.error());
+    }
+    runtime::DistRunOptions options;
+    if (!args.outDir.empty()) {
+        options.outDir = args.outDir;
+    }
+    options.overwrite = args.overwrite;
+    options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(args.timeoutS * 1000.0));
+    auto summary = runtime::trainDistributed(*config, *env, options);
+    if (!summary) {
+        std::cerr << "rank " << env->rank << ": ";
+        const int code = printError(summary.error());
+        std::cerr.flush();
+        std::fflush(nullptr);
+        std::_Exit(code);
+    }
+    if (args.json) {
+        std::cout << summary->dump(2) << '\n';
+    } else {
+        std::cout << "rank " << env->rank << " of " << env->worldSize << ": " << summary->value("steps", 0)
+                  << " steps, final train loss "
+                  << (summary->contains("final_train_loss") && (*summary)["final_train_loss"].is_number()
+                          ? std::to_string((*summary)["final_train_loss"].get<double>())
+                          : std::string("-"))
+                  << '\n';
+    }
+    return kExitOk;
+}
+
+} // namespace
+
 int runTrain(const TrainArgs& args)
 {
+    if (args.distributed) {
+        return runDistributed(args);
+    }
     auto config = buildConfig(args);
     if (!config) {
         return printError(config.error());

@@ -2,12 +2,14 @@
 
 #include "runtime/config/config_validate.h"
 #include "runtime/data/token_source.h"
+#include "runtime/dist/stage_transport.h"
 #include "runtime/exec/tensor_executor.h"
 #include "runtime/model/pipeline_model.h"
 #include "runtime/model/reference_trainer.h"
 #include "runtime/rundir/run_dir_writer.h"
 #include "runtime/schedule/catalogue.h"
 #include "runtime/sim/scheduler_core.h"
+#include "runtime/sim/threaded_driver.h"
 
 #include <algorithm>
 #include <atomic>
@@ -124,10 +126,14 @@ struct RunSession::Impl
         return static_cast<double>(m()) * config.pipeline.microBatchSize * config.model.shape.seqLen;
     }
 
-    std::optional<double> maybeEvaluate(int step)
+    bool evaluationDue(int step) const
     {
         const int every = config.training.evalInterval;
-        const bool due = every > 0 && ((step + 1) % every == 0 || step + 1 == config.training.steps);
+        return every > 0 && ((step + 1) % every == 0 || step + 1 == config.training.steps);
+    }
+
+    std::optional<double> maybeEvaluate(bool due)
+    {
         if (!due || validation.empty()) {
             return std::nullopt;
         }
@@ -137,14 +143,19 @@ struct RunSession::Impl
         return v ? std::optional<double>(*v) : std::nullopt;
     }
 
-    Status recordBatch(int step, double loss, TimeNs virtualEnd, Clock::time_point wallStart)
+    /// `completedAt`: when the batch completed (default: now). `evaluate`: run the validation
+    /// pass if one is due (threaded chunks decide themselves).
+    Status recordBatch(int step, double loss, TimeNs virtualEnd, Clock::time_point wallStart,
+                       std::optional<Clock::time_point> completedAt = std::nullopt,
+                       std::optional<bool> evaluate = std::nullopt)
     {
         BatchMetrics b;
         b.step = step;
         b.trainLoss = loss;
-        b.valLoss = maybeEvaluate(step);
         b.virtualTimeS = toSeconds(virtualEnd);
-        const double wall = seconds(trainWall + (Clock::now() - wallStart)) - seconds(evalWall);
+        const Clock::time_point at = completedAt.value_or(Clock::now());
+        const double wall = seconds(trainWall + (at - wallStart)) - seconds(evalWall); // before this batch's eval
+        b.valLoss = maybeEvaluate(evaluate.value_or(evaluationDue(step)));
         b.wallTimeS = wall;
         const double tokens = tokensPerBatch() * (step + 1);
         b.tokensPerSVirtual = b.virtualTimeS > 0 ? tokens / b.virtualTimeS : 0.0;
@@ -179,6 +190,8 @@ struct RunSession::Impl
     }
 
     Status runPipeline(int count);
+    Status runThreaded(int count, const Schedule& schedule, TensorExecutor& executor);
+    Status runRank(int count, const Schedule& schedule, TensorExecutor& executor);
     Status runReference(int count);
 };
 
@@ -241,6 +254,7 @@ Result<RunSession> RunSession::create(const RunConfig& config, const SessionOpti
             return model.error();
         }
         impl->model.emplace(std::move(model.value()));
+        impl->model->setTargetsFromTokens(options.transport != nullptr);
         MemoryTracker::resetPeaks();
     }
     impl->summary.schedule = options.reference ? "reference" : config.schedule.name;
@@ -248,7 +262,7 @@ Result<RunSession> RunSession::create(const RunConfig& config, const SessionOpti
     impl->summary.targetLoss = config.training.targetLoss;
     profiler::TraceMeta meta;
     meta.stages = options.reference ? 1 : config.pipeline.stages;
-    meta.clock = "virtual";
+    meta.clock = (options.executor == ExecutorKind::Threaded || options.transport) && !options.reference ? "wall" : "virtual";
     meta.title = impl->summary.schedule + " p=" + std::to_string(config.pipeline.stages) + " m="
         + std::to_string(config.pipeline.microbatches) + " a=" + std::to_string(config.pipeline.effectiveAccum());
     meta.attributes["schedule"] = impl->summary.schedule;
@@ -308,6 +322,12 @@ Status RunSession::Impl::runPipeline(int count)
     const int p = schedule->stages();
     const int firstStep = stepsDone;
     TensorExecutor executor(*model, static_cast<std::int64_t>(firstStep) * m());
+    if (options.transport) {
+        return runRank(count, *schedule, executor);
+    }
+    if (options.executor == ExecutorKind::Threaded) {
+        return runThreaded(count, *schedule, executor);
+    }
     // A global batch is recorded once EVERY stage has applied the update(s) covering it. Per-stage
     // action orders are static, so the weights at that point (and the validation loss measured on
     // them) do not depend on measured durations: same seed, same metrics.
@@ -347,6 +367,174 @@ Status RunSession::Impl::runPipeline(int count)
     versions = stats->finalVersions;
     stepsDone += count;
     return callbackStatus;
+}
+
+// driveThreaded: onAction runs on the stage threads (one at a time) while other stages keep
+// computing, so it only notes when each batch completes; losses, stage statistics and the
+// validation pass are read after the drive, when no stage runs.
+Status RunSession::Impl::runThreaded(int count, const Schedule& schedule, TensorExecutor& executor)
+{
+    const int p = schedule.stages();
+    const int firstStep = stepsDone;
+    // One intra-op thread per stage unless configured: the stages are the parallelism.
+    setIntraOpThreads(config.device.intraOpThreads > 0 ? config.device.intraOpThreads : 1);
+    std::vector<int> done(static_cast<std::size_t>(count), 0);
+    struct Completed
+    {
+        int batch;
+        TimeNs end;
+        Clock::time_point at;
+    };
+    std::vector<Completed> completed;
+    const auto wallStart = Clock::now();
+    DriveOptions drive;
+    drive.stop = &stop;
+    drive.timeOrigin = virtualNow;
+    drive.initialVersions = versions;
+    drive.onAction = [&](const Action& a, const profiler::TraceEvent& ev) {
+        if (a.kind != ActionKind::Backward && a.kind != ActionKind::BackwardWeight) {
+            return;
+        }
+        const int n = a.microbatch / m();
+        if (++done[static_cast<std::size_t>(n)] == m() * p) {
+            completed.push_back({n, ev.end, Clock::now()});
+        }
+    };
+    auto stats = driveThreaded(schedule, executor, store, drive);
+    const auto wallEnd = Clock::now();
+    std::sort(completed.begin(), completed.end(), [](const Completed& x, const Completed& y) { return x.batch < y.batch; });
+    bool evalDue = false;
+    for (const Completed& c : completed) {
+        evalDue = evalDue || evaluationDue(firstStep + c.batch);
+    }
+    Status recorded = ok();
+    const Clock::duration evalBefore = evalWall; // the pass below runs after wallEnd: not in trainWall
+    for (std::size_t i = 0; i < completed.size() && recorded; ++i) {
+        const Completed& c = completed[i];
+        double sum = 0.0;
+        for (int k = 0; k < m(); ++k) {
+            sum += model->loss(static_cast<std::int64_t>(firstStep + c.batch) * m() + k).value_or(NAN);
+        }
+        const bool lastOfChunk = i + 1 == completed.size();
+        recorded = recordBatch(firstStep + c.batch, sum / m(), c.end, wallStart, c.at, lastOfChunk && evalDue);
+    }
+    evalWall = evalBefore;
+    trainWall += wallEnd - wallStart;
+    busy += executor.busyTime();
+    if (!stats) {
+        return stats.error();
+    }
+    virtualNow += stats->makespan;
+    versions = stats->finalVersions;
+    stepsDone += count;
+    return recorded;
+}
+
+// Multi-process: this rank performs its own stage's static program in order; before an action
+// that needs a neighbour's tensor it receives it (blocking, the transport's timeout), after one
+// that produces a tensor for a neighbour it starts sending it. The static order is the one the
+// serial driver executes, so the numerics are the same.
+Status RunSession::Impl::runRank(int count, const Schedule& schedule, TensorExecutor& executor)
+{
+    StageTransport& net = *options.transport;
+    const int s = net.rank();
+    const int last = schedule.stages() - 1;
+    const int firstStep = stepsDone;
+    const std::int64_t offset = static_cast<std::int64_t>(firstStep) * m();
+    const std::vector<std::int64_t> shape{config.pipeline.microBatchSize, config.model.shape.seqLen,
+                                          config.model.shape.dModel};
+    const auto now = [&] {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - options.clockZero).count();
+    };
+    int version = versions.empty() ? 0 : versions[static_cast<std::size_t>(s)];
+    std::vector<int> done(static_cast<std::size_t>(count), 0);
+    const auto wallStart = Clock::now();
+    Status status = ok();
+    TimeNs lastEnd = now();
+    for (const Action& a : schedule.programs[static_cast<std::size_t>(s)]) {
+        if (stop) {
+            status = makeError(ErrorCode::Cancelled, "run stopped", "rank " + std::to_string(s) + " before " + toString(a));
+            break;
+        }
+        const std::int64_t mb = offset + a.microbatch;
+        const bool gradientIn = (a.kind == ActionKind::Backward || a.kind == ActionKind::BackwardInput) && s < last;
+        if ((a.kind == ActionKind::Forward && s > 0) || gradientIn) {
+            const HandOffKind kind = gradientIn ? HandOffKind::Gradient : HandOffKind::Activation;
+            Result<HandOff> in = net.recv(kind, gradientIn ? s + 1 : s - 1, mb, shape);
+            if (!in) {
+                status = in.error();
+                break;
+            }
+            model->putHandOff(kind, s, mb, *in);
+        }
+        const TimeNs start = now();
+        Result<ActionOutcome> outcome = executor.perform(a);
+        const TimeNs end = now();
+        if (!outcome) {
+            Error e = outcome.error();
+            e.context = "rank " + std::to_string(s) + ", " + toString(a) + (e.context.empty() ? "" : ": " + e.context);
+            status = e;
+            break;
+        }
+        const bool gradientOut = (a.kind == ActionKind::Backward || a.kind == ActionKind::BackwardInput) && s > 0;
+        if ((a.kind == ActionKind::Forward && s < last) || gradientOut) {
+            const HandOffKind kind = gradientOut ? HandOffKind::Gradient : HandOffKind::Activation;
+            const int to = gradientOut ? s - 1 : s + 1;
+            std::optional<HandOff> value = model->takeHandOff(kind, to, mb);
+            if (!value) {
+                status = makeError(ErrorCode::Internal, "the stage produced no tensor to send", toString(a));
+                break;
+            }
+            if (Status sent = net.send(kind, to, mb, std::move(*value)); !sent) {
+                status = sent;
+                break;
+            }
+        }
+        profiler::TraceEvent event;
+        event.start = start;
+        event.end = end;
+        event.stage = static_cast<std::uint16_t>(s);
+        event.kind = toEventKind(a.kind);
+        event.microbatch = static_cast<std::int32_t>(mb);
+        event.version = version;
+        event.bytes = outcome->bytes;
+        if (a.kind == ActionKind::Update) {
+            event.aux = static_cast<std::uint16_t>(a.lastMb - a.firstMb + 1);
+            ++version;
+        }
+        store.append(event);
+        lastEnd = end;
+        if (a.kind == ActionKind::Backward || a.kind == ActionKind::BackwardWeight) {
+            const int n = a.microbatch / m();
+            if (++done[static_cast<std::size_t>(n)] == m()) { // this stage finished batch n
+                double sum = 0.0;
+                for (int i = 0; i < m(); ++i) {
+                    sum += s == last ? model->loss(static_cast<std::int64_t>(firstStep + n) * m() + i).value_or(NAN)
+                                     : NAN;
+                }
+                // No validation pass: it needs every stage's current weights, and a rank has one.
+                if (Status r = recordBatch(firstStep + n, sum / m(), end, wallStart, std::nullopt, false); !r) {
+                    status = r;
+                    break;
+                }
+            }
+        }
+    }
+    if (status) {
+        status = net.flush();
+    }
+    trainWall += Clock::now() - wallStart;
+    busy += executor.busyTime();
+    if (!status) {
+        return status;
+    }
+    virtualNow = lastEnd;
+    if (versions.empty()) {
+        versions.assign(static_cast<std::size_t>(schedule.stages()), 0);
+    }
+    versions[static_cast<std::size_t>(s)] = version;
+    stepsDone += count;
+    return ok();
 }
 
 Status RunSession::runSteps(int count)

@@ -8,6 +8,8 @@
 #include "runtime/config/run_config.h"
 #include "runtime/exec/run_metrics.h"
 
+#include <chrono>
+
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -15,11 +17,31 @@
 
 namespace bs::runtime {
 
+/// How the schedule is executed. Serial: the scheduler core (drive()) performs every action on
+/// the calling thread; the timeline is virtual (per-stage clocks from measured durations).
+/// Threaded: driveThreaded(), one thread per stage on real clocks; the numerics are identical
+/// (static per-stage orders), the timeline is wall-clock.
+enum class ExecutorKind { Serial, Threaded };
+
+class StageTransport; // runtime/dist/stage_transport.h
+
 struct SessionOptions
 {
     std::optional<std::filesystem::path> outDir; ///< run directory; none = nothing written
-    bool overwrite = false; ///< replace an existing run directory's files
-    bool reference = false; ///< plain non-pipelined training (--reference)
+    bool overwrite = false;                      ///< replace an existing run directory's files
+    bool reference = false;                      ///< plain non-pipelined training (--reference)
+    /// Threaded: each stage thread uses device.intraOpThreads intra-op threads (1 when 0). Batch
+    /// metrics of a runSteps() chunk are recorded when the chunk ends (the stages are still
+    /// running when a batch completes); a validation pass due inside a chunk runs once, at its
+    /// end, with the weights of that moment, and is reported on the chunk's last batch.
+    ExecutorKind executor = ExecutorKind::Serial;
+    /// Multi-process (runtime/dist): set = this process runs only stage transport->rank() of every
+    /// schedule; activations and gradients to and from its neighbours go through the transport;
+    /// the trace is on the wall clock, ns since `clockZero` (the rendezvous: all ranks share it);
+    /// only the last stage knows the losses (other ranks report NaN); no validation passes (they
+    /// need every stage's weights). `executor` is ignored.
+    std::shared_ptr<StageTransport> transport;
+    std::chrono::steady_clock::time_point clockZero{};
 };
 
 class RunSession

@@ -15,6 +15,7 @@ Result<ActionOutcome> TensorExecutor::perform(const Action& action)
     if (action.stage < 0 || action.stage >= m_model.stages()) {
         return makeError(ErrorCode::InvalidArgument, "action names a stage the model does not have", toString(action));
     }
+    initIntraOpThreadsOnThisThread(); // a stage thread of driveThreaded starts with OpenMP's default
     const std::int64_t mb = m_offset + action.microbatch;
     const auto start = std::chrono::steady_clock::now();
     Result<StepInfo> info = StepInfo{};

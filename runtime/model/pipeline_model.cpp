@@ -6,8 +6,10 @@
 
 #include <bubblescope/paci/local_accumulator.h>
 
+#include <atomic>
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -68,6 +70,11 @@ struct PipelineModel::Impl
     std::map<std::int64_t, torch::Tensor> targets; // mb -> (B, T) int64
     std::map<std::int64_t, double> losses;
     double lossScale = 1.0;
+    bool targetsFromTokens = false; // multi-process: the last stage fetches its own targets
+    // Guards the hand-off maps above (activationsIn, gradsIn, targets, losses): with the threaded
+    // driver, stages run concurrently and meet only here. Everything in StageState belongs to the
+    // one thread that runs that stage.
+    mutable std::mutex mailbox;
 
     int last() const { return static_cast<int>(stages.size()) - 1; }
 
@@ -82,9 +89,10 @@ struct PipelineModel::Impl
     }
 
     // The received tensor, copied into the receiving stage's own buffer (what a real recv does).
-    static Result<torch::Tensor> receive(
-        std::map<std::pair<int, std::int64_t>, torch::Tensor>& box, int s, std::int64_t mb, const char* what)
+    Result<torch::Tensor> receive(std::map<std::pair<int, std::int64_t>, torch::Tensor>& box, int s,
+                                  std::int64_t mb, const char* what)
     {
+        const std::lock_guard<std::mutex> lock(mailbox);
         auto it = box.find({s, mb});
         if (it == box.end()) {
             return makeError(ErrorCode::Internal, std::string("no ") + what + " was sent to this stage", where(s, mb));
@@ -151,6 +159,7 @@ struct PipelineModel::Impl
         }
         torch::Tensor g = p.input.grad(); // (B, T, C)
         info.sendBytes = static_cast<std::int64_t>(g.nbytes());
+        const std::lock_guard<std::mutex> lock(mailbox);
         gradsIn[{s - 1, mb}] = g;
     }
 };
@@ -247,10 +256,14 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
                     ErrorCode::InvalidArgument, "micro-batch has the wrong shape for the model", where(s, mb));
             }
             p.input = detail::tokensToTensor(batch->inputs, batch->batch, batch->seq);
-            const MemoryScope targetScope(d.last(), MemoryCategory::Activations);
-            d.targets[mb] = detail::tokensToTensor(batch->targets, batch->batch, batch->seq);
+            if (!d.targetsFromTokens || s == d.last()) {
+                const MemoryScope targetScope(d.last(), MemoryCategory::Activations);
+                torch::Tensor targets = detail::tokensToTensor(batch->targets, batch->batch, batch->seq);
+                const std::lock_guard<std::mutex> lock(d.mailbox);
+                d.targets[mb] = std::move(targets);
+            }
         } else {
-            auto received = Impl::receive(d.activationsIn, s, mb, "activation");
+            auto received = d.receive(d.activationsIn, s, mb, "activation");
             if (!received) {
                 return received.error();
             }
@@ -258,23 +271,39 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
         }
         torch::Tensor out = st.module->forward(p.input);
         if (s == d.last()) {
-            auto t = d.targets.find(mb);
-            if (t == d.targets.end()) {
-                return makeError(ErrorCode::Internal, "no targets for this micro-batch", where(s, mb));
+            torch::Tensor targets;
+            if (d.targetsFromTokens && s != 0) {
+                Result<TokenBatch> batch = d.tokens(mb);
+                if (!batch) {
+                    return batch.error();
+                }
+                targets = detail::tokensToTensor(batch->targets, batch->batch, batch->seq);
+            } else {
+                const std::lock_guard<std::mutex> lock(d.mailbox);
+                auto t = d.targets.find(mb);
+                if (t == d.targets.end()) {
+                    return makeError(ErrorCode::Internal, "no targets for this micro-batch", where(s, mb));
+                }
+                targets = std::move(t->second);
+                d.targets.erase(t);
             }
-            const torch::Tensor loss = detail::GptStageImpl::loss(out, t->second);
-            d.targets.erase(t);
+            const torch::Tensor loss = detail::GptStageImpl::loss(out, targets);
             const double value = loss.item<double>();
             if (!std::isfinite(value)) {
                 return makeError(
                     ErrorCode::Diverged, "training diverged: the loss is " + std::to_string(value), where(s, mb));
             }
-            d.losses[mb] = value;
+            {
+                const std::lock_guard<std::mutex> lock(d.mailbox);
+                d.losses[mb] = value;
+            }
             p.root = loss * d.lossScale;
         } else {
             p.root = out;
             info.sendBytes = static_cast<std::int64_t>(out.nbytes());
-            d.activationsIn[{s + 1, mb}] = out.detach();
+            torch::Tensor sent = out.detach();
+            const std::lock_guard<std::mutex> lock(d.mailbox);
+            d.activationsIn[{s + 1, mb}] = std::move(sent);
         }
         st.pending[mb] = std::move(p);
     } catch (const std::exception& e) {
@@ -298,7 +327,7 @@ Result<StepInfo> PipelineModel::backward(int s, std::int64_t mb)
         const MemoryScope scope(s, MemoryCategory::Activations);
         torch::Tensor grad;
         if (s != d.last()) {
-            auto received = Impl::receive(d.gradsIn, s, mb, "gradient");
+            auto received = d.receive(d.gradsIn, s, mb, "gradient");
             if (!received) {
                 return received.error();
             }
@@ -335,7 +364,7 @@ Result<StepInfo> PipelineModel::backwardInput(int s, std::int64_t mb)
     try {
         const MemoryScope scope(s, MemoryCategory::Activations);
         if (s != d.last()) {
-            auto received = Impl::receive(d.gradsIn, s, mb, "gradient");
+            auto received = d.receive(d.gradsIn, s, mb, "gradient");
             if (!received) {
                 return received.error();
             }
@@ -426,8 +455,46 @@ Status PipelineModel::update(int s, int microbatches)
     return ok();
 }
 
+std::optional<HandOff> PipelineModel::takeHandOff(HandOffKind kind, int toStage, std::int64_t microbatch)
+{
+    Impl& d = *m_impl;
+    torch::Tensor t;
+    {
+        const std::lock_guard<std::mutex> lock(d.mailbox);
+        auto& box = kind == HandOffKind::Activation ? d.activationsIn : d.gradsIn;
+        auto it = box.find({toStage, microbatch});
+        if (it == box.end()) {
+            return std::nullopt;
+        }
+        t = std::move(it->second);
+        box.erase(it);
+    }
+    const MemoryScope scope(-1, MemoryCategory::Other);
+    t = t.to(torch::kFloat32).contiguous();
+    HandOff out;
+    out.shape = t.sizes().vec();
+    const float* p = t.data_ptr<float>();
+    out.values.assign(p, p + t.numel());
+    return out;
+}
+
+void PipelineModel::putHandOff(HandOffKind kind, int toStage, std::int64_t microbatch, const HandOff& value)
+{
+    Impl& d = *m_impl;
+    torch::Tensor t;
+    {
+        const MemoryScope scope(toStage, MemoryCategory::Activations);
+        t = torch::from_blob(const_cast<float*>(value.values.data()), value.shape, torch::kFloat32).clone();
+    }
+    const std::lock_guard<std::mutex> lock(d.mailbox);
+    (kind == HandOffKind::Activation ? d.activationsIn : d.gradsIn)[{toStage, microbatch}] = std::move(t);
+}
+
+void PipelineModel::setTargetsFromTokens(bool on) { m_impl->targetsFromTokens = on; }
+
 std::optional<double> PipelineModel::loss(std::int64_t microbatch) const
 {
+    const std::lock_guard<std::mutex> lock(m_impl->mailbox);
     auto it = m_impl->losses.find(microbatch);
     if (it == m_impl->losses.end()) {
         return std::nullopt;
@@ -504,10 +571,25 @@ std::size_t PipelineModel::pendingCount() const
     return n;
 }
 
+namespace {
+std::atomic<int> g_threadsGeneration{0}; // bumped by setIntraOpThreads: threads re-apply the count
+} // namespace
+
 void setIntraOpThreads(int threads)
 {
     if (threads >= 1) {
         at::set_num_threads(threads);
+        g_threadsGeneration.fetch_add(1);
+    }
+}
+
+void initIntraOpThreadsOnThisThread()
+{
+    thread_local int applied = -1;
+    const int generation = g_threadsGeneration.load();
+    if (applied != generation) {
+        at::init_num_threads();
+        applied = generation;
     }
 }
 

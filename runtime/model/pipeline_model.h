@@ -20,9 +20,22 @@
 
 #include <memory>
 #include <optional>
+#include <vector>
 
 namespace bs::runtime {
 
+/// A tensor handed between stages, as plain fp32 values (row-major).
+struct HandOff
+{
+    std::vector<std::int64_t> shape;
+    std::vector<float> values;
+};
+enum class HandOffKind { Activation, Gradient };
+
+/// Threads: forward/backward/backwardInput/backwardWeight/update for different stages may run
+/// concurrently (the threaded driver), never two calls for the same stage at once; loss() may be
+/// called from any thread. evaluate(), stageStats(), resetStats() and pendingCount() read every
+/// stage: call them only while no stage is running.
 class PipelineModel
 {
 public:
@@ -61,6 +74,17 @@ public:
     /// Micro-batches forwarded but not yet fully backwarded, over all stages.
     std::size_t pendingCount() const;
 
+    // Multi-process runs (runtime/dist): each process runs one stage; the tensors handed between
+    // stages travel as HandOff values. Thread-safe (the hand-off lock).
+    /// Removes and returns the tensor waiting for `toStage` (Activation: from toStage − 1 after a
+    /// forward; Gradient: from toStage + 1 after B/I); nullopt when none is waiting.
+    std::optional<HandOff> takeHandOff(HandOffKind kind, int toStage, std::int64_t microbatch);
+    /// Delivers a tensor that another process produced for `toStage`.
+    void putHandOff(HandOffKind kind, int toStage, std::int64_t microbatch, const HandOff& value);
+    /// On: the last stage reads its targets from the token source itself and stage 0 keeps none
+    /// for it (stage 0 runs in another process). Off (default): stage 0 hands them over in memory.
+    void setTargetsFromTokens(bool on);
+
 private:
     struct Impl;
     explicit PipelineModel(std::unique_ptr<Impl> impl);
@@ -69,5 +93,10 @@ private:
 
 /// torch::set_num_threads: LibTorch intra-op threads for this process (n ≥ 1).
 void setIntraOpThreads(int threads);
+/// at::init_num_threads: applies the setIntraOpThreads() value to the calling thread, once per
+/// thread and setIntraOpThreads() call (cheap to call before every action). With the OpenMP
+/// backend the thread count is a per-thread setting, so a thread created after
+/// setIntraOpThreads() (a threaded-driver stage) otherwise uses the library default (all cores).
+void initIntraOpThreadsOnThisThread();
 
 } // namespace bs::runtime

@@ -1,0 +1,267 @@
+#include "app/cli/launch_command.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <optional>
+
+namespace bs::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A port nothing listens on now (bind to 0, read it back, release it), as torchrun picks one.
+int freePort()
+{
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) {
+        return -1;
+    }
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    socklen_t len = sizeof addr;
+    int port = -1;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0
+        && ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+        port = ntohs(addr.sin_port);
+    }
+    ::close(fd);
+    return port;
+}
+
+struct Rank
+{
+    pid_t pid = -1;
+    int out = -1; // stdout pipe
+    int err = -1; // stderr pipe
+    std::string outBuf, errBuf, captured;
+    std::optional<int> exitCode;
+};
+
+// Writes the complete lines of `buf` with the rank prefix; keeps the tail.
+void flushLines(std::string& buf, int rank, FILE* to, bool all)
+{
+    std::size_t start = 0;
+    for (std::size_t nl; (nl = buf.find('\n', start)) != std::string::npos; start = nl + 1) {
+        std::fprintf(to, "[rank %d] %.*s\n", rank, static_cast<int>(nl - start), buf.data() + start);
+    }
+    buf.erase(0, start);
+    if (all && !buf.empty()) {
+        std::fprintf(to, "[rank %d] %s\n", rank, buf.c_str());
+        buf.clear();
+    }
+    std::fflush(to);
+}
+
+} // namespace
+
+int runLaunch(const LaunchArgs& args, const std::string& executable)
+{
+    if (args.nprocPerNode < 1) {
+        std::cerr << "error: --nproc-per-node must be at least 1\n";
+        return 2;
+    }
+    if (args.command.empty()) {
+        std::cerr << "error: nothing to launch: give the command after --, e.g. launch --nproc-per-node 2 -- train ...\n";
+        return 2;
+    }
+    const int port = freePort();
+    if (port < 0) {
+        std::cerr << "error: no free TCP port on 127.0.0.1\n";
+        return 1;
+    }
+    std::vector<std::string> argvStrings{executable};
+    argvStrings.insert(argvStrings.end(), args.command.begin(), args.command.end());
+    auto has = [&](const char* flag) {
+        for (const std::string& a : args.command) {
+            if (a == flag) {
+                return true;
+            }
+        }
+        return false;
+    };
+    if (!has("--distributed")) {
+        argvStrings.emplace_back("--distributed");
+    }
+    if (args.json && !has("--json")) {
+        argvStrings.emplace_back("--json");
+    }
+    std::vector<char*> argv;
+    for (std::string& s : argvStrings) {
+        argv.push_back(s.data());
+    }
+    argv.push_back(nullptr);
+
+    const pid_t launcher = ::getpid();
+    std::vector<Rank> ranks(static_cast<std::size_t>(args.nprocPerNode));
+    for (int k = 0; k < args.nprocPerNode; ++k) {
+        int out[2], err[2];
+        if (::pipe(out) != 0 || ::pipe(err) != 0) {
+            std::perror("pipe");
+            return 1;
+        }
+        const pid_t pid = ::fork();
+        if (pid < 0) {
+            std::perror("fork");
+            return 1;
+        }
+        if (pid == 0) {
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL); // never outlive the launcher
+            if (::getppid() != launcher) {
+                ::_exit(1);
+            }
+            ::dup2(out[1], STDOUT_FILENO);
+            ::dup2(err[1], STDERR_FILENO);
+            ::close(out[0]);
+            ::close(out[1]);
+            ::close(err[0]);
+            ::close(err[1]);
+            ::setenv("RANK", std::to_string(k).c_str(), 1);
+            ::setenv("LOCAL_RANK", std::to_string(k).c_str(), 1);
+            ::setenv("WORLD_SIZE", std::to_string(args.nprocPerNode).c_str(), 1);
+            ::setenv("LOCAL_WORLD_SIZE", std::to_string(args.nprocPerNode).c_str(), 1);
+            ::setenv("MASTER_ADDR", "127.0.0.1", 1);
+            ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+            ::execv(executable.c_str(), argv.data());
+            std::perror("execv");
+            ::_exit(127);
+        }
+        ::close(out[1]);
+        ::close(err[1]);
+        ranks[static_cast<std::size_t>(k)].pid = pid;
+        ranks[static_cast<std::size_t>(k)].out = out[0];
+        ranks[static_cast<std::size_t>(k)].err = err[0];
+    }
+
+    std::optional<int> firstFailure;
+    std::optional<Clock::time_point> failedAt;
+    bool killed = false;
+    for (;;) {
+        std::vector<pollfd> fds;
+        std::vector<std::pair<std::size_t, bool>> owners; // (rank, is stdout)
+        for (std::size_t k = 0; k < ranks.size(); ++k) {
+            if (ranks[k].out >= 0) {
+                fds.push_back({ranks[k].out, POLLIN, 0});
+                owners.emplace_back(k, true);
+            }
+            if (ranks[k].err >= 0) {
+                fds.push_back({ranks[k].err, POLLIN, 0});
+                owners.emplace_back(k, false);
+            }
+        }
+        if (!fds.empty()) {
+            ::poll(fds.data(), fds.size(), 100);
+        } else {
+            ::usleep(20000);
+        }
+        for (std::size_t i = 0; i < fds.size(); ++i) {
+            if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) {
+                continue;
+            }
+            Rank& r = ranks[owners[i].first];
+            const int rank = static_cast<int>(owners[i].first);
+            char chunk[4096];
+            const ssize_t n = ::read(fds[i].fd, chunk, sizeof chunk);
+            const bool isOut = owners[i].second;
+            if (n <= 0) {
+                ::close(fds[i].fd);
+                (isOut ? r.out : r.err) = -1;
+                if (isOut && !(args.json && rank == 0)) {
+                    flushLines(r.outBuf, rank, stdout, true);
+                } else if (!isOut) {
+                    flushLines(r.errBuf, rank, stderr, true);
+                }
+                continue;
+            }
+            const std::string text(chunk, static_cast<std::size_t>(n));
+            if (isOut && args.json && rank == 0) {
+                r.captured += text; // the merged summary, printed as is
+            } else if (isOut) {
+                r.outBuf += text;
+                flushLines(r.outBuf, rank, args.json ? stderr : stdout, false);
+            } else {
+                r.errBuf += text;
+                flushLines(r.errBuf, rank, stderr, false);
+            }
+        }
+        bool running = false;
+        for (std::size_t k = 0; k < ranks.size(); ++k) {
+            Rank& r = ranks[k];
+            if (r.exitCode) {
+                continue;
+            }
+            int status = 0;
+            const pid_t done = ::waitpid(r.pid, &status, WNOHANG);
+            if (done == 0) {
+                running = true;
+                continue;
+            }
+            r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+            if (*r.exitCode != 0 && !firstFailure) {
+                firstFailure = *r.exitCode;
+                failedAt = Clock::now();
+                std::fprintf(stderr, "[launch] rank %zu exited with code %d; waiting up to %.0f s for the others\n", k,
+                             *r.exitCode, args.graceS);
+            }
+        }
+        if (!running) {
+            bool pipesOpen = false;
+            for (const Rank& r : ranks) {
+                pipesOpen = pipesOpen || r.out >= 0 || r.err >= 0;
+            }
+            if (!pipesOpen) {
+                break;
+            }
+        }
+        if (failedAt && !killed && Clock::now() - *failedAt > std::chrono::duration<double>(args.graceS)) {
+            for (Rank& r : ranks) {
+                if (!r.exitCode) {
+                    std::fprintf(stderr, "[launch] killing rank pid %d (still running after the grace period)\n",
+                                 static_cast<int>(r.pid));
+                    ::kill(r.pid, SIGKILL);
+                }
+            }
+            killed = true;
+        }
+    }
+    if (args.json && !ranks.empty()) {
+        std::cout << ranks[0].captured << std::flush;
+    }
+    return firstFailure.value_or(0);
+}
+
+void addLaunchCommand(CLI::App& app, int& exitCode)
+{
+    auto args = std::make_shared<LaunchArgs>();
+    CLI::App* sub = app.add_subcommand(
+        "launch", "Start N local ranks of a distributed run the torchrun way: launch --nproc-per-node N -- train ...");
+    sub->add_option("--nproc-per-node", args->nprocPerNode, "Ranks to start (one per pipeline stage)")->required();
+    sub->add_flag("--json", args->json, "Print the merged run summary (train --json schema)");
+    sub->add_option("--grace", args->graceS, "Seconds the other ranks get after one fails before they are killed");
+    sub->add_option("command", args->command, "The command each rank runs, after --")->expected(-1)->required();
+    sub->callback([args, &exitCode] {
+        char path[4096];
+        const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+        if (n <= 0) {
+            std::cerr << "error: cannot find this executable (/proc/self/exe)\n";
+            exitCode = 1;
+            return;
+        }
+        exitCode = runLaunch(*args, std::string(path, static_cast<std::size_t>(n)));
+    });
+}
+
+} // namespace bs::cli

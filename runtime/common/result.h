@@ -1,3 +1,0 @@
-#pragma once
-// Moved to base/result.h; this forwarder goes once every branch has switched.
-#include "base/result.h"

@@ -1,3 +1,0 @@
-#pragma once
-// Moved to base/time.h; this forwarder goes once every branch has switched.
-#include "base/time.h"

@@ -1,0 +1,87 @@
+#include "runtime/dist/dist_env.h"
+
+#include <charconv>
+#include <cstdlib>
+
+namespace bs::runtime {
+
+namespace {
+
+Result<int> intVar(const std::function<const char*(const char*)>& getenv, const char* name)
+{
+    const char* text = getenv(name);
+    if (!text || !*text) {
+        return makeError(ErrorCode::InvalidArgument,
+                         std::string("environment variable ") + name + " is not set (a torchrun-style launcher sets it)",
+                         name);
+    }
+    const std::string s(text);
+    int value = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+    if (ec != std::errc() || end != s.data() + s.size()) {
+        return makeError(ErrorCode::InvalidArgument, std::string(name) + " must be an integer, not '" + s + "'", name);
+    }
+    return value;
+}
+
+} // namespace
+
+Result<DistEnv> readDistEnv(const std::function<const char*(const char*)>& getenvFn)
+{
+    const std::function<const char*(const char*)> getenv
+        = getenvFn ? getenvFn : [](const char* name) -> const char* { return std::getenv(name); };
+    DistEnv env;
+    const char* addr = getenv("MASTER_ADDR");
+    if (!addr || !*addr) {
+        return makeError(ErrorCode::InvalidArgument,
+                         "environment variable MASTER_ADDR is not set (a torchrun-style launcher sets it)", "MASTER_ADDR");
+    }
+    env.masterAddr = addr;
+    for (auto [name, field] : {std::pair{"MASTER_PORT", &env.masterPort}, std::pair{"RANK", &env.rank},
+                               std::pair{"WORLD_SIZE", &env.worldSize}}) {
+        auto v = intVar(getenv, name);
+        if (!v) {
+            return v.error();
+        }
+        *field = *v;
+    }
+    const char* local = getenv("LOCAL_RANK");
+    if (local && *local) {
+        auto v = intVar(getenv, "LOCAL_RANK");
+        if (!v) {
+            return v.error();
+        }
+        env.localRank = *v;
+    } else {
+        env.localRank = env.rank;
+    }
+    if (env.worldSize < 1) {
+        return makeError(ErrorCode::InvalidArgument, "WORLD_SIZE must be at least 1", "WORLD_SIZE");
+    }
+    if (env.rank < 0 || env.rank >= env.worldSize) {
+        return makeError(ErrorCode::InvalidArgument,
+                         "RANK " + std::to_string(env.rank) + " is outside [0, WORLD_SIZE = " + std::to_string(env.worldSize) + ")",
+                         "RANK");
+    }
+    if (env.masterPort < 1 || env.masterPort > 65535) {
+        return makeError(ErrorCode::InvalidArgument, "MASTER_PORT must be in [1, 65535]", "MASTER_PORT");
+    }
+    return env;
+}
+
+Status checkDistEnv(const DistEnv& env, const RunConfig& config)
+{
+    if (env.worldSize != config.pipeline.stages) {
+        return makeError(ErrorCode::InvalidArgument,
+                         "WORLD_SIZE is " + std::to_string(env.worldSize) + " but the pipeline has "
+                             + std::to_string(config.pipeline.stages) + " stages: one rank per stage",
+                         "WORLD_SIZE");
+    }
+    if (config.device.name != "cpu") {
+        return makeError(ErrorCode::Unavailable, "distributed training runs over Gloo on the CPU in this build",
+                         "device.name");
+    }
+    return ok();
+}
+
+} // namespace bs::runtime

@@ -1,0 +1,31 @@
+#pragma once
+// The torchrun environment of one rank: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT.
+// Torch-free.
+
+#include "base/result.h"
+#include "runtime/config/run_config.h"
+
+#include <functional>
+#include <string>
+
+namespace bs::runtime {
+
+struct DistEnv
+{
+    int rank = 0;
+    int worldSize = 1;
+    int localRank = 0;
+    std::string masterAddr;
+    int masterPort = 0;
+};
+
+/// Reads the five variables through `getenv` (default: the process environment). Errors
+/// (InvalidArgument, naming the variable): missing, not an integer, rank outside [0, WORLD_SIZE),
+/// port outside [1, 65535].
+Result<DistEnv> readDistEnv(const std::function<const char*(const char*)>& getenv = {});
+
+/// One rank per stage: InvalidArgument unless WORLD_SIZE == pipeline.stages, and the config must
+/// train on the CPU (Gloo); checked before any work.
+Status checkDistEnv(const DistEnv& env, const RunConfig& config);
+
+} // namespace bs::runtime

@@ -1,0 +1,193 @@
+#include "runtime/dist/dist_train.h"
+
+#include "runtime/dist/gloo_transport.h"
+#include "runtime/exec/run_session.h"
+#include "runtime/rundir/run_dir_writer.h"
+
+#include <algorithm>
+
+namespace bs::runtime {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using profiler::TimeNs;
+
+nlohmann::json eventsToJson(const profiler::TraceSnapshot& trace)
+{
+    nlohmann::json out = nlohmann::json::array();
+    trace.forEach([&](const profiler::TraceEvent& e) {
+        out.push_back({e.start, e.end, e.bytes, e.microbatch, e.version, e.stage, static_cast<int>(e.kind),
+                       static_cast<int>(e.lane), e.aux});
+    });
+    return out;
+}
+
+profiler::TraceEvent eventFromJson(const nlohmann::json& j)
+{
+    profiler::TraceEvent e;
+    e.start = j.at(0).get<TimeNs>();
+    e.end = j.at(1).get<TimeNs>();
+    e.bytes = j.at(2).get<std::int64_t>();
+    e.microbatch = j.at(3).get<std::int32_t>();
+    e.version = j.at(4).get<std::int32_t>();
+    e.stage = j.at(5).get<std::uint16_t>();
+    e.kind = static_cast<profiler::EventKind>(j.at(6).get<int>());
+    e.lane = static_cast<profiler::Lane>(j.at(7).get<int>());
+    e.aux = j.at(8).get<std::uint16_t>();
+    return e;
+}
+
+// Rank 0: one timeline and one summary from every rank's. Losses and validation come from the
+// last stage (the only one that computes them); per-stage figures from the rank that ran it.
+Result<nlohmann::json> mergeRanks(GlooTransport& net, const RunConfig& config, const DistRunOptions& options,
+                                  double skewBoundUs)
+{
+    const int p = net.worldSize();
+    std::vector<nlohmann::json> summaries;
+    std::vector<profiler::TraceEvent> events;
+    for (int k = 0; k < p; ++k) {
+        auto s = net.fetch("bs/summary/" + std::to_string(k));
+        auto t = net.fetch("bs/trace/" + std::to_string(k));
+        if (!s || !t) {
+            return (!s ? s : t).error();
+        }
+        summaries.push_back(nlohmann::json::parse(*s));
+        for (const nlohmann::json& e : nlohmann::json::parse(*t)) {
+            events.push_back(eventFromJson(e));
+        }
+    }
+    std::sort(events.begin(), events.end(),
+              [](const profiler::TraceEvent& a, const profiler::TraceEvent& b) { return a.start < b.start; });
+    TimeNs first = events.empty() ? 0 : events.front().start;
+    TimeNs makespan = 0;
+    TimeNs compute = 0;
+    for (profiler::TraceEvent& e : events) { // the timeline starts at the first action
+        e.start -= first;
+        e.end -= first;
+        makespan = std::max(makespan, e.end);
+        if (e.isCompute()) {
+            compute += e.duration();
+        }
+    }
+    nlohmann::json merged = summaries.back();
+    merged["per_stage"] = nlohmann::json::array();
+    double wall = 0.0, busy = 0.0;
+    for (int k = 0; k < p; ++k) {
+        merged["per_stage"].push_back(summaries[static_cast<std::size_t>(k)]["per_stage"].at(static_cast<std::size_t>(k)));
+        wall = std::max(wall, summaries[static_cast<std::size_t>(k)].value("wall_time_s", 0.0));
+        busy += summaries[static_cast<std::size_t>(k)].value("busy_time_s", 0.0);
+    }
+    const double seconds = static_cast<double>(makespan) * 1e-9;
+    const double tokens = static_cast<double>(config.pipeline.microbatches) * config.pipeline.microBatchSize
+                          * config.model.shape.seqLen * merged.value("steps", 0);
+    merged["virtual_time_s"] = seconds; // the wall-clock timeline of the ranks
+    merged["wall_time_s"] = wall;
+    merged["busy_time_s"] = busy;
+    merged["tokens_per_s_virtual"] = seconds > 0 ? tokens / seconds : 0.0;
+    merged["tokens_per_s_wall"] = wall > 0 ? tokens / wall : 0.0;
+    merged["bubble_fraction"] = makespan > 0 ? 1.0 - static_cast<double>(compute) / (p * static_cast<double>(makespan)) : 0.0;
+    merged["ranks"] = p;
+    if (options.outDir) {
+        auto writer = RunDirWriter::create(*options.outDir, RunDirOptions{options.overwrite, false});
+        if (!writer) {
+            return writer.error();
+        }
+        if (Status s = writer->writeConfig(config); !s) {
+            return s.error();
+        }
+        if (config.profiling.trace) {
+            profiler::TraceStore store;
+            profiler::TraceMeta meta;
+            meta.stages = p;
+            meta.clock = "wall";
+            meta.title = config.schedule.name + " p=" + std::to_string(p) + " m=" + std::to_string(config.pipeline.microbatches)
+                         + " (" + std::to_string(p) + " ranks, gloo)";
+            meta.attributes["schedule"] = config.schedule.name;
+            meta.attributes["ranks"] = std::to_string(p);
+            meta.attributes["clock_alignment"] = "rendezvous barrier";
+            meta.attributes["clock_skew_bound_us"] = std::to_string(skewBoundUs);
+            store.setMeta(meta);
+            store.append(events.data(), events.size());
+            if (Status s = writer->writeTrace(*store.snapshot()); !s) {
+                return s.error();
+            }
+        }
+        if (Status s = writer->writeSummary(merged); !s) {
+            return s.error();
+        }
+    }
+    return merged;
+}
+
+} // namespace
+
+Result<nlohmann::json> trainDistributed(const RunConfig& config, const DistEnv& env, const DistRunOptions& options)
+{
+    if (Status s = checkDistEnv(env, config); !s) {
+        return s.error();
+    }
+    auto connected = GlooTransport::connect(env, GlooOptions{options.timeout, std::max(options.timeout, std::chrono::milliseconds(std::chrono::seconds(120)))});
+    if (!connected) {
+        return connected.error();
+    }
+    std::shared_ptr<GlooTransport> net = *connected;
+    auto fail = [&](Error e) -> Result<nlohmann::json> {
+        net->reportFailure(e.describe());
+        // Gloo's destructor waits for work still pending on a dead peer: keep the transport alive
+        // so that returning never blocks; the failing process exits right after (the CLI _exits).
+        new std::shared_ptr<GlooTransport>(net); // NOLINT: deliberate leak on the failure path
+        return e;
+    };
+    if (Status s = net->barrier(); !s) {
+        return fail(s.error());
+    }
+    const Clock::time_point zero = Clock::now();
+    // Bound on the clock skew: a store round trip right after the barrier (the release spread is
+    // at most about one one-way latency).
+    const std::string pingKey = "bs/ping/" + std::to_string(env.rank);
+    const auto t0 = Clock::now();
+    (void)net->publish(pingKey, "1");
+    (void)net->fetch(pingKey);
+    const double skewBoundUs = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / 2.0;
+
+    SessionOptions so;
+    so.transport = net;
+    so.clockZero = zero;
+    so.overwrite = options.overwrite;
+    if (options.outDir) {
+        so.outDir = *options.outDir / ("rank" + std::to_string(env.rank));
+    }
+    auto session = RunSession::create(config, so);
+    if (!session) {
+        return fail(session.error());
+    }
+    const Status ran = session->run();
+    if (!ran) {
+        return fail(ran.error());
+    }
+    const nlohmann::json own = session->summary();
+    if (Status s = net->publish("bs/trace/" + std::to_string(env.rank), eventsToJson(*session->trace()).dump()); !s) {
+        return fail(s.error());
+    }
+    if (Status s = net->publish("bs/summary/" + std::to_string(env.rank), own.dump()); !s) {
+        return fail(s.error());
+    }
+    if (env.rank != 0) {
+        // Rank 0 hosts the store: stay until it has gathered everything.
+        if (Status s = net->barrier(); !s) {
+            return fail(s.error());
+        }
+        return own;
+    }
+    auto merged = mergeRanks(*net, config, options, skewBoundUs);
+    if (!merged) {
+        return fail(merged.error());
+    }
+    if (Status s = net->barrier(); !s) {
+        return fail(s.error());
+    }
+    return merged;
+}
+
+} // namespace bs::runtime

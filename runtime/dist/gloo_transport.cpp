@@ -1,0 +1,217 @@
+#include "runtime/dist/gloo_transport.h"
+
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+namespace bs::runtime {
+
+namespace {
+
+constexpr const char* kFailureKey = "bs/failure";
+
+const char* kindName(HandOffKind kind) { return kind == HandOffKind::Activation ? "activation" : "gradient"; }
+
+} // namespace
+
+struct GlooTransport::Impl
+{
+    DistEnv env;
+    GlooOptions options;
+    c10::intrusive_ptr<c10d::TCPStore> store;
+    c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+    struct PendingSend
+    {
+        c10::intrusive_ptr<c10d::Work> work;
+        at::Tensor tensor; // kept alive until the send completes
+        int to;
+        std::int64_t microbatch;
+        HandOffKind kind;
+    };
+    std::vector<PendingSend> pending;
+
+    // The error of a failed exchange with `peer`: the recorded failure if another rank reported
+    // one, else the peer is named.
+    Error peerError(int peer, const std::string& what, const std::string& detail, GlooTransport& self)
+    {
+        const std::string at = "rank " + std::to_string(env.rank) + ", " + what;
+        if (std::optional<std::string> report = self.failureReport()) {
+            return makeError(ErrorCode::Unavailable, "the run failed: " + *report, at);
+        }
+        return makeError(ErrorCode::Unavailable,
+                         "rank " + std::to_string(peer) + " failed or is unreachable (" + detail + ")", at);
+    }
+
+    // Completes finished sends; with `all`, waits for every one.
+    Status reap(bool all, GlooTransport& self)
+    {
+        for (auto it = pending.begin(); it != pending.end();) {
+            try {
+                if (!all && !it->work->isCompleted()) {
+                    ++it;
+                    continue;
+                }
+                it->work->wait(options.timeout);
+            } catch (const std::exception& e) {
+                const PendingSend failed = *it;
+                pending.clear();
+                return peerError(failed.to, std::string("sending the ") + kindName(failed.kind) + " of micro-batch "
+                                                + std::to_string(failed.microbatch),
+                                 e.what(), self);
+            }
+            it = pending.erase(it);
+        }
+        return ok();
+    }
+};
+
+GlooTransport::GlooTransport(std::unique_ptr<Impl> impl)
+    : m_impl(std::move(impl))
+{
+}
+
+GlooTransport::~GlooTransport() = default;
+
+Result<std::shared_ptr<GlooTransport>> GlooTransport::connect(const DistEnv& env, const GlooOptions& options)
+{
+    auto impl = std::make_unique<Impl>();
+    impl->env = env;
+    impl->options = options;
+    const std::string where = "rendezvous at " + env.masterAddr + ":" + std::to_string(env.masterPort) + ", rank "
+                              + std::to_string(env.rank) + " of " + std::to_string(env.worldSize);
+    try {
+        c10d::TCPStoreOptions so;
+        so.port = static_cast<std::uint16_t>(env.masterPort);
+        so.isServer = env.rank == 0;
+        so.numWorkers = static_cast<std::size_t>(env.worldSize);
+        so.waitWorkers = true;
+        so.timeout = std::max(options.timeout, options.rendezvousTimeout);
+        impl->store = c10::make_intrusive<c10d::TCPStore>(env.masterAddr, so);
+        auto opts = c10d::ProcessGroupGloo::Options::create(options.timeout);
+        opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(
+            env.masterAddr == "localhost" ? std::string("127.0.0.1") : env.masterAddr));
+        impl->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, env.rank, env.worldSize, opts);
+    } catch (const std::exception& e) {
+        return makeError(ErrorCode::Unavailable, std::string("c10d rendezvous failed: ") + e.what(), where);
+    }
+    return std::shared_ptr<GlooTransport>(new GlooTransport(std::move(impl)));
+}
+
+int GlooTransport::rank() const { return m_impl->env.rank; }
+int GlooTransport::worldSize() const { return m_impl->env.worldSize; }
+
+Status GlooTransport::send(HandOffKind kind, int toStage, std::int64_t microbatch, HandOff value)
+{
+    Impl& d = *m_impl;
+    if (Status s = d.reap(false, *this); !s) {
+        return s;
+    }
+    try {
+        at::Tensor t = at::from_blob(value.values.data(), value.shape, at::kFloat).clone();
+        std::vector<at::Tensor> tensors{t};
+        auto work = d.group->send(tensors, toStage, static_cast<int>(handOffTag(kind, microbatch)));
+        d.pending.push_back({work, t, toStage, microbatch, kind});
+    } catch (const std::exception& e) {
+        return d.peerError(toStage,
+                           std::string("sending the ") + kindName(kind) + " of micro-batch " + std::to_string(microbatch),
+                           e.what(), *this);
+    }
+    return ok();
+}
+
+Result<HandOff> GlooTransport::recv(HandOffKind kind, int fromStage, std::int64_t microbatch,
+                                    const std::vector<std::int64_t>& shape)
+{
+    Impl& d = *m_impl;
+    if (Status s = d.reap(false, *this); !s) {
+        return s.error();
+    }
+    try {
+        std::vector<at::Tensor> tensors{at::empty(shape, at::kFloat)};
+        auto work = d.group->recv(tensors, fromStage, static_cast<int>(handOffTag(kind, microbatch)));
+        work->wait(d.options.timeout);
+        HandOff out;
+        out.shape = shape;
+        const float* p = tensors[0].data_ptr<float>();
+        out.values.assign(p, p + tensors[0].numel());
+        return out;
+    } catch (const std::exception& e) {
+        std::string detail = e.what();
+        detail = detail.substr(0, detail.find('\n'));
+        return d.peerError(fromStage,
+                           std::string("waiting for the ") + kindName(kind) + " of micro-batch " + std::to_string(microbatch),
+                           detail + "; timeout " + std::to_string(d.options.timeout.count()) + " ms", *this);
+    }
+}
+
+Status GlooTransport::flush() { return m_impl->reap(true, *this); }
+
+Status GlooTransport::barrier()
+{
+    try {
+        m_impl->group->barrier()->wait(m_impl->options.timeout);
+    } catch (const std::exception& e) {
+        std::string detail = e.what();
+        detail = detail.substr(0, detail.find('\n'));
+        if (std::optional<std::string> report = failureReport()) {
+            return makeError(ErrorCode::Unavailable, "the run failed: " + *report, "barrier");
+        }
+        return makeError(ErrorCode::Unavailable, "a rank did not reach the barrier: " + detail,
+                         "rank " + std::to_string(m_impl->env.rank) + ", barrier");
+    }
+    return ok();
+}
+
+Status GlooTransport::publish(const std::string& key, const std::string& value)
+{
+    try {
+        m_impl->store->set(key, std::vector<std::uint8_t>(value.begin(), value.end()));
+    } catch (const std::exception& e) {
+        return makeError(ErrorCode::Unavailable, std::string("the rendezvous store is unreachable: ") + e.what(), key);
+    }
+    return ok();
+}
+
+Result<std::string> GlooTransport::fetch(const std::string& key)
+{
+    try {
+        m_impl->store->wait({key}, m_impl->options.timeout);
+        const std::vector<std::uint8_t> v = m_impl->store->get(key);
+        return std::string(v.begin(), v.end());
+    } catch (const std::exception& e) {
+        std::string detail = e.what();
+        detail = detail.substr(0, detail.find('\n'));
+        if (std::optional<std::string> report = failureReport()) {
+            return makeError(ErrorCode::Unavailable, "the run failed: " + *report, key);
+        }
+        return makeError(ErrorCode::Unavailable, "no rank published '" + key + "' in time: " + detail, key);
+    }
+}
+
+void GlooTransport::reportFailure(const std::string& message) noexcept
+{
+    try {
+        if (!m_impl->store->check({kFailureKey})) {
+            const std::string v = "rank " + std::to_string(m_impl->env.rank) + ": " + message;
+            m_impl->store->set(kFailureKey, std::vector<std::uint8_t>(v.begin(), v.end()));
+        }
+    } catch (...) { // the store's host (rank 0) may be gone: nothing more to tell
+    }
+}
+
+std::optional<std::string> GlooTransport::failureReport() noexcept
+{
+    try {
+        if (m_impl->store->check({kFailureKey})) {
+            const std::vector<std::uint8_t> v = m_impl->store->get(kFailureKey);
+            return std::string(v.begin(), v.end());
+        }
+    } catch (...) {
+    }
+    return std::nullopt;
+}
+
+} // namespace bs::runtime

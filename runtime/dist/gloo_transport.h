@@ -1,0 +1,58 @@
+#pragma once
+// StageTransport over PyTorch c10d: TCPStore rendezvous at MASTER_ADDR:MASTER_PORT (rank 0 hosts
+// the store), ProcessGroupGloo for the point-to-point tensors (tag = handOffTag()). Torch-free
+// header (pimpl); the one torch TU of runtime/dist is gloo_transport.cpp.
+//
+// Failures: every blocking call is bounded by `timeout`. When a call fails, the rank first looks
+// for a failure report in the store (a rank that fails writes "rank K: message" under the key
+// "failure" before it exits), so ranks far from the dead one still name it; without one it names
+// the peer it was talking to.
+
+#include "runtime/dist/dist_env.h"
+#include "runtime/dist/stage_transport.h"
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace bs::runtime {
+
+struct GlooOptions
+{
+    std::chrono::milliseconds timeout{std::chrono::seconds(60)}; ///< each send/recv, barrier, store fetch
+    /// Joining: ranks of one job may start seconds apart (process start-up, loading LibTorch).
+    std::chrono::milliseconds rendezvousTimeout{std::chrono::seconds(120)};
+};
+
+class GlooTransport final : public StageTransport
+{
+public:
+    /// Rendezvous: blocks until all WORLD_SIZE ranks joined (or the timeout). Unavailable on failure.
+    static Result<std::shared_ptr<GlooTransport>> connect(const DistEnv& env, const GlooOptions& options = {});
+    ~GlooTransport() override;
+
+    int rank() const override;
+    int worldSize() const override;
+    Status send(HandOffKind kind, int toStage, std::int64_t microbatch, HandOff value) override;
+    Result<HandOff> recv(HandOffKind kind, int fromStage, std::int64_t microbatch,
+                         const std::vector<std::int64_t>& shape) override;
+    Status flush() override;
+
+    /// All ranks wait for each other (Gloo barrier).
+    Status barrier();
+    /// Key/value through the rendezvous store (results gathering). fetch waits up to the timeout.
+    Status publish(const std::string& key, const std::string& value);
+    Result<std::string> fetch(const std::string& key);
+    /// Records "rank K: message" as the run's failure unless one is already recorded. Never throws.
+    void reportFailure(const std::string& message) noexcept;
+    /// The recorded failure, if any (and the store is reachable).
+    std::optional<std::string> failureReport() noexcept;
+
+private:
+    struct Impl;
+    explicit GlooTransport(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> m_impl;
+};
+
+} // namespace bs::runtime

@@ -1,0 +1,79 @@
+// The torchrun environment: every missing or malformed variable is a clear InvalidArgument that
+// names it, and WORLD_SIZE must equal the number of stages; all before any work.
+#include "runtime/dist/dist_env.h"
+#include "runtime/dist/stage_transport.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+namespace bs::runtime {
+namespace {
+
+std::function<const char*(const char*)> envOf(const std::map<std::string, std::string>& vars)
+{
+    auto copy = std::make_shared<std::map<std::string, std::string>>(vars);
+    return [copy](const char* name) -> const char* {
+        auto it = copy->find(name);
+        return it == copy->end() ? nullptr : it->second.c_str();
+    };
+}
+
+const std::map<std::string, std::string> kGood{
+    {"RANK", "1"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "1"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "29511"}};
+
+TEST(DistEnv, ReadsTheTorchrunVariables)
+{
+    auto env = readDistEnv(envOf(kGood));
+    ASSERT_TRUE(env.has_value()) << env.error().describe();
+    EXPECT_EQ(env->rank, 1);
+    EXPECT_EQ(env->worldSize, 2);
+    EXPECT_EQ(env->localRank, 1);
+    EXPECT_EQ(env->masterAddr, "127.0.0.1");
+    EXPECT_EQ(env->masterPort, 29511);
+}
+
+TEST(DistEnv, EachMissingOrBadVariableIsNamed)
+{
+    for (const char* name : {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}) {
+        auto vars = kGood;
+        vars.erase(name);
+        auto env = readDistEnv(envOf(vars));
+        ASSERT_FALSE(env.has_value()) << name;
+        EXPECT_EQ(env.error().code, ErrorCode::InvalidArgument);
+        EXPECT_NE(env.error().message.find(name), std::string::npos) << env.error().describe();
+    }
+    for (auto [name, value] : {std::pair{"RANK", "x"}, std::pair{"RANK", "2"}, std::pair{"MASTER_PORT", "70000"},
+                               std::pair{"WORLD_SIZE", "0"}}) {
+        auto vars = kGood;
+        vars[name] = value;
+        auto env = readDistEnv(envOf(vars));
+        ASSERT_FALSE(env.has_value()) << name << "=" << value;
+        EXPECT_EQ(env.error().context, name) << env.error().describe();
+    }
+}
+
+TEST(DistEnv, WorldSizeMustEqualStages)
+{
+    auto env = readDistEnv(envOf(kGood));
+    ASSERT_TRUE(env.has_value());
+    RunConfig config;
+    config.pipeline.stages = 2;
+    EXPECT_TRUE(checkDistEnv(*env, config).has_value());
+    config.pipeline.stages = 4;
+    const Status s = checkDistEnv(*env, config);
+    ASSERT_FALSE(s.has_value());
+    EXPECT_EQ(s.error().code, ErrorCode::InvalidArgument);
+    EXPECT_NE(s.error().message.find("WORLD_SIZE is 2"), std::string::npos) << s.error().describe();
+}
+
+TEST(DistEnv, TagsSeparateMicrobatchAndDirection)
+{
+    EXPECT_NE(handOffTag(HandOffKind::Activation, 3), handOffTag(HandOffKind::Gradient, 3));
+    EXPECT_NE(handOffTag(HandOffKind::Activation, 3), handOffTag(HandOffKind::Activation, 4));
+    EXPECT_NE(handOffTag(HandOffKind::Gradient, 3), handOffTag(HandOffKind::Activation, 4));
+}
+
+} // namespace
+} // namespace bs::runtime
