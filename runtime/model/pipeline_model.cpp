@@ -102,6 +102,16 @@ struct PipelineModel::Impl
         return t;
     }
 
+    // The gradient of stage s's output for micro-batch mb: received from stage s + 1, or undefined
+    // on the last stage, whose backward starts from its loss.
+    Result<torch::Tensor> outputGradient(int s, std::int64_t mb)
+    {
+        if (s == last()) {
+            return torch::Tensor();
+        }
+        return receive(gradsIn, s, mb, "gradient");
+    }
+
     // Stash policies: the backward of a micro-batch forwarded on an older version runs on that
     // version. Copies it into the live parameters; the returned copy of the current values goes back after.
     std::vector<torch::Tensor> swapIn(StageState& st, int version, int s)
@@ -325,17 +335,13 @@ Result<StepInfo> PipelineModel::backward(int s, std::int64_t mb)
     StepInfo info;
     try {
         const MemoryScope scope(s, MemoryCategory::Activations);
-        torch::Tensor grad;
-        if (s != d.last()) {
-            auto received = d.receive(d.gradsIn, s, mb, "gradient");
-            if (!received) {
-                return received.error();
-            }
-            grad = *received;
+        auto grad = d.outputGradient(s, mb);
+        if (!grad) {
+            return grad.error();
         }
         std::vector<torch::Tensor> current = d.swapIn(st, p.tag.version, s);
         st.acc->observeBackward(p.tag);
-        d.runBackward(s, p, grad, false, {});
+        d.runBackward(s, p, *grad, false, {});
         Impl::swapOut(st, current);
         d.sendInputGrad(s, mb, p, info);
         st.pending.erase(mb);
@@ -363,13 +369,11 @@ Result<StepInfo> PipelineModel::backwardInput(int s, std::int64_t mb)
     StepInfo info;
     try {
         const MemoryScope scope(s, MemoryCategory::Activations);
-        if (s != d.last()) {
-            auto received = d.receive(d.gradsIn, s, mb, "gradient");
-            if (!received) {
-                return received.error();
-            }
-            p.outGrad = *received;
+        auto grad = d.outputGradient(s, mb);
+        if (!grad) {
+            return grad.error();
         }
+        p.outGrad = *grad;
         st.acc->observeBackward(p.tag);
         if (s > 0) { // stage 0's input is token ids: no input gradient to compute
             d.runBackward(s, p, p.outGrad, true, {p.input});
