@@ -40,7 +40,7 @@ struct TraceEvent
     TimeNs start = 0; ///< ns since the run's origin (virtual or wall clock, see TraceMeta)
     TimeNs end = 0;
     std::int64_t bytes = 0;      ///< activation bytes created (F), message size (Send), 0 otherwise
-    std::int32_t microbatch = -1;///< global micro-batch id; for Update the update index
+    std::int32_t microbatch = -1;///< global micro-batch id; Update: the update index; Marker: its id (a live Apply: the first step it governs)
     std::int32_t version = 0;    ///< the stage's weight version when the event started
     std::uint16_t stage = 0;
     EventKind kind = EventKind::Forward;

@@ -107,13 +107,22 @@ struct RunSession::Impl
     std::optional<RunDirWriter> writer;
     std::atomic<bool> stop{false};
 
-    mutable std::mutex mutex; // guards summary and fresh
+    mutable std::mutex mutex; // guards summary, fresh, pendingApply, changes; config's writes
     RunSummary summary;
     std::vector<BatchMetrics> fresh;
 
     int stepsDone = 0;
-    bool broken = false;
-    bool finished = false;
+    std::int64_t mbDone = 0; // run-wide micro-batches trained (data index, trace ids)
+    std::shared_ptr<std::atomic<int>> tokenBatchSize; // b of the token function (changed by Apply)
+    profiler::TraceMeta meta;
+    // Live Apply: pendingApply and changes are guarded by `mutex`; `cut` tells the driver.
+    std::atomic<bool> cut{false};
+    std::optional<LiveSettings> pendingApply;
+    std::vector<AppliedChange> changes;
+    double tokensBefore = 0; // tokens trained before the settings in force (since step settingsStep)
+    int settingsStep = 0;
+    std::atomic<bool> broken{false};
+    std::atomic<bool> finished{false};
     TimeNs virtualNow = 0; // end of the timeline so far
     std::vector<int> versions;
     Clock::duration trainWall{};
@@ -125,6 +134,8 @@ struct RunSession::Impl
     {
         return static_cast<double>(m()) * config.pipeline.microBatchSize * config.model.shape.seqLen;
     }
+    /// Tokens trained in steps [0, steps).
+    double tokensUpTo(int steps) const { return tokensBefore + tokensPerBatch() * (steps - settingsStep); }
 
     bool evaluationDue(int step) const
     {
@@ -157,7 +168,7 @@ struct RunSession::Impl
         const double wall = seconds(trainWall + (at - wallStart)) - seconds(evalWall); // before this batch's eval
         b.valLoss = maybeEvaluate(evaluate.value_or(evaluationDue(step)));
         b.wallTimeS = wall;
-        const double tokens = tokensPerBatch() * (step + 1);
+        const double tokens = tokensUpTo(step + 1);
         b.tokensPerSVirtual = b.virtualTimeS > 0 ? tokens / b.virtualTimeS : 0.0;
         b.tokensPerSWall = wall > 0 ? tokens / wall : 0.0;
         if (model) {
@@ -193,6 +204,8 @@ struct RunSession::Impl
     Status runThreaded(int count, const Schedule& schedule, TensorExecutor& executor);
     Status runRank(int count, const Schedule& schedule, TensorExecutor& executor);
     Status runReference(int count);
+    Result<RunConfig> liveConfig(const LiveSettings& settings) const;
+    Status applyPending();
 };
 
 RunSession::RunSession(std::unique_ptr<Impl> impl)
@@ -226,8 +239,9 @@ Result<RunSession> RunSession::create(const RunConfig& config, const SessionOpti
     impl->data = std::move(data.value());
     const TokenSource* source = impl->data.get();
     const int b = config.pipeline.microBatchSize;
-    TokenFn tokens = [source, b](std::int64_t mb) -> Result<TokenBatch> {
-        return toTokenBatch(source->batch(Split::Train, mb, b));
+    impl->tokenBatchSize = std::make_shared<std::atomic<int>>(b);
+    TokenFn tokens = [source, size = impl->tokenBatchSize](std::int64_t mb) -> Result<TokenBatch> {
+        return toTokenBatch(source->batch(Split::Train, mb, size->load()));
     };
     for (int i = 0; i < config.training.evalBatches; ++i) {
         MicroBatch v = source->batch(Split::Validation, i, b);
@@ -268,6 +282,7 @@ Result<RunSession> RunSession::create(const RunConfig& config, const SessionOpti
     meta.attributes["schedule"] = impl->summary.schedule;
     meta.attributes["weights"] = std::string(weightPolicyName(schedule->weights));
     impl->store.setMeta(meta);
+    impl->meta = meta;
     if (options.outDir) {
         auto writer = RunDirWriter::create(*options.outDir, RunDirOptions{options.overwrite, false});
         if (!writer) {
@@ -288,7 +303,7 @@ Status RunSession::Impl::runReference(int count)
             return makeError(ErrorCode::Cancelled, "run stopped", "step " + std::to_string(stepsDone));
         }
         const auto t0 = Clock::now();
-        Result<double> loss = reference->trainBatch(static_cast<std::int64_t>(stepsDone) * m(), m());
+        Result<double> loss = reference->trainBatch(mbDone, m());
         const auto dt = Clock::now() - t0;
         if (!loss) {
             return loss.error();
@@ -307,6 +322,7 @@ Status RunSession::Impl::runReference(int count)
             return s;
         }
         stepsDone += 1;
+        mbDone += m();
     }
     return ok();
 }
@@ -321,7 +337,8 @@ Status RunSession::Impl::runPipeline(int count)
     }
     const int p = schedule->stages();
     const int firstStep = stepsDone;
-    TensorExecutor executor(*model, static_cast<std::int64_t>(firstStep) * m());
+    const std::int64_t firstMb = mbDone;
+    TensorExecutor executor(*model, firstMb);
     if (options.transport) {
         return runRank(count, *schedule, executor);
     }
@@ -340,6 +357,9 @@ Status RunSession::Impl::runPipeline(int count)
     drive.stop = &stop;
     drive.timeOrigin = virtualNow;
     drive.initialVersions = versions;
+    drive.cut = &cut;
+    drive.cutEvery = m();
+    drive.microbatchOffset = static_cast<std::int32_t>(firstMb);
     drive.onAction = [&](const Action& a, const profiler::TraceEvent& ev) {
         if (a.kind != ActionKind::Update) {
             return;
@@ -349,7 +369,7 @@ Status RunSession::Impl::runPipeline(int count)
         while (nextBatch < count && slowest >= (nextBatch + 1) * updatesPerBatch) {
             double sum = 0.0;
             for (int i = 0; i < m(); ++i) {
-                sum += model->loss(static_cast<std::int64_t>(firstStep + nextBatch) * m() + i).value_or(NAN);
+                sum += model->loss(firstMb + static_cast<std::int64_t>(nextBatch) * m() + i).value_or(NAN);
             }
             if (Status s = recordBatch(firstStep + nextBatch, sum / m(), ev.end, wallStart); !s && callbackStatus) {
                 callbackStatus = s;
@@ -365,7 +385,9 @@ Status RunSession::Impl::runPipeline(int count)
     }
     virtualNow += stats->makespan;
     versions = stats->finalVersions;
-    stepsDone += count;
+    const int done = stats->cutAt >= 0 ? stats->cutAt / m() : count; // a cut (Apply) ends at a batch boundary
+    stepsDone += done;
+    mbDone += static_cast<std::int64_t>(done) * m();
     return callbackStatus;
 }
 
@@ -391,6 +413,7 @@ Status RunSession::Impl::runThreaded(int count, const Schedule& schedule, Tensor
     drive.stop = &stop;
     drive.timeOrigin = virtualNow;
     drive.initialVersions = versions;
+    drive.microbatchOffset = static_cast<std::int32_t>(mbDone);
     drive.onAction = [&](const Action& a, const profiler::TraceEvent& ev) {
         if (a.kind != ActionKind::Backward && a.kind != ActionKind::BackwardWeight) {
             return;
@@ -413,7 +436,7 @@ Status RunSession::Impl::runThreaded(int count, const Schedule& schedule, Tensor
         const Completed& c = completed[i];
         double sum = 0.0;
         for (int k = 0; k < m(); ++k) {
-            sum += model->loss(static_cast<std::int64_t>(firstStep + c.batch) * m() + k).value_or(NAN);
+            sum += model->loss(mbDone + static_cast<std::int64_t>(c.batch) * m() + k).value_or(NAN);
         }
         const bool lastOfChunk = i + 1 == completed.size();
         recorded = recordBatch(firstStep + c.batch, sum / m(), c.end, wallStart, c.at, lastOfChunk && evalDue);
@@ -427,6 +450,7 @@ Status RunSession::Impl::runThreaded(int count, const Schedule& schedule, Tensor
     virtualNow += stats->makespan;
     versions = stats->finalVersions;
     stepsDone += count;
+    mbDone += static_cast<std::int64_t>(count) * m();
     return recorded;
 }
 
@@ -440,7 +464,7 @@ Status RunSession::Impl::runRank(int count, const Schedule& schedule, TensorExec
     const int s = net.rank();
     const int last = schedule.stages() - 1;
     const int firstStep = stepsDone;
-    const std::int64_t offset = static_cast<std::int64_t>(firstStep) * m();
+    const std::int64_t offset = mbDone;
     const std::vector<std::int64_t> shape{config.pipeline.microBatchSize, config.model.shape.seqLen,
                                           config.model.shape.dModel};
     const auto now = [&] {
@@ -509,7 +533,7 @@ Status RunSession::Impl::runRank(int count, const Schedule& schedule, TensorExec
             if (++done[static_cast<std::size_t>(n)] == m()) { // this stage finished batch n
                 double sum = 0.0;
                 for (int i = 0; i < m(); ++i) {
-                    sum += s == last ? model->loss(static_cast<std::int64_t>(firstStep + n) * m() + i).value_or(NAN)
+                    sum += s == last ? model->loss(offset + static_cast<std::int64_t>(n) * m() + i).value_or(NAN)
                                      : NAN;
                 }
                 // No validation pass: it needs every stage's current weights, and a rank has one.
@@ -534,6 +558,7 @@ Status RunSession::Impl::runRank(int count, const Schedule& schedule, TensorExec
     }
     versions[static_cast<std::size_t>(s)] = version;
     stepsDone += count;
+    mbDone += static_cast<std::int64_t>(count) * m();
     return ok();
 }
 
@@ -547,7 +572,16 @@ Status RunSession::runSteps(int count)
     if (count <= 0) {
         return ok();
     }
-    Status s = d.reference ? d.runReference(count) : d.runPipeline(count);
+    // Each pass trains one schedule; a requested Apply ends it early at a batch boundary and the
+    // next pass continues the remaining steps with the new settings.
+    const int target = d.stepsDone + count;
+    Status s = ok();
+    while (s && d.stepsDone < target) {
+        s = d.applyPending();
+        if (s) {
+            s = d.reference ? d.runReference(target - d.stepsDone) : d.runPipeline(target - d.stepsDone);
+        }
+    }
     if (!s) {
         d.broken = true;
         const std::lock_guard<std::mutex> lock(d.mutex);
@@ -578,7 +612,7 @@ Status RunSession::finish()
         d.summary.virtualTimeS = toSeconds(d.virtualNow);
         d.summary.wallTimeS = seconds(d.trainWall) - seconds(d.evalWall);
         d.summary.busyTimeS = toSeconds(d.busy);
-        const double tokens = d.tokensPerBatch() * d.stepsDone;
+        const double tokens = d.tokensUpTo(d.stepsDone);
         d.summary.tokensPerSVirtual = d.summary.virtualTimeS > 0 ? tokens / d.summary.virtualTimeS : 0.0;
         d.summary.tokensPerSWall = d.summary.wallTimeS > 0 ? tokens / d.summary.wallTimeS : 0.0;
         TimeNs computeNs = 0;
@@ -606,6 +640,135 @@ Status RunSession::finish()
         }
     }
     return d.writer->writeSummary(nlohmann::json(s));
+}
+
+Result<RunConfig> RunSession::Impl::liveConfig(const LiveSettings& settings) const
+{
+    if (reference || options.transport || options.executor != ExecutorKind::Serial) {
+        return makeError(ErrorCode::Unavailable,
+            "Apply needs the serial pipelined executor (not the threaded executor, a multi-process rank or the reference trainer)",
+            "executor");
+    }
+    if (settings.stages && *settings.stages != config.pipeline.stages) {
+        return makeError(ErrorCode::InvalidArgument,
+            "pipeline.stages cannot change in a live run (" + std::to_string(config.pipeline.stages) + " -> "
+                + std::to_string(*settings.stages) + "); start a new run",
+            "pipeline.stages");
+    }
+    if (settings.model && *settings.model != config.model.preset) {
+        return makeError(ErrorCode::InvalidArgument,
+            "model.preset cannot change in a live run ('" + config.model.preset + "' -> '" + *settings.model
+                + "'); start a new run",
+            "model.preset");
+    }
+    if (settings.device && *settings.device != config.device.name) {
+        return makeError(ErrorCode::InvalidArgument,
+            "device.name cannot change in a live run ('" + config.device.name + "' -> '" + *settings.device
+                + "'); start a new run",
+            "device.name");
+    }
+    RunConfig next = config;
+    next.schedule.name = settings.schedule;
+    next.pipeline.microbatches = settings.microbatches;
+    next.pipeline.accum = settings.accum;
+    next.pipeline.microBatchSize = settings.microBatchSize;
+    if (Status valid = validate(next); !valid) {
+        return valid.error();
+    }
+    ScheduleParams probe = toScheduleParams(next);
+    probe.batches = 1;
+    if (auto schedule = makeSchedule(probe); !schedule) {
+        return schedule.error();
+    }
+    return next;
+}
+
+Status RunSession::Impl::applyPending()
+{
+    std::optional<LiveSettings> settings;
+    {
+        const std::lock_guard<std::mutex> lock(mutex);
+        settings.swap(pendingApply);
+        cut = false;
+    }
+    if (!settings) {
+        return ok();
+    }
+    auto next = liveConfig(*settings);
+    if (!next) {
+        return next.error();
+    }
+    ScheduleParams probe = toScheduleParams(*next);
+    probe.batches = 1;
+    auto schedule = makeSchedule(probe);
+    if (!schedule) {
+        return schedule.error();
+    }
+    ModelOptions mo = modelOptions(*next, *schedule);
+    // The LR schedule continues where the training is: `stepsDone` batches of the new window size.
+    const double updatesPerBatch = static_cast<double>(next->pipeline.microbatches) / mo.updateEvery;
+    mo.optimizer.updatesOffset =
+        static_cast<int>(std::lround(stepsDone * updatesPerBatch)) - model->version(0);
+    if (Status s = model->reconfigure(mo); !s) {
+        return s;
+    }
+    tokenBatchSize->store(next->pipeline.microBatchSize);
+    tokensBefore = tokensUpTo(stepsDone);
+    settingsStep = stepsDone;
+    {
+        const std::lock_guard<std::mutex> lock(mutex); // requestApply() validates against config
+        config = *next;
+    }
+
+    AppliedChange change;
+    change.step = stepsDone;
+    change.firstMicrobatch = mbDone;
+    change.time = virtualNow;
+    change.label = "apply: " + config.schedule.name + " m=" + std::to_string(config.pipeline.microbatches)
+        + " a=" + std::to_string(config.pipeline.effectiveAccum()) + " b=" + std::to_string(config.pipeline.microBatchSize);
+    change.settings = *settings;
+    profiler::TraceEvent marker;
+    marker.start = virtualNow;
+    marker.end = virtualNow;
+    marker.kind = profiler::EventKind::Marker;
+    marker.microbatch = stepsDone;
+    marker.version = model->version(0);
+    meta.attributes["marker." + std::to_string(stepsDone)] = change.label;
+    store.setMeta(meta);
+    store.append(marker);
+    {
+        const std::lock_guard<std::mutex> lock(mutex);
+        summary.schedule = config.schedule.name;
+        changes.push_back(change);
+    }
+    if (writer) {
+        return writer->writeConfig(config); // the settings in force; the markers are the history
+    }
+    return ok();
+}
+
+Status RunSession::requestApply(const LiveSettings& settings)
+{
+    Impl& d = *m_impl;
+    if (d.broken || d.finished) {
+        return makeError(ErrorCode::InvalidArgument, "the run has ended; nothing to apply to",
+                         "step " + std::to_string(d.stepsDone));
+    }
+    // config is written under the lock (applyPending(), on the training thread).
+    const std::lock_guard<std::mutex> lock(d.mutex);
+    auto next = d.liveConfig(settings);
+    if (!next) {
+        return next.error();
+    }
+    d.pendingApply = settings;
+    d.cut = true;
+    return ok();
+}
+
+std::vector<AppliedChange> RunSession::appliedChanges() const
+{
+    const std::lock_guard<std::mutex> lock(m_impl->mutex);
+    return m_impl->changes;
 }
 
 void RunSession::requestStop()

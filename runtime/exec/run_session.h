@@ -5,6 +5,7 @@
 
 #include "profiler/trace/trace_store.h"
 #include "base/result.h"
+#include "base/time.h"
 #include "runtime/config/run_config.h"
 #include "runtime/exec/run_metrics.h"
 
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace bs::runtime {
@@ -44,6 +46,31 @@ struct SessionOptions
     std::chrono::steady_clock::time_point clockZero{};
 };
 
+/// What a live Apply may change (RunSession::requestApply): the schedule and the batch geometry.
+/// The pipeline's stages, the model and the device are fixed for a run's life: they may be given
+/// (the GUI sends its whole tuning state) but must then equal the run's, else InvalidArgument
+/// naming the field.
+struct LiveSettings
+{
+    std::string schedule;   ///< schedule.name (a catalogue name)
+    int microbatches = 0;   ///< pipeline.microbatches: m per global batch
+    int accum = 0;          ///< pipeline.accum: paci's a (0 = m; other schedules: 0 or m)
+    int microBatchSize = 0; ///< pipeline.micro_batch_size: b
+    std::optional<int> stages;         ///< checked against pipeline.stages
+    std::optional<std::string> model;  ///< checked against model.preset
+    std::optional<std::string> device; ///< checked against device.name
+};
+
+/// One Apply as it took effect.
+struct AppliedChange
+{
+    int step = 0;                      ///< first global batch trained with the new settings
+    std::int64_t firstMicrobatch = 0;  ///< its first run-wide micro-batch id (trace ids)
+    TimeNs time = 0;                   ///< on the trace's clock: every earlier micro-batch ended by then
+    std::string label;                 ///< "apply: paci m=8 a=4 b=8" (also the trace marker's label)
+    LiveSettings settings;
+};
+
 class RunSession
 {
 public:
@@ -56,7 +83,7 @@ public:
     ~RunSession();
 
     /// Trains `count` more global batches as one schedule (asynchronous schedules drain only at
-    /// its end). Blocking; call from one thread. Cancelled after requestStop(), Diverged on
+    /// its end, or at a boundary where a requestApply() takes effect: the rest is a new schedule). Blocking; call from one thread. Cancelled after requestStop(), Diverged on
     /// NaN/inf; after any error the session only accepts finish().
     Status runSteps(int count);
     /// runSteps(training.steps − stepsDone()) then finish().
@@ -66,12 +93,39 @@ public:
 
     /// Thread-safe; the running runSteps() returns Cancelled after the current action.
     void requestStop();
+
+    /// Live Apply. Thread-safe; validates `settings` at once exactly as RunConfig validation does
+    /// (errors name the field: schedule.name, pipeline.microbatches, pipeline.accum,
+    /// pipeline.micro_batch_size; pipeline.stages / model.preset / device.name when they differ
+    /// from the run's) and returns; the change takes effect at the next global-batch boundary of
+    /// the running runSteps():
+    ///   - the boundary is the end of the batch whose micro-batches are being started (the driver
+    ///     fixes it between two actions: DriveOptions::cut); no micro-batch of a later batch starts;
+    ///   - every micro-batch already started completes its forward and backward on every stage and
+    ///     its gradients are applied (the updates covering them run; an update window that
+    ///     straddles the boundary would apply its part, which valid configs never have: paci's a
+    ///     divides m). Asynchronous schedules (paci, pipedream, 2bw, async-1f1b) thus drain there;
+    ///   - the remaining steps continue as a new schedule of the new settings from the current
+    ///     weights, AdamW state and versions (the LR schedule continues at the training progress
+    ///     reached); step numbers, micro-batch ids and the trace's time axis continue.
+    /// The trace gets an EventKind::Marker on stage 0 at the boundary time (microbatch = the first
+    /// step under the new settings) with its label in the trace metadata attribute
+    /// "marker.<step>"; config.toml is rewritten with the settings in force (the trace's markers are
+    /// the history). Called while no runSteps() runs, or when the running one has no boundary left,
+    /// the change applies when the next runSteps() starts. A later request before the boundary
+    /// replaces an earlier one. Only the serial pipelined executor supports it: the threaded
+    /// executor, multi-process ranks and the reference trainer answer Unavailable.
+    Status requestApply(const LiveSettings& settings);
+    /// The changes applied so far, in order. Thread-safe.
+    std::vector<AppliedChange> appliedChanges() const;
     /// Metrics of the batches completed since the last call. Thread-safe.
     std::vector<BatchMetrics> pollMetrics();
 
     int stepsDone() const;
     RunSummary summary() const;
     std::shared_ptr<const profiler::TraceSnapshot> trace() const;
+    /// The configuration in force (after any applied change). Read it only from the thread that
+    /// calls runSteps() or while none runs.
     const RunConfig& config() const;
 
 private:

@@ -25,6 +25,7 @@ struct OptimizerOptions
     int warmupSteps = 0; ///< in updates
     int totalSteps = 0; ///< updates until the cosine floor; 0 = constant after warm-up
     double minLrRatio = 0.1;
+    int updatesOffset = 0; ///< added to the update count before the schedule is read (paci::LrSchedule)
 };
 
 /// One micro-batch of tokens: b sequences of T, row-major; targets are inputs shifted by one.

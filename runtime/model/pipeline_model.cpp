@@ -52,7 +52,8 @@ paci::AccumulatorOptions accumulatorOptions(const ModelOptions& o)
     paci::AccumulatorOptions a;
     a.accum = o.updateEvery;
     a.adamw = paci::AdamWOptions{o.optimizer.beta1, o.optimizer.beta2, o.optimizer.eps, o.optimizer.weightDecay};
-    a.lr = paci::LrSchedule{o.optimizer.lr, o.optimizer.warmupSteps, o.optimizer.totalSteps, o.optimizer.minLrRatio};
+    a.lr = paci::LrSchedule{o.optimizer.lr, o.optimizer.warmupSteps, o.optimizer.totalSteps, o.optimizer.minLrRatio,
+        o.optimizer.updatesOffset};
     a.autoStep = false; // the schedule's U action applies the update (it has its own slot on the timeline)
     a.driftSampleEvery = o.driftSampleEvery;
     return a;
@@ -231,6 +232,45 @@ Result<PipelineModel> PipelineModel::create(const ModelOptions& options, TokenFn
         return makeError(ErrorCode::Internal, std::string("building the model failed: ") + e.what(), "model");
     }
     return PipelineModel(std::move(impl));
+}
+
+Status PipelineModel::reconfigure(const ModelOptions& options)
+{
+    Impl& d = *m_impl;
+    const ModelOptions& now = d.options;
+    if (options.stages != now.stages || options.shape.layers != now.shape.layers
+        || options.shape.dModel != now.shape.dModel || options.shape.heads != now.shape.heads
+        || options.shape.seqLen != now.shape.seqLen || options.shape.vocab != now.shape.vocab) {
+        return makeError(ErrorCode::InvalidArgument, "the model's stages and shape cannot change in a running model",
+                         "pipeline.stages / model");
+    }
+    if (options.updateEvery < 1 || options.microBatchSize < 1) {
+        return makeError(ErrorCode::InvalidArgument, "update window and micro-batch size must be >= 1", "pipeline");
+    }
+    if (pendingCount() != 0) {
+        return makeError(ErrorCode::Internal, "reconfigure with micro-batches in flight",
+                         std::to_string(pendingCount()) + " pending");
+    }
+    for (int s = 0; s < stages(); ++s) {
+        if (d.stages[static_cast<std::size_t>(s)].acc->backwardsSinceUpdate() != 0) {
+            return makeError(ErrorCode::Internal, "reconfigure with gradients not yet applied",
+                             "stage " + std::to_string(s));
+        }
+    }
+    const paci::AccumulatorOptions acc = accumulatorOptions(options);
+    try {
+        for (auto& st : d.stages) {
+            st.acc->reconfigure(acc);
+            st.stash.clear(); // nothing pending: no old version is needed
+        }
+    } catch (const std::exception& e) {
+        return makeError(ErrorCode::Internal, std::string("reconfigure failed: ") + e.what(), "model");
+    }
+    const std::vector<int> layers = d.options.layersPerStage; // the partition stays: the weights live there
+    d.options = options;
+    d.options.layersPerStage = layers;
+    d.lossScale = 1.0 / static_cast<double>(options.updateEvery);
+    return ok();
 }
 
 int PipelineModel::stages() const

@@ -49,6 +49,13 @@ public:
     int stages() const;
     const ModelOptions& options() const;
 
+    /// Changes the weight policy, update window, micro-batch size and optimizer schedule of a
+    /// running model between two global batches (a live Apply), keeping the weights, the AdamW
+    /// state, the versions and the statistics. The stages and the shape must stay (InvalidArgument);
+    /// nothing may be in flight and no gradient unapplied (Internal). The token function is the
+    /// caller's: it must now deliver micro-batches of options.microBatchSize.
+    Status reconfigure(const ModelOptions& options);
+
     /// F: stage 0 reads the micro-batch's tokens; other stages take the activation the previous
     /// stage produced for it; the last stage computes the loss (ErrorCode::Diverged if not finite).
     Result<StepInfo> forward(int stage, std::int64_t microbatch);

@@ -104,10 +104,17 @@ public:
         for (int s = 0; s < m_p; ++s) {
             m_ready[static_cast<std::size_t>(s)] = readyTime(s);
         }
-        while (stats.actions < total) {
+        while (stats.actions + m_skipped < total) {
             if (m_options.stop && m_options.stop->load(std::memory_order_relaxed)) {
                 return makeError(ErrorCode::Cancelled, "run stopped",
                                  std::to_string(stats.actions) + " of " + std::to_string(total) + " actions done");
+            }
+            if (m_limit == kNoLimit && m_options.cut && m_options.cutEvery > 0
+                && m_options.cut->load(std::memory_order_relaxed)) {
+                fixCut();
+                if (stats.actions + m_skipped >= total) {
+                    break;
+                }
             }
             int stage = -1;
             TimeNs start = kNotYet;
@@ -134,15 +141,40 @@ public:
             stats.makespan = std::max(stats.makespan, clock);
         }
         stats.finalVersions = m_version;
+        if (m_limit != kNoLimit && m_limit < m_schedule.totalMicrobatches()) {
+            stats.cutAt = m_limit;
+        }
         return stats;
     }
 
 private:
+    static constexpr int kNoLimit = std::numeric_limits<int>::max();
+
+    // Fixes the cut boundary (see DriveOptions::cut) and skips what lies beyond it on every stage.
+    void fixCut()
+    {
+        const int every = m_options.cutEvery;
+        m_limit = (m_started + every - 1) / every * every;
+        for (int s = 0; s < m_p; ++s) {
+            m_ready[static_cast<std::size_t>(s)] = readyTime(s);
+        }
+    }
+
+    bool beyondCut(const Action& a) const
+    {
+        return a.kind == ActionKind::Update ? a.firstMb >= m_limit : a.microbatch >= m_limit;
+    }
+
     // When stage s's next action could start, or kNotYet if its input has not been produced.
     TimeNs readyTime(int s)
     {
         const auto& program = m_schedule.programs[static_cast<std::size_t>(s)];
-        const auto pc = m_pc[static_cast<std::size_t>(s)];
+        auto& pcRef = m_pc[static_cast<std::size_t>(s)];
+        while (m_limit != kNoLimit && pcRef < program.size() && beyondCut(program[pcRef])) {
+            ++pcRef;
+            ++m_skipped;
+        }
+        const auto pc = pcRef;
         if (pc >= program.size()) {
             return kNotYet;
         }
@@ -160,14 +192,23 @@ private:
     Status perform(int s, TimeNs start)
     {
         const auto su = static_cast<std::size_t>(s);
-        const Action& a = m_schedule.programs[su][m_pc[su]];
+        Action a = m_schedule.programs[su][m_pc[su]];
+        if (a.kind == ActionKind::Update && a.lastMb >= m_limit) {
+            a.lastMb = m_limit - 1; // straddles the cut: apply the micro-batches before it
+        }
+        if (a.kind == ActionKind::Forward) {
+            m_started = std::max(m_started, a.microbatch + 1);
+        }
         auto outcome = m_executor.perform(a);
         if (!outcome) {
             return atAction(outcome.error(), a);
         }
         const TimeNs end = start + std::max<TimeNs>(outcome->duration, 0);
-        const auto event = actionEvent(a, m_options.timeOrigin + start, m_options.timeOrigin + end, m_version[su],
-                                       outcome->bytes);
+        auto event = actionEvent(a, m_options.timeOrigin + start, m_options.timeOrigin + end, m_version[su],
+                                 outcome->bytes);
+        if (a.kind != ActionKind::Update) {
+            event.microbatch += m_options.microbatchOffset;
+        }
         if (a.kind == ActionKind::Update) {
             ++m_version[su];
         }
@@ -196,7 +237,7 @@ private:
             event.stage = static_cast<std::uint16_t>(from);
             event.lane = profiler::Lane::Comm;
             event.kind = profiler::EventKind::Send;
-            event.microbatch = mb;
+            event.microbatch = mb + m_options.microbatchOffset;
             event.version = m_version[static_cast<std::size_t>(from)];
             event.bytes = bytes;
             event.aux = static_cast<std::uint16_t>(to);
@@ -229,6 +270,9 @@ private:
     std::vector<std::size_t> m_pc;
     std::vector<int> m_version;
     std::vector<TimeNs> m_ready; // cached readyTime() per stage
+    int m_started = 0;        // 1 + the highest micro-batch forwarded so far
+    int m_limit = kNoLimit;   // the cut boundary once fixed: micro-batches >= it are skipped
+    std::size_t m_skipped = 0;
 };
 
 } // namespace

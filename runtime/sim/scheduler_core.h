@@ -27,6 +27,20 @@ struct DriveOptions
     TimeNs timeOrigin = 0;
     /// Weight versions each stage starts with (continuing runs). Empty = all zero.
     std::vector<int> initialVersions;
+    /// Cut at a global-batch boundary (a live Apply; serial drive() only). Once `*cut` reads true
+    /// between two actions, the driver fixes the boundary L = the smallest multiple of
+    /// `cutEvery` (micro-batches per global batch) that is >= 1 + the highest micro-batch any
+    /// stage has started (0 when none). From then on it skips every F/B/I/W of a micro-batch >= L
+    /// and every U whose first micro-batch is >= L; a U that straddles L applies only its
+    /// micro-batches < L. Every micro-batch < L still completes (all its gradients are applied),
+    /// none >= L has started, so the run stops exactly at a batch boundary with no gradient lost.
+    /// Keeping the actions of micro-batches < L in their static order stays deadlock-free: every
+    /// kept action depends only on kept actions (same micro-batch, earlier in its program).
+    const std::atomic<bool>* cut = nullptr;
+    int cutEvery = 0;
+    /// Added to the micro-batch id of every recorded F/B/I/W and Send event (not to the actions
+    /// the executor performs): a run continued in several schedules keeps run-wide ids.
+    std::int32_t microbatchOffset = 0;
 };
 
 struct DriveStats
@@ -34,6 +48,9 @@ struct DriveStats
     TimeNs makespan = 0;            ///< end of the last action, relative to timeOrigin
     std::size_t actions = 0;
     std::vector<int> finalVersions; ///< updates applied per stage, initialVersions included
+    /// Micro-batches completed when a cut (DriveOptions::cut) ended the schedule early: a multiple
+    /// of cutEvery, below totalMicrobatches(). -1: every action of the schedule ran.
+    int cutAt = -1;
 };
 
 /// Executes `schedule` through `executor`, appending one event per action (and one Send per

@@ -150,7 +150,10 @@ private:
 
     void record(int s, const Action& a, TimeNs start, TimeNs end, int version, const ActionOutcome& outcome)
     {
-        const auto event = actionEvent(a, m_options.timeOrigin + start, m_options.timeOrigin + end, version, outcome.bytes);
+        auto event = actionEvent(a, m_options.timeOrigin + start, m_options.timeOrigin + end, version, outcome.bytes);
+        if (a.kind != ActionKind::Update) {
+            event.microbatch += m_options.microbatchOffset;
+        }
         m_store.append(event);
         const int to = receiverOf(a, m_p);
         const TimeNs arrival = to >= 0 ? end + m_executor.commTime(s, to, outcome.sendBytes) : end;
@@ -191,6 +194,10 @@ Result<DriveStats> driveThreaded(const Schedule& schedule, ActionExecutor& execu
 {
     if (schedule.programs.empty()) {
         return makeError(ErrorCode::InvalidArgument, "schedule has no stages");
+    }
+    if (options.cut) {
+        return makeError(ErrorCode::InvalidArgument, "a batch-boundary cut is supported by the serial drive() only",
+                         "DriveOptions::cut");
     }
     return ThreadedRun(schedule, executor, store, options, threaded).run();
 }

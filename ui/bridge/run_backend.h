@@ -48,6 +48,20 @@ public:
     virtual void publish(RunUpdatePtr update) = 0;
 };
 
+/// Live Apply: the tuning panel's settings for a running run (RunBackend::apply). The schedule and
+/// the batch geometry may change; stages, model and device are sent so the backend can refuse a
+/// change it cannot make live, naming the field.
+struct ApplyRequest
+{
+    std::string schedule;   ///< catalogue name
+    int microbatches = 0;   ///< m per global batch
+    int accum = 0;          ///< paci's a (0 = m)
+    int microBatchSize = 0; ///< b
+    int stages = 0;         ///< 0 = not checked
+    std::string model;      ///< preset; empty = not checked
+    std::string device;     ///< empty = not checked
+};
+
 class RunBackend
 {
 public:
@@ -58,6 +72,15 @@ public:
     /// returning successfully. Returns ErrorCode::Cancelled when stopped (recorded data kept).
     /// Must not throw.
     virtual Status run(RunContext& ctx) = 0;
+    /// Optional live Apply: asks the running run() to continue with `request` from its next
+    /// global-batch boundary (the trace marks the change). Thread-safe: called from the UI thread
+    /// while run() runs on the worker. Returns at once with the validation result. Default:
+    /// Unavailable (a backend that replays a fixed run cannot change it).
+    virtual Status apply(const ApplyRequest& request)
+    {
+        (void)request;
+        return makeError(ErrorCode::Unavailable, label() + " cannot change its settings while running");
+    }
 };
 
 } // namespace bs::ui

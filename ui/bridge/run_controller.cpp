@@ -98,6 +98,15 @@ void RunController::stop()
     }
 }
 
+Status RunController::apply(const ApplyRequest& request)
+{
+    std::lock_guard lock(m_mutex);
+    if (!m_current) {
+        return makeError(ErrorCode::Unavailable, "no run is executing");
+    }
+    return m_current->apply(request);
+}
+
 bool RunController::isBusy() const
 {
     std::lock_guard lock(m_mutex);
@@ -118,6 +127,7 @@ void RunController::workerLoop()
             backend = std::move(m_queue.front());
             m_queue.pop_front();
             m_running = true;
+            m_current = backend.get();
             m_stop = false;
             run = m_nextRun++;
         }
@@ -141,6 +151,7 @@ void RunController::workerLoop()
         {
             std::lock_guard lock(m_mutex);
             m_running = false;
+            m_current = nullptr;
             drained = m_queue.empty();
         }
         if (drained) {

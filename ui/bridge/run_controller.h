@@ -36,6 +36,9 @@ public:
     void stop();
     /// True while a run is executing or queued.
     bool isBusy() const;
+    /// Live Apply: forwards to the executing backend's RunBackend::apply() (its next global-batch
+    /// boundary). Returns its validation result at once; Unavailable when nothing runs. Thread: any.
+    Status apply(const ApplyRequest& request);
 
 Q_SIGNALS:
     void runStarted(int run, const QString& label);
@@ -55,6 +58,7 @@ private:
     std::condition_variable m_wake;
     std::deque<std::unique_ptr<RunBackend>> m_queue;
     bool m_running = false;
+    RunBackend* m_current = nullptr; // the executing backend (apply); guarded by m_mutex
     bool m_quit = false;
     std::atomic<bool> m_stop{false};
     int m_nextRun = 0;

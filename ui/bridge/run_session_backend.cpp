@@ -35,6 +35,19 @@ Status RunSessionBackend::run(RunContext& ctx)
         return created.error();
     }
     runtime::RunSession& session = *created;
+    {
+        const std::lock_guard<std::mutex> lock(m_sessionMutex);
+        m_session = &session;
+    }
+    struct Detach // apply() must not reach the session once run() leaves
+    {
+        RunSessionBackend* self;
+        ~Detach()
+        {
+            const std::lock_guard<std::mutex> lock(self->m_sessionMutex);
+            self->m_session = nullptr;
+        }
+    } detach{this};
     const int steps = m_config.training.steps;
     std::vector<MetricSample> metrics;
     std::atomic<bool> training{true};
@@ -57,6 +70,10 @@ Status RunSessionBackend::run(RunContext& ctx)
     const Status trained = session.runSteps(steps);
     training = false;
     poller.join();
+    {
+        const std::lock_guard<std::mutex> lock(m_sessionMutex);
+        m_session = nullptr; // session.config() below is read with no apply in between
+    }
     const Status finished = session.finish(); // writes trace.json / summary.json; keeps what was recorded
     appendMetrics(metrics, session.pollMetrics());
 
@@ -66,9 +83,10 @@ Status RunSessionBackend::run(RunContext& ctx)
     final->metrics = std::move(metrics);
     final->progress = 1.0;
     final->finished = trained.has_value();
-    if (auto schedule = runtime::makeSchedule(runtime::toScheduleParams(m_config)); schedule && final->trace) {
+    const runtime::RunConfig& inForce = session.config(); // after any Apply
+    if (auto schedule = runtime::makeSchedule(runtime::toScheduleParams(inForce)); schedule && final->trace) {
         profiler::AnalysisOptions options;
-        options.microbatchesPerBatch = m_config.pipeline.microbatches;
+        options.microbatchesPerBatch = inForce.pipeline.microbatches;
         options.synchronous = !schedule->asynchronous;
         final->report = profiler::analyze(*final->trace, options);
     }
@@ -77,6 +95,29 @@ Status RunSessionBackend::run(RunContext& ctx)
         return trained;
     }
     return finished;
+}
+
+Status RunSessionBackend::apply(const ApplyRequest& request)
+{
+    runtime::LiveSettings s;
+    s.schedule = request.schedule;
+    s.microbatches = request.microbatches;
+    s.accum = request.accum;
+    s.microBatchSize = request.microBatchSize;
+    if (request.stages > 0) {
+        s.stages = request.stages;
+    }
+    if (!request.model.empty()) {
+        s.model = request.model;
+    }
+    if (!request.device.empty()) {
+        s.device = request.device;
+    }
+    const std::lock_guard<std::mutex> lock(m_sessionMutex);
+    if (!m_session) {
+        return makeError(ErrorCode::Unavailable, "no live run is training", m_label);
+    }
+    return m_session->requestApply(s);
 }
 
 } // namespace bs::ui

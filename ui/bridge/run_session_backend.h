@@ -8,19 +8,25 @@
 #include "runtime/exec/run_session.h"
 #include "ui/bridge/run_backend.h"
 
+#include <mutex>
+
 namespace bs::ui {
 
 class RunSessionBackend final : public RunBackend
 {
 public:
     /// Trains `config` for config.training.steps global batches, as one schedule (asynchronous
-    /// schedules drain only at the end). `options.outDir` makes it a run directory.
+    /// schedules drain only at the end, or at the boundary where an apply() takes effect). `options.outDir` makes it a run directory.
     RunSessionBackend(std::string label, runtime::RunConfig config, runtime::SessionOptions options = {});
 
     std::string label() const override { return m_label; }
     Status run(RunContext& ctx) override;
+    /// Forwards to RunSession::requestApply() of the running session (Unavailable when none runs).
+    Status apply(const ApplyRequest& request) override;
 
 private:
+    std::mutex m_sessionMutex; // guards m_session: set while run() trains
+    runtime::RunSession* m_session = nullptr;
     std::string m_label;
     runtime::RunConfig m_config;
     runtime::SessionOptions m_options;

@@ -96,7 +96,10 @@ MainWindow::MainWindow(bool restore, QWidget* parent)
     connect(m_runs, &RunController::runFinished, this, &MainWindow::onRunFinished);
     connect(m_runs, &RunController::runFailed, this,
         [this](int, const QString& message) { statusBar()->showMessage(tr("Run ended: %1").arg(message), 8000); });
-    connect(m_runs, &RunController::idle, this, [this] { m_stopAction->setEnabled(false); });
+    connect(m_runs, &RunController::idle, this, [this] {
+        m_stopAction->setEnabled(false);
+        m_applyAction->setEnabled(false);
+    });
     resize(1600, 1000);
     if (restore) {
         restoreSettings();
@@ -167,6 +170,11 @@ void MainWindow::buildActions()
     }
     m_stopAction = run->addAction(tr("&Stop"), this, &MainWindow::stopRuns);
     m_stopAction->setEnabled(false);
+    m_applyAction = run->addAction(tr("&Apply settings to the live run"), this, [this] { (void)applyToLiveRun(); });
+    m_applyAction->setObjectName(QStringLiteral("applyAction"));
+    m_applyAction->setToolTip(tr("Continue the running LibTorch run with the tuning panel's schedule, a and b "
+                                 "from its next global-batch boundary"));
+    m_applyAction->setEnabled(false);
     QAction* fit = run->addAction(tr("&Fit timelines"), m_compare, &CompareView::fitToRuns);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
@@ -182,6 +190,7 @@ void MainWindow::buildActions()
     tools->setObjectName(QStringLiteral("runToolbar"));
     tools->addAction(demo);
     tools->addAction(m_stopAction);
+    tools->addAction(m_applyAction);
     tools->addAction(fit);
 }
 
@@ -300,6 +309,8 @@ void MainWindow::onRunStarted(int run, const QString& label)
     m_runSlot[run] = slot;
     m_live[static_cast<std::size_t>(slot)] = LiveRun{m_queuedPlans.front(), nullptr, m_liveMeasured};
     m_queuedPlans.pop_front();
+    m_applyAction->setEnabled(m_liveMeasured); // only a live LibTorch run can change its settings
+    m_compare->timeline(slot)->setMarkers({});
     statusBar()->showMessage(tr("Running %1…").arg(label));
 }
 
@@ -317,7 +328,33 @@ void MainWindow::onRunUpdated(int run, const RunUpdatePtr& update)
         source + QStringLiteral(" · ") + QString::number(static_cast<int>(update->progress * 100))
             + QStringLiteral(" %"),
         TimelineIndex::build(update->trace, rules));
+    if (update->trace) {
+        m_compare->timeline(it->second)->setMarkers(traceMarkers(*update->trace));
+    }
     showLoss(it->second, *update);
+}
+
+Status MainWindow::applyToLiveRun()
+{
+    const runtime::RunConfig wanted = toRunConfig(m_tuning->config());
+    ApplyRequest request;
+    request.schedule = wanted.schedule.name;
+    request.microbatches = wanted.pipeline.microbatches;
+    request.accum = wanted.pipeline.accum;
+    request.microBatchSize = wanted.pipeline.microBatchSize;
+    request.stages = wanted.pipeline.stages;
+    request.model = wanted.model.preset;
+    request.device = wanted.device.name;
+    const Status s = m_runs->apply(request);
+    if (s) {
+        m_mode = Mode::Live; // back from the slider's prediction to the run being changed
+        statusBar()->showMessage(tr("Apply: %1 from the next global-batch boundary")
+                                     .arg(toQt(runLabel(request.schedule, request.microbatches, request.microBatchSize))),
+            8000);
+    } else {
+        statusBar()->showMessage(tr("Apply refused: %1").arg(toQt(s.error().describe())), 8000);
+    }
+    return s;
 }
 
 void MainWindow::showLoss(int slot, const RunUpdate& update)
@@ -342,6 +379,10 @@ void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
     }
     auto& live = m_live[static_cast<std::size_t>(it->second)];
     live->latest = update;
+    m_applyAction->setEnabled(false);
+    if (update->trace) {
+        m_compare->timeline(it->second)->setMarkers(traceMarkers(*update->trace));
+    }
     showLoss(it->second, *update);
     if (live->measured && update->report && update->trace) {
         // Replace the prediction by what the run measured, so table and charts show the real run.

@@ -51,6 +51,12 @@ public:
     /// Runs the demo without pacing and returns when both runs finished (screenshot mode).
     bool runDemoToEnd(const DemoOptions& options, int timeoutMs = 30'000);
     void stopRuns();
+    /// Apply: sends the tuning panel's schedule, a and b to the running live run, which continues
+    /// from its current weights with them from its next global-batch boundary (the timeline marks
+    /// the change). Returns the run's answer (refusals name the field; also in the status bar).
+    /// The Apply action is enabled only while a live LibTorch run is training.
+    Status applyToLiveRun();
+    QAction* applyAction() const { return m_applyAction; }
     /// Opens a run directory (config.toml, trace.json, metrics.jsonl, summary.json) into the next
     /// slot (alternating top/bottom). False with `error` set when it cannot be read.
     bool openRunDirectory(const QString& dir, QString* error);
@@ -106,6 +112,7 @@ private:
     PredictionEngine* m_engine = nullptr;
     RunController* m_runs = nullptr;
     QAction* m_stopAction = nullptr;
+    QAction* m_applyAction = nullptr;
     Mode m_mode = Mode::Prediction;
     std::array<std::optional<LiveRun>, 2> m_live;
     std::deque<PredictedRun> m_queuedPlans; ///< plans of enqueued runs, in start order

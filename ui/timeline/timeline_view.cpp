@@ -181,7 +181,57 @@ void TimelineView::paintTo(QPainter& p)
     if (m_showRuler) {
         paintRuler(p);
     }
+    paintMarkers(p);
     paintSelection(p);
+}
+
+void TimelineView::setMarkers(std::vector<TimelineMarker> markers)
+{
+    m_markers = std::move(markers);
+    update();
+}
+
+void TimelineView::paintMarkers(QPainter& p) const
+{
+    if (m_markers.empty() || !m_zoom) {
+        return;
+    }
+    const double width = eventAreaWidth();
+    const TimelineCoordinates coords = m_zoom->coordinatesFor(width);
+    p.save();
+    p.setClipRect(QRect(kGutterPx, 0, static_cast<int>(width), height()));
+    QPen pen(palette::text());
+    pen.setWidth(2);
+    pen.setStyle(Qt::DashLine);
+    const QFontMetrics fm(font());
+    for (const TimelineMarker& m : m_markers) {
+        const double x = kGutterPx + coords.toPx(m.timeNs);
+        if (x < kGutterPx - 1 || x > kGutterPx + width + 1) {
+            continue;
+        }
+        p.setPen(pen);
+        p.drawLine(QPointF(x, 0), QPointF(x, height()));
+        const QRectF box(x + 3, m_showRuler ? kRulerPx : 0, fm.horizontalAdvance(m.label) + 6, fm.height() + 2);
+        p.fillRect(box, palette::background());
+        p.setPen(palette::text());
+        p.drawText(box, Qt::AlignCenter, m.label);
+    }
+    p.restore();
+}
+
+std::vector<TimelineMarker> traceMarkers(const profiler::TraceSnapshot& trace)
+{
+    std::vector<TimelineMarker> out;
+    const auto& attributes = trace.meta().attributes;
+    trace.forEach([&](const profiler::TraceEvent& e) {
+        if (e.kind != profiler::EventKind::Marker) {
+            return;
+        }
+        const auto it = attributes.find("marker." + std::to_string(e.microbatch));
+        out.push_back({static_cast<double>(e.start),
+                       it != attributes.end() ? QString::fromStdString(it->second) : QStringLiteral("marker")});
+    });
+    return out;
 }
 
 void TimelineView::paintBackground(QPainter& p) const

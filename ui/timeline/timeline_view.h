@@ -17,6 +17,17 @@
 
 namespace bs::ui {
 
+/// A vertical line across all rows at one time, with a label at the top (a live Apply's change).
+struct TimelineMarker
+{
+    double timeNs = 0; ///< ns since the trace origin (the events' clock)
+    QString label;
+};
+
+/// The trace's EventKind::Marker events as timeline markers; a marker's label is the trace
+/// metadata attribute "marker.<microbatch>" (what RunSession writes for an Apply), else "marker".
+std::vector<TimelineMarker> traceMarkers(const profiler::TraceSnapshot& trace);
+
 class TimelineView : public QWidget
 {
     Q_OBJECT
@@ -36,6 +47,9 @@ public:
     TimelineZoom* zoom() const { return m_zoom; }
     void setShowRuler(bool show);
     void setDrawListParams(const DrawListParams& params) { m_params = params; }
+    /// Markers painted over the events (replaces the previous ones; empty clears).
+    void setMarkers(std::vector<TimelineMarker> markers);
+    const std::vector<TimelineMarker>& markers() const { return m_markers; }
 
     /// Width of the event area in pixels (widget width minus the gutter).
     double eventAreaWidth() const;
@@ -78,6 +92,7 @@ private:
     void paintRuler(QPainter& p) const;
     void paintSelection(QPainter& p) const;
     void paintGutter(QPainter& p) const;
+    void paintMarkers(QPainter& p) const;
 
     std::shared_ptr<const TimelineIndex> m_index;
     QPointer<TimelineZoom> m_zoom;
@@ -86,6 +101,7 @@ private:
     DrawList m_drawList;
     std::vector<RowGeometry> m_rowGeometry;
     bool m_showRuler = true;
+    std::vector<TimelineMarker> m_markers;
     // Interaction state.
     std::optional<QPoint> m_dragFrom;
     bool m_measuring = false;

@@ -81,6 +81,18 @@ LocalAccumulator::LocalAccumulator(std::vector<at::Tensor> parameters, Accumulat
     }
 }
 
+void LocalAccumulator::reconfigure(const AccumulatorOptions& options)
+{
+    if (options.accum < 1 || options.driftSampleEvery < 0) {
+        throw std::invalid_argument("LocalAccumulator::reconfigure: accum must be >= 1 and driftSampleEvery >= 0");
+    }
+    if (m_impl->counted != 0) {
+        throw std::invalid_argument("LocalAccumulator::reconfigure: " + std::to_string(m_impl->counted)
+                                    + " backward passes are counted in the current window");
+    }
+    m_impl->options = options;
+}
+
 LocalAccumulator::~LocalAccumulator() = default;
 LocalAccumulator::LocalAccumulator(LocalAccumulator&&) noexcept = default;
 LocalAccumulator& LocalAccumulator::operator=(LocalAccumulator&&) noexcept = default;

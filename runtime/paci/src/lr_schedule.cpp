@@ -7,7 +7,7 @@ namespace bs::paci {
 
 double LrSchedule::lrAt(int updatesDone) const
 {
-    const int u = std::max(updatesDone, 0);
+    const int u = std::max(updatesDone + updatesOffset, 0);
     if (u < warmupSteps) {
         return peakLr * static_cast<double>(u + 1) / static_cast<double>(warmupSteps);
     }

@@ -119,6 +119,12 @@ public:
     /// Parameters without a gradient are skipped (as in torch::optim::AdamW).
     void step();
 
+    /// Replaces the options (window a, LR schedule, drift sampling) between two windows, keeping
+    /// the AdamW moments, the version and the statistics: a live run that changes its settings at
+    /// a batch boundary. Throws std::invalid_argument when backward passes are counted in the
+    /// current window or the options are invalid.
+    void reconfigure(const AccumulatorOptions& options);
+
     int version() const; ///< updates applied so far
     int accum() const; ///< a
     int backwardsSinceUpdate() const; ///< backward passes counted in the current window

@@ -1,0 +1,190 @@
+// Live Apply through the bridge: RunController::apply() reaches the running RunSessionBackend,
+// the run changes its settings at a global-batch boundary and finishes every step; the timeline
+// shows the change as a marker. MainWindow's Apply action is enabled only for a live run.
+#include "ui/bridge/run_controller.h"
+#include "ui/bridge/simulated_backend.h"
+#include "ui/shell/main_window.h"
+#include "ui/timeline/timeline_view.h"
+#ifdef BS_HAVE_RUN_SESSION
+#include "ui/bridge/run_session_backend.h"
+#endif
+
+#include <QAction>
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace bs::ui;
+
+class TestLiveApply : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void traceMarkersCarryTheirLabels();
+    void markersArePaintedAtTheirTime();
+    void applyWithoutALiveRunIsRefused();
+    void applyChangesTheLiveRunAtABatchBoundary();
+};
+
+void TestLiveApply::traceMarkersCarryTheirLabels()
+{
+    bs::profiler::TraceMeta meta;
+    meta.stages = 1;
+    meta.attributes["marker.3"] = "apply: paci m=4 a=2 b=8";
+    std::vector<bs::profiler::TraceEvent> events(2);
+    events[0].start = 0;
+    events[0].end = 100;
+    events[1].kind = bs::profiler::EventKind::Marker;
+    events[1].start = events[1].end = 100;
+    events[1].microbatch = 3;
+    const auto markers = traceMarkers(*bs::profiler::makeSnapshot(meta, events));
+    QCOMPARE(markers.size(), std::size_t{1});
+    QCOMPARE(markers[0].timeNs, 100.0);
+    QCOMPARE(markers[0].label, QStringLiteral("apply: paci m=4 a=2 b=8"));
+}
+
+void TestLiveApply::markersArePaintedAtTheirTime()
+{
+    TimelineView view;
+    view.resize(TimelineView::kGutterPx + 400, 120);
+    view.zoom()->resetRange(0, 1000);
+    view.zoom()->setView(0, 1000);
+    view.setMarkers({{500.0, QStringLiteral("apply")}});
+    QCOMPARE(view.markers().size(), std::size_t{1});
+    const QImage withMarker = view.grab().toImage();
+    view.setMarkers({});
+    const QImage without = view.grab().toImage();
+    // The marker line is at x = gutter + 200 (half of the 400 px event area); nowhere else changes
+    // below the label.
+    const int x = TimelineView::kGutterPx + 200;
+    const int y = 100;
+    QVERIFY(withMarker.pixel(x, y) != without.pixel(x, y));
+    QCOMPARE(withMarker.pixel(x - 40, y), without.pixel(x - 40, y));
+}
+
+void TestLiveApply::applyWithoutALiveRunIsRefused()
+{
+    MainWindow window(false);
+    QVERIFY(window.applyAction() != nullptr);
+    QVERIFY(!window.applyAction()->isEnabled());
+    const bs::Status none = window.applyToLiveRun();
+    QVERIFY(!none.has_value());
+    QCOMPARE(none.error().code, bs::ErrorCode::Unavailable);
+    // A simulated replay cannot change its settings: the action stays off and the backend refuses.
+    window.startDemo(DemoOptions{});
+    QSignalSpy started(window.runs(), &RunController::runStarted);
+    QVERIFY(started.wait(5000));
+    QVERIFY(!window.applyAction()->isEnabled());
+    const bs::Status simulated = window.applyToLiveRun();
+    QVERIFY(!simulated.has_value());
+    QCOMPARE(simulated.error().code, bs::ErrorCode::Unavailable);
+    window.stopRuns();
+    QSignalSpy idle(window.runs(), &RunController::idle);
+    QVERIFY(idle.wait(5000));
+}
+
+void TestLiveApply::applyChangesTheLiveRunAtABatchBoundary()
+{
+#ifndef BS_HAVE_RUN_SESSION
+    QSKIP("built without the LibTorch runtime");
+#else
+    bs::runtime::RunConfig c;
+    c.model.preset = "";
+    c.model.shape.layers = 4;
+    c.model.shape.dModel = 32;
+    c.model.shape.heads = 2;
+    c.model.shape.seqLen = 16;
+    c.model.shape.vocab = 64;
+    c.model.shape.dropout = 0.0;
+    c.pipeline.stages = 4;
+    c.pipeline.microbatches = 4;
+    c.pipeline.microBatchSize = 2;
+    c.schedule.name = "1f1b";
+    c.optimizer.lr = 1e-2;
+    c.training.steps = 60;
+    c.training.evalInterval = 0;
+    c.profiling.trace = false;
+    constexpr int kOldM = 4;
+
+    RunController controller;
+    QSignalSpy updated(&controller, &RunController::runUpdated);
+    QSignalSpy finished(&controller, &RunController::runFinished);
+    QSignalSpy failed(&controller, &RunController::runFailed);
+    controller.enqueue(std::make_unique<RunSessionBackend>("live", c));
+    QVERIFY(updated.wait(20'000)); // the first published snapshot: the run is training
+
+    ApplyRequest bad;
+    bad.schedule = "paci";
+    bad.microbatches = 4;
+    bad.accum = 3;
+    bad.microBatchSize = 2;
+    const bs::Status refused = controller.apply(bad);
+    QVERIFY(!refused.has_value());
+    QVERIFY(refused.error().describe().find("pipeline.accum") != std::string::npos);
+    ApplyRequest other = bad;
+    other.accum = 2;
+    other.stages = 8;
+    const bs::Status stages = controller.apply(other);
+    QVERIFY(!stages.has_value());
+    QVERIFY(stages.error().describe().find("pipeline.stages") != std::string::npos);
+
+    ApplyRequest request;
+    request.schedule = "paci";
+    request.microbatches = 2;
+    request.accum = 1;
+    request.microBatchSize = 3;
+    request.stages = 4;
+    request.device = "cpu";
+    const bs::Status applied = controller.apply(request);
+    QVERIFY2(applied.has_value(), applied ? "" : applied.error().describe().c_str());
+
+    QVERIFY(finished.wait(120'000));
+    QCOMPARE(failed.count(), 0);
+    const auto update = finished.takeFirst().at(1).value<RunUpdatePtr>();
+    QVERIFY(update && update->finished && update->trace);
+    // Every step trained, numbered on.
+    QCOMPARE(static_cast<int>(update->metrics.size()), c.training.steps);
+    for (int i = 0; i < c.training.steps; ++i) {
+        QCOMPARE(update->metrics[static_cast<std::size_t>(i)].step, i);
+    }
+    // One marker with the new settings, at a batch boundary that the run had not reached yet.
+    const auto markers = traceMarkers(*update->trace);
+    QCOMPARE(markers.size(), std::size_t{1});
+    QCOMPARE(markers[0].label, QStringLiteral("apply: paci m=2 a=1 b=3"));
+    int step = -1;
+    update->trace->forEach([&](const bs::profiler::TraceEvent& e) {
+        if (e.kind == bs::profiler::EventKind::Marker) {
+            step = e.microbatch;
+        }
+    });
+    QVERIFY(step > 0 && step < c.training.steps);
+    const std::int64_t boundary = static_cast<std::int64_t>(step) * kOldM;
+    const auto t = static_cast<bs::profiler::TimeNs>(markers[0].timeNs);
+    std::int64_t after = 0;
+    std::int64_t lastMb = -1;
+    bool ordered = true;
+    update->trace->forEach([&](const bs::profiler::TraceEvent& e) {
+        if (e.kind == bs::profiler::EventKind::Marker || e.kind == bs::profiler::EventKind::Update) {
+            return;
+        }
+        ordered = ordered && (e.microbatch < boundary ? e.end <= t : e.start >= t);
+        if (e.microbatch >= boundary && e.stage == 0 && e.kind == bs::profiler::EventKind::Forward) {
+            ++after;
+        }
+        lastMb = std::max<std::int64_t>(lastMb, e.microbatch);
+    });
+    QVERIFY2(ordered, "every event before the boundary ended by the marker; none after it started earlier");
+    // After the change a global batch is m = 2 micro-batches.
+    QCOMPARE(after, static_cast<std::int64_t>(c.training.steps - step) * 2);
+    QCOMPARE(lastMb + 1, boundary + after);
+    // The loss continues from the trained weights (not back to the start).
+    QVERIFY(update->metrics[static_cast<std::size_t>(step)].loss < update->metrics.front().loss - 0.1);
+
+    // The timeline view takes the markers as they come.
+    TimelineView view;
+    view.setMarkers(traceMarkers(*update->trace));
+    QCOMPARE(view.markers().size(), std::size_t{1});
+#endif
+}
+
+QTEST_MAIN(TestLiveApply)
+#include "tst_live_apply.moc"
