@@ -4,7 +4,9 @@
 #include "ui/bridge/run_controller.h"
 #include "ui/bridge/simulated_backend.h"
 #include "ui/shell/main_window.h"
+#include "ui/compare/compare_view.h"
 #include "ui/timeline/timeline_view.h"
+#include "ui/tuning/tuning_panel.h"
 #ifdef BS_HAVE_RUN_SESSION
 #include "ui/bridge/run_session_backend.h"
 #endif
@@ -23,6 +25,7 @@ private Q_SLOTS:
     void markersArePaintedAtTheirTime();
     void applyWithoutALiveRunIsRefused();
     void applyChangesTheLiveRunAtABatchBoundary();
+    void mainWindowApplyMarksTheLiveTimeline();
 };
 
 void TestLiveApply::traceMarkersCarryTheirLabels()
@@ -188,6 +191,39 @@ void TestLiveApply::applyChangesTheLiveRunAtABatchBoundary()
     TimelineView view;
     view.setMarkers(traceMarkers(*update->trace));
     QCOMPARE(view.markers().size(), std::size_t{1});
+#endif
+}
+
+void TestLiveApply::mainWindowApplyMarksTheLiveTimeline()
+{
+#ifndef BS_HAVE_RUN_SESSION
+    QSKIP("built without the LibTorch runtime");
+#else
+    MainWindow window(false);
+    DemoOptions live;
+    live.live = true;
+    live.batches = 6;
+    live.baseline = "";
+    QSignalSpy updated(window.runs(), &RunController::runUpdated);
+    QSignalSpy finished(window.runs(), &RunController::runFinished);
+    window.startDemo(live); // 8-stage tiny GPT, PACI a = 8, b = 8, trained with LibTorch
+    QVERIFY(updated.wait(30'000));
+    QVERIFY(window.applyAction()->isEnabled());
+    WhatIfConfig wanted = window.tuning()->config();
+    wanted.accum = 4; // m = a = 4 from the next boundary
+    window.tuning()->setConfig(wanted);
+    const bs::Status applied = window.applyToLiveRun();
+    QVERIFY2(applied.has_value(), applied ? "" : applied.error().describe().c_str());
+    QVERIFY(finished.wait(240'000));
+    QTest::qWait(50);
+    QVERIFY(!window.applyAction()->isEnabled());
+    const auto update = finished.takeFirst().at(1).value<RunUpdatePtr>();
+    QVERIFY(update && update->finished);
+    QCOMPARE(static_cast<int>(update->metrics.size()), live.batches);
+    const auto& markers = window.compare()->timeline(0)->markers();
+    QCOMPARE(markers.size(), std::size_t{1});
+    QCOMPARE(markers[0].label, QStringLiteral("apply: paci m=4 a=4 b=8"));
+    window.stopRuns();
 #endif
 }
 
