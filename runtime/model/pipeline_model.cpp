@@ -195,6 +195,9 @@ Result<PipelineModel> PipelineModel::create(const ModelOptions& options, TokenFn
     if (options.updateEvery < 1 || options.microBatchSize < 1) {
         return makeError(ErrorCode::InvalidArgument, "update window and micro-batch size must be >= 1", "pipeline");
     }
+    if (options.onlyStage < -1 || options.onlyStage >= options.stages) {
+        return makeError(ErrorCode::InvalidArgument, "the stage to build must be -1 (all) or in [0, stages)", "model");
+    }
     auto partition = partitionLayers(shape, options.stages, options.microBatchSize, options.layersPerStage);
     if (!partition) {
         return partition.error();
@@ -208,6 +211,10 @@ Result<PipelineModel> PipelineModel::create(const ModelOptions& options, TokenFn
         for (int s = 0; s < options.stages; ++s) {
             const auto i = static_cast<std::size_t>(s);
             StageState st;
+            if (options.onlyStage >= 0 && s != options.onlyStage) {
+                impl->stages.push_back(std::move(st)); // another rank's stage: an empty slot
+                continue;
+            }
             {
                 const MemoryScope scope(s, MemoryCategory::Parameters);
                 st.module = detail::GptStage(shape, partition->firstLayer[i], partition->layerCount[i], s == 0,
@@ -511,6 +518,10 @@ Result<double> PipelineModel::evaluate(const std::vector<TokenBatch>& batches)
     if (batches.empty()) {
         return makeError(ErrorCode::InvalidArgument, "no validation batches", "data.validation");
     }
+    if (m_impl->options.onlyStage >= 0 && m_impl->stages.size() > 1) {
+        return makeError(ErrorCode::InvalidArgument, "this process holds one stage only; validation needs every stage",
+                         "validation");
+    }
     try {
         torch::NoGradGuard noGrad;
         const MemoryScope scope(-1, MemoryCategory::Other);
@@ -536,13 +547,17 @@ Result<double> PipelineModel::evaluate(const std::vector<TokenBatch>& batches)
 
 int PipelineModel::version(int stage) const
 {
-    return m_impl->stages[static_cast<std::size_t>(stage)].acc->version();
+    const StageState& st = m_impl->stages[static_cast<std::size_t>(stage)];
+    return st.acc ? st.acc->version() : 0;
 }
 
 StageStats PipelineModel::stageStats(int stage) const
 {
     const StageState& st = m_impl->stages[static_cast<std::size_t>(stage)];
     StageStats out;
+    if (!st.acc) { // another rank's stage
+        return out;
+    }
     out.version = st.acc->version();
     const paci::DriftStats& ds = st.acc->stats();
     out.lagHistogram = ds.lagHistogram;
@@ -561,6 +576,9 @@ StageStats PipelineModel::stageStats(int stage) const
 void PipelineModel::resetStats()
 {
     for (auto& st : m_impl->stages) {
+        if (!st.acc) {
+            continue;
+        }
         st.acc->resetStats();
         st.maxStashed = static_cast<int>(st.stash.size());
     }
