@@ -88,6 +88,28 @@ struct PipelineModel::Impl
         return &it->second;
     }
 
+    // What the three backward passes (B, I, W) share: the micro-batch's pending forward, activation
+    // memory accounting, and torch exceptions turned into an Error naming the pass, stage and
+    // micro-batch. `body(stage, pending, info)` does the pass itself.
+    template<typename Body>
+    Result<StepInfo> backwardPass(int s, std::int64_t mb, const char* pass, Body&& body)
+    {
+        auto pending = pendingOf(s, mb);
+        if (!pending) {
+            return pending.error();
+        }
+        StepInfo info;
+        try {
+            const MemoryScope scope(s, MemoryCategory::Activations);
+            if (Status done = body(stages[static_cast<std::size_t>(s)], **pending, info); !done) {
+                return done.error();
+            }
+        } catch (const std::exception& e) {
+            return makeError(ErrorCode::Internal, std::string(pass) + " failed: " + e.what(), where(s, mb));
+        }
+        return info;
+    }
+
     // The received tensor, copied into the receiving stage's own buffer (what a real recv does).
     Result<torch::Tensor> receive(std::map<std::pair<int, std::int64_t>, torch::Tensor>& box, int s,
                                   std::int64_t mb, const char* what)
@@ -333,15 +355,7 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
 Result<StepInfo> PipelineModel::backward(int s, std::int64_t mb)
 {
     Impl& d = *m_impl;
-    StageState& st = d.stages[static_cast<std::size_t>(s)];
-    auto pending = d.pendingOf(s, mb);
-    if (!pending) {
-        return pending.error();
-    }
-    Pending& p = **pending;
-    StepInfo info;
-    try {
-        const MemoryScope scope(s, MemoryCategory::Activations);
+    return d.backwardPass(s, mb, "backward", [&](StageState& st, Pending& p, StepInfo& info) -> Status {
         auto grad = d.outputGradient(s, mb);
         if (!grad) {
             return grad.error();
@@ -354,28 +368,18 @@ Result<StepInfo> PipelineModel::backward(int s, std::int64_t mb)
         st.pending.erase(mb);
         st.acc->afterBackward();
         Impl::dropUnusedStashes(st);
-    } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, std::string("backward failed: ") + e.what(), where(s, mb));
-    }
-    return info;
+        return ok();
+    });
 }
 
 Result<StepInfo> PipelineModel::backwardInput(int s, std::int64_t mb)
 {
     Impl& d = *m_impl;
-    StageState& st = d.stages[static_cast<std::size_t>(s)];
-    auto pending = d.pendingOf(s, mb);
-    if (!pending) {
-        return pending.error();
-    }
-    Pending& p = **pending;
     if (stashes(d.options.weights)) {
         return makeError(
             ErrorCode::InvalidArgument, "split backward is not supported with weight stashing", where(s, mb));
     }
-    StepInfo info;
-    try {
-        const MemoryScope scope(s, MemoryCategory::Activations);
+    return d.backwardPass(s, mb, "input-gradient pass", [&](StageState& st, Pending& p, StepInfo& info) -> Status {
         auto grad = d.outputGradient(s, mb);
         if (!grad) {
             return grad.error();
@@ -387,35 +391,24 @@ Result<StepInfo> PipelineModel::backwardInput(int s, std::int64_t mb)
         }
         d.sendInputGrad(s, mb, p, info);
         p.inputGradDone = true;
-    } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, std::string("input-gradient pass failed: ") + e.what(), where(s, mb));
-    }
-    return info;
+        return ok();
+    });
 }
 
 Result<StepInfo> PipelineModel::backwardWeight(int s, std::int64_t mb)
 {
     Impl& d = *m_impl;
-    StageState& st = d.stages[static_cast<std::size_t>(s)];
-    auto pending = d.pendingOf(s, mb);
-    if (!pending) {
-        return pending.error();
-    }
-    Pending& p = **pending;
-    if (!p.inputGradDone) {
-        return makeError(ErrorCode::Internal, "weight-gradient pass before the input-gradient pass", where(s, mb));
-    }
-    try {
-        const MemoryScope scope(s, MemoryCategory::Activations);
+    return d.backwardPass(s, mb, "weight-gradient pass", [&](StageState& st, Pending& p, StepInfo&) -> Status {
+        if (!p.inputGradDone) {
+            return makeError(ErrorCode::Internal, "weight-gradient pass before the input-gradient pass", where(s, mb));
+        }
         if (!st.params.empty()) {
             d.runBackward(s, p, p.outGrad, false, st.params);
         }
         st.pending.erase(mb);
         st.acc->afterBackward();
-    } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, std::string("weight-gradient pass failed: ") + e.what(), where(s, mb));
-    }
-    return StepInfo{};
+        return ok();
+    });
 }
 
 Status PipelineModel::update(int s, int microbatches)
