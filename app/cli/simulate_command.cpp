@@ -4,7 +4,7 @@
 #include "app/cli/table.h"
 #include "profiler/analysis/report_json.h"
 #include "profiler/io/chrome_trace.h"
-#include "runtime/rundir/atomic_file.h"
+#include "base/atomic_file.h"
 #include "runtime/schedule/catalogue.h"
 #include "runtime/schedule/csv_io.h"
 
@@ -120,7 +120,7 @@ struct SimulateCommand
 
     Status writeTrace(const runtime::SimulationResult& result) const
     {
-        return runtime::writeFileAtomic(traceOut,
+        return writeFileAtomic(traceOut,
                                         [&](std::ostream& out) { return profiler::writeChromeTrace(out, *result.trace); });
     }
 };
