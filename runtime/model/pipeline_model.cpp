@@ -281,7 +281,8 @@ Status PipelineModel::reconfigure(const ModelOptions& options)
                          std::to_string(pendingCount()) + " pending");
     }
     for (int s = 0; s < stages(); ++s) {
-        if (d.stages[static_cast<std::size_t>(s)].acc->backwardsSinceUpdate() != 0) {
+        const auto& acc = d.stages[static_cast<std::size_t>(s)].acc;
+        if (acc && acc->backwardsSinceUpdate() != 0) {
             return makeError(ErrorCode::Internal, "reconfigure with gradients not yet applied",
                              "stage " + std::to_string(s));
         }
@@ -289,6 +290,9 @@ Status PipelineModel::reconfigure(const ModelOptions& options)
     const paci::AccumulatorOptions acc = accumulatorOptions(options);
     try {
         for (auto& st : d.stages) {
+            if (!st.acc) {
+                continue; // another rank's stage
+            }
             st.acc->reconfigure(acc);
             st.stash.clear(); // nothing pending: no old version is needed
         }
@@ -296,8 +300,10 @@ Status PipelineModel::reconfigure(const ModelOptions& options)
         return makeError(ErrorCode::Internal, std::string("reconfigure failed: ") + e.what(), "model");
     }
     const std::vector<int> layers = d.options.layersPerStage; // the partition stays: the weights live there
+    const int onlyStage = d.options.onlyStage;
     d.options = options;
     d.options.layersPerStage = layers;
+    d.options.onlyStage = onlyStage;
     d.lossScale = 1.0 / static_cast<double>(options.updateEvery);
     return ok();
 }
