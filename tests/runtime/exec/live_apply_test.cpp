@@ -2,6 +2,8 @@
 // the next global-batch boundary and continues from its current weights. Tiny GPT, 4 stages.
 #include "runtime/exec/run_session.h"
 
+#include "profiler/io/chrome_trace.h"
+
 #include <bubblescope/paci/lag_bound.h>
 #include <gtest/gtest.h>
 
@@ -219,6 +221,19 @@ TEST(LiveApply, RequestedBetweenChunksAppliesAtTheNextRunStepsAndRewritesConfig)
     ASSERT_EQ(changes.size(), 1u);
     EXPECT_EQ(changes[0].step, 2);
     EXPECT_EQ(changes[0].firstMicrobatch, 8);
+    // The marker and its label survive the Chrome/Perfetto export and import.
+    auto back = profiler::readChromeTrace(profiler::toChromeTraceJson(*session->trace()));
+    ASSERT_TRUE(back.has_value()) << back.error().describe();
+    int markers = 0;
+    for (const profiler::TraceEvent& e : back->events) {
+        if (e.kind == profiler::EventKind::Marker) {
+            ++markers;
+            EXPECT_EQ(e.microbatch, 2);
+            EXPECT_EQ(e.start, changes[0].time);
+        }
+    }
+    EXPECT_EQ(markers, 1);
+    EXPECT_EQ(back->meta.attributes["marker.2"], "apply: gpipe m=2 a=2 b=2");
     ASSERT_TRUE(session->finish().has_value());
     std::ifstream in(dir / "config.toml");
     std::stringstream text;

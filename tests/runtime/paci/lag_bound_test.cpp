@@ -61,4 +61,15 @@ TEST(LrSchedule, WarmsUpLinearlyThenDecaysByCosineToTheFloor)
     EXPECT_DOUBLE_EQ(constant.lrAt(1000), 0.5);
 }
 
+TEST(LrSchedule, OffsetShiftsTheUpdateCount)
+{
+    // A run that switched to twice the updates per batch after 3 batches: the new schedule in the
+    // new units (warm-up 8, total 28) continues at update 6 although only 3 were applied.
+    const bs::paci::LrSchedule before{1.0, 4, 14, 0.1};
+    const bs::paci::LrSchedule after{1.0, 8, 28, 0.1, 6 - 3};
+    EXPECT_DOUBLE_EQ(after.lrAt(3), (bs::paci::LrSchedule{1.0, 8, 28, 0.1}.lrAt(6)));
+    EXPECT_NEAR(after.lrAt(3 + 2 * 6), before.lrAt(3 + 6), 1e-12); // 6 batches later on both clocks
+    EXPECT_DOUBLE_EQ((bs::paci::LrSchedule{1.0, 4, 14, 0.1, -10}.lrAt(2)), 0.25); // clamped at 0
+}
+
 } // namespace

@@ -50,6 +50,31 @@ TEST(LocalAccumulator, StepsExactlyAfterBackwardA2A3A)
     }
 }
 
+TEST(LocalAccumulator, ReconfigureChangesTheWindowOnlyBetweenWindows)
+{
+    at::manual_seed(1);
+    at::Tensor w = leaf(at::randn({3, 3}));
+    LocalAccumulator acc({w}, options(3));
+    (w.sum() * acc.lossScale()).backward();
+    acc.afterBackward();
+    EXPECT_THROW(acc.reconfigure(options(2)), std::invalid_argument) << "a window is open";
+    (w.sum() * acc.lossScale()).backward();
+    acc.afterBackward();
+    (w.sum() * acc.lossScale()).backward();
+    EXPECT_TRUE(acc.afterBackward());
+    EXPECT_EQ(acc.version(), 1);
+    acc.reconfigure(options(2));
+    EXPECT_EQ(acc.accum(), 2);
+    EXPECT_EQ(acc.version(), 1) << "version and state continue";
+    EXPECT_DOUBLE_EQ(acc.lossScale(), 0.5);
+    (w.sum() * acc.lossScale()).backward();
+    EXPECT_FALSE(acc.afterBackward());
+    (w.sum() * acc.lossScale()).backward();
+    EXPECT_TRUE(acc.afterBackward()) << "the new window of 2";
+    EXPECT_EQ(acc.version(), 2);
+    EXPECT_THROW(acc.reconfigure(options(0)), std::invalid_argument);
+}
+
 TEST(LocalAccumulator, WithoutAutoStepOnlyCountsUntilStep)
 {
     at::Tensor w = leaf(at::ones({2, 2}));
