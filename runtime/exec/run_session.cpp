@@ -66,6 +66,34 @@ ModelOptions modelOptions(const RunConfig& c, const Schedule& schedule)
     return o;
 }
 
+/// Where the training data is: run-wide micro-batch `firstMicrobatch` and the ones after it take
+/// consecutive rows of `batchSize` sequences from sequence `firstSequence` on. Apply moves it (b may
+/// change), so a run reads the sequence stream once, in order, whatever its settings. Changed only
+/// between two schedules, when no forward runs.
+struct DataCursor
+{
+    std::int64_t firstMicrobatch = 0;
+    std::int64_t firstSequence = 0;
+    int batchSize = 1;
+
+    MicroBatch batch(const TokenSource& source, std::int64_t mb) const
+    {
+        const std::int64_t row = firstSequence + (mb - firstMicrobatch) * batchSize;
+        if (row % batchSize == 0) {
+            return source.batch(Split::Train, row / batchSize, batchSize);
+        }
+        MicroBatch out; // not aligned to b: gather the rows one by one
+        for (int r = 0; r < batchSize; ++r) {
+            MicroBatch one = source.batch(Split::Train, row + r, 1);
+            out.batchSize += one.batchSize;
+            out.seqLen = one.seqLen;
+            out.inputs.insert(out.inputs.end(), one.inputs.begin(), one.inputs.end());
+            out.targets.insert(out.targets.end(), one.targets.begin(), one.targets.end());
+        }
+        return out;
+    }
+};
+
 TokenBatch toTokenBatch(MicroBatch m)
 {
     return TokenBatch{m.batchSize, m.seqLen, std::move(m.inputs), std::move(m.targets)};
@@ -113,7 +141,7 @@ struct RunSession::Impl
 
     int stepsDone = 0;
     std::int64_t mbDone = 0; // run-wide micro-batches trained (data index, trace ids)
-    std::shared_ptr<std::atomic<int>> tokenBatchSize; // b of the token function (changed by Apply)
+    std::shared_ptr<DataCursor> cursor; // the token function's position (moved on by Apply)
     profiler::TraceMeta meta;
     // Live Apply: pendingApply and changes are guarded by `mutex`; `cut` tells the driver.
     std::atomic<bool> cut{false};
@@ -239,9 +267,10 @@ Result<RunSession> RunSession::create(const RunConfig& config, const SessionOpti
     impl->data = std::move(data.value());
     const TokenSource* source = impl->data.get();
     const int b = config.pipeline.microBatchSize;
-    impl->tokenBatchSize = std::make_shared<std::atomic<int>>(b);
-    TokenFn tokens = [source, size = impl->tokenBatchSize](std::int64_t mb) -> Result<TokenBatch> {
-        return toTokenBatch(source->batch(Split::Train, mb, size->load()));
+    impl->cursor = std::make_shared<DataCursor>();
+    impl->cursor->batchSize = b;
+    TokenFn tokens = [source, cursor = impl->cursor](std::int64_t mb) -> Result<TokenBatch> {
+        return toTokenBatch(cursor->batch(*source, mb));
     };
     for (int i = 0; i < config.training.evalBatches; ++i) {
         MicroBatch v = source->batch(Split::Validation, i, b);
@@ -715,7 +744,10 @@ Status RunSession::Impl::applyPending()
     if (Status s = model->reconfigure(mo); !s) {
         return s;
     }
-    tokenBatchSize->store(next->pipeline.microBatchSize);
+    // The data continues at the next unread sequence, now in micro-batches of the new b.
+    cursor->firstSequence += (mbDone - cursor->firstMicrobatch) * cursor->batchSize;
+    cursor->firstMicrobatch = mbDone;
+    cursor->batchSize = next->pipeline.microBatchSize;
     tokensBefore = tokensUpTo(stepsDone);
     settingsStep = stepsDone;
     {

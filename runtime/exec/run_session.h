@@ -107,7 +107,8 @@ public:
     ///     divides m). Asynchronous schedules (paci, pipedream, 2bw, async-1f1b) thus drain there;
     ///   - the remaining steps continue as a new schedule of the new settings from the current
     ///     weights, AdamW state and versions (the LR schedule continues at the training progress
-    ///     reached); step numbers, micro-batch ids and the trace's time axis continue.
+    ///     reached); step numbers, micro-batch ids and the trace's time axis continue; the data
+    ///     continues at the next unread sequence (in micro-batches of the new b).
     /// The trace gets an EventKind::Marker on stage 0 at the boundary time (microbatch = the first
     /// step under the new settings) with its label in the trace metadata attribute
     /// "marker.<step>"; config.toml is rewritten with the settings in force (the trace's markers are
