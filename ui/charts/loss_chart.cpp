@@ -2,6 +2,7 @@
 
 #include "ui/charts/stage_charts.h"
 
+#include <QLegendMarker>
 #include <QLineSeries>
 #include <QScatterSeries>
 #include <QValueAxis>
@@ -27,6 +28,15 @@ struct Range
         yMax = std::max(yMax, y);
     }
 };
+
+/// Keeps `series` out of the legend (markers and secondary lines: the small panels have room for
+/// one legend entry per run).
+void hideFromLegend(QChart* chart, QAbstractSeries* series)
+{
+    for (QLegendMarker* marker : chart->legend()->markers(series)) {
+        marker->setVisible(false);
+    }
+}
 
 /// A line series named `name` with `points`, added to `chart`; the chart's theme colours it.
 QLineSeries* addLine(QChart* chart, const QString& name, const std::vector<QPointF>& points)
@@ -146,6 +156,7 @@ void LossChartView::draw()
             QLineSeries* valLine = addLine(chart, curve.label + tr(" (val)"), val);
             valLine->setPen(QPen(color, 1.5, Qt::DashLine));
             valLine->setPointsVisible(true);
+            hideFromLegend(chart, valLine);
         }
         markDrawn();
         const std::optional<double> reached = timeToTarget(curve.samples, m_targetLoss, timeAxis());
@@ -161,6 +172,7 @@ void LossChartView::draw()
             marker->setPointLabelsVisible(true);
             marker->setPointLabelsColor(color.darker(150));
             chart->addSeries(marker);
+            hideFromLegend(chart, marker);
         }
     }
     if (!hasData()) {
@@ -173,7 +185,7 @@ void LossChartView::draw()
         auto* target = addLine(chart, tr("target %1").arg(m_targetLoss), {{0, m_targetLoss}, {range.xMax, m_targetLoss}});
         target->setPen(QPen(Qt::darkGray, 1.5, Qt::DotLine));
     }
-    chart->setTitle(tr("Loss") + hiddenNote());
+    chart->setTitle(tr("Loss (dashed: validation)") + hiddenNote());
     finishChart(chart, range.xMax, range.yMin, range.yMax, tr("loss"));
 }
 
@@ -208,17 +220,19 @@ void DriftChartView::draw()
             }
             continue;
         }
-        QLineSeries* line = addLine(chart, curve.label + tr(" mean"), mean);
+        QLineSeries* line = addLine(chart, curve.label, mean);
         QLineSeries* maxLine = addLine(chart, curve.label + tr(" max"), max);
         maxLine->setPen(QPen(line->color(), 1.5, Qt::DashLine));
+        hideFromLegend(chart, maxLine);
         markDrawn();
     }
     if (!hasData()) {
         chart->setTitle(tr("Drift — no drift samples (simulated runs and synchronous schedules have none)"));
         return;
     }
-    chart->setTitle(tr("Drift over stages (mean, max)") + hiddenNote());
-    finishChart(chart, range.xMax, 0, range.yMax, tr("relative drift"));
+    chart->setTitle(tr("Drift ‖θ_B−θ_F‖/‖θ_F‖ (dashed: max stage)") + hiddenNote());
+    const Plot plot = finishChart(chart, range.xMax, 0, range.yMax, tr("drift"));
+    plot.y->setLabelFormat(QStringLiteral("%.1e"));
 }
 
 ThroughputChartView::ThroughputChartView(QWidget* parent)
@@ -255,7 +269,8 @@ void ThroughputChartView::draw()
         return;
     }
     chart->setTitle(tr("Throughput (tokens/s so far)") + hiddenNote());
-    finishChart(chart, range.xMax, 0, range.yMax, tr("tokens/s"));
+    const Plot plot = finishChart(chart, range.xMax, 0, range.yMax, tr("tokens/s"));
+    plot.y->setLabelFormat(QStringLiteral("%.0f"));
 }
 
 } // namespace bs::ui
