@@ -263,6 +263,9 @@ private Q_SLOTS:
         QVERIFY(metrics->throughput()->hasData());
         // Validation loss first reaches the target 5.0 at step 2 (train loss did at step 2 too).
         QCOMPARE(metrics->loss()->targetTimes().at(0).value(), 0.3);
+        // The comparison table's time-to-target is the marker's (virtual time, like the runtime).
+        const int targetRow = static_cast<int>(Metric::TimeToTarget);
+        QCOMPARE(window.compare()->model()->index(targetRow, 0).data(ComparisonModel::RawValueRole).toDouble(), 0.3);
         metrics->setTimeAxis(TimeAxis::Wall);
         QCOMPARE(metrics->loss()->targetTimes().at(0).value(), 3.0);
 

@@ -400,7 +400,14 @@ void MainWindow::refreshLiveTable()
     for (const auto& live : m_live) {
         if (live && live->latest && live->latest->finished) {
             const auto& report = live->latest->report ? *live->latest->report : live->plan.result.report;
-            summaries.push_back(summaryOf(live->plan, report));
+            RunSummary summary = summaryOf(live->plan, report);
+            // The same number the loss panel marks on its virtual-time axis.
+            const auto curve = std::find_if(m_lossCurves.rbegin(), m_lossCurves.rend(),
+                [&](const LossCurve& c) { return c.label == toQt(live->plan.label); });
+            if (curve != m_lossCurves.rend()) {
+                summary.timeToTargetS = timeToTarget(curve->samples, m_targetLoss, TimeAxis::Virtual).value_or(-1.0);
+            }
+            summaries.push_back(std::move(summary));
         }
     }
     m_compare->setSummaries(std::move(summaries));
