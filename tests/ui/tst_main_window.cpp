@@ -290,6 +290,37 @@ private Q_SLOTS:
         QVERIFY(uncalibrated);
         QVERIFY(p->primary.result.report.makespan * 2 < uncalibrated->result.report.makespan);
     }
+
+    void liveDemoCalibratesFromItsOwnTrace()
+    {
+        if (!liveTrainingAvailable()) {
+            QSKIP("built without the LibTorch runtime");
+        }
+        MainWindow window(false);
+        window.resize(1400, 900);
+        window.show();
+        DemoOptions demo;
+        demo.live = true;
+        demo.batches = 2;
+        QVERIFY(window.runDemoToEnd(demo, 110'000));
+        // Both live runs recorded both clocks: the wall-time axis is offered.
+        QVERIFY(window.metricsPanel()->hasData());
+        QVERIFY(window.metricsPanel()->wallTimeAvailable());
+        QVERIFY(window.metricsPanel()->throughput()->hasData());
+        // Each run's calibrated prediction of its own settings against its measurement.
+        QVERIFY(window.calibration());
+        QTableWidget* check = window.predictionCheck()->table();
+        QCOMPARE(check->rowCount(), 6);
+        for (int row = 0; row < check->rowCount(); ++row) {
+            qInfo("%s | %s | predicted %s | measured %s | error %s", qPrintable(check->item(row, 0)->text()),
+                qPrintable(check->item(row, 1)->text()), qPrintable(check->item(row, 2)->text()),
+                qPrintable(check->item(row, 3)->text()), qPrintable(check->item(row, 4)->text()));
+            // Measured times replayed: within a loose band (per-action variance and contention on a
+            // shared CPU make real runs slower than their means predict).
+            QVERIFY2(std::abs(check->item(row, 4)->data(Qt::UserRole).toDouble()) < 0.5,
+                qPrintable(check->item(row, 1)->text()));
+        }
+    }
 };
 
 QTEST_MAIN(TestMainWindow)
