@@ -4,7 +4,7 @@
 #include "runtime/config/config_presets.h"
 #include "runtime/config/config_toml.h"
 #include "runtime/export/export.h"
-#include "runtime/rundir/atomic_file.h"
+#include "base/atomic_file.h"
 
 #include <iostream>
 #include <memory>
@@ -45,7 +45,7 @@ struct ExportCommand
             std::cout << *text;
             return kExitOk;
         }
-        if (auto status = runtime::writeFileAtomic(out, *text); !status) {
+        if (auto status = writeFileAtomic(out, *text); !status) {
             return reportError(status.error());
         }
         std::cerr << "wrote " << out << " (" << format << ")\n";

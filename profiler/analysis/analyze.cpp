@@ -132,6 +132,9 @@ public:
         }
     }
 
+    /// Also records every idle span into `spans` while run() attributes it.
+    void collectSpans(std::vector<BubbleSpan>* spans) { m_spans = spans; }
+
     Report run()
     {
         Report report;
@@ -260,27 +263,14 @@ private:
         return end;
     }
 
-    // Splits the gap [from, to) that ends when `next` starts into causes.
-    void attributeGap(StageReport& st, TimeNs from, TimeNs to, const TraceEvent& next, const std::vector<Interval>& flush,
-                      TimeNs drainFrom) const
+    // Splits the gap [from, to) that ends when `next` starts into spans by cause, in priority
+    // order: a flush window (synchronous schedules), the stage's drain (after its last forward),
+    // the transfer of `next`'s input (comm), the rest (dependency). Adjacent pieces of one cause
+    // are merged. `emit(cause, start, end)` is called in time order.
+    template<typename Emit>
+    void attributeGap(TimeNs from, TimeNs to, const TraceEvent& next, const std::vector<Interval>& flush,
+                      TimeNs drainFrom, Emit&& emit) const
     {
-        auto add = [&](BubbleCause c, TimeNs t) { st.idleByCause[static_cast<std::size_t>(c)] += t; };
-        const TimeNs gap = to - from;
-        TimeNs structural = 0;
-        if (m_options.synchronous) {
-            for (const auto& w : flush) {
-                structural += overlap(from, to, w.start, w.end);
-            }
-            add(BubbleCause::Flush, structural);
-        }
-        const TimeNs drain = overlap(from, to, drainFrom, m_t1);
-        const TimeNs drainOnly = std::min(drain, gap - structural);
-        add(BubbleCause::Drain, drainOnly);
-        TimeNs wait = gap - structural - drainOnly;
-        if (wait <= 0) {
-            return;
-        }
-        // Waiting: the part covered by the input's transfer is comm, the rest is dependency.
         const Interval* transfer = nullptr;
         if (next.microbatch >= 0) {
             const std::size_t slot = next.stage * m_mbs + static_cast<std::size_t>(next.microbatch);
@@ -290,38 +280,91 @@ private:
                 transfer = &m_gradientIn[slot];
             }
         }
-        TimeNs comm = 0;
-        if (transfer) {
-            comm = std::min(wait, overlap(from, to, transfer->start, transfer->end));
+        // Flush windows are disjoint and sorted: the first that can overlap ends after `from`.
+        auto window = std::lower_bound(flush.begin(), flush.end(), from,
+                                       [](const Interval& w, TimeNs t) { return w.end <= t; });
+        auto causeAt = [&](TimeNs t) {
+            if (m_options.synchronous && window != flush.end() && window->start <= t && t < window->end) {
+                return BubbleCause::Flush;
+            }
+            if (t >= drainFrom) {
+                return BubbleCause::Drain;
+            }
+            if (transfer && transfer->start <= t && t < transfer->end) {
+                return BubbleCause::Comm;
+            }
+            return BubbleCause::Dependency;
+        };
+        // The cause changes only at these times.
+        auto nextChange = [&](TimeNs t) {
+            TimeNs change = to;
+            auto consider = [&](TimeNs edge) {
+                if (edge > t && edge < change) {
+                    change = edge;
+                }
+            };
+            if (m_options.synchronous && window != flush.end()) {
+                consider(window->start);
+                consider(window->end);
+            }
+            consider(drainFrom);
+            if (transfer) {
+                consider(transfer->start);
+                consider(transfer->end);
+            }
+            return change;
+        };
+        TimeNs pieceStart = from;
+        BubbleCause pieceCause = causeAt(from);
+        for (TimeNs t = from; t < to;) {
+            while (window != flush.end() && window->end <= t) {
+                ++window;
+            }
+            const BubbleCause cause = causeAt(t);
+            if (cause != pieceCause) {
+                emit(pieceCause, pieceStart, t);
+                pieceStart = t;
+                pieceCause = cause;
+            }
+            t = nextChange(t);
         }
-        add(BubbleCause::Comm, comm);
-        add(BubbleCause::Dependency, wait - comm);
+        emit(pieceCause, pieceStart, to);
     }
 
     StageReport analyzeStage(int s, TimeNs makespan) const
     {
         StageReport st;
         st.stage = s;
+        // Every idle span goes through here: the report's totals and bubbleSpans() agree by construction.
+        auto emit = [&](BubbleCause cause, TimeNs start, TimeNs end) {
+            if (end <= start) {
+                return;
+            }
+            st.idleByCause[static_cast<std::size_t>(cause)] += end - start;
+            if (m_spans) {
+                m_spans->push_back({start, end, s, cause});
+            }
+        };
         const auto& events = m_compute[static_cast<std::size_t>(s)];
         if (events.empty()) {
+            emit(BubbleCause::WarmUp, m_t0, m_t1);
             st.idle = makespan;
-            st.idleByCause[static_cast<std::size_t>(BubbleCause::WarmUp)] = makespan;
             st.bubbleFraction = 1.0;
             return st;
         }
         const auto flush = flushWindows(events);
         const TimeNs drainFrom = lastForwardEnd(events);
-        st.idleByCause[static_cast<std::size_t>(BubbleCause::WarmUp)] = events.front().start - m_t0;
+        emit(BubbleCause::WarmUp, m_t0, events.front().start);
         TimeNs cursor = events.front().start;
         for (const auto& e : events) {
             if (e.start > cursor) {
-                attributeGap(st, cursor, e.start, e, flush, drainFrom);
+                attributeGap(cursor, e.start, e, flush, drainFrom, emit);
             }
             cursor = std::max(cursor, e.end);
             st.busy += e.duration();
             st.busyByKind[static_cast<std::size_t>(kindIndex(e.kind))] += e.duration();
         }
-        st.idleByCause[static_cast<std::size_t>(BubbleCause::Drain)] += m_t1 - cursor;
+        emit(BubbleCause::Drain, cursor, m_t1);
         st.idle = makespan - st.busy;
         st.bubbleFraction = makespan > 0 ? static_cast<double>(st.idle) / static_cast<double>(makespan) : 0.0;
         inflightAndMemory(st, events);
@@ -417,6 +460,7 @@ private:
 
     const AnalysisOptions& m_options;
     int m_m;
+    std::vector<BubbleSpan>* m_spans = nullptr; ///< set by bubbleSpans()
     std::vector<StageEvents> m_compute;
     std::size_t m_mbs = 1;
     std::vector<Interval> m_activationIn;
@@ -429,6 +473,15 @@ private:
 Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options)
 {
     return Analyzer(trace, options).run();
+}
+
+std::vector<BubbleSpan> bubbleSpans(const TraceSnapshot& trace, const AnalysisOptions& options)
+{
+    std::vector<BubbleSpan> spans;
+    Analyzer analyzer(trace, options);
+    analyzer.collectSpans(&spans);
+    analyzer.run();
+    return spans;
 }
 
 } // namespace bs::profiler

@@ -241,7 +241,10 @@ Result<RunSession> RunSession::create(const RunConfig& config, const SessionOpti
     if (!schedule) {
         return schedule.error();
     }
-    const ModelOptions mo = modelOptions(config, *schedule);
+    ModelOptions mo = modelOptions(config, *schedule);
+    if (options.transport) {
+        mo.onlyStage = options.transport->rank(); // a rank holds its own stage's weights only
+    }
     if (options.reference) {
         auto ref = ReferenceTrainer::create(mo, tokens);
         if (!ref) {

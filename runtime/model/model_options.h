@@ -54,6 +54,10 @@ struct ModelOptions
     OptimizerOptions optimizer;
     /// Drift sampling (see bubblescope/paci/local_accumulator.h): 0 = off, N = every N-th micro-batch.
     int driftSampleEvery = 0;
+    /// Multi-process runs: >= 0 builds only this stage's weights and optimizer (a rank holds one
+    /// stage, not the whole model); the other stages exist as empty slots that must not run.
+    /// -1 (default): every stage.
+    int onlyStage = -1;
 };
 
 /// What one F/B/I/W did, for the trace.

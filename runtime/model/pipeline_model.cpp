@@ -88,6 +88,28 @@ struct PipelineModel::Impl
         return &it->second;
     }
 
+    // What the three backward passes (B, I, W) share: the micro-batch's pending forward, activation
+    // memory accounting, and torch exceptions turned into an Error naming the pass, stage and
+    // micro-batch. `body(stage, pending, info)` does the pass itself.
+    template<typename Body>
+    Result<StepInfo> backwardPass(int s, std::int64_t mb, const char* pass, Body&& body)
+    {
+        auto pending = pendingOf(s, mb);
+        if (!pending) {
+            return pending.error();
+        }
+        StepInfo info;
+        try {
+            const MemoryScope scope(s, MemoryCategory::Activations);
+            if (Status done = body(stages[static_cast<std::size_t>(s)], **pending, info); !done) {
+                return done.error();
+            }
+        } catch (const std::exception& e) {
+            return makeError(ErrorCode::Internal, std::string(pass) + " failed: " + e.what(), where(s, mb));
+        }
+        return info;
+    }
+
     // The received tensor, copied into the receiving stage's own buffer (what a real recv does).
     Result<torch::Tensor> receive(std::map<std::pair<int, std::int64_t>, torch::Tensor>& box, int s,
                                   std::int64_t mb, const char* what)
@@ -195,6 +217,9 @@ Result<PipelineModel> PipelineModel::create(const ModelOptions& options, TokenFn
     if (options.updateEvery < 1 || options.microBatchSize < 1) {
         return makeError(ErrorCode::InvalidArgument, "update window and micro-batch size must be >= 1", "pipeline");
     }
+    if (options.onlyStage < -1 || options.onlyStage >= options.stages) {
+        return makeError(ErrorCode::InvalidArgument, "the stage to build must be -1 (all) or in [0, stages)", "model");
+    }
     auto partition = partitionLayers(shape, options.stages, options.microBatchSize, options.layersPerStage);
     if (!partition) {
         return partition.error();
@@ -208,6 +233,10 @@ Result<PipelineModel> PipelineModel::create(const ModelOptions& options, TokenFn
         for (int s = 0; s < options.stages; ++s) {
             const auto i = static_cast<std::size_t>(s);
             StageState st;
+            if (options.onlyStage >= 0 && s != options.onlyStage) {
+                impl->stages.push_back(std::move(st)); // another rank's stage: an empty slot
+                continue;
+            }
             {
                 const MemoryScope scope(s, MemoryCategory::Parameters);
                 st.module = detail::GptStage(shape, partition->firstLayer[i], partition->layerCount[i], s == 0,
@@ -326,15 +355,7 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
 Result<StepInfo> PipelineModel::backward(int s, std::int64_t mb)
 {
     Impl& d = *m_impl;
-    StageState& st = d.stages[static_cast<std::size_t>(s)];
-    auto pending = d.pendingOf(s, mb);
-    if (!pending) {
-        return pending.error();
-    }
-    Pending& p = **pending;
-    StepInfo info;
-    try {
-        const MemoryScope scope(s, MemoryCategory::Activations);
+    return d.backwardPass(s, mb, "backward", [&](StageState& st, Pending& p, StepInfo& info) -> Status {
         auto grad = d.outputGradient(s, mb);
         if (!grad) {
             return grad.error();
@@ -347,28 +368,18 @@ Result<StepInfo> PipelineModel::backward(int s, std::int64_t mb)
         st.pending.erase(mb);
         st.acc->afterBackward();
         Impl::dropUnusedStashes(st);
-    } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, std::string("backward failed: ") + e.what(), where(s, mb));
-    }
-    return info;
+        return ok();
+    });
 }
 
 Result<StepInfo> PipelineModel::backwardInput(int s, std::int64_t mb)
 {
     Impl& d = *m_impl;
-    StageState& st = d.stages[static_cast<std::size_t>(s)];
-    auto pending = d.pendingOf(s, mb);
-    if (!pending) {
-        return pending.error();
-    }
-    Pending& p = **pending;
     if (stashes(d.options.weights)) {
         return makeError(
             ErrorCode::InvalidArgument, "split backward is not supported with weight stashing", where(s, mb));
     }
-    StepInfo info;
-    try {
-        const MemoryScope scope(s, MemoryCategory::Activations);
+    return d.backwardPass(s, mb, "input-gradient pass", [&](StageState& st, Pending& p, StepInfo& info) -> Status {
         auto grad = d.outputGradient(s, mb);
         if (!grad) {
             return grad.error();
@@ -380,35 +391,24 @@ Result<StepInfo> PipelineModel::backwardInput(int s, std::int64_t mb)
         }
         d.sendInputGrad(s, mb, p, info);
         p.inputGradDone = true;
-    } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, std::string("input-gradient pass failed: ") + e.what(), where(s, mb));
-    }
-    return info;
+        return ok();
+    });
 }
 
 Result<StepInfo> PipelineModel::backwardWeight(int s, std::int64_t mb)
 {
     Impl& d = *m_impl;
-    StageState& st = d.stages[static_cast<std::size_t>(s)];
-    auto pending = d.pendingOf(s, mb);
-    if (!pending) {
-        return pending.error();
-    }
-    Pending& p = **pending;
-    if (!p.inputGradDone) {
-        return makeError(ErrorCode::Internal, "weight-gradient pass before the input-gradient pass", where(s, mb));
-    }
-    try {
-        const MemoryScope scope(s, MemoryCategory::Activations);
+    return d.backwardPass(s, mb, "weight-gradient pass", [&](StageState& st, Pending& p, StepInfo&) -> Status {
+        if (!p.inputGradDone) {
+            return makeError(ErrorCode::Internal, "weight-gradient pass before the input-gradient pass", where(s, mb));
+        }
         if (!st.params.empty()) {
             d.runBackward(s, p, p.outGrad, false, st.params);
         }
         st.pending.erase(mb);
         st.acc->afterBackward();
-    } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, std::string("weight-gradient pass failed: ") + e.what(), where(s, mb));
-    }
-    return StepInfo{};
+        return ok();
+    });
 }
 
 Status PipelineModel::update(int s, int microbatches)
@@ -511,6 +511,10 @@ Result<double> PipelineModel::evaluate(const std::vector<TokenBatch>& batches)
     if (batches.empty()) {
         return makeError(ErrorCode::InvalidArgument, "no validation batches", "data.validation");
     }
+    if (m_impl->options.onlyStage >= 0 && m_impl->stages.size() > 1) {
+        return makeError(ErrorCode::InvalidArgument, "this process holds one stage only; validation needs every stage",
+                         "validation");
+    }
     try {
         torch::NoGradGuard noGrad;
         const MemoryScope scope(-1, MemoryCategory::Other);
@@ -536,13 +540,17 @@ Result<double> PipelineModel::evaluate(const std::vector<TokenBatch>& batches)
 
 int PipelineModel::version(int stage) const
 {
-    return m_impl->stages[static_cast<std::size_t>(stage)].acc->version();
+    const StageState& st = m_impl->stages[static_cast<std::size_t>(stage)];
+    return st.acc ? st.acc->version() : 0;
 }
 
 StageStats PipelineModel::stageStats(int stage) const
 {
     const StageState& st = m_impl->stages[static_cast<std::size_t>(stage)];
     StageStats out;
+    if (!st.acc) { // another rank's stage
+        return out;
+    }
     out.version = st.acc->version();
     const paci::DriftStats& ds = st.acc->stats();
     out.lagHistogram = ds.lagHistogram;
@@ -561,6 +569,9 @@ StageStats PipelineModel::stageStats(int stage) const
 void PipelineModel::resetStats()
 {
     for (auto& st : m_impl->stages) {
+        if (!st.acc) {
+            continue;
+        }
         st.acc->resetStats();
         st.maxStashed = static_cast<int>(st.stash.size());
     }

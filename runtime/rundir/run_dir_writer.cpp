@@ -2,7 +2,7 @@
 
 #include "profiler/io/chrome_trace.h"
 #include "runtime/config/config_toml.h"
-#include "runtime/rundir/atomic_file.h"
+#include "base/atomic_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,5 +1,6 @@
 #include "runtime/schedule/csv_io.h"
 
+#include "base/atomic_file.h"
 #include "runtime/schedule/catalogue.h"
 #include "runtime/schedule/validate.h"
 
@@ -150,21 +151,7 @@ Result<Schedule> scheduleFromCsv(const std::string& text, const ScheduleParams& 
 
 Status writeScheduleCsv(const Schedule& schedule, const std::string& path)
 {
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) {
-            return makeError(ErrorCode::IoError, "cannot write schedule CSV", path);
-        }
-        out << scheduleToCsv(schedule);
-        if (!out.flush()) {
-            return makeError(ErrorCode::IoError, "write failed", tmp);
-        }
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        return makeError(ErrorCode::IoError, "cannot move schedule CSV into place", path);
-    }
-    return ok();
+    return writeFileAtomic(path, scheduleToCsv(schedule));
 }
 
 Result<Schedule> readScheduleCsv(const std::string& path, const ScheduleParams& params)

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+
 namespace bs::profiler {
 namespace {
 
@@ -17,6 +20,20 @@ TraceEvent ev(int stage, EventKind kind, int mb, TimeNs start, TimeNs end, int v
     e.end = end;
     e.version = version;
     return e;
+}
+
+// Async: stage 0 forwards mb 2 after a wait [20,36) on mb 0's gradient, which stage 1 sends [30,36).
+std::vector<TraceEvent> asyncStageWaitingOnAGradient()
+{
+    std::vector<TraceEvent> events = {
+        ev(0, EventKind::Forward, 0, 0, 10), ev(0, EventKind::Forward, 1, 10, 20), ev(0, EventKind::Backward, 0, 36, 46),
+        ev(0, EventKind::Forward, 2, 46, 56), ev(0, EventKind::Backward, 1, 56, 66), ev(0, EventKind::Backward, 2, 66, 76),
+    };
+    TraceEvent send = ev(1, EventKind::Send, 0, 30, 36);
+    send.lane = Lane::Comm;
+    send.aux = 0; // to stage 0
+    events.push_back(send);
+    return events;
 }
 
 TimeNs cause(const StageReport& s, BubbleCause c) { return s.idleByCause[static_cast<std::size_t>(c)]; }
@@ -56,20 +73,71 @@ TEST(Analyze, AttributesWarmUpDrainDependencyAndComm)
 TEST(Analyze, SplitsAWaitIntoCommAndDependency)
 {
     // Async: stage 0 forwards mb 2 after a wait on mb 0's gradient, which arrives via a send [30,36).
-    std::vector<TraceEvent> events = {
-        ev(0, EventKind::Forward, 0, 0, 10), ev(0, EventKind::Forward, 1, 10, 20), ev(0, EventKind::Backward, 0, 36, 46),
-        ev(0, EventKind::Forward, 2, 46, 56), ev(0, EventKind::Backward, 1, 56, 66), ev(0, EventKind::Backward, 2, 66, 76),
-    };
-    TraceEvent send = ev(1, EventKind::Send, 0, 30, 36);
-    send.lane = Lane::Comm;
-    send.aux = 0;
-    events.push_back(send);
+    std::vector<TraceEvent> events = asyncStageWaitingOnAGradient();
     AnalysisOptions options;
     options.synchronous = false;
     const Report r = analyze(*makeSnapshot({}, events), options);
     const auto& s0 = r.perStage[0];
     EXPECT_EQ(cause(s0, BubbleCause::Comm), 6);
     EXPECT_EQ(cause(s0, BubbleCause::Dependency), 10);
+}
+
+TEST(Analyze, BubbleSpansAreTheAttributionTheReportSums)
+{
+    // The same async trace: the spans say where each cause lies, and sum to the report exactly.
+    std::vector<TraceEvent> events = asyncStageWaitingOnAGradient();
+    events.push_back(ev(1, EventKind::Forward, 0, 12, 22));
+    events.push_back(ev(1, EventKind::Backward, 0, 22, 30));
+    AnalysisOptions options;
+    options.synchronous = false;
+    const auto snapshot = makeSnapshot({}, events);
+    const std::vector<BubbleSpan> spans = bubbleSpans(*snapshot, options);
+    const Report r = analyze(*snapshot, options);
+    std::array<std::array<TimeNs, kBubbleCauseCount>, 2> sums{};
+    for (const auto& b : spans) {
+        ASSERT_LT(b.start, b.end);
+        sums[static_cast<std::size_t>(b.stage)][static_cast<std::size_t>(b.cause)] += b.end - b.start;
+    }
+    for (std::size_t s = 0; s < 2; ++s) {
+        EXPECT_EQ(sums[s], r.perStage[s].idleByCause) << "stage " << s;
+    }
+    // Stage 0 waits [20,36): dependency until the gradient's send starts at 30, comm after.
+    ASSERT_GE(spans.size(), 2u);
+    EXPECT_EQ(spans[0].stage, 0);
+    EXPECT_EQ(spans[0].cause, BubbleCause::Dependency);
+    EXPECT_EQ(spans[0].start, 20);
+    EXPECT_EQ(spans[0].end, 30);
+    EXPECT_EQ(spans[1].cause, BubbleCause::Comm);
+    EXPECT_EQ(spans[1].start, 30);
+    EXPECT_EQ(spans[1].end, 36);
+    // Stage 1: warm-up [0,12) then drain [30,76).
+    const auto s1 = std::find_if(spans.begin(), spans.end(), [](const BubbleSpan& b) { return b.stage == 1; });
+    ASSERT_NE(s1, spans.end());
+    EXPECT_EQ(s1->cause, BubbleCause::WarmUp);
+    EXPECT_EQ(s1->end, 12);
+    EXPECT_EQ(spans.back().cause, BubbleCause::Drain);
+    EXPECT_EQ(spans.back().start, 30);
+    EXPECT_EQ(spans.back().end, 76);
+}
+
+TEST(Analyze, FlushSpansCoverOnlyTheFlushWindow)
+{
+    // Synchronous, m = 2, one stage: F0 F1 [0,20), B0 B1 [20,40), gap, F2 F3 [60,80), B2 B3 [80,100).
+    // The flush window runs from the last forward of batch 0 (ends 20) to batch 1's first (60):
+    // the idle part of it, [40,60), is flush.
+    std::vector<TraceEvent> events = {
+        ev(0, EventKind::Forward, 0, 0, 10),   ev(0, EventKind::Forward, 1, 10, 20),
+        ev(0, EventKind::Backward, 0, 20, 30), ev(0, EventKind::Backward, 1, 30, 40),
+        ev(0, EventKind::Forward, 2, 60, 70),  ev(0, EventKind::Forward, 3, 70, 80),
+        ev(0, EventKind::Backward, 2, 80, 90), ev(0, EventKind::Backward, 3, 90, 100),
+    };
+    AnalysisOptions options;
+    options.microbatchesPerBatch = 2;
+    const std::vector<BubbleSpan> spans = bubbleSpans(*makeSnapshot({}, events), options);
+    ASSERT_EQ(spans.size(), 1u);
+    EXPECT_EQ(spans[0].cause, BubbleCause::Flush);
+    EXPECT_EQ(spans[0].start, 40);
+    EXPECT_EQ(spans[0].end, 60);
 }
 
 TEST(Analyze, VersionLagAndStashedVersions)

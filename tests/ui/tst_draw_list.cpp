@@ -124,12 +124,13 @@ private Q_SLOTS:
         QCOMPARE(index->endTime(), bs::TimeNs(700));
         const auto& spans = index->bubbleSpans();
         QCOMPARE(spans.size(), std::size_t(4));
-        // Stage 0: two dependency waits.
+        // Stage 0: both waits come after its last forward, so they are its drain (the analysis's
+        // rule, which the tints share with the charts).
         QCOMPARE(spans[0].stage, 0);
         QCOMPARE(spans[0].start, bs::TimeNs(200));
         QCOMPARE(spans[0].end, bs::TimeNs(400));
-        QVERIFY(spans[0].cause == BubbleCause::Dependency);
-        QVERIFY(spans[1].cause == BubbleCause::Dependency);
+        QVERIFY(spans[0].cause == BubbleCause::Drain);
+        QVERIFY(spans[1].cause == BubbleCause::Drain);
         // Stage 1: warm-up and drain.
         QVERIFY(spans[2].cause == BubbleCause::WarmUp);
         QCOMPARE(spans[2].end, bs::TimeNs(100));
@@ -150,6 +151,54 @@ private Q_SLOTS:
         QVERIFY(sync->bubbleSpans().at(0).cause == BubbleCause::Flush);
         auto async = TimelineIndex::build(snap, BubbleRules{false, 2});
         QVERIFY(async->bubbleSpans().at(0).cause == BubbleCause::Dependency);
+    }
+
+    void commWaitsAreTintedApartFromDependencyWaits()
+    {
+        // Stage 1 waits [180, 260) for micro-batch 1, whose activation is in transit [200, 260):
+        // the first 20 ns are a dependency wait (stage 0 still computing), the rest comm.
+        using bs::profiler::EventKind;
+        using bs::profiler::Lane;
+        auto at = [](int stage, EventKind kind, int mb, bs::TimeNs s, bs::TimeNs e) {
+            bs::profiler::TraceEvent ev;
+            ev.stage = static_cast<std::uint16_t>(stage);
+            ev.kind = kind;
+            ev.microbatch = mb;
+            ev.start = s;
+            ev.end = e;
+            return ev;
+        };
+        auto send = [&](int mb, bs::TimeNs s, bs::TimeNs e) {
+            auto ev = at(0, EventKind::Send, mb, s, e);
+            ev.lane = Lane::Comm;
+            ev.aux = 1;
+            return ev;
+        };
+        const std::vector<bs::profiler::TraceEvent> events{
+            at(0, EventKind::Forward, 0, 0, 100), send(0, 100, 130), at(0, EventKind::Forward, 1, 100, 200),
+            send(1, 200, 260), at(1, EventKind::Forward, 0, 130, 180), at(1, EventKind::Forward, 1, 260, 300)};
+        auto index = TimelineIndex::build(bs::profiler::makeSnapshot({2, "virtual", "", {}}, events), BubbleRules{false, 2});
+        std::vector<BubbleSpan> stage1;
+        for (const auto& b : index->bubbleSpans()) {
+            if (b.stage == 1) {
+                stage1.push_back(b);
+            }
+        }
+        QCOMPARE(stage1.size(), std::size_t(3));
+        QVERIFY(stage1[0].cause == BubbleCause::WarmUp);
+        QVERIFY(stage1[1].cause == BubbleCause::Dependency);
+        QCOMPARE(stage1[1].start, bs::TimeNs(180));
+        QCOMPARE(stage1[1].end, bs::TimeNs(200));
+        QVERIFY(stage1[2].cause == BubbleCause::Comm);
+        QCOMPARE(stage1[2].start, bs::TimeNs(200));
+        QCOMPARE(stage1[2].end, bs::TimeNs(260));
+        // The comm wait is drawn in its own colour.
+        const DrawList list = buildDrawList(*index, TimelineCoordinates(0, 300, 300));
+        bool commDrawn = false;
+        for (const auto& r : list.bubbles) {
+            commDrawn = commDrawn || r.role == ColorRole::BubbleComm;
+        }
+        QVERIFY(commDrawn);
     }
 
     void versionLagAndHitTest()

@@ -2,7 +2,7 @@
 // runs' reports, the charts show the reports, a slider switches to predictions; exports work.
 #include "profiler/io/chrome_trace.h"
 #include "runtime/config/config_toml.h"
-#include "runtime/rundir/atomic_file.h"
+#include "base/atomic_file.h"
 #include "ui/charts/metrics_panel.h"
 #include "ui/charts/stage_charts.h"
 #include "ui/common/format.h"
@@ -170,9 +170,9 @@ private Q_SLOTS:
         QVERIFY(run);
         QString error;
         QVERIFY(
-            bs::runtime::writeFileAtomic(fromQt(dir.filePath(QStringLiteral("config.toml"))), bs::runtime::toToml(rc)));
+            bs::writeFileAtomic(fromQt(dir.filePath(QStringLiteral("config.toml"))), bs::runtime::toToml(rc)));
         QVERIFY(exportTrace(*run->result.trace, dir.filePath(QStringLiteral("trace.json")), &error));
-        QVERIFY(bs::runtime::writeFileAtomic(fromQt(dir.filePath(QStringLiteral("metrics.jsonl"))),
+        QVERIFY(bs::writeFileAtomic(fromQt(dir.filePath(QStringLiteral("metrics.jsonl"))),
             "{\"step\":0,\"train_loss\":5.5,\"virtual_time_s\":0.1}\n"
             "{\"step\":1,\"train_loss\":5.1,\"virtual_time_s\":0.2}\n"));
         MainWindow window(false);
@@ -243,9 +243,9 @@ private Q_SLOTS:
         auto run = predictRun(measured, "paci");
         QVERIFY(run);
         QString error;
-        QVERIFY(bs::runtime::writeFileAtomic(fromQt(dir.filePath(QStringLiteral("config.toml"))), bs::runtime::toToml(rc)));
+        QVERIFY(bs::writeFileAtomic(fromQt(dir.filePath(QStringLiteral("config.toml"))), bs::runtime::toToml(rc)));
         QVERIFY(exportTrace(*run->result.trace, dir.filePath(QStringLiteral("trace.json")), &error));
-        QVERIFY(bs::runtime::writeFileAtomic(fromQt(dir.filePath(QStringLiteral("metrics.jsonl"))),
+        QVERIFY(bs::writeFileAtomic(fromQt(dir.filePath(QStringLiteral("metrics.jsonl"))),
             "{\"step\":0,\"train_loss\":5.5,\"virtual_time_s\":0.1,\"wall_time_s\":1.0,\"tokens_per_s_virtual\":900,"
             "\"per_stage\":[{\"mean_drift\":0.01},{\"mean_drift\":0.03}]}\n"
             "{\"step\":1,\"train_loss\":5.1,\"val_loss\":5.2,\"virtual_time_s\":0.2,\"wall_time_s\":2.0}\n"

@@ -39,7 +39,7 @@ private Q_SLOTS:
         QVERIFY(view->rowRect(0).height() > 0);
         QCOMPARE(pixel(*view, 20, 0), roleColor(ColorRole::Forward)); // stage 0 F0
         QCOMPARE(pixel(*view, 420, 0), roleColor(ColorRole::Backward)); // stage 0 B0
-        QCOMPARE(pixel(*view, 300, 0), roleColor(ColorRole::BubbleDependency)); // stage 0 waits
+        QCOMPARE(pixel(*view, 300, 0), roleColor(ColorRole::BubbleDrain)); // stage 0 waits after its last F
         QCOMPARE(pixel(*view, 50, 1), roleColor(ColorRole::BubbleWarmUp)); // stage 1 warm-up
         QCOMPARE(pixel(*view, 520, 1), roleColor(ColorRole::Update)); // stage 1 U0
         QCOMPARE(pixel(*view, 650, 1), roleColor(ColorRole::BubbleDrain)); // stage 1 drain
@@ -56,7 +56,7 @@ private Q_SLOTS:
         QVERIFY(text.contains(QStringLiteral("lag 1")));
         QVERIFY(text.contains(QStringLiteral("100 ns"))); // duration
         const QString bubble = view->tooltipTextAt(QPoint(TimelineView::kGutterPx + 300, r.center().y()));
-        QVERIFY2(bubble.contains(QStringLiteral("dependency")), qPrintable(bubble));
+        QVERIFY2(bubble.contains(QStringLiteral("drain")), qPrintable(bubble));
         QVERIFY(view->tooltipTextAt(QPoint(5, r.center().y())).isEmpty()); // gutter
     }
 

@@ -4,7 +4,7 @@
 #include "runtime/config/config_toml.h"
 #include "runtime/config/config_validate.h"
 #include "runtime/export/export.h"
-#include "runtime/rundir/atomic_file.h"
+#include "base/atomic_file.h"
 #include "ui/common/format.h"
 
 #include <QFileInfo>
@@ -48,7 +48,7 @@ bool exportConfig(const WhatIfConfig& config, const QString& format, const QStri
         }
         return false;
     }
-    const Status written = runtime::writeFileAtomic(fromQt(path), *text);
+    const Status written = writeFileAtomic(fromQt(path), *text);
     if (!written && error) {
         *error = toQt(written.error().describe());
     }
@@ -76,7 +76,7 @@ std::optional<WhatIfConfig> configFromToml(const QString& toml, QString* error)
 
 bool exportTrace(const profiler::TraceSnapshot& trace, const QString& path, QString* error)
 {
-    const Status written = runtime::writeFileAtomic(
+    const Status written = writeFileAtomic(
         fromQt(path), [&trace](std::ostream& out) { return profiler::writeChromeTrace(out, trace); });
     if (!written && error) {
         *error = toQt(written.error().describe());

@@ -9,7 +9,6 @@
 
 namespace bs::ui {
 
-using profiler::BubbleCause;
 using profiler::EventKind;
 using profiler::Lane;
 using profiler::TraceEvent;
@@ -18,11 +17,6 @@ namespace {
 
 constexpr std::int16_t kNoLag = std::numeric_limits<std::int16_t>::min();
 constexpr int kLaneCount = 3;
-
-bool isBusy(const TraceEvent& e)
-{
-    return e.kind != EventKind::Marker && e.end > e.start;
-}
 
 } // namespace
 
@@ -123,51 +117,28 @@ std::shared_ptr<const TimelineIndex> TimelineIndex::build(
                 }
             }
         }
-        if (index->m_rows[r].lane == Lane::Compute) {
-            index->addBubbles(r, rules);
-        }
     }
+    std::vector<int> computeRow(static_cast<std::size_t>(stages));
+    for (int st = 0; st < stages; ++st) {
+        computeRow[static_cast<std::size_t>(st)] = rowOf[static_cast<std::size_t>(st)][0];
+    }
+    index->addBubbles(rules, computeRow);
     return index;
 }
 
-void TimelineIndex::addBubbles(std::size_t row, const BubbleRules& rules)
+// The bubbles are profiler/analysis's spans (warm-up, drain, flush, dependency and comm waits told
+// apart by the transfers on the comm lanes), so the tints match the charts' and tables' figures.
+void TimelineIndex::addBubbles(const BubbleRules& rules, const std::vector<int>& computeRowOfStage)
 {
-    const RowItems& ev = m_events[row];
-    const int stage = m_rows[row].stage;
-    const auto* snap = m_snapshot.get();
-    const int m = rules.microbatchesPerBatch;
-    auto emit = [&](TimeNs s, TimeNs e, BubbleCause cause) {
-        if (e <= s) {
-            return;
-        }
-        m_bubbleItems[row].push(s, e, roleOf(cause), -1, static_cast<std::uint32_t>(m_bubbles.size()));
-        m_bubbles.push_back({s, e, stage, cause});
-    };
-    TimeNs busyEnd = m_start;
-    bool seenBusy = false;
-    int lastForwardMb = -1;
-    for (std::size_t i = 0; i < ev.size(); ++i) {
-        const TraceEvent& e = (*snap)[ev.source[i]];
-        if (!isBusy(e)) {
-            continue;
-        }
-        if (e.start > busyEnd) {
-            BubbleCause cause = BubbleCause::Dependency;
-            if (!seenBusy) {
-                cause = BubbleCause::WarmUp;
-            } else if (rules.synchronous && m > 0 && e.kind == EventKind::Forward && lastForwardMb >= 0
-                && e.microbatch / m > lastForwardMb / m) {
-                cause = BubbleCause::Flush;
-            }
-            emit(busyEnd, e.start, cause);
-        }
-        if (e.kind == EventKind::Forward) {
-            lastForwardMb = e.microbatch;
-        }
-        seenBusy = true;
-        busyEnd = std::max(busyEnd, e.end);
+    profiler::AnalysisOptions options;
+    options.synchronous = rules.synchronous && rules.microbatchesPerBatch > 0;
+    options.microbatchesPerBatch = std::max(1, rules.microbatchesPerBatch);
+    m_bubbles = profiler::bubbleSpans(*m_snapshot, options);
+    for (std::size_t i = 0; i < m_bubbles.size(); ++i) {
+        const BubbleSpan& b = m_bubbles[i];
+        const int row = computeRowOfStage[static_cast<std::size_t>(b.stage)];
+        m_bubbleItems[static_cast<std::size_t>(row)].push(b.start, b.end, roleOf(b.cause), -1, static_cast<std::uint32_t>(i));
     }
-    emit(busyEnd, m_end, seenBusy ? BubbleCause::Drain : BubbleCause::WarmUp);
 }
 
 std::size_t TimelineIndex::eventCount() const

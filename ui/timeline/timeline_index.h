@@ -3,7 +3,7 @@
 // and folding cheap (tracy's Preprocess; qt-creator's firstIndex/lastIndex). Built once per
 // snapshot, off the paint path. Pure C++ (no Qt), immutable once built, safe to share across threads.
 
-#include "profiler/analysis/report.h"
+#include "profiler/analysis/analyze.h"
 #include "profiler/trace/trace_store.h"
 #include "ui/common/color_role.h"
 
@@ -37,22 +37,13 @@ struct RowItems
     void push(TimeNs s, TimeNs e, ColorRole r, std::int32_t l, std::uint32_t src);
 };
 
-/// An idle gap on a stage's compute lane and why it happened.
-struct BubbleSpan
-{
-    TimeNs start = 0;
-    TimeNs end = 0;
-    int stage = 0;
-    profiler::BubbleCause cause = profiler::BubbleCause::Dependency;
-};
+/// An idle gap on a stage's compute lane and why it happened (profiler/analysis attributes it).
+using BubbleSpan = profiler::BubbleSpan;
 
-/// How idle gaps are attributed when the trace alone is the input. Gap before a stage's first
-/// action: warm-up; after its last: drain; in a synchronous schedule, a gap before the first
-/// forward of a later global batch: flush; anything else: waiting on a dependency.
-/// Limit: does not split dependency waits into compute and communication (profiler/analysis does).
+/// What the bubble attribution needs beyond the events (profiler::AnalysisOptions' schedule part).
 struct BubbleRules
 {
-    bool synchronous = false;
+    bool synchronous = false; ///< flush schedules: gaps between global batches are flush bubbles
     int microbatchesPerBatch = 0; ///< m; 0 = unknown (no flush attribution)
 };
 
@@ -87,7 +78,7 @@ public:
     std::optional<std::size_t> hitBubble(std::size_t row, TimeNs timeNs) const;
 
 private:
-    void addBubbles(std::size_t row, const BubbleRules& rules);
+    void addBubbles(const BubbleRules& rules, const std::vector<int>& computeRowOfStage);
 
     std::shared_ptr<const profiler::TraceSnapshot> m_snapshot;
     int m_stages = 0;

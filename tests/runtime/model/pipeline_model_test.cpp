@@ -220,3 +220,57 @@ TEST(PipelineModel, DivergenceIsACleanError)
 
 } // namespace
 } // namespace bs::runtime
+
+namespace bs::runtime {
+namespace {
+
+// A rank of a multi-process run builds its own stage only, with the same weights the whole model
+// has there: its forward of a handed-in activation equals the whole model's, bit for bit.
+TEST(PipelineModel, OneStageModelHoldsOnlyItsStageWithTheSameWeights)
+{
+    const ModelOptions whole = test::tinyModelOptions(kP, kM, WeightPolicy::Flush);
+    ModelOptions one = whole;
+    one.onlyStage = 1;
+    const TokenFn tokens = test::patternTokens(whole.shape, whole.microBatchSize);
+    std::int64_t stage1Params = 0;
+    std::optional<HandOff> activation, expected;
+    { // the whole model is gone before the rank's memory is measured
+        auto full = PipelineModel::create(whole, tokens);
+        expectOk(full);
+        stage1Params = full->stageStats(1).parameterCount;
+        expectOk(full->forward(0, 0));
+        activation = full->takeHandOff(HandOffKind::Activation, 1, 0);
+        ASSERT_TRUE(activation.has_value());
+        full->putHandOff(HandOffKind::Activation, 1, 0, *activation);
+        expectOk(full->forward(1, 0));
+        expected = full->takeHandOff(HandOffKind::Activation, 2, 0);
+        ASSERT_TRUE(expected.has_value());
+    }
+
+    auto rank = PipelineModel::create(one, tokens);
+    expectOk(rank);
+    EXPECT_EQ(rank->stageStats(1).parameterCount, stage1Params);
+    for (int s : {0, 2, 3}) {
+        EXPECT_EQ(rank->stageStats(s).parameterCount, 0) << "stage " << s;
+        EXPECT_EQ(MemoryTracker::stage(s).liveOf(MemoryCategory::Parameters), 0) << "stage " << s;
+    }
+    rank->putHandOff(HandOffKind::Activation, 1, 0, *activation);
+    expectOk(rank->forward(1, 0));
+    const std::optional<HandOff> got = rank->takeHandOff(HandOffKind::Activation, 2, 0);
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->shape, expected->shape);
+    EXPECT_EQ(got->values, expected->values);
+    // Validation needs every stage.
+    const auto eval = rank->evaluate({TokenBatch{}});
+    ASSERT_FALSE(eval.has_value());
+    EXPECT_EQ(eval.error().code, ErrorCode::InvalidArgument);
+
+    ModelOptions bad = whole;
+    bad.onlyStage = kP;
+    const auto rejected = PipelineModel::create(bad, tokens);
+    ASSERT_FALSE(rejected.has_value());
+    EXPECT_EQ(rejected.error().code, ErrorCode::InvalidArgument);
+}
+
+} // namespace
+} // namespace bs::runtime

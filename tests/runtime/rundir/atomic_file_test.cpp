@@ -1,4 +1,4 @@
-#include "runtime/rundir/atomic_file.h"
+#include "base/atomic_file.h"
 
 #include <gtest/gtest.h>
 

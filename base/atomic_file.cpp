@@ -1,4 +1,4 @@
-#include "runtime/rundir/atomic_file.h"
+#include "base/atomic_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <fstream>
 
-namespace bs::runtime {
+namespace bs {
 
 namespace {
 
@@ -83,4 +83,4 @@ Status writeFileAtomic(const std::filesystem::path& path, std::string_view conte
     });
 }
 
-} // namespace bs::runtime
+} // namespace bs

@@ -10,7 +10,7 @@
 #include <iosfwd>
 #include <string_view>
 
-namespace bs::runtime {
+namespace bs {
 
 /// Replaces `path` with `contents` atomically. IoError (context: the path) on failure, in which
 /// case `path` is unchanged and no temp file is left behind.
@@ -20,4 +20,4 @@ Status writeFileAtomic(const std::filesystem::path& path, std::string_view conte
 /// `path` is unchanged and that error is returned.
 Status writeFileAtomic(const std::filesystem::path& path, const std::function<Status(std::ostream&)>& produce);
 
-} // namespace bs::runtime
+} // namespace bs
