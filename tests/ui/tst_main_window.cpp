@@ -13,6 +13,7 @@
 #include "ui/tuning/prediction_check_view.h"
 #include "ui/tuning/tuning_panel.h"
 
+#include <QApplication>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
@@ -302,7 +303,14 @@ private Q_SLOTS:
         DemoOptions demo;
         demo.live = true;
         demo.batches = 2;
-        QVERIFY(window.runDemoToEnd(demo, 110'000));
+        QSignalSpy idle(window.runs(), &RunController::idle);
+        window.startDemo(demo);
+        // The sliders are calibrated once the first global batch is done, before the run ends.
+        QTRY_VERIFY_WITH_TIMEOUT(window.calibration() != nullptr, 60'000);
+        QCOMPARE(window.predictionCheck()->table()->rowCount(), 0); // the check waits for the end
+        QCOMPARE(window.calibration()->costs.stageCount(), 8);
+        QVERIFY(idle.wait(100'000));
+        QApplication::processEvents();
         // Both live runs recorded both clocks: the wall-time axis is offered.
         QVERIFY(window.metricsPanel()->hasData());
         QVERIFY(window.metricsPanel()->wallTimeAvailable());

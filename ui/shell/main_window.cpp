@@ -287,6 +287,7 @@ void MainWindow::startDemo(const DemoOptions& options)
     m_liveMeasured = options.live && liveTrainingAvailable();
     m_lossCurves.clear();
     m_checks = {};
+    m_calibratedBatches = {};
     m_targetLoss = 0;
     m_metrics->setRuns({});
     m_compare->setSlot(0, tr("waiting"), QString(), nullptr);
@@ -328,6 +329,9 @@ void MainWindow::onRunStarted(int run, const QString& label)
 void MainWindow::onRunUpdated(int run, const RunUpdatePtr& update)
 {
     const auto it = m_runSlot.find(run);
+    if (it != m_runSlot.end()) {
+        calibrateWhileRunning(it->second, *update); // also while the sliders show predictions
+    }
     if (m_mode != Mode::Live || it == m_runSlot.end()) {
         return;
     }
@@ -567,6 +571,23 @@ bool MainWindow::exportPanelsTo(const QString& dir, QString* error)
         }
     }
     return true;
+}
+
+void MainWindow::calibrateWhileRunning(int slot, const RunUpdate& update)
+{
+    const auto index = static_cast<std::size_t>(slot);
+    const auto& live = m_live[index];
+    if (!live || !live->measured || !update.trace || update.metrics.size() == m_calibratedBatches[index]
+        || (slot != 0 && m_calibration)) {
+        return;
+    }
+    m_calibratedBatches[index] = update.metrics.size();
+    const auto& params = live->plan.result.schedule.params;
+    if (auto calibration =
+            calibrationFromTrace(*update.trace, params.stages, m_tuning->config().microBatchSize, update.label)) {
+        m_calibration = *calibration;
+        m_check->setCalibration(m_calibration);
+    }
 }
 
 void MainWindow::calibrateFrom(int slot, const PredictedRun& run, int microBatchSize)

@@ -102,6 +102,9 @@ private:
     /// Calibrates the sliders from `run`'s measured trace and checks the calibrated prediction of
     /// its own settings against what it measured (the "Prediction vs measured" tab).
     void calibrateFrom(int slot, const PredictedRun& run, int microBatchSize);
+    /// While a live run trains: recalibrates the sliders from its growing trace once per finished
+    /// global batch (no prediction check until the run ends).
+    void calibrateWhileRunning(int slot, const RunUpdate& update);
     void openRunDialog();
     void exportConfig();
     void exportTrace();
@@ -119,6 +122,7 @@ private:
     PredictionCheckView* m_check = nullptr;
     CalibrationPtr m_calibration;
     std::array<std::optional<PredictionCheck>, 2> m_checks;
+    std::array<std::size_t, 2> m_calibratedBatches{}; ///< metrics count of the last live calibration
     double m_targetLoss = 0;
     PredictionEngine* m_engine = nullptr;
     RunController* m_runs = nullptr;
