@@ -18,6 +18,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QSignalSpy>
+#include <QDoubleSpinBox>
 #include <QSlider>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -269,6 +270,9 @@ private Q_SLOTS:
         QCOMPARE(window.compare()->model()->index(targetRow, 0).data(ComparisonModel::RawValueRole).toDouble(), 0.3);
         metrics->setTimeAxis(TimeAxis::Wall);
         QCOMPARE(metrics->loss()->targetTimes().at(0).value(), 3.0);
+        metrics->targetBox()->setValue(5.2); // the user's own target: validation 5.2 at step 1
+        QCOMPARE(window.compare()->model()->index(targetRow, 0).data(ComparisonModel::RawValueRole).toDouble(), 0.2);
+        QCOMPARE(metrics->loss()->targetTimes().at(0).value(), 2.0); // wall axis
 
         // Calibrated from the run: the prediction of its own settings matches what it measured.
         QVERIFY(window.calibration());

@@ -6,8 +6,10 @@
 #include "ui/charts/metrics_panel.h"
 
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QLineSeries>
 #include <QScatterSeries>
+#include <QSignalSpy>
 #include <QTest>
 
 #include <nlohmann/json.hpp>
@@ -191,6 +193,14 @@ private Q_SLOTS:
         QCOMPARE(panel.drift()->timeAxis(), TimeAxis::Wall);
         QCOMPARE(panel.throughput()->timeAxis(), TimeAxis::Wall);
         QCOMPARE(panel.loss()->targetTimes()[0].value(), 30.0);
+        // Typing a target moves the marker and tells the window (for the comparison table).
+        QSignalSpy edited(&panel, &MetricsPanel::targetLossEdited);
+        panel.targetBox()->setValue(1.5);
+        QCOMPARE(edited.count(), 1);
+        QCOMPARE(panel.loss()->targetTimes()[0].value(), 40.0); // loss 1 at wall 40 s
+        panel.setRuns({makeRun(QStringLiteral("live"), true)}, 3.5); // a run's own target: shown, not "edited"
+        QCOMPARE(panel.targetLoss(), 3.5);
+        QCOMPARE(edited.count(), 1);
         // A virtual-only set of runs falls back to virtual time.
         panel.setRuns({makeRun(QStringLiteral("sim"), false)});
         QCOMPARE(panel.timeAxis(), TimeAxis::Virtual);

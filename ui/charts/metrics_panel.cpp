@@ -1,6 +1,8 @@
 #include "ui/charts/metrics_panel.h"
 
 #include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QSignalBlocker>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QStandardItemModel>
@@ -14,6 +16,7 @@ MetricsPanel::MetricsPanel(QWidget* parent)
     : QWidget(parent)
     , m_axis(new QComboBox(this))
     , m_note(new QLabel(this))
+    , m_target(new QDoubleSpinBox(this))
     , m_loss(new LossChartView(this))
     , m_drift(new DriftChartView(this))
     , m_throughput(new ThroughputChartView(this))
@@ -25,6 +28,15 @@ MetricsPanel::MetricsPanel(QWidget* parent)
     top->setContentsMargins(4, 2, 4, 0);
     top->addWidget(new QLabel(tr("Time axis:"), this));
     top->addWidget(m_axis);
+    m_target->setObjectName(QStringLiteral("targetLoss"));
+    m_target->setRange(0, 100);
+    m_target->setDecimals(2);
+    m_target->setSingleStep(0.1);
+    m_target->setSpecialValueText(tr("none"));
+    m_target->setToolTip(tr("Target loss: draws the line and marks when each run first reached it "
+                            "(validation loss when recorded); the comparison table's time to target follows."));
+    top->addWidget(new QLabel(tr("Target loss:"), this));
+    top->addWidget(m_target);
     top->addWidget(m_note, 1);
     auto* charts = new QHBoxLayout;
     charts->setContentsMargins(0, 0, 0, 0);
@@ -40,12 +52,26 @@ MetricsPanel::MetricsPanel(QWidget* parent)
     column->addLayout(charts, 1);
     connect(m_axis, &QComboBox::currentIndexChanged, this,
         [this](int index) { setTimeAxis(static_cast<TimeAxis>(m_axis->itemData(index).toInt())); });
+    connect(m_target, &QDoubleSpinBox::valueChanged, this, [this](double target) {
+        m_loss->setCurves(m_runs, target);
+        Q_EMIT targetLossEdited(target);
+    });
     updateSelector({});
+}
+
+double MetricsPanel::targetLoss() const
+{
+    return m_target->value();
 }
 
 void MetricsPanel::setRuns(const std::vector<LossCurve>& runs, double targetLoss)
 {
     updateSelector(runs);
+    m_runs = runs;
+    {
+        const QSignalBlocker quiet(m_target);
+        m_target->setValue(targetLoss);
+    }
     m_loss->setCurves(runs, targetLoss);
     m_drift->setCurves(runs);
     m_throughput->setCurves(runs);

@@ -95,6 +95,12 @@ MainWindow::MainWindow(bool restore, QWidget* parent)
         m_tuning->showError(message);
         statusBar()->showMessage(message, 8000);
     });
+    connect(m_metrics, &MetricsPanel::targetLossEdited, this, [this](double target) {
+        m_targetLoss = target;
+        if (m_mode == Mode::Live) {
+            refreshLiveTable();
+        }
+    });
     connect(m_runs, &RunController::runStarted, this, &MainWindow::onRunStarted);
     connect(m_runs, &RunController::runUpdated, this, &MainWindow::onRunUpdated);
     connect(m_runs, &RunController::runFinished, this, &MainWindow::onRunFinished);
