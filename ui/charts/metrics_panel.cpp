@@ -37,6 +37,8 @@ MetricsPanel::MetricsPanel(QWidget* parent)
                             "(validation loss when recorded); the comparison table's time to target follows."));
     top->addWidget(new QLabel(tr("Target loss:"), this));
     top->addWidget(m_target);
+    m_note->setWordWrap(true);
+    m_note->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred); // never widens the window
     top->addWidget(m_note, 1);
     auto* charts = new QHBoxLayout;
     charts->setContentsMargins(0, 0, 0, 0);

@@ -150,9 +150,11 @@ void MainWindow::buildUi()
     auto* tabs = new QTabWidget(this);
     tabs->setObjectName(QStringLiteral("chartTabs"));
     tabs->setDocumentMode(true);
-    tabs->addTab(stageCharts, tr("Stages: bubbles · memory · lag"));
+    tabs->addTab(stageCharts, tr("Stages"));
+    tabs->setTabToolTip(0, tr("Per stage: bubbles by cause, memory, version lag"));
     tabs->addTab(m_metrics, tr("Loss · drift · throughput"));
-    tabs->addTab(m_check, tr("Prediction vs measured"));
+    tabs->addTab(m_check, tr("Prediction check"));
+    tabs->setTabToolTip(2, tr("Calibrated prediction vs what the run measured"));
     row->addWidget(tabs, 1);
     auto* split = new QSplitter(Qt::Vertical, this);
     split->setObjectName(QStringLiteral("mainSplitter"));
