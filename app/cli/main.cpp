@@ -25,19 +25,7 @@ int main(int argc, char** argv)
     int exitCode = bs::cli::kExitOk;
     bs::cli::TrainComparison trainComparison;
 #ifdef BS_WITH_TORCH
-    trainComparison = [](const bs::cli::TrainComparisonRequest& r) {
-        bs::cli::TrainArgs args;
-        args.configPath = r.configPath;
-        args.stages = r.stages;
-        args.microbatches = r.microbatches;
-        args.accum = r.accum;
-        args.microBatchSize = r.microBatchSize;
-        args.steps = r.steps;
-        args.model = r.model;
-        args.targetLoss = r.targetLoss;
-        args.json = r.json;
-        return bs::cli::runTrainComparison(args, r.schedules);
-    };
+    trainComparison = bs::cli::runTrainComparison;
 #endif
     bs::cli::addSimulationCommands(app, exitCode, trainComparison);
     bs::cli::addExportCommand(app, exitCode);

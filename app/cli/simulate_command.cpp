@@ -147,18 +147,17 @@ struct CompareCommand
             return reportError(makeError(ErrorCode::Unavailable, "compare --train needs the LibTorch runtime",
                                          "this bubblescope-cli was built with BS_WITH_TORCH=OFF"));
         }
-        TrainComparisonRequest request;
-        request.schedules = std::move(names);
-        request.stages = given(app, "--stages", sim.stages);
-        request.microbatches = given(app, "--microbatches", sim.microbatches);
-        request.accum = given(app, "--accum", sim.accum);
-        request.microBatchSize = given(app, "--micro-batch-size", sim.microBatchSize);
-        request.steps = given(app, "--batches", sim.batches);
-        request.model = given(app, "--model", sim.model);
-        request.targetLoss = targetLoss;
-        request.configPath = configPath;
-        request.json = json;
-        return runTraining(request);
+        TrainArgs args; // options not given keep the config file's (or the demo's) values
+        args.stages = given(app, "--stages", sim.stages);
+        args.microbatches = given(app, "--microbatches", sim.microbatches);
+        args.accum = given(app, "--accum", sim.accum);
+        args.microBatchSize = given(app, "--micro-batch-size", sim.microBatchSize);
+        args.steps = given(app, "--batches", sim.batches);
+        args.model = given(app, "--model", sim.model);
+        args.targetLoss = targetLoss;
+        args.configPath = configPath;
+        args.json = json;
+        return runTraining(args, names);
     }
 
     int run(const CLI::App& app) const

@@ -1,24 +1,17 @@
 #pragma once
 
+#include "app/cli/train_args.h"
+
 #include <CLI/CLI.hpp>
 #include <functional>
-#include <optional>
 #include <string>
 #include <vector>
 
 namespace bs::cli {
 
-/// `compare --train`: the schedules and the shared options, for the LibTorch build to run for real.
-struct TrainComparisonRequest
-{
-    std::vector<std::string> schedules;
-    std::optional<int> stages, microbatches, accum, microBatchSize, steps;
-    std::optional<std::string> model;
-    std::optional<double> targetLoss;
-    std::string configPath;
-    bool json = false;
-};
-using TrainComparison = std::function<int(const TrainComparisonRequest&)>;
+/// `compare --train`: trains `schedules` with the shared options for real (runTrainComparison in
+/// builds with LibTorch). Returns the exit code.
+using TrainComparison = std::function<int(const TrainArgs& args, const std::vector<std::string>& schedules)>;
 
 /// Registers `schedules`, `simulate` and `compare` on `app`. Each sets `exitCode` when it runs.
 /// `train` runs `compare --train`; without it (no LibTorch in the build) --train is an error.

@@ -2,18 +2,22 @@
 // window with the embedded demo, or renders it headless to a PNG (--screenshot).
 
 #include "ui/shell/main_window.h"
+#include "ui/tuning/prediction_check_view.h"
 #include "ui/tuning/tuning_panel.h"
 
 #include <QApplication>
 #include <QEventLoop>
 #include <QIcon>
 #include <QScreen>
+#include <QTabWidget>
+#include <QTableWidget>
 #include <QTimer>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -28,6 +32,9 @@ constexpr const char* kUsage =
     "  --screenshot FILE   run the demo headless (offscreen), save the window as PNG, exit\n"
     "  --demo-steps N      global batches per demo run (default 4)\n"
     "  --size WxH          window size for --screenshot (default 1680x1050)\n"
+    "  --open DIR          open a run directory instead of the demo (repeatable; with --screenshot\n"
+    "                      also prints the calibrated prediction against the measured figures)\n"
+    "  --tab N             chart tab to show: 0 stages, 1 loss/drift/throughput, 2 prediction check\n"
     "  -h, --help          show this help and exit\n"
     "  -v, --version       show the version and exit\n";
 
@@ -35,6 +42,8 @@ struct Options
 {
     std::string screenshot;
     int demoSteps = 4;
+    std::vector<std::string> open;
+    int tab = 0;
     int width = 1680;
     int height = 1050;
 };
@@ -72,6 +81,14 @@ int parse(int argc, char** argv, Options& options)
                 std::fprintf(stderr, "error: --demo-steps must be between 1 and 1000\n");
                 return 2;
             }
+        } else if (arg == "--open" && hasValue) {
+            options.open.emplace_back(argv[++i]);
+        } else if (arg == "--tab" && hasValue) {
+            options.tab = std::atoi(argv[++i]);
+            if (options.tab < 0 || options.tab > 2) {
+                std::fprintf(stderr, "error: --tab must be 0, 1 or 2\n");
+                return 2;
+            }
         } else if (arg == "--size" && hasValue) {
             if (std::sscanf(argv[++i], "%dx%d", &options.width, &options.height) != 2 || options.width < 400
                 || options.height < 300) {
@@ -86,16 +103,50 @@ int parse(int argc, char** argv, Options& options)
     return -1;
 }
 
+bool openRuns(bs::ui::MainWindow& window, const Options& options)
+{
+    for (const std::string& dir : options.open) {
+        QString error;
+        if (!window.openRunDirectory(QString::fromStdString(dir), &error)) {
+            std::fprintf(stderr, "error: cannot open %s: %s\n", dir.c_str(), qPrintable(error));
+            return false;
+        }
+    }
+    return true;
+}
+
+/// The "Prediction vs measured" rows as text: run, figure, predicted, measured, error.
+void printPredictionCheck(const bs::ui::MainWindow& window)
+{
+    const QTableWidget* table = window.predictionCheck()->table();
+    for (int row = 0; row < table->rowCount(); ++row) {
+        QStringList cells;
+        for (int col = 0; col < table->columnCount(); ++col) {
+            cells << table->item(row, col)->text();
+        }
+        std::printf("prediction check: %s\n", qPrintable(cells.join(QStringLiteral(" | "))));
+    }
+}
+
 int screenshot(const Options& options)
 {
     bs::ui::MainWindow window(/*restoreSettings=*/false);
     window.resize(options.width, options.height);
     window.show();
-    bs::ui::DemoOptions demo;
-    demo.batches = options.demoSteps;
-    if (!window.runDemoToEnd(demo)) {
-        std::fprintf(stderr, "error: the demo did not finish\n");
+    if (!openRuns(window, options)) {
         return 1;
+    }
+    if (options.open.empty()) {
+        bs::ui::DemoOptions demo;
+        demo.batches = options.demoSteps;
+        if (!window.runDemoToEnd(demo)) {
+            std::fprintf(stderr, "error: the demo did not finish\n");
+            return 1;
+        }
+    }
+    printPredictionCheck(window);
+    if (auto* tabs = window.findChild<QTabWidget*>(QStringLiteral("chartTabs"))) {
+        tabs->setCurrentIndex(options.tab);
     }
     // Fill the Suggest table too, so the picture shows what the panel does.
     QEventLoop wait;
@@ -144,6 +195,9 @@ int main(int argc, char** argv)
     }
     bs::ui::MainWindow window;
     window.show();
+    if (!options.open.empty()) {
+        return openRuns(window, options) ? QApplication::exec() : 1;
+    }
     bs::ui::DemoOptions demo;
     demo.batches = options.demoSteps;
     demo.live = bs::ui::liveTrainingAvailable(); // real LibTorch training when the runtime is built in

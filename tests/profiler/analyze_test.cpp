@@ -22,6 +22,20 @@ TraceEvent ev(int stage, EventKind kind, int mb, TimeNs start, TimeNs end, int v
     return e;
 }
 
+// Async: stage 0 forwards mb 2 after a wait [20,36) on mb 0's gradient, which stage 1 sends [30,36).
+std::vector<TraceEvent> asyncStageWaitingOnAGradient()
+{
+    std::vector<TraceEvent> events = {
+        ev(0, EventKind::Forward, 0, 0, 10), ev(0, EventKind::Forward, 1, 10, 20), ev(0, EventKind::Backward, 0, 36, 46),
+        ev(0, EventKind::Forward, 2, 46, 56), ev(0, EventKind::Backward, 1, 56, 66), ev(0, EventKind::Backward, 2, 66, 76),
+    };
+    TraceEvent send = ev(1, EventKind::Send, 0, 30, 36);
+    send.lane = Lane::Comm;
+    send.aux = 0; // to stage 0
+    events.push_back(send);
+    return events;
+}
+
 TimeNs cause(const StageReport& s, BubbleCause c) { return s.idleByCause[static_cast<std::size_t>(c)]; }
 
 TEST(Analyze, AttributesWarmUpDrainDependencyAndComm)
@@ -59,14 +73,7 @@ TEST(Analyze, AttributesWarmUpDrainDependencyAndComm)
 TEST(Analyze, SplitsAWaitIntoCommAndDependency)
 {
     // Async: stage 0 forwards mb 2 after a wait on mb 0's gradient, which arrives via a send [30,36).
-    std::vector<TraceEvent> events = {
-        ev(0, EventKind::Forward, 0, 0, 10), ev(0, EventKind::Forward, 1, 10, 20), ev(0, EventKind::Backward, 0, 36, 46),
-        ev(0, EventKind::Forward, 2, 46, 56), ev(0, EventKind::Backward, 1, 56, 66), ev(0, EventKind::Backward, 2, 66, 76),
-    };
-    TraceEvent send = ev(1, EventKind::Send, 0, 30, 36);
-    send.lane = Lane::Comm;
-    send.aux = 0;
-    events.push_back(send);
+    std::vector<TraceEvent> events = asyncStageWaitingOnAGradient();
     AnalysisOptions options;
     options.synchronous = false;
     const Report r = analyze(*makeSnapshot({}, events), options);
@@ -78,15 +85,9 @@ TEST(Analyze, SplitsAWaitIntoCommAndDependency)
 TEST(Analyze, BubbleSpansAreTheAttributionTheReportSums)
 {
     // The same async trace: the spans say where each cause lies, and sum to the report exactly.
-    std::vector<TraceEvent> events = {
-        ev(0, EventKind::Forward, 0, 0, 10), ev(0, EventKind::Forward, 1, 10, 20), ev(0, EventKind::Backward, 0, 36, 46),
-        ev(0, EventKind::Forward, 2, 46, 56), ev(0, EventKind::Backward, 1, 56, 66), ev(0, EventKind::Backward, 2, 66, 76),
-        ev(1, EventKind::Forward, 0, 12, 22), ev(1, EventKind::Backward, 0, 22, 30),
-    };
-    TraceEvent send = ev(1, EventKind::Send, 0, 30, 36);
-    send.lane = Lane::Comm;
-    send.aux = 0;
-    events.push_back(send);
+    std::vector<TraceEvent> events = asyncStageWaitingOnAGradient();
+    events.push_back(ev(1, EventKind::Forward, 0, 12, 22));
+    events.push_back(ev(1, EventKind::Backward, 0, 22, 30));
     AnalysisOptions options;
     options.synchronous = false;
     const auto snapshot = makeSnapshot({}, events);

@@ -2,6 +2,7 @@
 #include "ui/models/comparison_model.h"
 
 #include <QAbstractItemModelTester>
+#include <QBrush>
 #include <QTest>
 
 using namespace bs::ui;
@@ -66,6 +67,28 @@ private Q_SLOTS:
         QCOMPARE(model.index(static_cast<int>(Metric::LagBound), 1).data().toString(), QStringLiteral("n/a"));
         QCOMPARE(model.headerData(0, Qt::Horizontal).toString(), QStringLiteral("paci a=8"));
         QCOMPARE(model.headerData(2, Qt::Horizontal).toString(), QStringLiteral("difference"));
+    }
+
+    void timeToTargetRow()
+    {
+        const auto report = makeReport(0.1, 1'000'000, {{100, 0}});
+        RunSummary fast = RunSummary::fromReport("paci", report, 1.0, 1);
+        RunSummary slow = RunSummary::fromReport("1f1b", report, 1.0, -1);
+        QCOMPARE(fast.timeToTargetS, -1.0); // not known until metrics say so
+        fast.timeToTargetS = 1.5;
+        slow.timeToTargetS = 6.0;
+        ComparisonModel model;
+        model.setRuns({fast, slow});
+        const int row = static_cast<int>(Metric::TimeToTarget);
+        QCOMPARE(model.headerData(row, Qt::Vertical).toString(), QStringLiteral("time to target"));
+        QCOMPARE(model.index(row, 0).data().toString(), QStringLiteral("1.50 s"));
+        QCOMPARE(model.index(row, 2).data(ComparisonModel::RawValueRole).toDouble(), 0.25);
+        QCOMPARE(model.index(row, 2).data().toString(), QStringLiteral("0.25×"));
+        QVERIFY(model.index(row, 2).data(Qt::ForegroundRole).value<QBrush>().color().green() > 100); // first is better
+        slow.timeToTargetS = -1; // never reached
+        model.setRuns({fast, slow});
+        QCOMPARE(model.index(row, 1).data().toString(), QStringLiteral("—"));
+        QCOMPARE(model.index(row, 2).data().toString(), QString());
     }
 
     void singleRunHasNoDifferenceColumn()

@@ -3,18 +3,26 @@
 #include "profiler/io/chrome_trace.h"
 #include "runtime/config/config_toml.h"
 #include "base/atomic_file.h"
+#include "ui/charts/metrics_panel.h"
 #include "ui/charts/stage_charts.h"
 #include "ui/common/format.h"
 #include "ui/compare/compare_view.h"
 #include "ui/shell/exporters.h"
 #include "ui/shell/main_window.h"
 #include "ui/timeline/timeline_view.h"
+#include "ui/tuning/prediction_check_view.h"
 #include "ui/tuning/tuning_panel.h"
 
+#include <QApplication>
 #include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
 #include <QSignalSpy>
+#include <QDoubleSpinBox>
 #include <QSlider>
+#include <QTableWidget>
 #include <QTemporaryDir>
+#include <QXmlStreamReader>
 #include <QTest>
 
 using namespace bs::ui;
@@ -179,6 +187,151 @@ private Q_SLOTS:
         QCOMPARE(summary.bubbleFraction, run->result.report.bubbleFraction); // same trace, same analysis
         QVERIFY(!window.openRunDirectory(dir.filePath(QStringLiteral("missing")), &error));
         QVERIFY(!error.isEmpty());
+    }
+
+    void panelsExportAsPngAndValidSvg()
+    {
+        MainWindow window(false);
+        window.resize(1400, 900);
+        window.show();
+        DemoOptions demo;
+        demo.batches = 2;
+        QVERIFY(window.runDemoToEnd(demo));
+        QTemporaryDir dir;
+        QString error;
+        QVERIFY2(window.exportPanelsTo(dir.path(), &error), qPrintable(error));
+        for (const char* name : {"timelines", "bubbles", "memory", "lag", "loss", "drift", "throughput"}) {
+            QVERIFY2(QFileInfo(dir.filePath(QLatin1String(name) + QStringLiteral(".png"))).size() > 0, name);
+        }
+        QFile svg(dir.filePath(QStringLiteral("bubbles.svg")));
+        QVERIFY(svg.open(QIODevice::ReadOnly));
+        const QByteArray text = svg.readAll();
+        QXmlStreamReader xml(text);
+        bool sawSvg = false;
+        int shapes = 0; // vector drawing elements
+        QStringList names;
+        QString allText;
+        while (!xml.atEnd()) {
+            xml.readNext();
+            if (xml.isStartElement()) {
+                sawSvg = sawSvg || xml.name() == QStringLiteral("svg");
+                names << xml.name().toString();
+                for (const char* shape : {"path", "rect", "polyline", "polygon", "line"}) {
+                    shapes += xml.name() == QLatin1String(shape) ? 1 : 0;
+                }
+            } else if (xml.isCharacters()) {
+                allText += xml.text();
+            }
+        }
+        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+        QVERIFY(sawSvg);
+        QVERIFY2(shapes > 20, qPrintable(names.join(QLatin1Char(' ')))); // bars, axes and grid are vector paths, not one bitmap
+        QVERIFY2(allText.contains(window.bubbleChart()->chart()->title()), qPrintable(allText.left(300)));
+        // A widget that cannot be written reports the path.
+        QVERIFY(!exportSvg(window.bubbleChart(), dir.filePath(QStringLiteral("no/such/dir/x.svg")), &error));
+        QVERIFY(error.contains(QStringLiteral("x.svg")));
+    }
+
+    void openedRunFillsTheMetricPanelsAndCalibratesTheSliders()
+    {
+        // A run measured on another machine (H100 profile) with training metrics and a target.
+        QTemporaryDir dir;
+        WhatIfConfig measured;
+        measured.device = "h100";
+        measured.batches = 3;
+        auto rc = toRunConfig(measured);
+        rc.training.steps = 3;
+        rc.training.targetLoss = 5.0;
+        auto run = predictRun(measured, "paci");
+        QVERIFY(run);
+        QString error;
+        QVERIFY(bs::writeFileAtomic(fromQt(dir.filePath(QStringLiteral("config.toml"))), bs::runtime::toToml(rc)));
+        QVERIFY(exportTrace(*run->result.trace, dir.filePath(QStringLiteral("trace.json")), &error));
+        QVERIFY(bs::writeFileAtomic(fromQt(dir.filePath(QStringLiteral("metrics.jsonl"))),
+            "{\"step\":0,\"train_loss\":5.5,\"virtual_time_s\":0.1,\"wall_time_s\":1.0,\"tokens_per_s_virtual\":900,"
+            "\"per_stage\":[{\"mean_drift\":0.01},{\"mean_drift\":0.03}]}\n"
+            "{\"step\":1,\"train_loss\":5.1,\"val_loss\":5.2,\"virtual_time_s\":0.2,\"wall_time_s\":2.0}\n"
+            "{\"step\":2,\"train_loss\":4.8,\"val_loss\":4.9,\"virtual_time_s\":0.3,\"wall_time_s\":3.0}\n"));
+        MainWindow window(false);
+        window.resize(1400, 900);
+        window.show();
+        QVERIFY(!window.calibration());
+        QVERIFY2(window.openRunDirectory(dir.path(), &error), qPrintable(error));
+
+        MetricsPanel* metrics = window.metricsPanel();
+        QVERIFY(metrics->hasData());
+        QVERIFY(metrics->wallTimeAvailable());
+        QVERIFY(metrics->drift()->hasData());
+        QVERIFY(metrics->throughput()->hasData());
+        // Validation loss first reaches the target 5.0 at step 2 (train loss did at step 2 too).
+        QCOMPARE(metrics->loss()->targetTimes().at(0).value(), 0.3);
+        // The comparison table's time-to-target is the marker's (virtual time, like the runtime).
+        const int targetRow = static_cast<int>(Metric::TimeToTarget);
+        QCOMPARE(window.compare()->model()->index(targetRow, 0).data(ComparisonModel::RawValueRole).toDouble(), 0.3);
+        metrics->setTimeAxis(TimeAxis::Wall);
+        QCOMPARE(metrics->loss()->targetTimes().at(0).value(), 3.0);
+        metrics->targetBox()->setValue(5.2); // the user's own target: validation 5.2 at step 1
+        QCOMPARE(window.compare()->model()->index(targetRow, 0).data(ComparisonModel::RawValueRole).toDouble(), 0.2);
+        QCOMPARE(metrics->loss()->targetTimes().at(0).value(), 2.0); // wall axis
+
+        // Calibrated from the run: the prediction of its own settings matches what it measured.
+        QVERIFY(window.calibration());
+        QCOMPARE(window.calibration()->costs.stageCount(), 8);
+        QTableWidget* check = window.predictionCheck()->table();
+        QCOMPARE(check->rowCount(), 3);
+        for (int row = 0; row < 3; ++row) {
+            const double err = check->item(row, 4)->data(Qt::UserRole).toDouble();
+            QVERIFY2(std::abs(err) < 0.02, qPrintable(check->item(row, 1)->text() + QString::number(err)));
+        }
+        // Slider moves now predict from the measured times, far from the CPU profile's guess.
+        QSignalSpy predicted(window.engine(), &PredictionEngine::predicted);
+        window.tuning()->accumSlider()->setValue(4);
+        QVERIFY(predicted.wait(5000));
+        const auto p = predicted.last().at(0).value<PredictionPtr>();
+        QVERIFY(p->config.calibration == window.calibration());
+        WhatIfConfig plain = p->config;
+        plain.calibration = nullptr;
+        auto uncalibrated = predictRun(plain, plain.schedule);
+        QVERIFY(uncalibrated);
+        QVERIFY(p->primary.result.report.makespan * 2 < uncalibrated->result.report.makespan);
+    }
+
+    void liveDemoCalibratesFromItsOwnTrace()
+    {
+        if (!liveTrainingAvailable()) {
+            QSKIP("built without the LibTorch runtime");
+        }
+        MainWindow window(false);
+        window.resize(1400, 900);
+        window.show();
+        DemoOptions demo;
+        demo.live = true;
+        demo.batches = 2;
+        QSignalSpy idle(window.runs(), &RunController::idle);
+        window.startDemo(demo);
+        // The sliders are calibrated once the first global batch is done, before the run ends.
+        QTRY_VERIFY_WITH_TIMEOUT(window.calibration() != nullptr, 60'000);
+        QCOMPARE(window.predictionCheck()->table()->rowCount(), 0); // the check waits for the end
+        QCOMPARE(window.calibration()->costs.stageCount(), 8);
+        QVERIFY(idle.wait(100'000));
+        QApplication::processEvents();
+        // Both live runs recorded both clocks: the wall-time axis is offered.
+        QVERIFY(window.metricsPanel()->hasData());
+        QVERIFY(window.metricsPanel()->wallTimeAvailable());
+        QVERIFY(window.metricsPanel()->throughput()->hasData());
+        // Each run's calibrated prediction of its own settings against its measurement.
+        QVERIFY(window.calibration());
+        QTableWidget* check = window.predictionCheck()->table();
+        QCOMPARE(check->rowCount(), 6);
+        for (int row = 0; row < check->rowCount(); ++row) {
+            qInfo("%s | %s | predicted %s | measured %s | error %s", qPrintable(check->item(row, 0)->text()),
+                qPrintable(check->item(row, 1)->text()), qPrintable(check->item(row, 2)->text()),
+                qPrintable(check->item(row, 3)->text()), qPrintable(check->item(row, 4)->text()));
+            // Measured times replayed: within a loose band (per-action variance and contention on a
+            // shared CPU make real runs slower than their means predict).
+            QVERIFY2(std::abs(check->item(row, 4)->data(Qt::UserRole).toDouble()) < 0.5,
+                qPrintable(check->item(row, 1)->text()));
+        }
     }
 };
 

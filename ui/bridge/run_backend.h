@@ -22,6 +22,11 @@ struct MetricSample
     double timeSeconds = 0; ///< since the run started (virtual or wall, as the trace's clock)
     int step = 0; ///< global batch
     double loss = 0;
+    double wallSeconds = -1; ///< training wall time since the start; < 0 = not recorded
+    std::optional<double> valLoss; ///< when a validation pass ran after this batch
+    double tokensPerSecond = 0; ///< tokens per second so far on the virtual clock; 0 = unknown
+    double tokensPerSecondWall = 0; ///< the same on the wall clock; 0 = unknown
+    std::vector<double> stageDrift; ///< per stage: mean sampled ‖θ_B − θ_F‖/‖θ_F‖ so far; empty = none
 };
 
 /// What a run has produced so far. Immutable once published; shared with the UI thread.

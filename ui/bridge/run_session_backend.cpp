@@ -16,7 +16,18 @@ constexpr auto kPollPeriod = std::chrono::milliseconds(100);
 void appendMetrics(std::vector<MetricSample>& out, const std::vector<runtime::BatchMetrics>& fresh)
 {
     for (const auto& m : fresh) {
-        out.push_back({m.virtualTimeS, m.step, m.trainLoss});
+        MetricSample sample;
+        sample.timeSeconds = m.virtualTimeS;
+        sample.step = m.step;
+        sample.loss = m.trainLoss;
+        sample.wallSeconds = m.wallTimeS;
+        sample.valLoss = m.valLoss;
+        sample.tokensPerSecond = m.tokensPerSVirtual;
+        sample.tokensPerSecondWall = m.tokensPerSWall;
+        for (const auto& stage : m.stages) {
+            sample.stageDrift.push_back(stage.meanDrift);
+        }
+        out.push_back(std::move(sample));
     }
 }
 

@@ -1,30 +1,115 @@
 #pragma once
-// Loss against time for every run that has metrics (live RunSession runs or opened run
-// directories). Simulated runs have no loss; the chart then says so instead of drawing axes.
+// Time-series panels over the runs' training metrics (live RunSession runs or opened run
+// directories): loss (train, validation, target line and each run's time-to-target marked),
+// drift norm, throughput. Every view plots against virtual or wall time (TimeAxis); runs without
+// wall times (simulated, old run directories) are left out of a wall-time plot and the title says
+// so. Simulated runs have no metrics; the views then say so instead of drawing axes. Rebuilt on
+// every update (a few series of at most a few thousand points).
 
 #include "ui/bridge/run_backend.h"
+#include "ui/charts/metric_series.h"
 
 #include <QChartView>
+#include <QPointF>
+#include <QString>
+
+#include <optional>
+#include <vector>
+
+class QLineSeries;
+class QValueAxis;
 
 namespace bs::ui {
 
+/// One run's metrics as the panels plot them.
 struct LossCurve
 {
     QString label;
     std::vector<MetricSample> samples;
 };
 
-class LossChartView : public QChartView
+/// Shared axis handling of the time-series views.
+class TimeSeriesChartView : public QChartView
+{
+    Q_OBJECT
+public:
+    explicit TimeSeriesChartView(QWidget* parent = nullptr);
+    /// Replaces the runs and redraws. `targetLoss` > 0 is used by the loss view only.
+    void setCurves(const std::vector<LossCurve>& curves, double targetLoss = 0);
+    void setTimeAxis(TimeAxis axis);
+    TimeAxis timeAxis() const { return m_axis; }
+    /// True when at least one series was drawn.
+    bool hasData() const { return m_hasData; }
+    /// True when some run with samples was left out because it has no wall times.
+    bool hidesRuns() const { return m_hidden > 0; }
+
+protected:
+    struct Plot
+    {
+        QChart* chart = nullptr;
+        QValueAxis* x = nullptr;
+        QValueAxis* y = nullptr;
+    };
+    /// Draws the series of the current curves into a fresh chart (the view owns it afterwards).
+    virtual void draw() = 0;
+    /// A fresh chart titled `title`; returns it for draw() to fill.
+    QChart* beginChart(const QString& title);
+    /// Adds axes spanning [0, xMax] × [yMin, yMax] (padded) and attaches every series.
+    Plot finishChart(QChart* chart, double xMax, double yMin, double yMax, const QString& yTitle);
+    /// Title suffix listing why some runs are not drawn ("" when all are).
+    QString hiddenNote() const;
+    void markHidden() { ++m_hidden; }
+    void markDrawn() { m_hasData = true; }
+    QString axisTitle() const;
+
+    std::vector<LossCurve> m_curves;
+    double m_targetLoss = 0;
+
+private:
+    void redraw();
+
+    TimeAxis m_axis = TimeAxis::Virtual;
+    bool m_hasData = false;
+    int m_hidden = 0;
+};
+
+class LossChartView final : public TimeSeriesChartView
 {
     Q_OBJECT
 public:
     explicit LossChartView(QWidget* parent = nullptr);
-    /// One line per curve with samples; `targetLoss` > 0 adds a dashed target line.
-    void setCurves(const std::vector<LossCurve>& curves, double targetLoss = 0);
-    bool hasData() const { return m_hasData; }
+    /// Per curve given to setCurves(): where its time-to-target marker sits on the current axis
+    /// (nullopt: no target, never reached, or not drawn). Equals timeToTarget() of its samples.
+    const std::vector<std::optional<double>>& targetTimes() const { return m_targetTimes; }
+
+protected:
+    void draw() override;
 
 private:
-    bool m_hasData = false;
+    std::vector<std::optional<double>> m_targetTimes;
+};
+
+/// Mean and max over stages of the sampled relative drift ‖θ_B − θ_F‖/‖θ_F‖ (each stage's mean so
+/// far), one solid (mean) and one dashed (max) line per run.
+class DriftChartView final : public TimeSeriesChartView
+{
+    Q_OBJECT
+public:
+    explicit DriftChartView(QWidget* parent = nullptr);
+
+protected:
+    void draw() override;
+};
+
+/// Tokens per second so far, on the chosen clock, one line per run.
+class ThroughputChartView final : public TimeSeriesChartView
+{
+    Q_OBJECT
+public:
+    explicit ThroughputChartView(QWidget* parent = nullptr);
+
+protected:
+    void draw() override;
 };
 
 } // namespace bs::ui

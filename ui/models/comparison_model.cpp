@@ -37,6 +37,8 @@ double ComparisonModel::value(const RunSummary& run, Metric metric)
         return run.maxVersionLag;
     case Metric::LagBound:
         return run.lagBound;
+    case Metric::TimeToTarget:
+        return run.timeToTargetS;
     }
     return 0;
 }
@@ -70,6 +72,8 @@ QString ComparisonModel::formatValue(Metric metric, double v) const
         return QString::number(static_cast<int>(v));
     case Metric::LagBound:
         return v < 0 ? tr("n/a") : QString::number(static_cast<int>(v));
+    case Metric::TimeToTarget:
+        return v < 0 ? tr("—") : QString(QString::number(v, 'f', 2) + tr(" s"));
     }
     return {};
 }
@@ -79,13 +83,17 @@ QVariant ComparisonModel::differenceCell(Metric metric, int role) const
     const double a = value(m_runs[0], metric);
     const double b = value(m_runs[1], metric);
     if (role == RawValueRole) {
+        if (metric == Metric::TimeToTarget) {
+            return a >= 0 && b > 0 ? a / b : 0.0;
+        }
         return metric == Metric::Throughput || metric == Metric::Makespan ? (b != 0 ? a / b : 0.0) : a - b;
     }
     if (role == Qt::ForegroundRole) {
         // Green where the first run is better: less bubble/time/memory, more throughput.
         const bool higherIsBetter = metric == Metric::Throughput;
         const bool lowerIsBetter = metric == Metric::BubbleFraction || metric == Metric::SteadyBubbleFraction
-            || metric == Metric::Makespan || metric == Metric::PeakMemory;
+            || metric == Metric::Makespan || metric == Metric::PeakMemory
+            || (metric == Metric::TimeToTarget && a >= 0 && b >= 0);
         if ((higherIsBetter && a > b) || (lowerIsBetter && a < b)) {
             return QBrush(QColor(0x15, 0x80, 0x3d));
         }
@@ -112,6 +120,8 @@ QVariant ComparisonModel::differenceCell(Metric metric, int role) const
     case Metric::MaxVersionLag:
     case Metric::LagBound:
         return QString::number(static_cast<int>(a - b));
+    case Metric::TimeToTarget:
+        return a >= 0 && b > 0 ? QString(QString::number(a / b, 'f', 2) + QStringLiteral("×")) : QString();
     }
     return {};
 }
@@ -165,6 +175,8 @@ QVariant ComparisonModel::headerData(int section, Qt::Orientation orientation, i
         return tr("max version lag");
     case Metric::LagBound:
         return tr("drift bound");
+    case Metric::TimeToTarget:
+        return tr("time to target");
     }
     return {};
 }

@@ -24,8 +24,9 @@ public:
         PeakMemory,
         MaxVersionLag,
         LagBound,
+        TimeToTarget,
     };
-    static constexpr int kMetricCount = 7;
+    static constexpr int kMetricCount = 8;
     /// Qt::UserRole on a run cell: the raw number (double) the cell shows.
     static constexpr int RawValueRole = Qt::UserRole;
 

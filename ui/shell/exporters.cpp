@@ -7,8 +7,11 @@
 #include "base/atomic_file.h"
 #include "ui/common/format.h"
 
+#include <QFileInfo>
 #include <QObject>
+#include <QPainter>
 #include <QPixmap>
+#include <QSvgGenerator>
 #include <QWidget>
 
 namespace bs::ui {
@@ -87,6 +90,32 @@ bool exportPng(QWidget* widget, const QString& path, QString* error)
     if (pixmap.isNull() || !pixmap.save(path, "PNG")) {
         if (error) {
             *error = QObject::tr("cannot save %1").arg(path);
+        }
+        return false;
+    }
+    return true;
+}
+
+bool exportSvg(QWidget* widget, const QString& path, QString* error)
+{
+    QSvgGenerator svg;
+    svg.setFileName(path);
+    svg.setSize(widget->size());
+    svg.setViewBox(QRect(QPoint(0, 0), widget->size()));
+    svg.setTitle(widget->objectName().isEmpty() ? QFileInfo(path).baseName() : widget->objectName());
+    svg.setDescription(QObject::tr("Bubblescope panel"));
+    QPainter painter;
+    if (widget->size().isEmpty() || !painter.begin(&svg)) {
+        if (error) {
+            *error = QObject::tr("cannot write %1").arg(path);
+        }
+        return false;
+    }
+    widget->render(&painter, QPoint(), QRegion(), QWidget::DrawChildren);
+    painter.end();
+    if (!QFileInfo(path).isFile() || QFileInfo(path).size() == 0) {
+        if (error) {
+            *error = QObject::tr("cannot write %1").arg(path);
         }
         return false;
     }

@@ -1,7 +1,7 @@
 #pragma once
 // What the window writes to disk: the tuned configuration in any of the engine's export formats
 // (TOML, torchrun, SLURM, PyTorch CSV, Megatron, DeepSpeed, torchtitan: runtime/export), traces as
-// Chrome/Perfetto JSON (profiler/io), and panels as PNG. Failures come back as user-readable text.
+// Chrome/Perfetto JSON (profiler/io), and panels as PNG or SVG. Failures come back as user-readable text.
 
 #include "profiler/trace/trace_store.h"
 #include "ui/tuning/what_if.h"
@@ -31,5 +31,7 @@ bool exportTrace(const profiler::TraceSnapshot& trace, const QString& path, QStr
 
 /// Saves widget->grab() as PNG.
 bool exportPng(QWidget* widget, const QString& path, QString* error);
+/// Renders `widget` as vector SVG (QSvgGenerator: charts stay lines and text, not pixels).
+bool exportSvg(QWidget* widget, const QString& path, QString* error);
 
 } // namespace bs::ui

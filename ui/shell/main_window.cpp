@@ -6,6 +6,8 @@
 #include "runtime/schedule/catalogue.h"
 #include "ui/bridge/simulated_backend.h"
 #include "ui/charts/loss_chart.h"
+#include "ui/charts/metric_series.h"
+#include "ui/charts/metrics_panel.h"
 #include "ui/charts/stage_charts.h"
 #include "ui/common/format.h"
 #include "ui/compare/compare_view.h"
@@ -14,6 +16,7 @@
 #endif
 #include "ui/shell/exporters.h"
 #include "ui/timeline/timeline_view.h"
+#include "ui/tuning/prediction_check_view.h"
 #include "ui/tuning/tuning_panel.h"
 
 #include <QAction>
@@ -29,6 +32,7 @@
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QTimer>
 #include <QToolBar>
 
@@ -91,6 +95,12 @@ MainWindow::MainWindow(bool restore, QWidget* parent)
         m_tuning->showError(message);
         statusBar()->showMessage(message, 8000);
     });
+    connect(m_metrics, &MetricsPanel::targetLossEdited, this, [this](double target) {
+        m_targetLoss = target;
+        if (m_mode == Mode::Live) {
+            refreshLiveTable();
+        }
+    });
     connect(m_runs, &RunController::runStarted, this, &MainWindow::onRunStarted);
     connect(m_runs, &RunController::runUpdated, this, &MainWindow::onRunUpdated);
     connect(m_runs, &RunController::runFinished, this, &MainWindow::onRunFinished);
@@ -122,8 +132,8 @@ void MainWindow::buildUi()
     m_bubbles = new BubbleChartView(this);
     m_memory = new MemoryChartView(this);
     m_lag = new LagChartView(this);
-    m_loss = new LossChartView(this);
-    m_loss->setVisible(false); // appears when a run has metrics
+    m_metrics = new MetricsPanel(this);
+    m_check = new PredictionCheckView(this);
     auto* charts = new QWidget(this);
     auto* row = new QHBoxLayout(charts);
     row->setContentsMargins(0, 0, 0, 0);
@@ -132,11 +142,23 @@ void MainWindow::buildUi()
     table->setMaximumWidth(470);
     row->addWidget(table);
     table->setVisible(true);
-    for (QWidget* w : {static_cast<QWidget*>(m_bubbles), static_cast<QWidget*>(m_memory), static_cast<QWidget*>(m_lag),
-             static_cast<QWidget*>(m_loss)}) {
-        w->setMinimumHeight(240);
-        row->addWidget(w, 1);
+    // Chart area: per-stage charts, training metrics over time, prediction vs measured.
+    auto* stageCharts = new QWidget(this);
+    auto* stageRow = new QHBoxLayout(stageCharts);
+    stageRow->setContentsMargins(0, 0, 0, 0);
+    for (QWidget* w : {static_cast<QWidget*>(m_bubbles), static_cast<QWidget*>(m_memory), static_cast<QWidget*>(m_lag)}) {
+        w->setMinimumHeight(220);
+        stageRow->addWidget(w, 1);
     }
+    auto* tabs = new QTabWidget(this);
+    tabs->setObjectName(QStringLiteral("chartTabs"));
+    tabs->setDocumentMode(true);
+    tabs->addTab(stageCharts, tr("Stages"));
+    tabs->setTabToolTip(0, tr("Per stage: bubbles by cause, memory, version lag"));
+    tabs->addTab(m_metrics, tr("Loss · drift · throughput"));
+    tabs->addTab(m_check, tr("Prediction check"));
+    tabs->setTabToolTip(2, tr("Calibrated prediction vs what the run measured"));
+    row->addWidget(tabs, 1);
     auto* split = new QSplitter(Qt::Vertical, this);
     split->setObjectName(QStringLiteral("mainSplitter"));
     split->addWidget(m_compare);
@@ -154,7 +176,7 @@ void MainWindow::buildActions()
     file->addSeparator();
     file->addAction(tr("Export tuned &config…"), this, &MainWindow::exportConfig);
     file->addAction(tr("Export &trace (Chrome JSON)…"), this, &MainWindow::exportTrace);
-    file->addAction(tr("Export &panels (PNG)…"), this, &MainWindow::exportPanels);
+    file->addAction(tr("Export &panels (PNG and SVG)…"), this, &MainWindow::exportPanels);
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -197,7 +219,9 @@ void MainWindow::buildActions()
 void MainWindow::onConfigChanged(const WhatIfConfig& config)
 {
     m_mode = Mode::Prediction;
-    m_engine->request(config);
+    WhatIfConfig calibrated = config;
+    calibrated.calibration = m_calibration;
+    m_engine->request(calibrated);
 }
 
 void MainWindow::onPredicted(const PredictionPtr& prediction)
@@ -207,13 +231,16 @@ void MainWindow::onPredicted(const PredictionPtr& prediction)
         return;
     }
     const auto& a = prediction->primary;
+    const QString predicted = prediction->config.calibration
+        ? tr("predicted from times measured in %1 · ").arg(toQt(prediction->config.calibration->source))
+        : tr("predicted · ");
     m_compare->setSlot(0, toQt(a.label),
-        tr("predicted · ") + figuresLine(a.result.report, a.result.throughputSamplesPerSecond), a.index);
+        predicted + figuresLine(a.result.report, a.result.throughputSamplesPerSecond), a.index);
     std::vector<RunSummary> summaries{summaryOf(a, a.result.report)};
     if (prediction->baseline) {
         const auto& b = *prediction->baseline;
         m_compare->setSlot(1, toQt(b.label),
-            tr("predicted · ") + figuresLine(b.result.report, b.result.throughputSamplesPerSecond), b.index);
+            predicted + figuresLine(b.result.report, b.result.throughputSamplesPerSecond), b.index);
         summaries.push_back(summaryOf(b, b.result.report));
     } else {
         m_compare->setSlot(1, tr("no comparison"), QString(), nullptr);
@@ -276,6 +303,10 @@ void MainWindow::startDemo(const DemoOptions& options)
     }
     m_liveMeasured = options.live && liveTrainingAvailable();
     m_lossCurves.clear();
+    m_checks = {};
+    m_calibratedBatches = {};
+    m_targetLoss = 0;
+    m_metrics->setRuns({});
     m_compare->setSlot(0, tr("waiting"), QString(), nullptr);
     m_compare->setSlot(1, tr("waiting"), QString(), nullptr);
     m_stopAction->setEnabled(true);
@@ -317,6 +348,9 @@ void MainWindow::onRunStarted(int run, const QString& label)
 void MainWindow::onRunUpdated(int run, const RunUpdatePtr& update)
 {
     const auto it = m_runSlot.find(run);
+    if (it != m_runSlot.end()) {
+        calibrateWhileRunning(it->second, *update); // also while the sliders show predictions
+    }
     if (m_mode != Mode::Live || it == m_runSlot.end()) {
         return;
     }
@@ -367,8 +401,7 @@ void MainWindow::showLoss(int slot, const RunUpdate& update)
         m_lossCurves.resize(index + 1);
     }
     m_lossCurves[index] = LossCurve{toQt(update.label), update.metrics};
-    m_loss->setCurves(m_lossCurves);
-    m_loss->setVisible(m_loss->hasData());
+    m_metrics->setRuns(m_lossCurves, m_targetLoss);
 }
 
 void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
@@ -395,6 +428,7 @@ void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
             : 0.0;
         live->plan.index = TimelineIndex::build(
             update->trace, BubbleRules{!live->plan.result.schedule.asynchronous, params.microbatches});
+        calibrateFrom(it->second, live->plan, m_tuning->config().microBatchSize);
     }
     const profiler::Report& report = update->report ? *update->report : live->plan.result.report;
     m_compare->setSlot(it->second, toQt(update->label),
@@ -419,7 +453,14 @@ void MainWindow::refreshLiveTable()
     for (const auto& live : m_live) {
         if (live && live->latest && live->latest->finished) {
             const auto& report = live->latest->report ? *live->latest->report : live->plan.result.report;
-            summaries.push_back(summaryOf(live->plan, report));
+            RunSummary summary = summaryOf(live->plan, report);
+            // The same number the loss panel marks on its virtual-time axis.
+            const auto curve = std::find_if(m_lossCurves.rbegin(), m_lossCurves.rend(),
+                [&](const LossCurve& c) { return c.label == toQt(live->plan.label); });
+            if (curve != m_lossCurves.rend()) {
+                summary.timeToTargetS = timeToTarget(curve->samples, m_targetLoss, TimeAxis::Virtual).value_or(-1.0);
+            }
+            summaries.push_back(std::move(summary));
         }
     }
     m_compare->setSummaries(std::move(summaries));
@@ -483,14 +524,13 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
     LossCurve curve;
     curve.label = toQt(run.label);
     for (const auto& record : contents->metrics) {
-        if (record.contains("train_loss")) {
-            curve.samples.push_back(
-                {record.value("virtual_time_s", 0.0), record.value("step", 0), record.value("train_loss", 0.0)});
+        if (auto sample = metricSampleFromJson(record)) {
+            curve.samples.push_back(std::move(*sample));
         }
     }
     m_lossCurves.push_back(std::move(curve));
-    m_loss->setCurves(m_lossCurves, contents->config.training.targetLoss.value_or(0.0));
-    m_loss->setVisible(m_loss->hasData());
+    m_targetLoss = contents->config.training.targetLoss.value_or(m_targetLoss);
+    m_metrics->setRuns(m_lossCurves, m_targetLoss);
 
     m_mode = Mode::Live;
     const int slot = m_opened++ % 2;
@@ -507,6 +547,7 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
     if (slot == 0) {
         showCharts(run, 0);
     }
+    calibrateFrom(slot, run, contents->config.pipeline.microBatchSize);
     rememberFile(dir);
     statusBar()->showMessage(tr("Opened %1").arg(dir), 5000);
     return true;
@@ -559,18 +600,79 @@ void MainWindow::exportTrace()
 
 void MainWindow::exportPanels()
 {
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Export panels as PNG"));
-    if (dir.isEmpty()) {
-        return;
-    }
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Export panels as PNG and SVG"));
     QString error;
-    const bool ok = exportPng(m_compare, dir + QStringLiteral("/timelines.png"), &error)
-        && exportPng(m_bubbles, dir + QStringLiteral("/bubbles.png"), &error)
-        && exportPng(m_memory, dir + QStringLiteral("/memory.png"), &error)
-        && exportPng(m_lag, dir + QStringLiteral("/lag.png"), &error);
-    if (!ok) {
+    if (!dir.isEmpty() && !exportPanelsTo(dir, &error)) {
         QMessageBox::warning(this, tr("Export failed"), error);
     }
+}
+
+bool MainWindow::exportPanelsTo(const QString& dir, QString* error)
+{
+    const std::pair<QWidget*, const char*> panels[] = {{m_compare, "timelines"}, {m_bubbles, "bubbles"},
+        {m_memory, "memory"}, {m_lag, "lag"}, {m_metrics->loss(), "loss"}, {m_metrics->drift(), "drift"},
+        {m_metrics->throughput(), "throughput"}};
+    for (const auto& [widget, name] : panels) {
+        const QString base = dir + QLatin1Char('/') + QLatin1String(name);
+        if (!exportPng(widget, base + QStringLiteral(".png"), error)
+            || !exportSvg(widget, base + QStringLiteral(".svg"), error)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void MainWindow::calibrateWhileRunning(int slot, const RunUpdate& update)
+{
+    const auto index = static_cast<std::size_t>(slot);
+    const auto& live = m_live[index];
+    if (!live || !live->measured || !update.trace || update.metrics.size() == m_calibratedBatches[index]
+        || (slot != 0 && m_calibration)) {
+        return;
+    }
+    m_calibratedBatches[index] = update.metrics.size();
+    const auto& params = live->plan.result.schedule.params;
+    if (auto calibration =
+            calibrationFromTrace(*update.trace, params.stages, m_tuning->config().microBatchSize, update.label)) {
+        m_calibration = *calibration;
+        m_check->setCalibration(m_calibration);
+    }
+}
+
+void MainWindow::calibrateFrom(int slot, const PredictedRun& run, int microBatchSize)
+{
+    if (!run.result.trace) {
+        return;
+    }
+    const auto& params = run.result.schedule.params;
+    auto calibration = calibrationFromTrace(*run.result.trace, params.stages, microBatchSize, run.label);
+    if (!calibration) {
+        statusBar()->showMessage(tr("Cannot calibrate from %1: %2").arg(toQt(run.label), toQt(calibration.error().describe())), 8000);
+        return;
+    }
+    // The calibrated prediction of the run's own settings, next to what it measured.
+    WhatIfConfig own = m_tuning->config();
+    own.stages = params.stages;
+    own.accum = params.microbatches;
+    own.microBatchSize = microBatchSize;
+    own.batches = std::max(1, params.batches);
+    own.calibration = *calibration;
+    if (auto predicted = predictRun(own, params.name)) {
+        m_checks[static_cast<std::size_t>(slot)] = checkPrediction(run.label, run.label, predicted->result.report,
+            predicted->result.throughputSamplesPerSecond, run.result.report, run.result.throughputSamplesPerSecond,
+            own.batches);
+    }
+    if (slot == 0 || !m_calibration) {
+        m_calibration = *calibration;
+    }
+    std::vector<PredictionCheck> checks;
+    for (const auto& check : m_checks) {
+        if (check) {
+            checks.push_back(*check);
+        }
+    }
+    m_check->setChecks(checks);
+    m_check->setCalibration(m_calibration);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event)

@@ -6,6 +6,7 @@
 
 #include "ui/bridge/run_controller.h"
 #include "ui/charts/loss_chart.h"
+#include "ui/tuning/calibration.h"
 #include "ui/tuning/prediction_engine.h"
 
 #include <QMainWindow>
@@ -22,6 +23,8 @@ class CompareView;
 class LagChartView;
 class LossChartView;
 class MemoryChartView;
+class MetricsPanel;
+class PredictionCheckView;
 class TuningPanel;
 
 struct DemoOptions
@@ -68,6 +71,13 @@ public:
     BubbleChartView* bubbleChart() const { return m_bubbles; }
     MemoryChartView* memoryChart() const { return m_memory; }
     LagChartView* lagChart() const { return m_lag; }
+    MetricsPanel* metricsPanel() const { return m_metrics; }
+    PredictionCheckView* predictionCheck() const { return m_check; }
+    /// The measured times slider predictions use (null until a live or opened run has a trace).
+    CalibrationPtr calibration() const { return m_calibration; }
+    /// Writes every panel as PNG and SVG into `dir` (timelines, bubbles, memory, lag, loss, drift,
+    /// throughput). False with `error` set on the first failure.
+    bool exportPanelsTo(const QString& dir, QString* error);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -95,6 +105,12 @@ private:
     void showCharts(const PredictedRun& run, std::int64_t budget);
     void refreshLiveTable();
     void showLoss(int slot, const RunUpdate& update);
+    /// Calibrates the sliders from `run`'s measured trace and checks the calibrated prediction of
+    /// its own settings against what it measured (the "Prediction vs measured" tab).
+    void calibrateFrom(int slot, const PredictedRun& run, int microBatchSize);
+    /// While a live run trains: recalibrates the sliders from its growing trace once per finished
+    /// global batch (no prediction check until the run ends).
+    void calibrateWhileRunning(int slot, const RunUpdate& update);
     void openRunDialog();
     void exportConfig();
     void exportTrace();
@@ -108,7 +124,12 @@ private:
     BubbleChartView* m_bubbles = nullptr;
     MemoryChartView* m_memory = nullptr;
     LagChartView* m_lag = nullptr;
-    LossChartView* m_loss = nullptr;
+    MetricsPanel* m_metrics = nullptr;
+    PredictionCheckView* m_check = nullptr;
+    CalibrationPtr m_calibration;
+    std::array<std::optional<PredictionCheck>, 2> m_checks;
+    std::array<std::size_t, 2> m_calibratedBatches{}; ///< metrics count of the last live calibration
+    double m_targetLoss = 0;
     PredictionEngine* m_engine = nullptr;
     RunController* m_runs = nullptr;
     QAction* m_stopAction = nullptr;

@@ -1,5 +1,6 @@
 #include "ui/tuning/what_if.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace bs::ui {
@@ -87,6 +88,11 @@ Result<PredictedRun> predictRun(const WhatIfConfig& config, const std::string& s
     auto request = runtime::makeGptRequest(*scenario);
     if (!request) {
         return request.error();
+    }
+    if (const CalibrationPtr& calibration = config.calibration) {
+        const double scale =
+            static_cast<double>(config.microBatchSize) / static_cast<double>(std::max(1, calibration->microBatchSize));
+        request->costs = runtime::withMeasuredTimes(std::move(request->costs), calibration->costs, scale);
     }
     auto simulated = runtime::simulate(*request);
     if (!simulated) {

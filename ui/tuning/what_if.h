@@ -5,6 +5,7 @@
 
 #include "runtime/config/run_config.h"
 #include "runtime/sim/tuner.h"
+#include "ui/tuning/calibration.h"
 #include "ui/timeline/timeline_index.h"
 
 #include <memory>
@@ -23,6 +24,8 @@ struct WhatIfConfig
     int microBatchSize = 8; ///< b
     int batches = 4; ///< global batches simulated
     std::int64_t memoryBudgetBytes = 0; ///< per stage; 0 = none
+    /// Measured per-stage times to simulate with instead of the device profile's (null = none).
+    CalibrationPtr calibration;
 
     int globalBatch() const { return accum * microBatchSize; }
     friend bool operator==(const WhatIfConfig&, const WhatIfConfig&) = default;
@@ -51,7 +54,9 @@ using PredictionPtr = std::shared_ptr<const Prediction>;
 
 /// The scenario `config` describes for `schedule`. Errors name the field.
 Result<runtime::GptScenario> scenarioFor(const WhatIfConfig& config, const std::string& schedule);
-/// Simulates one schedule of `config` and indexes its trace.
+/// Simulates one schedule of `config` and indexes its trace. With config.calibration the action
+/// times are the measured ones (runtime::withMeasuredTimes, compute scaled by b / measured b);
+/// memory figures stay the model's.
 Result<PredictedRun> predictRun(const WhatIfConfig& config, const std::string& schedule);
 /// Simulates the chosen schedule and the baseline. Thread-safe; typically a few ms.
 Result<PredictionPtr> predict(const WhatIfConfig& config);

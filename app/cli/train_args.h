@@ -1,0 +1,30 @@
+#pragma once
+// The options of `train` (and of `compare --train`, which trains several schedules with them).
+// Its own header so the simulation commands can fill it without the LibTorch runtime.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace bs::cli {
+
+/// Everything `train` accepts. Unset optionals keep the config file's (or the demo's) value.
+struct TrainArgs
+{
+    std::string configPath; ///< --config; empty = the embedded demo
+    std::optional<std::string> schedule; ///< --schedule
+    std::optional<int> stages, microbatches, accum, microBatchSize, steps, threads, evalInterval;
+    std::optional<std::string> model;    ///< --model preset
+    std::optional<std::int64_t> seed;    ///< --seed (model init and data)
+    std::optional<std::string> data;     ///< --data spec
+    std::optional<double> targetLoss;    ///< --target-loss
+    bool reference = false;              ///< --reference
+    std::string outDir;                  ///< --out; empty = no run directory
+    bool overwrite = false;              ///< --overwrite
+    bool json = false;                   ///< --json: print the summary object on stdout
+    std::string executor = "serial";     ///< --executor serial|threaded (one thread per stage)
+    bool distributed = false;            ///< --distributed: this process is one rank (torchrun env)
+    double timeoutS = 60.0;              ///< --timeout: bound on each wait for another rank (distributed)
+};
+
+} // namespace bs::cli

@@ -1,0 +1,212 @@
+// The training-metrics panels: loss against virtual or wall time with the target line and each
+// run's time-to-target marked (the same number timeToTarget() gives the table), drift (mean and
+// max over stages) and throughput per run, and the time-axis selector that offers wall time only
+// when a run recorded it. Also metrics.jsonl records → MetricSample.
+#include "ui/charts/metric_series.h"
+#include "ui/charts/metrics_panel.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QLineSeries>
+#include <QScatterSeries>
+#include <QSignalSpy>
+#include <QTest>
+
+#include <nlohmann/json.hpp>
+
+using namespace bs::ui;
+
+namespace {
+
+/// Loss 4, 3, 2, 1 at virtual 1..4 s; wall time = 10 × virtual when `wall`.
+LossCurve makeRun(const QString& label, bool wall, double tokensPerS = 100)
+{
+    LossCurve c;
+    c.label = label;
+    for (int i = 0; i < 4; ++i) {
+        MetricSample s;
+        s.timeSeconds = static_cast<double>(i + 1);
+        s.step = i;
+        s.loss = 4.0 - i;
+        if (wall) {
+            s.wallSeconds = 10.0 * (i + 1);
+            s.tokensPerSecondWall = tokensPerS / 10;
+        }
+        s.tokensPerSecond = tokensPerS * (i + 1);
+        s.stageDrift = {0.01 * (i + 1), 0.03 * (i + 1)};
+        c.samples.push_back(s);
+    }
+    return c;
+}
+
+template<typename T>
+std::vector<T*> seriesOf(QChartView* view)
+{
+    std::vector<T*> out;
+    for (QAbstractSeries* s : view->chart()->series()) {
+        if (auto* t = qobject_cast<T*>(s); t && (std::is_same_v<T, QScatterSeries> || !qobject_cast<QScatterSeries*>(s))) {
+            out.push_back(t);
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+class TestTimeSeriesCharts : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void timeToTargetUsesValidationWhenRecorded()
+    {
+        LossCurve run = makeRun(QStringLiteral("a"), true);
+        QCOMPARE(timeToTarget(run.samples, 2.5, TimeAxis::Virtual).value(), 3.0); // train loss 2 at t = 3
+        QCOMPARE(timeToTarget(run.samples, 2.5, TimeAxis::Wall).value(), 30.0);
+        QVERIFY(!timeToTarget(run.samples, 0.5, TimeAxis::Virtual)); // never reached
+        QVERIFY(!timeToTarget(run.samples, 0, TimeAxis::Virtual)); // no target
+        run.samples[1].valLoss = 2.6;
+        run.samples[3].valLoss = 2.4; // validation reaches 2.5 only at t = 4
+        QCOMPARE(timeToTarget(run.samples, 2.5, TimeAxis::Virtual).value(), 4.0);
+        QVERIFY(!timeToTarget(makeRun(QStringLiteral("b"), false).samples, 2.5, TimeAxis::Wall));
+    }
+
+    void readsMetricsRecords()
+    {
+        const auto record = nlohmann::json::parse(R"({"step":3,"train_loss":2.5,"val_loss":2.7,"virtual_time_s":1.5,
+            "wall_time_s":9.0,"tokens_per_s_virtual":1000,"tokens_per_s_wall":170,
+            "per_stage":[{"mean_drift":0.01},{"mean_drift":0.02}]})");
+        const auto s = metricSampleFromJson(record);
+        QVERIFY(s);
+        QCOMPARE(s->step, 3);
+        QCOMPARE(s->loss, 2.5);
+        QCOMPARE(s->valLoss.value(), 2.7);
+        QCOMPARE(s->timeSeconds, 1.5);
+        QCOMPARE(s->wallSeconds, 9.0);
+        QCOMPARE(s->tokensPerSecond, 1000.0);
+        QCOMPARE(s->tokensPerSecondWall, 170.0);
+        QCOMPARE(s->stageDrift.size(), std::size_t(2));
+        QCOMPARE(s->stageDrift[1], 0.02);
+        const auto old = metricSampleFromJson(nlohmann::json::parse(R"({"step":0,"train_loss":5,"val_loss":null})"));
+        QVERIFY(old);
+        QVERIFY(old->wallSeconds < 0);
+        QVERIFY(!old->valLoss);
+        QVERIFY(!metricSampleFromJson(nlohmann::json::parse(R"({"step":0})")));
+    }
+
+    void lossMarksTargetAndTimeToTargetOnEitherAxis()
+    {
+        LossChartView view;
+        view.resize(600, 400);
+        QVERIFY(!view.hasData());
+        QVERIFY(view.chart()->title().contains(QStringLiteral("no metrics")));
+        LossCurve fast = makeRun(QStringLiteral("fast"), true);
+        LossCurve slow = makeRun(QStringLiteral("slow"), true);
+        for (auto& s : slow.samples) {
+            s.timeSeconds *= 2;
+            s.wallSeconds *= 2;
+        }
+        view.setCurves({fast, slow}, 2.5);
+        QVERIFY(view.hasData());
+        QCOMPARE(view.targetTimes().size(), std::size_t(2));
+        QCOMPARE(view.targetTimes()[0].value(), 3.0);
+        QCOMPARE(view.targetTimes()[1].value(), 6.0);
+        const auto markers = seriesOf<QScatterSeries>(&view);
+        QCOMPARE(markers.size(), std::size_t(2));
+        QCOMPARE(markers[1]->at(0), QPointF(6.0, 2.5));
+        QVERIFY(markers[1]->name().contains(QStringLiteral("6.00 s")));
+        QVERIFY(markers[1]->pointLabelsVisible());
+        // Two runs and the target line.
+        const auto lines = seriesOf<QLineSeries>(&view);
+        QCOMPARE(lines.size(), std::size_t(3));
+        QCOMPARE(lines[2]->at(0).y(), 2.5);
+        QCOMPARE(lines[2]->at(1).x(), 8.0); // spans the longest run
+
+        view.setTimeAxis(TimeAxis::Wall);
+        QCOMPARE(view.targetTimes()[0].value(), 30.0);
+        QCOMPARE(seriesOf<QScatterSeries>(&view)[0]->at(0).x(), 30.0);
+        QCOMPARE(seriesOf<QLineSeries>(&view)[0]->at(3).x(), 40.0);
+    }
+
+    void validationLossIsItsOwnLine()
+    {
+        LossChartView view;
+        LossCurve run = makeRun(QStringLiteral("v"), false);
+        run.samples[1].valLoss = 3.5;
+        run.samples[3].valLoss = 1.5;
+        view.setCurves({run});
+        const auto lines = seriesOf<QLineSeries>(&view);
+        QCOMPARE(lines.size(), std::size_t(2));
+        QVERIFY(lines[1]->name().contains(QStringLiteral("(val)")));
+        QCOMPARE(lines[1]->count(), 2);
+        QCOMPARE(lines[1]->at(1), QPointF(4.0, 1.5));
+        QVERIFY(view.targetTimes()[0] == std::nullopt); // no target given
+    }
+
+    void wallAxisHidesRunsWithoutWallTime()
+    {
+        LossChartView view;
+        view.setCurves({makeRun(QStringLiteral("live"), true), makeRun(QStringLiteral("sim"), false)}, 2.5);
+        view.setTimeAxis(TimeAxis::Wall);
+        QVERIFY(view.hidesRuns());
+        QCOMPARE(seriesOf<QLineSeries>(&view).size(), std::size_t(2)); // live + target
+        QVERIFY(view.chart()->title().contains(QStringLiteral("without wall time")));
+        QVERIFY(!view.targetTimes()[1]);
+    }
+
+    void driftShowsMeanAndMaxOverStages()
+    {
+        DriftChartView view;
+        QVERIFY(!view.hasData());
+        view.setCurves({makeRun(QStringLiteral("paci"), true)});
+        const auto lines = seriesOf<QLineSeries>(&view);
+        QCOMPARE(lines.size(), std::size_t(2));
+        QCOMPARE(lines[0]->at(1).y(), 0.04); // mean of 0.02 and 0.06
+        QCOMPARE(lines[1]->at(1).y(), 0.06); // max
+        QCOMPARE(lines[0]->at(1).x(), 2.0);
+        view.setTimeAxis(TimeAxis::Wall);
+        QCOMPARE(seriesOf<QLineSeries>(&view)[0]->at(1).x(), 20.0);
+    }
+
+    void throughputPerRunOnTheChosenClock()
+    {
+        ThroughputChartView view;
+        view.setCurves({makeRun(QStringLiteral("a"), true, 100), makeRun(QStringLiteral("b"), true, 300)});
+        auto lines = seriesOf<QLineSeries>(&view);
+        QCOMPARE(lines.size(), std::size_t(2));
+        QCOMPARE(lines[1]->at(2), QPointF(3.0, 900.0));
+        view.setTimeAxis(TimeAxis::Wall);
+        lines = seriesOf<QLineSeries>(&view);
+        QCOMPARE(lines[1]->at(2), QPointF(30.0, 30.0));
+    }
+
+    void selectorOffersWallTimeOnlyWhenRecorded()
+    {
+        MetricsPanel panel;
+        panel.resize(1200, 400);
+        panel.setRuns({makeRun(QStringLiteral("sim"), false)});
+        QVERIFY(!panel.wallTimeAvailable());
+        QCOMPARE(panel.timeAxis(), TimeAxis::Virtual);
+        panel.setRuns({makeRun(QStringLiteral("live"), true)}, 2.5);
+        QVERIFY(panel.wallTimeAvailable());
+        panel.axisSelector()->setCurrentIndex(1); // what a user's click does
+        QCOMPARE(panel.timeAxis(), TimeAxis::Wall);
+        QCOMPARE(panel.drift()->timeAxis(), TimeAxis::Wall);
+        QCOMPARE(panel.throughput()->timeAxis(), TimeAxis::Wall);
+        QCOMPARE(panel.loss()->targetTimes()[0].value(), 30.0);
+        // Typing a target moves the marker and tells the window (for the comparison table).
+        QSignalSpy edited(&panel, &MetricsPanel::targetLossEdited);
+        panel.targetBox()->setValue(1.5);
+        QCOMPARE(edited.count(), 1);
+        QCOMPARE(panel.loss()->targetTimes()[0].value(), 40.0); // loss 1 at wall 40 s
+        panel.setRuns({makeRun(QStringLiteral("live"), true)}, 3.5); // a run's own target: shown, not "edited"
+        QCOMPARE(panel.targetLoss(), 3.5);
+        QCOMPARE(edited.count(), 1);
+        // A virtual-only set of runs falls back to virtual time.
+        panel.setRuns({makeRun(QStringLiteral("sim"), false)});
+        QCOMPARE(panel.timeAxis(), TimeAxis::Virtual);
+        QCOMPARE(panel.axisSelector()->currentIndex(), 0);
+    }
+};
+
+QTEST_MAIN(TestTimeSeriesCharts)
+#include "tst_time_series_charts.moc"

@@ -1,0 +1,37 @@
+#pragma once
+// Pure helpers over a run's training metrics (MetricSample) shared by the loss, drift and
+// throughput panels and the comparison table: which clock a time axis uses, the time at which a
+// run first reached a target loss, and reading one metrics.jsonl record. No widgets.
+
+#include "ui/bridge/run_backend.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <optional>
+#include <vector>
+
+namespace bs::ui {
+
+/// The clock the time-series panels plot against. Live runs record both; simulated runs and run
+/// directories without wall_time_s have virtual time only.
+enum class TimeAxis
+{
+    Virtual,
+    Wall
+};
+
+/// The sample's time on `axis` in seconds; nullopt when the sample has no wall time.
+std::optional<double> sampleTime(const MetricSample& sample, TimeAxis axis);
+/// True when every sample has a wall time (and there is at least one).
+bool hasWallTime(const std::vector<MetricSample>& samples);
+
+/// When the run first reached `target` on `axis` (seconds), nullopt if never or target <= 0.
+/// Like the runtime's time_to_target_s it uses the validation loss when the run recorded any;
+/// otherwise the training loss.
+std::optional<double> timeToTarget(const std::vector<MetricSample>& samples, double target, TimeAxis axis);
+
+/// One metrics.jsonl record (runtime/exec/run_metrics.h's BatchMetrics keys); nullopt when it has
+/// no train_loss.
+std::optional<MetricSample> metricSampleFromJson(const nlohmann::json& record);
+
+} // namespace bs::ui
