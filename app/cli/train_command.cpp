@@ -293,6 +293,12 @@ int runTrainComparison(const TrainArgs& args, const std::vector<std::string>& sc
             std::signal(SIGINT, previous);
             return printError(config.error());
         }
+        if (results.empty()) { // the first run must not pay the process's start-up costs alone
+            if (Status warm = runtime::RunSession::warmUp(*config); !warm) {
+                std::signal(SIGINT, previous);
+                return printError(warm.error());
+            }
+        }
         auto summary = trainOne(*config, one, isatty(STDERR_FILENO) != 0 && !args.json);
         if (!summary) {
             std::signal(SIGINT, previous);

@@ -139,7 +139,9 @@ int screenshot(const Options& options)
     if (options.open.empty()) {
         bs::ui::DemoOptions demo;
         demo.batches = options.demoSteps;
-        if (!window.runDemoToEnd(demo)) {
+        // The demo the window opens with: trained live with LibTorch when the runtime is built in.
+        demo.live = bs::ui::liveTrainingAvailable();
+        if (!window.runDemoToEnd(demo, /*timeoutMs=*/180'000)) {
             std::fprintf(stderr, "error: the demo did not finish\n");
             return 1;
         }

@@ -243,6 +243,19 @@ RunSession::RunSession(RunSession&&) noexcept = default;
 RunSession& RunSession::operator=(RunSession&&) noexcept = default;
 RunSession::~RunSession() = default;
 
+Status RunSession::warmUp(const RunConfig& config)
+{
+    RunConfig c = config;
+    c.training.steps = 1;
+    c.training.evalInterval = 0;
+    c.profiling.trace = false;
+    auto session = create(c, {});
+    if (!session) {
+        return session.error();
+    }
+    return session->runSteps(1);
+}
+
 Result<RunSession> RunSession::create(const RunConfig& config, const SessionOptions& options)
 {
     if (Status valid = validate(config); !valid) {

@@ -74,6 +74,12 @@ struct AppliedChange
 class RunSession
 {
 public:
+    /// Trains one global batch of `config` in a throwaway session (nothing written or kept), so the
+    /// process's one-time costs (allocator growth, intra-op thread start-up, first-call kernel
+    /// selection: the first actions in a process run several times slower) are not charged to
+    /// the first measured run when runs are compared one after the other.
+    static Status warmUp(const RunConfig& config);
+
     /// Validates `config`, opens the data, builds the model and (with outDir) writes config.toml.
     /// Errors: InvalidArgument (config), IoError/ParseError (data, run directory), Unavailable
     /// (a CUDA device with this CPU-only LibTorch).

@@ -41,6 +41,11 @@ RunSessionBackend::RunSessionBackend(std::string label, runtime::RunConfig confi
 
 Status RunSessionBackend::run(RunContext& ctx)
 {
+    if (m_warmUp && !ctx.stopRequested()) {
+        if (Status warm = runtime::RunSession::warmUp(m_config); !warm) {
+            return warm;
+        }
+    }
     auto created = runtime::RunSession::create(m_config, m_options);
     if (!created) {
         return created.error();

@@ -19,6 +19,10 @@ public:
     /// schedules drain only at the end, or at the boundary where an apply() takes effect). `options.outDir` makes it a run directory.
     RunSessionBackend(std::string label, runtime::RunConfig config, runtime::SessionOptions options = {});
 
+    /// On: before training, RunSession::warmUp() of the same config (the first of runs compared
+    /// one after the other would otherwise pay the process's one-time start-up costs).
+    void setWarmUp(bool on) { m_warmUp = on; }
+
     std::string label() const override { return m_label; }
     Status run(RunContext& ctx) override;
     /// Forwards to RunSession::requestApply() of the running session (Unavailable when none runs).
@@ -30,6 +34,7 @@ private:
     std::string m_label;
     runtime::RunConfig m_config;
     runtime::SessionOptions m_options;
+    bool m_warmUp = false;
 };
 
 } // namespace bs::ui

@@ -293,7 +293,9 @@ void MainWindow::startDemo(const DemoOptions& options)
             runtime::RunConfig rc = toRunConfig(runConfig);
             rc.training.steps = options.batches;
             rc.training.evalInterval = 0;
-            m_runs->enqueue(std::make_unique<RunSessionBackend>(label, rc));
+            auto backend = std::make_unique<RunSessionBackend>(label, rc);
+            backend->setWarmUp(schedule == options.schedule); // the first run pays no start-up costs
+            m_runs->enqueue(std::move(backend));
             continue;
         }
 #endif

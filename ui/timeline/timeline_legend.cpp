@@ -16,7 +16,7 @@ TimelineLegend::TimelineLegend(QWidget* parent)
 {
     setRoles({ColorRole::Forward, ColorRole::Backward, ColorRole::BackwardInput, ColorRole::BackwardWeight,
         ColorRole::Update, ColorRole::BubbleWarmUp, ColorRole::BubbleDrain, ColorRole::BubbleFlush,
-        ColorRole::BubbleDependency});
+        ColorRole::BubbleDependency, ColorRole::BubbleComm});
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
 }
 
@@ -57,7 +57,7 @@ void TimelineLegend::paintEvent(QPaintEvent*)
             p.drawRect(swatch.adjusted(0, 0, -1, -1));
         }
         x += kSwatchPx + 4;
-        const QString name = isBubbleRole(r) ? roleName(r) : roleName(r);
+        const QString name = roleName(r);
         p.setPen(palette::text());
         const int w = fontMetrics().horizontalAdvance(name);
         p.drawText(QRect(x, 0, w + 2, height()), Qt::AlignVCenter | Qt::AlignLeft, name);
