@@ -125,6 +125,21 @@ RunSummary runSummary(const RunConfig& config)
     return session->summary();
 }
 
+// The warm-up before compared runs is a throwaway: it must not change what a run then computes.
+TEST(RunSession, WarmUpLeavesTheNextRunUnchangedAndRejectsABadConfig)
+{
+    const RunConfig config = tinyConfig("1f1b", 2);
+    const RunSummary before = runSummary(config);
+    ASSERT_TRUE(RunSession::warmUp(config).has_value());
+    const RunSummary after = runSummary(config);
+    EXPECT_EQ(before.losses, after.losses);
+    RunConfig bad = config;
+    bad.pipeline.stages = 0;
+    const Status refused = RunSession::warmUp(bad);
+    ASSERT_FALSE(refused.has_value());
+    EXPECT_EQ(refused.error().code, ErrorCode::InvalidArgument);
+}
+
 TEST(RunSession, PaciLagEqualsTheBoundAndLossesDecrease)
 {
     constexpr int kP = 4, kM = 4;
