@@ -84,11 +84,18 @@ void CompareView::setSlot(
     if (slot < 0 || slot >= kSlots) {
         return;
     }
-    Slot& s = m_slots[static_cast<std::size_t>(slot)];
-    s.title->setText(QStringLiteral("<b>") + title.toHtmlEscaped()
+    setSlotText(slot, title, detail);
+    m_slots[static_cast<std::size_t>(slot)].view->setIndex(std::move(index));
+}
+
+void CompareView::setSlotText(int slot, const QString& title, const QString& detail)
+{
+    if (slot < 0 || slot >= kSlots) {
+        return;
+    }
+    m_slots[static_cast<std::size_t>(slot)].title->setText(QStringLiteral("<b>") + title.toHtmlEscaped()
         + QStringLiteral("</b>&nbsp;&nbsp;<span style='color:#6b7280'>") + detail.toHtmlEscaped()
         + QStringLiteral("</span>"));
-    s.view->setIndex(std::move(index));
 }
 
 void CompareView::setSummaries(std::vector<RunSummary> summaries)

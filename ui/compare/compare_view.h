@@ -31,6 +31,8 @@ public:
 
     /// Shows a run in slot 0 (top) or 1 (bottom). `title` is bold, `detail` muted. Null index clears.
     void setSlot(int slot, const QString& title, const QString& detail, std::shared_ptr<const TimelineIndex> index);
+    /// Changes only the slot's title line (a live run's progress), not its timeline.
+    void setSlotText(int slot, const QString& title, const QString& detail);
     /// Summaries for the table, in slot order.
     void setSummaries(std::vector<RunSummary> summaries);
     /// The per-stage table (second tab) shows this report.

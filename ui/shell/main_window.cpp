@@ -15,6 +15,7 @@
 #include "ui/bridge/run_session_backend.h"
 #endif
 #include "ui/shell/exporters.h"
+#include "ui/timeline/async_index_builder.h"
 #include "ui/timeline/timeline_view.h"
 #include "ui/tuning/prediction_check_view.h"
 #include "ui/tuning/tuning_panel.h"
@@ -129,6 +130,12 @@ void MainWindow::buildUi()
     addDockWidget(Qt::LeftDockWidgetArea, dock);
 
     m_compare = new CompareView(this);
+    for (int slot = 0; slot < 2; ++slot) {
+        auto* indexer = new AsyncIndexBuilder(this);
+        connect(indexer, &AsyncIndexBuilder::built, this,
+            [this, slot](const BuiltTimeline& timeline) { onLiveIndexBuilt(slot, timeline); });
+        m_indexers[static_cast<std::size_t>(slot)] = indexer;
+    }
     m_bubbles = new BubbleChartView(this);
     m_memory = new MemoryChartView(this);
     m_lag = new LagChartView(this);
@@ -340,7 +347,7 @@ void MainWindow::onRunStarted(int run, const QString& label)
     }
     const int slot = m_liveStarted++ % 2;
     m_runSlot[run] = slot;
-    m_live[static_cast<std::size_t>(slot)] = LiveRun{m_queuedPlans.front(), nullptr, m_liveMeasured};
+    m_live[static_cast<std::size_t>(slot)] = LiveRun{m_queuedPlans.front(), nullptr, m_liveMeasured, true};
     m_queuedPlans.pop_front();
     m_applyAction->setEnabled(m_liveMeasured); // only a live LibTorch run can change its settings
     m_compare->timeline(slot)->setMarkers({});
@@ -360,14 +367,21 @@ void MainWindow::onRunUpdated(int run, const RunUpdatePtr& update)
     live->latest = update;
     const BubbleRules rules{!live->plan.result.schedule.asynchronous, live->plan.result.schedule.params.microbatches};
     const QString source = live->measured ? tr("live · LibTorch") : tr("live · simulated backend");
-    m_compare->setSlot(it->second, toQt(update->label),
+    m_compare->setSlotText(it->second, toQt(update->label),
         source + QStringLiteral(" · ") + QString::number(static_cast<int>(update->progress * 100))
-            + QStringLiteral(" %"),
-        TimelineIndex::build(update->trace, rules));
-    if (update->trace) {
-        m_compare->timeline(it->second)->setMarkers(traceMarkers(*update->trace));
-    }
+            + QStringLiteral(" %"));
+    m_indexers[static_cast<std::size_t>(it->second)]->request(update->trace, rules);
     showLoss(it->second, *update);
+}
+
+void MainWindow::onLiveIndexBuilt(int slot, const BuiltTimeline& timeline)
+{
+    const auto& live = m_live[static_cast<std::size_t>(slot)];
+    if (m_mode != Mode::Live || !live || !live->indexing) {
+        return; // the run finished (its final index is shown) or the slot shows something else now
+    }
+    m_compare->timeline(slot)->setIndex(timeline.index);
+    m_compare->timeline(slot)->setMarkers(timeline.markers);
 }
 
 Status MainWindow::applyToLiveRun()
@@ -414,6 +428,8 @@ void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
     }
     auto& live = m_live[static_cast<std::size_t>(it->second)];
     live->latest = update;
+    live->indexing = false; // a build still running for it is dropped when it arrives
+    m_indexers[static_cast<std::size_t>(it->second)]->cancelPending();
     m_applyAction->setEnabled(false);
     if (update->trace) {
         m_compare->timeline(it->second)->setMarkers(traceMarkers(*update->trace));

@@ -18,6 +18,8 @@
 
 namespace bs::ui {
 
+class AsyncIndexBuilder;
+struct BuiltTimeline;
 class BubbleChartView;
 class CompareView;
 class LagChartView;
@@ -93,6 +95,7 @@ private:
         PredictedRun plan; ///< the simulated run (replayed, or the prediction next to a live run)
         RunUpdatePtr latest;
         bool measured = false; ///< a live training run: figures come from its own trace
+        bool indexing = false; ///< while running: its growing trace is indexed off the UI thread
     };
 
     void buildUi();
@@ -101,6 +104,7 @@ private:
     void onPredicted(const PredictionPtr& prediction);
     void onRunStarted(int run, const QString& label);
     void onRunUpdated(int run, const RunUpdatePtr& update);
+    void onLiveIndexBuilt(int slot, const BuiltTimeline& timeline);
     void onRunFinished(int run, const RunUpdatePtr& update);
     void showCharts(const PredictedRun& run, std::int64_t budget);
     void refreshLiveTable();
@@ -132,6 +136,7 @@ private:
     double m_targetLoss = 0;
     PredictionEngine* m_engine = nullptr;
     RunController* m_runs = nullptr;
+    std::array<AsyncIndexBuilder*, 2> m_indexers{}; ///< per slot: live traces indexed off the UI thread
     QAction* m_stopAction = nullptr;
     QAction* m_applyAction = nullptr;
     Mode m_mode = Mode::Prediction;
