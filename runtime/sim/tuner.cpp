@@ -62,6 +62,10 @@ Result<TuneResult> tune(const TuneRequest& request)
             scenario.accum = a;
             scenario.microBatchSize = b;
             auto sim = makeGptRequest(scenario);
+            if (sim && request.measured) {
+                const double scale = static_cast<double>(b) / static_cast<double>(std::max(1, request.measuredMicroBatchSize));
+                sim->costs = withMeasuredTimes(std::move(sim->costs), *request.measured, scale);
+            }
             auto simulated = sim ? simulate(*sim) : Result<SimulationResult>(sim.error());
             ++result.evaluated;
             if (!simulated) {

@@ -281,6 +281,10 @@ void TuningPanel::suggest()
     request.base = *scenario;
     request.maxLag = m_maxLag->value();
     request.memoryBudgetBytes = c.memoryBudgetBytes;
+    if (c.calibration) { // rank by what this machine measured, as the slider predictions do
+        request.measured = c.calibration->costs;
+        request.measuredMicroBatchSize = c.calibration->microBatchSize;
+    }
     m_suggestButton->setEnabled(false);
     m_suggestStatus->setText(tr("searching…"));
     m_search->setFuture(QtConcurrent::run([request] { return runtime::tune(request); }));

@@ -35,6 +35,42 @@ TEST(Tuner, PaciCandidatesRespectTheDriftBound)
     EXPECT_EQ(result->evaluated, 30);
 }
 
+TEST(Tuner, CalibratedSearchRanksByTheMeasuredTimes)
+{
+    // Measured: every stage F = 4 ms, I = W = 4 ms, U = 1 ms at b = 2. Each candidate's figures
+    // must be those of simulate() with the same calibrated cost model (compute scaled by b / 2).
+    MeasuredCosts measured;
+    for (int s = 0; s < 8; ++s) {
+        StageCost c;
+        c.forward = 4'000'000;
+        c.backwardInput = 4'000'000;
+        c.backwardWeight = 4'000'000;
+        c.update = 1'000'000;
+        measured.stages.push_back(c);
+        measured.computeEvents.push_back(10);
+    }
+    TuneRequest request = baseRequest("paci");
+    request.measured = measured;
+    request.measuredMicroBatchSize = 2;
+    const auto calibrated = tune(request);
+    const auto profiled = tune(baseRequest("paci"));
+    ASSERT_TRUE(calibrated && profiled);
+    ASSERT_FALSE(calibrated->top.empty());
+    for (const auto& c : calibrated->top) {
+        GptScenario scenario = request.base;
+        scenario.accum = c.accum;
+        scenario.microBatchSize = c.microBatchSize;
+        auto sim = makeGptRequest(scenario);
+        ASSERT_TRUE(sim);
+        sim->costs = withMeasuredTimes(std::move(sim->costs), measured, c.microBatchSize / 2.0);
+        const auto expected = simulate(*sim);
+        ASSERT_TRUE(expected);
+        EXPECT_DOUBLE_EQ(c.throughputSamplesPerSecond, expected->throughputSamplesPerSecond)
+            << "a=" << c.accum << " b=" << c.microBatchSize;
+    }
+    EXPECT_NE(calibrated->top.front().throughputSamplesPerSecond, profiled->top.front().throughputSamplesPerSecond);
+}
+
 TEST(Tuner, RankedByThroughput)
 {
     const auto result = tune(baseRequest("paci"));
