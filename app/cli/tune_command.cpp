@@ -2,6 +2,8 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/table.h"
+#include "profiler/io/chrome_trace.h"
+#include "runtime/rundir/run_dir_reader.h"
 #include "runtime/sim/tuner.h"
 
 #include <iostream>
@@ -20,9 +22,40 @@ struct TuneCommand
     std::string device = "h100";
     double memoryGiB = 0;
     bool json = false;
+    std::string calibrateFrom; ///< a run directory whose trace calibrates the search
+
+    // The measured per-stage action times of the run in `calibrateFrom` (the GUI's calibration).
+    Status calibrate()
+    {
+        auto dir = runtime::readRunDir(calibrateFrom);
+        if (!dir) {
+            return dir.error();
+        }
+        if (!dir->trace) {
+            return makeError(ErrorCode::InvalidArgument, "the run directory has no trace.json to calibrate from",
+                             calibrateFrom);
+        }
+        auto trace = profiler::readChromeTraceFile(*dir->trace);
+        if (!trace) {
+            return trace.error();
+        }
+        auto measured = runtime::measuredCosts(*profiler::makeSnapshot(trace->meta, std::move(trace->events)),
+                                               dir->config.pipeline.stages);
+        if (!measured) {
+            return measured.error();
+        }
+        request.measured = std::move(measured).value();
+        request.measuredMicroBatchSize = dir->config.pipeline.microBatchSize;
+        return ok();
+    }
 
     int run()
     {
+        if (!calibrateFrom.empty()) {
+            if (Status s = calibrate(); !s) {
+                return reportError(s.error());
+            }
+        }
         auto shape = gptPreset(model);
         if (!shape) {
             return reportError(shape.error());
@@ -68,7 +101,8 @@ struct TuneCommand
                           percent(c.bubbleFraction), bytesOrUnits(c.peakMemoryBytes, true),
                           std::to_string(c.lagBound) + " update(s)"});
         }
-        std::cout << schedule << " on " << request.base.stages << " x " << device << ", " << model << ": "
+        std::cout << schedule << " on " << request.base.stages << " x "
+                  << (request.measured ? "times measured in " + calibrateFrom : device) << ", " << model << ": "
                   << result->evaluated << " (a, b) pairs simulated; rejected " << result->rejectedByLag
                   << " by drift, " << result->rejectedByMemory << " by memory, " << result->rejectedByBatch
                   << " by batch\n\n"
@@ -99,6 +133,9 @@ void addTuneCommand(CLI::App& app, int& exitCode)
     sub->add_option("-n,--batches", cmd->request.base.batches, "Global batches simulated per candidate")
         ->capture_default_str();
     sub->add_option("--keep", cmd->request.keep, "How many candidates to show")->capture_default_str();
+    sub->add_option("--calibrate", cmd->calibrateFrom,
+                    "Run directory whose measured per-stage action times replace the device profile's")
+        ->check(CLI::ExistingDirectory);
     sub->add_flag("--json", cmd->json, "Print JSON");
     sub->callback([cmd, &exitCode] { exitCode = cmd->run(); });
 }
