@@ -15,6 +15,8 @@
 #include <QSignalSpy>
 #include <QTest>
 
+#include "tests/support/tiny_run_config.h"
+
 using namespace bs::ui;
 
 class TestLiveApply : public QObject
@@ -95,22 +97,7 @@ void TestLiveApply::applyChangesTheLiveRunAtABatchBoundary()
 #ifndef BS_HAVE_RUN_SESSION
     QSKIP("built without the LibTorch runtime");
 #else
-    bs::runtime::RunConfig c;
-    c.model.preset = "";
-    c.model.shape.layers = 4;
-    c.model.shape.dModel = 32;
-    c.model.shape.heads = 2;
-    c.model.shape.seqLen = 16;
-    c.model.shape.vocab = 64;
-    c.model.shape.dropout = 0.0;
-    c.pipeline.stages = 4;
-    c.pipeline.microbatches = 4;
-    c.pipeline.microBatchSize = 2;
-    c.schedule.name = "1f1b";
-    c.optimizer.lr = 1e-2;
-    c.training.steps = 60;
-    c.training.evalInterval = 0;
-    c.profiling.trace = false;
+    bs::runtime::RunConfig c = bs::test::tinyRunConfig("1f1b", /*steps=*/60);
     constexpr int kOldM = 4;
 
     RunController controller;

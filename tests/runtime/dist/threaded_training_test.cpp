@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/tiny_run_config.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -28,26 +30,9 @@ using namespace std::chrono_literals;
 
 RunConfig tinyConfig(const std::string& schedule, int stages, int steps)
 {
-    RunConfig c;
-    c.model.preset = "";
-    c.model.shape.layers = 4;
-    c.model.shape.dModel = 32;
-    c.model.shape.heads = 2;
-    c.model.shape.seqLen = 16;
-    c.model.shape.vocab = 64;
-    c.model.shape.dropout = 0.0; // dropout draws from torch's global generator: order-dependent
-    c.pipeline.stages = stages;
-    c.pipeline.microbatches = 4;
+    RunConfig c = bs::test::tinyRunConfig(schedule, steps, stages);
     c.pipeline.accum = schedule == "paci" ? 2 : 0;
-    c.pipeline.microBatchSize = 2;
-    c.schedule.name = schedule;
-    c.optimizer.lr = 1e-2;
-    c.optimizer.warmupSteps = 1;
-    c.optimizer.minLr = 1e-3;
-    c.training.steps = steps;
-    c.training.evalInterval = 0;
     c.device.intraOpThreads = 1; // reductions in the same order in both runs
-    c.profiling.trace = false;
     return c;
 }
 

@@ -7,6 +7,8 @@
 #include <bubblescope/paci/lag_bound.h>
 #include <gtest/gtest.h>
 
+#include "tests/support/tiny_run_config.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -19,26 +21,7 @@ namespace {
 
 RunConfig tinyConfig(const std::string& schedule, int steps, int stages = 4, int m = 4)
 {
-    RunConfig c;
-    c.model.preset = "";
-    c.model.shape.layers = 4;
-    c.model.shape.dModel = 32;
-    c.model.shape.heads = 2;
-    c.model.shape.seqLen = 16;
-    c.model.shape.vocab = 64;
-    c.model.shape.dropout = 0.0;
-    c.pipeline.stages = stages;
-    c.pipeline.microbatches = m;
-    c.pipeline.accum = 0;
-    c.pipeline.microBatchSize = 2;
-    c.schedule.name = schedule;
-    c.optimizer.lr = 1e-2;
-    c.optimizer.warmupSteps = 1;
-    c.optimizer.minLr = 1e-3;
-    c.training.steps = steps;
-    c.training.evalInterval = 0;
-    c.profiling.trace = false;
-    return c;
+    return bs::test::tinyRunConfig(schedule, steps, stages, m);
 }
 
 std::vector<double> losses(const RunConfig& config, bool reference = false)
