@@ -101,8 +101,15 @@ class Analyzer
 public:
     Analyzer(const TraceSnapshot& trace, const AnalysisOptions& options)
         : m_options(options)
-        , m_m(std::max(1, options.microbatchesPerBatch))
     {
+        // Batch numbering across settings: segment k starts at batch firstBatch.
+        m_segments.push_back({0, 0, std::max(1, options.microbatchesPerBatch), options.synchronous});
+        for (const auto& later : options.laterSettings) {
+            const BatchSegment& prev = m_segments.back();
+            const int span = std::max(0, later.firstMicrobatch - prev.firstMicrobatch);
+            m_segments.push_back({later.firstMicrobatch, prev.firstBatch + (span + prev.m - 1) / prev.m,
+                                  std::max(1, later.microbatchesPerBatch), later.synchronous});
+        }
         int stages = trace.meta().stages;
         int maxMb = 0;
         trace.forEach([&](const TraceEvent& e) {
@@ -176,7 +183,7 @@ private:
                 maxMb = std::max(maxMb, e.microbatch);
             }
         }
-        batches = maxMb < 0 ? 0 : maxMb / m_m + 1;
+        batches = maxMb < 0 ? 0 : batchOf(maxMb) + 1;
     }
 
     // The steady window starts at stage 0's first forward of the first global batch it begins
@@ -197,8 +204,8 @@ private:
             if (firstBackwardEnd < 0 && isBackwardLike(e.kind)) {
                 firstBackwardEnd = e.end;
             }
-            if (e.kind == EventKind::Forward && e.microbatch % m_m == 0) {
-                batchStart.try_emplace(e.microbatch / m_m, e.start);
+            if (e.kind == EventKind::Forward && startsBatch(e.microbatch)) {
+                batchStart.try_emplace(batchOf(e.microbatch), e.start);
             }
         }
         if (batches < 3 || firstBackwardEnd < 0 || !batchStart.count(batches - 1)) {
@@ -227,26 +234,60 @@ private:
         report.steadyBubbleFraction = 1.0 - static_cast<double>(busy) / capacity;
     }
 
-    // Flush windows of one stage: from its last forward of batch n to its first forward of n+1.
+    struct BatchSegment
+    {
+        int firstMicrobatch = 0;
+        int firstBatch = 0;
+        int m = 1;
+        bool synchronous = true;
+    };
+
+    const BatchSegment& segmentOf(int mb) const
+    {
+        std::size_t k = 0;
+        while (k + 1 < m_segments.size() && m_segments[k + 1].firstMicrobatch <= mb) {
+            ++k;
+        }
+        return m_segments[k];
+    }
+    int batchOf(int mb) const
+    {
+        const BatchSegment& seg = segmentOf(mb);
+        return seg.firstBatch + (mb - seg.firstMicrobatch) / seg.m;
+    }
+    bool startsBatch(int mb) const
+    {
+        const BatchSegment& seg = segmentOf(mb);
+        return (mb - seg.firstMicrobatch) % seg.m == 0;
+    }
+
+    // Flush windows of one stage: from its last forward of batch n to its first forward of n+1,
+    // where batch n belongs to a synchronous schedule (only those flush).
     std::vector<Interval> flushWindows(const StageEvents& events) const
     {
-        std::map<int, Interval> forwardSpan; // batch -> [first F start, last F end]
+        struct Span
+        {
+            Interval forwards; ///< [first F start, last F end]
+            bool synchronous = true;
+        };
+        std::map<int, Span> forwardSpan; // batch -> its forwards
         for (const auto& e : events) {
             if (e.kind != EventKind::Forward) {
                 continue;
             }
-            const int batch = e.microbatch / m_m;
-            auto [it, inserted] = forwardSpan.try_emplace(batch, Interval{e.start, e.end});
+            const BatchSegment& seg = segmentOf(e.microbatch);
+            const int batch = seg.firstBatch + (e.microbatch - seg.firstMicrobatch) / seg.m;
+            auto [it, inserted] = forwardSpan.try_emplace(batch, Span{{e.start, e.end}, seg.synchronous});
             if (!inserted) {
-                it->second.start = std::min(it->second.start, e.start);
-                it->second.end = std::max(it->second.end, e.end);
+                it->second.forwards.start = std::min(it->second.forwards.start, e.start);
+                it->second.forwards.end = std::max(it->second.forwards.end, e.end);
             }
         }
         std::vector<Interval> windows;
         for (auto it = forwardSpan.begin(); it != forwardSpan.end(); ++it) {
             auto next = std::next(it);
-            if (next != forwardSpan.end()) {
-                windows.push_back({it->second.end, next->second.start});
+            if (next != forwardSpan.end() && it->second.synchronous) {
+                windows.push_back({it->second.forwards.end, next->second.forwards.start});
             }
         }
         return windows;
@@ -284,7 +325,7 @@ private:
         auto window = std::lower_bound(flush.begin(), flush.end(), from,
                                        [](const Interval& w, TimeNs t) { return w.end <= t; });
         auto causeAt = [&](TimeNs t) {
-            if (m_options.synchronous && window != flush.end() && window->start <= t && t < window->end) {
+            if (window != flush.end() && window->start <= t && t < window->end) {
                 return BubbleCause::Flush;
             }
             if (t >= drainFrom) {
@@ -303,7 +344,7 @@ private:
                     change = edge;
                 }
             };
-            if (m_options.synchronous && window != flush.end()) {
+            if (window != flush.end()) {
                 consider(window->start);
                 consider(window->end);
             }
@@ -459,7 +500,7 @@ private:
     }
 
     const AnalysisOptions& m_options;
-    int m_m;
+    std::vector<BatchSegment> m_segments; ///< the settings in force from each micro-batch on
     std::vector<BubbleSpan>* m_spans = nullptr; ///< set by bubbleSpans()
     std::vector<StageEvents> m_compute;
     std::size_t m_mbs = 1;

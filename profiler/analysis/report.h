@@ -32,6 +32,16 @@ struct AnalysisOptions
     std::vector<std::int64_t> staticBytes;     ///< params + grads + optimizer state
     std::vector<std::int64_t> paramBytes;      ///< one weight copy (for stashed versions)
     std::vector<std::int64_t> activationBytes; ///< per in-flight micro-batch
+    /// Settings changed during the run (a live Apply): from `firstMicrobatch` on, global batches
+    /// have `microbatchesPerBatch` micro-batches and flush (`synchronous`) or not. Sorted, each at
+    /// a batch boundary of the settings before it. Empty: the two fields above hold throughout.
+    struct Segment
+    {
+        int firstMicrobatch = 0;
+        int microbatchesPerBatch = 1;
+        bool synchronous = true;
+    };
+    std::vector<Segment> laterSettings;
 };
 
 struct StageReport

@@ -140,6 +140,37 @@ TEST(Analyze, FlushSpansCoverOnlyTheFlushWindow)
     EXPECT_EQ(spans[0].end, 60);
 }
 
+TEST(Analyze, SettingsChangedMidRunAttributeFlushesPerSegment)
+{
+    // One stage. Batch 0 (mb 0-1) flushes: gap [40,60). From mb 2 on (a live Apply) batches have
+    // 4 micro-batches and no flush: the gap [100,120) before mb 4 is a dependency wait.
+    std::vector<TraceEvent> events = {
+        ev(0, EventKind::Forward, 0, 0, 10),    ev(0, EventKind::Forward, 1, 10, 20),
+        ev(0, EventKind::Backward, 0, 20, 30),  ev(0, EventKind::Backward, 1, 30, 40),
+        ev(0, EventKind::Forward, 2, 60, 70),   ev(0, EventKind::Forward, 3, 70, 80),
+        ev(0, EventKind::Backward, 2, 80, 90),  ev(0, EventKind::Backward, 3, 90, 100),
+        ev(0, EventKind::Forward, 4, 120, 130), ev(0, EventKind::Backward, 4, 130, 140),
+    };
+    const auto snapshot = makeSnapshot({}, events);
+    AnalysisOptions uniform;
+    uniform.microbatchesPerBatch = 2;
+    const Report before = analyze(*snapshot, uniform);
+    EXPECT_EQ(cause(before.perStage[0], BubbleCause::Flush), 40); // both gaps, as one setting
+
+    AnalysisOptions changed = uniform;
+    changed.laterSettings.push_back({2, 4, false});
+    const Report after = analyze(*snapshot, changed);
+    EXPECT_EQ(cause(after.perStage[0], BubbleCause::Flush), 20);
+    EXPECT_EQ(cause(after.perStage[0], BubbleCause::Dependency), 20);
+    const std::vector<BubbleSpan> spans = bubbleSpans(*snapshot, changed);
+    ASSERT_EQ(spans.size(), 2u);
+    EXPECT_EQ(spans[0].cause, BubbleCause::Flush);
+    EXPECT_EQ(spans[0].start, 40);
+    EXPECT_EQ(spans[1].cause, BubbleCause::Dependency);
+    EXPECT_EQ(spans[1].start, 100);
+    EXPECT_EQ(after.microbatches, 5);
+}
+
 TEST(Analyze, VersionLagAndStashedVersions)
 {
     // F0 at v0, F1 at v0, B0 at v0, U -> v1, F2 at v1, B1 at v1 (lag 1), B2 at v1 (lag 0).

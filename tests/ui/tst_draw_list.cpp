@@ -147,9 +147,9 @@ private Q_SLOTS:
         ev[1] = {10, 20, 0, 1, 0, 0, bs::profiler::EventKind::Forward};
         ev[2] = {50, 60, 0, 2, 0, 0, bs::profiler::EventKind::Forward};
         auto snap = bs::profiler::makeSnapshot({1, "virtual", "", {}}, ev);
-        auto sync = TimelineIndex::build(snap, BubbleRules{true, 2});
+        auto sync = TimelineIndex::build(snap, BubbleRules{true, 2, {}});
         QVERIFY(sync->bubbleSpans().at(0).cause == BubbleCause::Flush);
-        auto async = TimelineIndex::build(snap, BubbleRules{false, 2});
+        auto async = TimelineIndex::build(snap, BubbleRules{false, 2, {}});
         QVERIFY(async->bubbleSpans().at(0).cause == BubbleCause::Dependency);
     }
 
@@ -177,7 +177,7 @@ private Q_SLOTS:
         const std::vector<bs::profiler::TraceEvent> events{
             at(0, EventKind::Forward, 0, 0, 100), send(0, 100, 130), at(0, EventKind::Forward, 1, 100, 200),
             send(1, 200, 260), at(1, EventKind::Forward, 0, 130, 180), at(1, EventKind::Forward, 1, 260, 300)};
-        auto index = TimelineIndex::build(bs::profiler::makeSnapshot({2, "virtual", "", {}}, events), BubbleRules{false, 2});
+        auto index = TimelineIndex::build(bs::profiler::makeSnapshot({2, "virtual", "", {}}, events), BubbleRules{false, 2, {}});
         std::vector<BubbleSpan> stage1;
         for (const auto& b : index->bubbleSpans()) {
             if (b.stage == 1) {

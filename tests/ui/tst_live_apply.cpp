@@ -180,6 +180,14 @@ void TestLiveApply::applyChangesTheLiveRunAtABatchBoundary()
     QVERIFY(step >= 6);
     QVERIFY(update->metrics[static_cast<std::size_t>(step)].loss < update->metrics.front().loss - 0.05);
 
+    // The report attributes bubbles per setting: 1f1b (flush) before the boundary, paci (none) after.
+    QCOMPARE(update->laterSettings.size(), std::size_t{1});
+    QCOMPARE(update->laterSettings[0].firstMicrobatch, static_cast<int>(boundary));
+    QCOMPARE(update->laterSettings[0].microbatchesPerBatch, 2);
+    QVERIFY(!update->laterSettings[0].synchronous);
+    QVERIFY(update->report.has_value());
+    QCOMPARE(update->report->microbatches, static_cast<int>(boundary + after));
+
     // The timeline view takes the markers as they come.
     TimelineView view;
     view.setMarkers(traceMarkers(*update->trace));

@@ -38,6 +38,8 @@ struct RunUpdate
     std::optional<profiler::Report> report; ///< set when the backend can analyse (at least at the end)
     double progress = 0; ///< 0..1 where known
     bool finished = false;
+    /// Settings applied during the run (Apply), for attributing its bubbles per setting.
+    std::vector<profiler::AnalysisOptions::Segment> laterSettings;
 };
 using RunUpdatePtr = std::shared_ptr<const RunUpdate>;
 

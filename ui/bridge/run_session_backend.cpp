@@ -31,6 +31,22 @@ void appendMetrics(std::vector<MetricSample>& out, const std::vector<runtime::Ba
     }
 }
 
+// The settings each Apply put in force, from its first micro-batch on (analysis segments).
+std::vector<profiler::AnalysisOptions::Segment> laterSettings(const std::vector<runtime::AppliedChange>& changes)
+{
+    std::vector<profiler::AnalysisOptions::Segment> out;
+    for (const auto& change : changes) {
+        bool synchronous = true;
+        for (const auto& info : runtime::scheduleCatalogue()) {
+            if (info.name == change.settings.schedule) {
+                synchronous = !info.asynchronous;
+            }
+        }
+        out.push_back({static_cast<int>(change.firstMicrobatch), change.settings.microbatches, synchronous});
+    }
+    return out;
+}
+
 } // namespace
 
 RunSessionBackend::RunSessionBackend(std::string label, runtime::RunConfig config, runtime::SessionOptions options)
@@ -79,6 +95,7 @@ Status RunSessionBackend::run(RunContext& ctx)
             update->label = m_label;
             update->trace = session.trace();
             update->metrics = metrics;
+            update->laterSettings = laterSettings(session.appliedChanges());
             update->progress = steps > 0 && !metrics.empty() ? static_cast<double>(metrics.back().step + 1) / steps : 0;
             ctx.publish(std::move(update));
         }
@@ -88,7 +105,7 @@ Status RunSessionBackend::run(RunContext& ctx)
     poller.join();
     {
         const std::lock_guard<std::mutex> lock(m_sessionMutex);
-        m_session = nullptr; // session.config() below is read with no apply in between
+        m_session = nullptr; // no apply can arrive while the run is finished and analysed
     }
     const Status finished = session.finish(); // writes trace.json / summary.json; keeps what was recorded
     appendMetrics(metrics, session.pollMetrics());
@@ -99,11 +116,13 @@ Status RunSessionBackend::run(RunContext& ctx)
     final->metrics = std::move(metrics);
     final->progress = 1.0;
     final->finished = trained.has_value();
-    const runtime::RunConfig& inForce = session.config(); // after any Apply
-    if (auto schedule = runtime::makeSchedule(runtime::toScheduleParams(inForce)); schedule && final->trace) {
+    final->laterSettings = laterSettings(session.appliedChanges());
+    // Attributed per setting: the run's first settings, then each Apply's from its boundary on.
+    if (auto schedule = runtime::makeSchedule(runtime::toScheduleParams(m_config)); schedule && final->trace) {
         profiler::AnalysisOptions options;
-        options.microbatchesPerBatch = inForce.pipeline.microbatches;
+        options.microbatchesPerBatch = m_config.pipeline.microbatches;
         options.synchronous = !schedule->asynchronous;
+        options.laterSettings = final->laterSettings;
         final->report = profiler::analyze(*final->trace, options);
     }
     ctx.publish(std::move(final));

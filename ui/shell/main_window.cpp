@@ -365,7 +365,8 @@ void MainWindow::onRunUpdated(int run, const RunUpdatePtr& update)
     }
     auto& live = m_live[static_cast<std::size_t>(it->second)];
     live->latest = update;
-    const BubbleRules rules{!live->plan.result.schedule.asynchronous, live->plan.result.schedule.params.microbatches};
+    const BubbleRules rules{!live->plan.result.schedule.asynchronous, live->plan.result.schedule.params.microbatches,
+        update->laterSettings};
     const QString source = live->measured ? tr("live · LibTorch") : tr("live · simulated backend");
     m_compare->setSlotText(it->second, toQt(update->label),
         source + QStringLiteral(" · ") + QString::number(static_cast<int>(update->progress * 100))
@@ -444,8 +445,8 @@ void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
         live->plan.result.throughputSamplesPerSecond = seconds > 0
             ? static_cast<double>(params.microbatches * params.batches * m_tuning->config().microBatchSize) / seconds
             : 0.0;
-        live->plan.index = TimelineIndex::build(
-            update->trace, BubbleRules{!live->plan.result.schedule.asynchronous, params.microbatches});
+        live->plan.index = TimelineIndex::build(update->trace,
+            BubbleRules{!live->plan.result.schedule.asynchronous, params.microbatches, update->laterSettings});
         calibrateFrom(it->second, live->plan, m_tuning->config().microBatchSize);
     }
     const profiler::Report& report = update->report ? *update->report : live->plan.result.report;
@@ -538,7 +539,7 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
         }
     }
     run.lagBound = runtime::driftBound(*schedule, run.result.report);
-    run.index = TimelineIndex::build(run.result.trace, BubbleRules{options.synchronous, options.microbatchesPerBatch});
+    run.index = TimelineIndex::build(run.result.trace, BubbleRules{options.synchronous, options.microbatchesPerBatch, {}});
     LossCurve curve;
     curve.label = toQt(run.label);
     for (const auto& record : contents->metrics) {

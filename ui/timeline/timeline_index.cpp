@@ -133,6 +133,7 @@ void TimelineIndex::addBubbles(const BubbleRules& rules, const std::vector<int>&
     profiler::AnalysisOptions options;
     options.synchronous = rules.synchronous && rules.microbatchesPerBatch > 0;
     options.microbatchesPerBatch = std::max(1, rules.microbatchesPerBatch);
+    options.laterSettings = rules.laterSettings;
     m_bubbles = profiler::bubbleSpans(*m_snapshot, options);
     for (std::size_t i = 0; i < m_bubbles.size(); ++i) {
         const BubbleSpan& b = m_bubbles[i];

@@ -45,6 +45,8 @@ struct BubbleRules
 {
     bool synchronous = false; ///< flush schedules: gaps between global batches are flush bubbles
     int microbatchesPerBatch = 0; ///< m; 0 = unknown (no flush attribution)
+    /// Settings a live Apply changed during the run (profiler::AnalysisOptions::laterSettings).
+    std::vector<profiler::AnalysisOptions::Segment> laterSettings;
 };
 
 /// Reads `microbatches` and `synchronous` (or `weights` = flush) from the trace's meta attributes.
