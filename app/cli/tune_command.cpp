@@ -2,7 +2,6 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/table.h"
-#include "profiler/io/chrome_trace.h"
 #include "runtime/rundir/run_dir_reader.h"
 #include "runtime/sim/tuner.h"
 
@@ -31,16 +30,11 @@ struct TuneCommand
         if (!dir) {
             return dir.error();
         }
-        if (!dir->trace) {
-            return makeError(ErrorCode::InvalidArgument, "the run directory has no trace.json to calibrate from",
-                             calibrateFrom);
-        }
-        auto trace = profiler::readChromeTraceFile(*dir->trace);
+        auto trace = runtime::readRunTrace(*dir);
         if (!trace) {
             return trace.error();
         }
-        auto measured = runtime::measuredCosts(*profiler::makeSnapshot(trace->meta, std::move(trace->events)),
-                                               dir->config.pipeline.stages);
+        auto measured = runtime::measuredCosts(**trace, dir->config.pipeline.stages);
         if (!measured) {
             return measured.error();
         }

@@ -1,5 +1,6 @@
 #include "runtime/rundir/run_dir_reader.h"
 
+#include "profiler/io/chrome_trace.h"
 #include "runtime/config/config_toml.h"
 #include "runtime/rundir/run_dir_writer.h"
 
@@ -103,6 +104,18 @@ Result<RunDirContents> readRunDir(const fs::path& dir)
         run.trace = dir / kTraceFileName;
     }
     return run;
+}
+
+Result<std::shared_ptr<const profiler::TraceSnapshot>> readRunTrace(const RunDirContents& run)
+{
+    if (!run.trace) {
+        return makeError(ErrorCode::IoError, "the run has no trace.json yet", run.dir.string());
+    }
+    auto trace = profiler::readChromeTraceFile(*run.trace);
+    if (!trace) {
+        return trace.error();
+    }
+    return profiler::makeSnapshot(trace->meta, trace->events);
 }
 
 } // namespace bs::runtime

@@ -3,9 +3,11 @@
 // summary. trace.json is only located here; read it with profiler::readChromeTraceFile.
 
 #include "base/result.h"
+#include "profiler/trace/trace_store.h"
 #include "runtime/config/run_config.h"
 
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -39,5 +41,9 @@ struct RunDirContents
 /// errors as loadRunConfig gives them); metrics.jsonl may be missing (no records yet); a corrupt
 /// summary.json is a ParseError with context "…/summary.json: byte N".
 Result<RunDirContents> readRunDir(const std::filesystem::path& dir);
+
+/// The run's trace.json as a snapshot (opening a run, calibrating from it). IoError when the run
+/// has no trace.json yet; the trace reader's errors otherwise.
+Result<std::shared_ptr<const profiler::TraceSnapshot>> readRunTrace(const RunDirContents& run);
 
 } // namespace bs::runtime

@@ -506,10 +506,7 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
     if (!contents) {
         return fail(contents.error());
     }
-    if (!contents->trace) {
-        return fail(makeError(ErrorCode::IoError, "the run has no trace.json yet", fromQt(dir)));
-    }
-    auto trace = profiler::readChromeTraceFile(*contents->trace);
+    auto trace = runtime::readRunTrace(*contents);
     if (!trace) {
         return fail(trace.error());
     }
@@ -520,7 +517,7 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
     PredictedRun run;
     run.label = fromQt(QFileInfo(dir).fileName()) + " (" + scheduleDisplayName(contents->config.schedule.name) + ")";
     run.result.schedule = *schedule;
-    run.result.trace = profiler::makeSnapshot(trace->meta, trace->events);
+    run.result.trace = *trace;
     profiler::AnalysisOptions options; // memory in micro-batch units unless summary.json has bytes
     options.microbatchesPerBatch = contents->config.pipeline.microbatches;
     options.synchronous = !schedule->asynchronous;

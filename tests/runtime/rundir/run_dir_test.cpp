@@ -57,6 +57,10 @@ TEST(RunDir, WrittenRunReadsBackCompletely)
     ASSERT_TRUE(trace) << trace.error().describe();
     ASSERT_EQ(trace->events.size(), 1u);
     EXPECT_EQ(trace->events[0].microbatch, 4);
+    auto snapshot = readRunTrace(*run);
+    ASSERT_TRUE(snapshot) << snapshot.error().describe();
+    ASSERT_EQ((*snapshot)->size(), 1u);
+    EXPECT_EQ((**snapshot)[0].microbatch, 4);
     EXPECT_TRUE(run->warnings.empty());
 }
 
@@ -101,6 +105,10 @@ TEST(RunDir, CrashMidRecordLeavesAReadableRunWithAWarning)
     EXPECT_NE(run->warnings[0].find("metrics.jsonl:2: incomplete last record ignored"), std::string::npos);
     EXPECT_FALSE(run->summary);
     EXPECT_FALSE(run->trace);
+    const auto noTrace = readRunTrace(*run);
+    ASSERT_FALSE(noTrace);
+    EXPECT_EQ(noTrace.error().code, ErrorCode::IoError);
+    EXPECT_NE(noTrace.error().message.find("no trace.json"), std::string::npos);
 }
 
 TEST(RunDir, RefusesToClobberARunUnlessAskedTo)
