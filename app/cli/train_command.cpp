@@ -5,6 +5,7 @@
 #include "runtime/config/config_toml.h"
 #include "runtime/dist/dist_train.h"
 #include "runtime/exec/run_session.h"
+#include "runtime/schedule/catalogue.h"
 
 #include <nlohmann/json.hpp>
 
@@ -58,8 +59,8 @@ Result<runtime::RunConfig> buildConfig(const TrainArgs& a)
     if (a.accum) {
         c.pipeline.accum = *a.accum;
     }
-    if (c.schedule.name != "paci") {
-        c.pipeline.accum = 0; // only paci has its own window
+    if (const auto* info = runtime::findSchedule(c.schedule.name); info && !info->takesAccumWindow()) {
+        c.pipeline.accum = 0; // only a windowed schedule (paci) has its own window
     }
     if (a.microBatchSize) {
         c.pipeline.microBatchSize = *a.microBatchSize;

@@ -3,6 +3,7 @@
 
 #include "runtime/config/config_toml.h"
 #include "runtime/export/export.h"
+#include "runtime/schedule/catalogue.h"
 
 #include <sstream>
 
@@ -14,7 +15,7 @@ std::string summaryLine(const RunConfig& c)
 {
     std::ostringstream out;
     out << c.schedule.name << ", p=" << c.pipeline.stages << ", m=" << c.pipeline.microbatches;
-    if (c.schedule.name == "paci") {
+    if (const ScheduleInfo* info = findSchedule(c.schedule.name); info && info->takesAccumWindow()) {
         out << ", a=" << c.pipeline.effectiveAccum();
     }
     out << ", b=" << c.pipeline.microBatchSize << ", model=" << (c.model.preset.empty() ? "custom" : c.model.preset)

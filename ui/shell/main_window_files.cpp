@@ -94,7 +94,7 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
             run.result.report.perStage[s].peakMemoryBytes = stages[s].value("peak_memory_bytes", std::int64_t{0});
         }
     }
-    run.lagBound = runtime::driftBound(*schedule, run.result.report);
+    run.lagBound = runtime::versionLagBound(*schedule, run.result.report);
     run.index = TimelineIndex::build(run.result.trace, BubbleRules{options.synchronous, options.microbatchesPerBatch, {}});
     LossCurve curve;
     curve.label = toQt(run.label);

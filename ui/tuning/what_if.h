@@ -40,7 +40,7 @@ struct PredictedRun
     std::vector<std::int64_t> staticBytes; ///< per stage: weights + grads + optimizer state
     std::vector<std::int64_t> paramBytes; ///< per stage: one weight copy
     std::vector<std::int64_t> activationBytes; ///< per stage: one in-flight micro-batch
-    int lagBound = 0; ///< runtime::driftBound()
+    int lagBound = 0; ///< runtime::versionLagBound()
 };
 
 struct Prediction
