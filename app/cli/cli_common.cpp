@@ -14,7 +14,8 @@ int reportError(const Error& error)
     }
     switch (error.code) {
     case ErrorCode::InvalidArgument:
-    case ErrorCode::ParseError: return kExitUsage;
+    case ErrorCode::ParseError:
+    case ErrorCode::IoError: return kExitUsage; // a path that cannot be read or written is bad input too
     default: return kExitFailure;
     }
 }
