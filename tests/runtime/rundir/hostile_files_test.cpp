@@ -1,6 +1,8 @@
 // Reproducers of issue 14 item 1: files a user (or a damaged disk) hands the readers. Each was an
 // uncaught exception, a hang or an unbounded read before; each must be one error naming the file.
+#include "base/atomic_file.h"
 #include "base/bounded_read.h"
+#include "base/time.h"
 #include "profiler/io/chrome_trace.h"
 #include "runtime/config/config_toml.h"
 #include "runtime/rundir/run_dir_reader.h"
@@ -8,7 +10,10 @@
 #include "runtime/schedule/csv_io.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+
+#include <csignal>
 
 #include <chrono>
 #include <fstream>
@@ -167,6 +172,36 @@ TEST(HostileFiles, MetricsThatIsADirectoryIsAnIoError)
     ASSERT_FALSE(run);
     EXPECT_EQ(run.error().code, ErrorCode::IoError);
     EXPECT_TRUE(contains(run.error().message, "metrics file"));
+}
+
+// Issue 14: disk full on the trace said "stream error" with no path. A file-size limit makes write(2)
+// fail the way a full disk does (EFBIG instead of ENOSPC), without needing a full file system.
+TEST(HostileFiles, TraceWriteThatRunsOutOfSpaceNamesThePath)
+{
+    TempDir tmp;
+    const fs::path path = tmp.path() / kTraceFileName;
+    profiler::TraceMeta meta;
+    meta.stages = 1;
+    std::vector<profiler::TraceEvent> events(20000);
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        events[i].start = static_cast<bs::TimeNs>(i) * 10;
+        events[i].end = events[i].start + 5;
+    }
+    const auto snapshot = profiler::makeSnapshot(meta, events);
+    struct rlimit saved = {};
+    ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+    const auto previous = std::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit small = saved;
+    small.rlim_cur = 64 * 1024;
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+    const Status written = writeFileAtomic(path, [&](std::ostream& out) { return profiler::writeChromeTrace(out, *snapshot); });
+    ::setrlimit(RLIMIT_FSIZE, &saved);
+    std::signal(SIGXFSZ, previous);
+    ASSERT_FALSE(written);
+    EXPECT_EQ(written.error().code, ErrorCode::IoError);
+    EXPECT_TRUE(contains(written.error().message, path.string())) << written.error().message;
+    EXPECT_FALSE(fs::exists(path));
+    EXPECT_EQ(testing::fileCount(tmp.path()), 0u); // and no temp file is left
 }
 
 TEST(BoundedRead, ReadsSmallFilesAndRefusesLargerOnes)
