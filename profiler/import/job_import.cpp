@@ -3,6 +3,9 @@
 #include "profiler/import/kineto_reader.h"
 
 #include <algorithm>
+#include <atomic>
+#include <system_error>
+#include <thread>
 #include <cctype>
 #include <deque>
 #include <filesystem>
@@ -128,9 +131,34 @@ Result<ImportedJob> importKinetoJob(const std::vector<std::string>& paths)
     if (files.empty()) {
         return makeError(ErrorCode::InvalidArgument, "no trace given");
     }
+    // Ranks are read in parallel (one file per thread, at most one thread per core): each reader
+    // streams its file and keeps only its compact events.
+    std::vector<std::optional<Result<RankTrace>>> read(files.size());
+    {
+        const std::size_t workers = std::max<std::size_t>(1, std::min<std::size_t>(files.size(), std::thread::hardware_concurrency()));
+        std::atomic<std::size_t> next{0};
+        std::vector<std::thread> pool;
+        auto work = [&] {
+            for (std::size_t i = next++; i < files.size(); i = next++) {
+                read[i].emplace(readKinetoTrace(files[i]));
+            }
+        };
+        try {
+            for (std::size_t w = 1; w < workers; ++w) {
+                pool.emplace_back(work);
+            }
+        } catch (const std::system_error&) {
+            // No more threads: the calling thread reads the rest.
+        }
+        work();
+        for (auto& t : pool) {
+            t.join();
+        }
+    }
     std::vector<RankTrace> traces;
     for (std::size_t i = 0; i < files.size(); ++i) {
-        auto trace = readKinetoTrace(files[i]);
+        Result<RankTrace> trace = std::move(*read[i]);
+        read[i].reset();
         if (!trace && fromFolder[i] && trace.error().code == ErrorCode::ParseError
             && trace.error().message.rfind(kNotATrace, 0) == 0) {
             continue; // well-formed JSON of another kind beside the traces (a config, a log)
