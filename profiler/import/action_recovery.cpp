@@ -340,11 +340,17 @@ private:
             current = nullptr;
             currentSequences.clear();
         };
+        std::size_t nextUpdate = 0;
         for (const ComputeOp& op : m_ops) {
             bool broken = false;
             while (b < breaks.size() && breaks[b] <= op.start) {
                 broken = true;
                 ++b;
+            }
+            // Micro-batches are numbered per step (from 0 after each optimizer step), like PyTorch's.
+            while (nextUpdate < m_updates.size() && m_updates[nextUpdate].second <= op.start) {
+                ++nextUpdate;
+                forwards = 0;
             }
             const EventKind kind = op.backward ? EventKind::Backward : EventKind::Forward;
             if (broken || !current || current->kind != kind) {
@@ -365,7 +371,12 @@ private:
         // A backward whose forward was not seen (it ran before the profiler started): number it
         // after the last known one, in order.
         int nextBackward = 0;
+        std::size_t update = 0;
         for (auto& a : m_out.actions) {
+            while (update < m_updates.size() && m_updates[update].second <= a.start) {
+                ++update;
+                nextBackward = 0;
+            }
             if (a.kind == EventKind::Backward) {
                 if (a.microbatch < 0) {
                     a.microbatch = nextBackward;

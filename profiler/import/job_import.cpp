@@ -230,23 +230,25 @@ Result<ImportedJob> importKinetoJob(const std::vector<std::string>& paths)
             job.rankOfStage[static_cast<std::size_t>(s)] = r;
         }
     }
-    auto globalMb = [&](const RankActions& r, TimeNs at, int mb) {
-        int step = 0;
-        for (const auto& a : r.actions) {
-            step += a.kind == EventKind::Update && a.end <= at ? 1 : 0;
-        }
-        return step * job.microbatches + mb;
-    };
     for (auto& r : recovered) {
-        std::vector<int> shifted;
+        std::vector<TimeNs> updateEnds; // the step of an action: updates that ended before it
         for (const auto& a : r.actions) {
-            shifted.push_back(a.kind == EventKind::Update ? a.microbatch : globalMb(r, a.start, a.microbatch));
+            if (a.kind == EventKind::Update) {
+                updateEnds.push_back(a.end);
+            }
+        }
+        std::sort(updateEnds.begin(), updateEnds.end());
+        auto globalMb = [&](TimeNs at, int mb) {
+            const auto step = std::upper_bound(updateEnds.begin(), updateEnds.end(), at) - updateEnds.begin();
+            return static_cast<int>(step) * job.microbatches + mb;
+        };
+        for (auto& a : r.actions) {
+            if (a.kind != EventKind::Update) {
+                a.microbatch = globalMb(a.start, a.microbatch);
+            }
         }
         for (auto& c : r.comms) {
-            c.microbatch = globalMb(r, c.posted, c.microbatch);
-        }
-        for (std::size_t i = 0; i < shifted.size(); ++i) {
-            r.actions[i].microbatch = shifted[i];
+            c.microbatch = globalMb(c.posted, c.microbatch);
         }
     }
 

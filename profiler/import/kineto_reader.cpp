@@ -319,12 +319,13 @@ bool KinetoSax::close()
 bool KinetoSax::finishEvent()
 {
     Pending& e = m_event;
-    const std::string where = m_out.file + ": traceEvents[" + std::to_string(m_index) + "] (near byte "
-                              + std::to_string(m_source.consumed()) + ")";
+    auto where = [&] {
+        return m_out.file + ": traceEvents[" + std::to_string(m_index) + "] (near byte " + std::to_string(m_source.consumed()) + ")";
+    };
     if (!e.badField.empty()) {
         m_error = makeError(ErrorCode::ParseError,
                             "event field \"" + e.badField + "\" has the wrong type (ts: number of µs, dur: number >= 0, name: string)",
-                            where);
+                            where());
         return false;
     }
     if (e.ph != 'X') {
@@ -332,11 +333,11 @@ bool KinetoSax::finishEvent()
         return true;
     }
     if (!e.hasTs || !e.hasName) {
-        m_error = makeError(ErrorCode::ParseError, std::string("complete event without ") + (e.hasTs ? "name" : "ts"), where);
+        m_error = makeError(ErrorCode::ParseError, std::string("complete event without ") + (e.hasTs ? "name" : "ts"), where());
         return false;
     }
     if (e.ts > INT64_MAX - e.dur) {
-        m_error = makeError(ErrorCode::ParseError, "ts + dur is out of range", where);
+        m_error = makeError(ErrorCode::ParseError, "ts + dur is out of range", where());
         return false;
     }
     Event out;
