@@ -1,5 +1,6 @@
 // bubblescope-cli: the headless face of Bubblescope. Links no Qt.
 
+#include "app/cli/analyze_command.h"
 #include "app/cli/cli_common.h"
 #include "app/cli/export_command.h"
 #include "app/cli/launch_command.h"
@@ -32,6 +33,7 @@ int main(int argc, char** argv)
     bs::cli::addExportCommand(app, exitCode);
     bs::cli::addTuneCommand(app, exitCode);
     bs::cli::addLaunchCommand(app, exitCode);
+    bs::cli::addAnalyzeCommand(app, exitCode);
 #ifdef BS_WITH_TORCH
     bs::cli::addTrainCommand(app, exitCode);
 #endif

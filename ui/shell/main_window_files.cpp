@@ -55,6 +55,9 @@ void MainWindow::openRunDialog()
 
 bool MainWindow::openRunDirectory(const QString& dir, QString* error)
 {
+    if (isKinetoJobFolder(dir)) {
+        return openKinetoJob(dir, error);
+    }
     const auto fail = [error](const Error& e) {
         if (error) {
             *error = toQt(e.describe());
