@@ -1,6 +1,7 @@
 #include "app/cli/train_command.h"
 
 #include "app/cli/cli_common.h"
+#include "app/cli/option_checks.h"
 #include "runtime/config/config_presets.h"
 #include "runtime/config/config_toml.h"
 #include "runtime/dist/dist_train.h"
@@ -59,7 +60,16 @@ Result<runtime::RunConfig> buildConfig(const TrainArgs& a)
     if (a.accum) {
         c.pipeline.accum = *a.accum;
     }
-    if (const auto* info = runtime::findSchedule(c.schedule.name); info && !info->takesAccumWindow()) {
+    const runtime::ScheduleInfo* info = runtime::findSchedule(c.schedule.name);
+    const bool window = info && info->takesAccumWindow();
+    if (a.accum && *a.accum != 0 && info && !window) { // simulate refuses it too
+        const std::string windowed = runtime::scheduleNamesWhere([](const runtime::ScheduleInfo& i) { return i.takesAccumWindow(); });
+        return makeError(ErrorCode::InvalidArgument,
+            "accum: --accum " + std::to_string(*a.accum) + " applies only to the " + windowed + " schedule, not "
+                + c.schedule.name,
+            "allowed: --accum 0 or --schedule " + windowed);
+    }
+    if (info && !window) {
         c.pipeline.accum = 0; // only a windowed schedule (paci) has its own window
     }
     if (a.microBatchSize) {
@@ -185,7 +195,8 @@ void addTrainOptions(CLI::App& sub, TrainArgs& a)
     sub.add_option("--data", a.data, "synthetic, text:PATH or bin:PATH");
     sub.add_option("--threads", a.threads, "LibTorch intra-op threads");
     sub.add_option("--eval-interval", a.evalInterval, "Global batches between validation passes (0 = never)");
-    sub.add_option("--target-loss", a.targetLoss, "Validation loss that counts as reached");
+    sub.add_option("--target-loss", a.targetLoss, "Validation loss that counts as reached")
+        ->check(finiteIn(0, 1e6));
     sub.add_flag("--reference", a.reference, "Plain non-pipelined training with gradient accumulation");
     sub.add_option("--out", a.outDir, "Run directory (config.toml, metrics.jsonl, trace.json, summary.json)");
     sub.add_flag("--overwrite", a.overwrite, "Replace the files of an existing run directory");
@@ -199,7 +210,7 @@ void addTrainOptions(CLI::App& sub, TrainArgs& a)
                  "MASTER_ADDR, MASTER_PORT as torchrun sets them; Gloo on the CPU)");
     sub.add_option("--timeout", a.timeoutS,
                    "--distributed: seconds any wait for another rank may take before the run fails naming it")
-        ->check(CLI::PositiveNumber);
+        ->check(finiteIn(0.001, kMaxSeconds, "s"));
 }
 
 void addTrainCommand(CLI::App& app, int& exitCode)
