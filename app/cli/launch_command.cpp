@@ -1,5 +1,6 @@
 #include "app/cli/option_checks.h"
 #include "app/cli/launch_command.h"
+#include "app/cli/stop_signals.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -150,7 +151,23 @@ int runLaunch(const LaunchArgs& args, const std::string& executable)
     std::optional<int> firstFailure;
     std::optional<Clock::time_point> failedAt;
     bool killed = false;
+    bool forwarded = false;
+    const StopScope stoppable; // Ctrl-C / SIGTERM go to the ranks instead of ending the launcher
     for (;;) {
+        if (stopRequested() && !forwarded) {
+            // Each rank gets the signal the launcher got; the grace period then bounds the wait.
+            forwarded = true;
+            std::fprintf(stderr, "[launch] %s: forwarding it to the ranks, waiting up to %.0f s\n",
+                stopSignal() == SIGTERM ? "SIGTERM" : "SIGINT", args.graceS);
+            for (Rank& r : ranks) {
+                if (!r.exitCode) {
+                    ::kill(r.pid, stopSignal());
+                }
+            }
+            if (!failedAt) {
+                failedAt = Clock::now();
+            }
+        }
         std::vector<pollfd> fds;
         std::vector<std::pair<std::size_t, bool>> owners; // (rank, is stdout)
         for (std::size_t k = 0; k < ranks.size(); ++k) {
@@ -240,6 +257,9 @@ int runLaunch(const LaunchArgs& args, const std::string& executable)
     }
     if (args.json && !ranks.empty()) {
         std::cout << ranks[0].captured << std::flush;
+    }
+    if (forwarded) {
+        return stoppedExitCode();
     }
     return firstFailure.value_or(0);
 }
