@@ -107,6 +107,24 @@ int runLaunch(const LaunchArgs& args, const std::string& executable)
     }
     argv.push_back(nullptr);
 
+    // The ranks meet through a c10d FileStore in a directory only this user can enter: on one
+    // machine nothing needs to listen for the rendezvous (issue 14: the TCPStore bound *:PORT).
+    char storeDir[] = "/tmp/bubblescope-launch-XXXXXX";
+    if (::mkdtemp(storeDir) == nullptr) {
+        std::perror("mkdtemp");
+        return 1;
+    }
+    const std::string storeFile = std::string(storeDir) + "/rendezvous";
+    struct RemoveStoreDir
+    {
+        std::string dir, file;
+        ~RemoveStoreDir()
+        {
+            ::unlink(file.c_str());
+            ::rmdir(dir.c_str());
+        }
+    } removeStoreDir{storeDir, storeFile};
+
     const pid_t launcher = ::getpid();
     std::vector<Rank> ranks(static_cast<std::size_t>(args.nprocPerNode));
     for (int k = 0; k < args.nprocPerNode; ++k) {
@@ -137,6 +155,7 @@ int runLaunch(const LaunchArgs& args, const std::string& executable)
             ::setenv("LOCAL_WORLD_SIZE", std::to_string(args.nprocPerNode).c_str(), 1);
             ::setenv("MASTER_ADDR", "127.0.0.1", 1);
             ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+            ::setenv("BUBBLESCOPE_RENDEZVOUS_FILE", storeFile.c_str(), 1); // runtime/dist/listen_socket.h
             ::execv(executable.c_str(), argv.data());
             std::perror("execv");
             ::_exit(127);
