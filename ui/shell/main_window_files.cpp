@@ -134,7 +134,15 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
     }
     calibrateFrom(slot, run, contents->config.pipeline.microBatchSize);
     rememberFile(dir);
-    statusBar()->showMessage(tr("Opened %1").arg(dir), 5000);
+    if (contents->cutShort) { // killed mid-run: say so, and how much it holds
+        statusBar()->showMessage(tr("Opened %1 — cut short: %2 global batches were recorded before the run was "
+                                    "killed; the timeline holds every action up to the last of them")
+                                     .arg(dir)
+                                     .arg(contents->metrics.size()),
+            15000);
+    } else {
+        statusBar()->showMessage(tr("Opened %1").arg(dir), 5000);
+    }
     return true;
 }
 
