@@ -106,12 +106,15 @@ struct AnalyzeCommand
         Table w({"what-if (calibrated from this job)", "m", "step ms", "bubble"});
         for (std::size_t i = 0; i < predicted.size(); ++i) {
             const WhatIf& p = predicted[i];
-            w.addRow({i == 0 ? p.schedule + " (this job's own)" : p.schedule, std::to_string(p.microbatches), ms(p.predictedStep),
+            const std::string own = p.schedule == job.schedule ? " (this job's own)" : " (this job's stages as a plain pipeline)";
+            w.addRow({i == 0 ? p.schedule + own : p.schedule, std::to_string(p.microbatches), ms(p.predictedStep),
                       percent(p.predictedBubble)});
         }
         std::cout << w.render();
         const double err = b.makespan > 0 ? static_cast<double>(predicted.front().predictedStep - b.makespan) / static_cast<double>(b.makespan) : 0;
-        std::printf("own-schedule prediction vs measured step: %+.1f %%\n", err * 100.0);
+        if (predicted.front().schedule == job.schedule) {
+            std::printf("own-schedule prediction vs measured step: %+.1f %%\n", err * 100.0);
+        }
         if (replayed) {
             std::printf("Bubblescope's %s with these measured durations and hop delays: step %s ms, bubble %s (measured %s)\n",
                         job.schedule.c_str(), ms(replayed->makespan).c_str(), percent(replayed->bubbleFraction).c_str(),
@@ -183,7 +186,13 @@ void addAnalyzeCommand(CLI::App& app, int& exitCode)
     sub->add_option("--perfetto", cmd->perfetto, "Also write the attribution (actions, bubbles, waits, transfers) as a Perfetto trace");
     sub->add_option("--what-if", cmd->whatIf,
                     "Also predict SCHEDULE (e.g. zb-h1, paci, gpipe:16 for another m) from this job's measured costs; repeatable");
-    sub->callback([cmd, &exitCode] { exitCode = cmd->run(); });
+    sub->callback([cmd, &exitCode] {
+        try {
+            exitCode = cmd->run();
+        } catch (const std::exception& e) { // out of memory in the analysis of a huge job
+            exitCode = reportError(makeError(ErrorCode::Internal, std::string("analyze failed: ") + e.what()));
+        }
+    });
 }
 
 } // namespace bs::cli

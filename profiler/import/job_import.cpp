@@ -115,7 +115,9 @@ Result<std::vector<std::string>> listRankTraces(const std::string& path)
     return files;
 }
 
-Result<ImportedJob> importKinetoJob(const std::vector<std::string>& paths)
+namespace {
+
+Result<ImportedJob> importJob(const std::vector<std::string>& paths)
 {
     std::vector<std::string> files;
     std::vector<bool> fromFolder;
@@ -348,6 +350,24 @@ Result<ImportedJob> importKinetoJob(const std::vector<std::string>& paths)
         const auto ur = static_cast<std::size_t>(r);
         auto& actions = recovered[ur].actions;
         interleaved = interleaved || recovered[ur].stages.size() > 1;
+        // Time in c10d calls between consecutive actions (own clock, before the shift). A receive
+        // call that only waited for its data does not delay the next action in a replay either:
+        // that action starts at max(end + calls, arrival), and the arrival is at least as late.
+        std::vector<std::pair<TimeNs, TimeNs>> calls;
+        for (const CommOp& c : recovered[ur].comms) {
+            if (!c.onGpu && c.returned > c.posted) {
+                calls.push_back({c.posted, c.returned});
+            }
+        }
+        std::sort(calls.begin(), calls.end());
+        for (std::size_t i = 0; i < actions.size(); ++i) {
+            const TimeNs from = actions[i].end;
+            const TimeNs to = i + 1 < actions.size() ? actions[i + 1].start : INT64_MAX;
+            auto it = std::lower_bound(calls.begin(), calls.end(), std::make_pair(from, TimeNs{INT64_MIN}));
+            for (; it != calls.end() && it->first < to; ++it) {
+                actions[i].commOpsAfter += std::max<TimeNs>(0, std::min(it->second, to) - it->first);
+            }
+        }
         int version = 0;
         bool sawBackward = false;
         for (auto& a : actions) {
@@ -418,6 +438,21 @@ Result<ImportedJob> importKinetoJob(const std::vector<std::string>& paths)
     meta.title = "imported " + job.schedule + " p=" + std::to_string(job.stages) + " m=" + std::to_string(job.microbatches);
     job.trace = makeSnapshot(std::move(meta), events);
     return job;
+}
+
+} // namespace
+
+Result<ImportedJob> importKinetoJob(const std::vector<std::string>& paths)
+{
+    // The reader rules: nothing escapes. Out of memory (or a library throwing) becomes an error
+    // naming what was being imported.
+    try {
+        return importJob(paths);
+    } catch (const std::bad_alloc&) {
+        return makeError(ErrorCode::IoError, "out of memory while importing the traces", paths.empty() ? "" : paths.front());
+    } catch (const std::exception& e) {
+        return makeError(ErrorCode::Internal, std::string("cannot import the traces: ") + e.what(), paths.empty() ? "" : paths.front());
+    }
 }
 
 } // namespace bs::profiler::kineto
