@@ -4,6 +4,7 @@
 #include "app/cli/cli_common.h"
 #include "app/cli/export_command.h"
 #include "app/cli/launch_command.h"
+#include "app/cli/option_checks.h"
 #include "app/cli/simulate_command.h"
 #include "app/cli/tune_command.h"
 #ifdef BS_WITH_TORCH
@@ -36,6 +37,7 @@ int main(int argc, char** argv)
 #ifdef BS_WITH_TORCH
     bs::cli::addTrainCommand(app, exitCode);
 #endif
+    bs::cli::refuseEmptyValues(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
