@@ -158,6 +158,27 @@ struct AnalyzeCommand
                              {"send_wait_ns", r.sendWaiting}});
         }
         out["ranks"] = ranks;
+        nlohmann::json transfers = nlohmann::json::array();
+        for (const Transfer& t : job.transfers) {
+            nlohmann::json one = {{"from_rank", job.ranks[static_cast<std::size_t>(t.srcRank)].globalRank},
+                                  {"to_rank", job.ranks[static_cast<std::size_t>(t.dstRank)].globalRank},
+                                  {"from_stage", t.srcStage},
+                                  {"to_stage", t.dstStage},
+                                  {"microbatch", t.microbatch},
+                                  {"what", t.direction == Direction::Activation ? "activation" : "gradient"},
+                                  {"bytes", t.bytes},
+                                  {"recv_wait_ns", t.recvWaiting()},
+                                  {"send_wait_ns", t.sendWaiting()},
+                                  {"transfer_ns", t.transferTime()}};
+            if (t.comm >= 0) {
+                const CommInfo& c = job.comms[static_cast<std::size_t>(t.comm)];
+                one["nccl"] = {{"collective", c.collective}, {"dtype", c.dtype}, {"elements", std::max(c.inElements, c.outElements)},
+                               {"process_group", c.processGroup}, {"process_group_desc", c.processGroupDesc},
+                               {"process_group_ranks", c.processGroupRanks}, {"src_rank", c.srcRank}, {"dst_rank", c.dstRank}};
+            }
+            transfers.push_back(std::move(one));
+        }
+        out["transfer_list"] = transfers;
         nlohmann::json whatIfs = nlohmann::json::array();
         for (const WhatIf& p : predicted) {
             whatIfs.push_back({{"schedule", p.schedule},

@@ -194,10 +194,12 @@ Result<ImportedJob> importJob(const std::vector<std::string>& paths)
     const std::vector<int> order = pipelineOrder(traces, job.pipelineGroup);
     const int p = static_cast<int>(order.size());
     std::vector<RankActions> recovered(static_cast<std::size_t>(p));
+    std::vector<const RankTrace*> rankTrace(static_cast<std::size_t>(p), nullptr); // by pipeline rank
     job.ranks.resize(static_cast<std::size_t>(p));
     for (const RankTrace& t : traces) {
         const auto pr = static_cast<std::size_t>(std::find(order.begin(), order.end(), t.rank) - order.begin());
         recovered[pr] = recoverActions(t, static_cast<int>(pr));
+        rankTrace[pr] = &t;
         RankSummary& s = job.ranks[pr];
         s.file = t.file;
         s.globalRank = t.rank;
@@ -334,7 +336,12 @@ Result<ImportedJob> importJob(const std::vector<std::string>& paths)
         t.recvPosted = rv.posted + shift[static_cast<std::size_t>(t.dstRank)] - origin;
         t.arrived = rv.completed + shift[static_cast<std::size_t>(t.dstRank)] - origin;
         t.bytes = std::max(s.bytes, rv.bytes);
-        t.comm = s.comm;
+        const CommOp& withInfo = s.comm >= 0 ? s : rv;
+        const RankTrace& holder = *rankTrace[static_cast<std::size_t>(s.comm >= 0 ? t.srcRank : t.dstRank)];
+        if (withInfo.comm >= 0 && static_cast<std::size_t>(withInfo.comm) < holder.comms.size()) {
+            t.comm = static_cast<std::int32_t>(job.comms.size());
+            job.comms.push_back(holder.comms[static_cast<std::size_t>(withInfo.comm)]);
+        }
         job.transfers.push_back(t);
     }
     std::sort(job.transfers.begin(), job.transfers.end(),
