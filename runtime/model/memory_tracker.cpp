@@ -2,6 +2,7 @@
 
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <atomic>
@@ -68,7 +69,12 @@ public:
         : m_inner(inner)
     {}
 
+#if TORCH_VERSION_MAJOR >= 2
+    // LibTorch 2.x: allocate() is non-const and copy_data() is pure virtual.
+    c10::DataPtr allocate(size_t n) override
+#else
     c10::DataPtr allocate(size_t n) const override
+#endif
     {
         c10::DataPtr inner = m_inner->allocate(n);
         void* data = inner.get();
@@ -77,6 +83,13 @@ public:
         account(a->stage, a->category, a->bytes);
         return {data, a, &releaseAllocation, device};
     }
+
+#if TORCH_VERSION_MAJOR >= 2
+    void copy_data(void* dest, const void* src, std::size_t count) const override
+    {
+        m_inner->copy_data(dest, src, count);
+    }
+#endif
 
 private:
     c10::Allocator* m_inner;

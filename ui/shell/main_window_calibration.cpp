@@ -71,7 +71,7 @@ void MainWindow::refreshChecks()
     std::vector<PredictionCheck> checks;
     for (const auto& live : m_live) {
         if (!m_calibration || !live || !live->measured || !live->latest || !live->latest->finished
-            || !live->plan.result.trace) {
+            || !live->plan.result.trace || live->plan.result.throughputSamplesPerSecond <= 0) { // imported jobs: no throughput
             continue;
         }
         const auto& params = live->plan.result.schedule.params;
