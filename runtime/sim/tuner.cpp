@@ -63,9 +63,8 @@ Result<TuneResult> tune(const TuneRequest& request)
             scenario.accum = a;
             scenario.microBatchSize = b;
             auto sim = makeGptRequest(scenario);
-            if (sim && request.measured) {
-                const double scale = static_cast<double>(b) / static_cast<double>(std::max(1, request.measuredMicroBatchSize));
-                sim->costs = withMeasuredTimes(std::move(sim->costs), *request.measured, scale);
+            if (sim && request.calibration) {
+                sim->costs = withFittedTimes(std::move(sim->costs), *request.calibration, b);
             }
             auto simulated = sim ? simulate(*sim) : Result<SimulationResult>(sim.error());
             ++result.evaluated;

@@ -5,7 +5,7 @@
 
 #include "runtime/common/gpt_shape.h"
 #include "runtime/sim/cost_model.h"
-#include "runtime/sim/measured_costs.h"
+#include "runtime/sim/cost_fit.h"
 #include "runtime/sim/simulator.h"
 
 #include <cstdint>
@@ -49,11 +49,10 @@ struct TuneRequest
     std::int64_t memoryBudgetBytes = 0; ///< per stage; 0 = no limit
     int globalBatch = 0; ///< 0 = any; otherwise only a·b == globalBatch
     std::size_t keep = 5; ///< how many top candidates to return
-    /// Calibration: action times measured in a run at micro-batch size measuredMicroBatchSize
-    /// replace the device profile's (withMeasuredTimes; compute scaled by b / that size), so the
-    /// search ranks candidates by what this machine measured. Unset: the device profile.
-    std::optional<MeasuredCosts> measured;
-    int measuredMicroBatchSize = 1;
+    /// Calibration: action times fitted from measured runs (withFittedTimes at each candidate's b)
+    /// replace the device profile's, so the search ranks candidates by what this machine measured,
+    /// exactly as the GUI's calibrated what-if predicts them. Unset: the device profile.
+    std::optional<CostFit> calibration;
 };
 
 struct TuneCandidate

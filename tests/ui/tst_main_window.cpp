@@ -124,7 +124,7 @@ private Q_SLOTS:
         QVERIFY(predicted.wait(5000));
         const auto p = predicted.last().at(0).value<PredictionPtr>();
         QCOMPARE(window.compare()->timeline(0)->index(), p->primary.index.get());
-        QCOMPARE(window.compare()->model()->runs().at(0).label, std::string("PACI"));
+        QCOMPARE(window.compare()->model()->runs().at(0).label, std::string("PACI · predicted")); // labelled as such
     }
 
     void exportsWriteReadableFiles()
@@ -301,7 +301,7 @@ private Q_SLOTS:
 
         // Calibrated from the run: the prediction of its own settings matches what it measured.
         QVERIFY(window.calibration());
-        QCOMPARE(window.calibration()->costs.stageCount(), 8);
+        QCOMPARE(window.calibration()->stages, 8);
         QTableWidget* check = window.predictionCheck()->table();
         QCOMPARE(check->rowCount(), 3);
         for (int row = 0; row < 3; ++row) {
@@ -337,7 +337,7 @@ private Q_SLOTS:
         // The sliders are calibrated once the first global batch is done, before the run ends.
         QTRY_VERIFY_WITH_TIMEOUT(window.calibration() != nullptr, 60'000);
         QCOMPARE(window.predictionCheck()->table()->rowCount(), 0); // the check waits for the end
-        QCOMPARE(window.calibration()->costs.stageCount(), 8);
+        QCOMPARE(window.calibration()->stages, 8);
         QVERIFY(idle.wait(100'000));
         QApplication::processEvents();
         // Both live runs recorded both clocks: the wall-time axis is offered.

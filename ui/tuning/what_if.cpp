@@ -79,9 +79,8 @@ Result<PredictedRun> predictRun(const WhatIfConfig& config, const std::string& s
         return request.error();
     }
     if (const CalibrationPtr& calibration = config.calibration) {
-        const double scale =
-            static_cast<double>(config.microBatchSize) / static_cast<double>(std::max(1, calibration->microBatchSize));
-        request->costs = runtime::withMeasuredTimes(std::move(request->costs), calibration->costs, scale);
+        request->costs =
+            runtime::withFittedTimes(std::move(request->costs), calibration->fitFor(schedule), config.microBatchSize);
     }
     auto simulated = runtime::simulate(*request);
     if (!simulated) {
