@@ -54,7 +54,7 @@ bool MainWindow::openKinetoJob(const QString& dir, QString* error)
     run.result.schedule = *schedule;
     run.result.trace = job->trace;
     run.result.report = profiler::analyze(*job->trace, options);
-    run.lagBound = runtime::driftBound(*schedule, run.result.report);
+    run.lagBound = runtime::versionLagBound(*schedule, run.result.report);
     run.index = TimelineIndex::build(run.result.trace, BubbleRules{options.synchronous, options.microbatchesPerBatch, {}});
 
     if (m_mode == Mode::Prediction) {
