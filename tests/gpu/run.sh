@@ -175,7 +175,7 @@ if [[ -n "$BENCH" && $HAVE_GPU == 1 && $REHEARSE == 0 ]]; then
         fi
     done
 else
-    say "CUPTI overhead, synthetic: skipped (${BENCH:+no GPU}${BENCH:-benchmark not built})"
+    say "CUPTI overhead, synthetic: skipped ($([[ -n "$BENCH" ]] && echo "no GPU" || echo "benchmark not built"))"
 fi
 
 # --- training checks through bubblescope-cli -----------------------------------------------------
@@ -195,10 +195,11 @@ toml() { # toml FILE DTYPE [extra lines]: a config holding only what the flags c
 }
 CUDA=(--device cuda); CPU=(--device cpu); MODEL=gpt2-medium; SIMPROFILE=h200
 if [[ $REHEARSE == 1 ]]; then CUDA=(); CPU=(); MODEL=tiny; SIMPROFILE=cpu; STEPS=2; fi
-# train NAME ARGS...: one run, its directory under runs/NAME, its summary on stdout (JSON)
+# train NAME ARGS...: one run, its directory under runs/NAME, its summary.json on stdout
 train() {
     local name=$1; shift
-    "$CLI" train "$@" --eval-interval 0 --out "$RUNS/$name" --overwrite --json 2>>"$LOGS/train-$name.log" | tail -1
+    "$CLI" train "$@" --eval-interval 0 --out "$RUNS/$name" --overwrite >>"$LOGS/train-$name.log" 2>&1 \
+        && cat "$RUNS/$name/summary.json"
 }
 
 # 1. GPU-vs-CPU loss equality: tiny GPT, fp32, 1f1b and paci, relative 1e-4 per step.
@@ -274,7 +275,7 @@ python3 -c 'import json,sys; sys.exit(0 if json.loads(sys.argv[1])["pass"] else 
 
 # CUPTI overhead in a real run: the same 1f1b run with the collector off (profiling.cupti).
 toml "$WORK/bf16-nocupti.toml" bf16 "$([[ $REHEARSE == 1 ]] && echo '[profiling]\ntrace = true\n' || echo '[profiling]\ncupti = false\n')"
-off="$("$CLI" train --config "$WORK/bf16-nocupti.toml" "${MED[@]}" --schedule 1f1b --eval-interval 0 --json 2>>"$LOGS/train-med-nocupti.log" | tail -1)"
+off="$(train med-1f1b-nocupti --config "$WORK/bf16-nocupti.toml" "${MED[@]}" --schedule 1f1b)"
 ovr="$(python3 - "${tps[1f1b]}" "$off" <<'PY'
 import json, sys
 try:
