@@ -23,6 +23,7 @@ struct StageMetrics
     std::int64_t peakBytes = 0; ///< highest total (all categories but instrumentation) since the run began
     std::int64_t peakActivationBytes = 0;
     std::int64_t peakStashBytes = 0;
+    std::int64_t peakReservedBytes = 0; ///< CUDA stages: the device's caching-allocator reserve while the stage ran (shared by the stages on it); 0 on the CPU
     int maxLag = 0; ///< most updates any micro-batch's backward crossed so far
     std::vector<std::int64_t> lagHistogram;
     std::int64_t driftSamples = 0;
@@ -63,6 +64,9 @@ struct RunSummary
     std::optional<double> timeToTargetS; ///< virtual time when the validation loss first reached the target
     std::optional<int> stepToTarget;
     std::string error; ///< non-empty when the run stopped on an error
+    std::string device; ///< where the stages ran: "cpu", "cuda:0 (8 stages)", ...
+    std::string dtype;  ///< "fp32" or "bf16"
+    std::vector<std::string> notes; ///< said once: e.g. why CUPTI kernel lanes are off
     std::vector<StageMetrics> stages;
 };
 

@@ -2,6 +2,7 @@
 
 #include "runtime/config/config_validate.h"
 #include "runtime/data/token_source.h"
+#include "runtime/exec/device_runtime.h"
 #include "runtime/dist/stage_transport.h"
 #include "runtime/exec/tensor_executor.h"
 #include "runtime/model/pipeline_model.h"
@@ -113,6 +114,7 @@ StageMetrics stageMetrics(int s, const StageStats& st)
     m.peakBytes = mem.peakTotal;
     m.peakActivationBytes = mem.peakOf(MemoryCategory::Activations);
     m.peakStashBytes = mem.peakOf(MemoryCategory::Stash);
+    m.peakReservedBytes = mem.peakReserved;
     m.maxLag = st.maxLag;
     m.lagHistogram = st.lagHistogram;
     m.driftSamples = st.driftSamples;
@@ -128,6 +130,7 @@ struct RunSession::Impl
     RunConfig config;
     SessionOptions options;
     std::unique_ptr<TokenSource> data;
+    std::unique_ptr<DeviceRuntime> device; // before the model: its memory attribution outlives the tensors' frees
     std::optional<PipelineModel> model;
     std::optional<ReferenceTrainer> reference;
     std::vector<TokenBatch> validation;
@@ -261,12 +264,16 @@ Result<RunSession> RunSession::create(const RunConfig& config, const SessionOpti
     if (Status valid = validate(config); !valid) {
         return valid.error();
     }
-    if (config.device.name != "cpu") {
-        return makeError(ErrorCode::Unavailable,
-            "device '" + config.device.name + "' needs a CUDA-enabled LibTorch; this build trains on the CPU",
-            "device.name");
-    }
     auto impl = std::make_unique<Impl>();
+    DeviceRuntimeOptions deviceOptions;
+    deviceOptions.profileKernels = config.profiling.trace;
+    auto device = DeviceRuntime::create(config, options.reference ? 1 : config.pipeline.stages, impl->store,
+                                        std::move(deviceOptions));
+    if (!device) {
+        return device.error(); // no CUDA device / CPU-only LibTorch: names device.name
+    }
+    impl->device = std::move(device.value());
+    impl->summary.notes = impl->device->notes();
     impl->config = config;
     impl->options = options;
     if (config.device.intraOpThreads > 0) {
@@ -298,6 +305,7 @@ Result<RunSession> RunSession::create(const RunConfig& config, const SessionOpti
         return schedule.error();
     }
     ModelOptions mo = modelOptions(config, *schedule);
+    impl->device->configure(mo);
     if (options.transport) {
         mo.onlyStage = options.transport->rank(); // a rank holds its own stage's weights only
     }
@@ -384,6 +392,9 @@ Status RunSession::Impl::runPipeline(int count)
     const int firstStep = stepsDone;
     const std::int64_t firstMb = mbDone;
     TensorExecutor executor(*model, firstMb);
+    if (Status s = device->attach(executor); !s) {
+        return s;
+    }
     if (options.transport) {
         return runRank(count, *schedule, executor);
     }
@@ -406,6 +417,7 @@ Status RunSession::Impl::runPipeline(int count)
     drive.cutEvery = m();
     drive.microbatchOffset = static_cast<std::int32_t>(firstMb);
     drive.onAction = [&](const Action& a, const profiler::TraceEvent& ev) {
+        device->placed(ev); // GPU runs: this action's kernels onto the virtual clock
         if (a.kind != ActionKind::Update) {
             return;
         }
@@ -460,6 +472,7 @@ Status RunSession::Impl::runThreaded(int count, const Schedule& schedule, Tensor
     drive.initialVersions = versions;
     drive.microbatchOffset = static_cast<std::int32_t>(mbDone);
     drive.onAction = [&](const Action& a, const profiler::TraceEvent& ev) {
+        device->placed(ev);
         if (a.kind != ActionKind::Backward && a.kind != ActionKind::BackwardWeight) {
             return;
         }
@@ -572,6 +585,7 @@ Status RunSession::Impl::runRank(int count, const Schedule& schedule, TensorExec
             ++version;
         }
         store.append(event);
+        device->placed(event);
         lastEnd = end;
         if (a.kind == ActionKind::Backward || a.kind == ActionKind::BackwardWeight) {
             const int n = a.microbatch / m();
@@ -649,6 +663,8 @@ Status RunSession::finish()
         return ok();
     }
     d.finished = true;
+    Status deviceFinished = d.device->finish(d.meta); // the last kernel lanes, device and cupti.* attributes
+    d.store.setMeta(d.meta);
     std::shared_ptr<const profiler::TraceSnapshot> trace = d.store.snapshot();
     RunSummary s;
     {
@@ -674,7 +690,12 @@ Status RunSession::finish()
                 d.summary.stages.push_back(stageMetrics(st, d.model->stageStats(st)));
             }
         }
+        d.summary.device = d.device->plan().description;
+        d.summary.dtype = d.device->plan().bf16 ? "bf16" : "fp32";
         s = d.summary;
+    }
+    if (!deviceFinished) {
+        return deviceFinished;
     }
     if (!d.writer) {
         return ok();

@@ -1,5 +1,7 @@
 #include "runtime/model/pipeline_model.h"
 
+#include "runtime/model/device_memory.h"
+#include "runtime/model/device_p.h"
 #include "runtime/model/gpt_modules_p.h"
 
 #include <ATen/Parallel.h>
@@ -59,6 +61,14 @@ paci::AccumulatorOptions accumulatorOptions(const ModelOptions& o)
     return a;
 }
 
+// CPU stages: the CPU allocator wrapper's counters; CUDA stages: the device attribution
+// (device_memory.h) when a run installed one.
+StageMemory stageMemory(int stage)
+{
+    DeviceMemoryAttributor* device = installedDeviceMemory();
+    return device && device->deviceOf(stage) >= 0 ? device->stage(stage) : MemoryTracker::stage(stage);
+}
+
 } // namespace
 
 struct PipelineModel::Impl
@@ -101,6 +111,7 @@ struct PipelineModel::Impl
         }
         StepInfo info;
         try {
+            const detail::ComputeScope compute(options.deviceOf(s), false); // backward: autograd replays the forward's casts
             const MemoryScope scope(s, MemoryCategory::Activations);
             if (Status done = body(stages[static_cast<std::size_t>(s)], **pending, info); !done) {
                 return done.error();
@@ -120,7 +131,9 @@ struct PipelineModel::Impl
         if (it == box.end()) {
             return makeError(ErrorCode::Internal, std::string("no ") + what + " was sent to this stage", where(s, mb));
         }
-        torch::Tensor t = it->second.clone();
+        // A copy on the receiving stage's device (clone when it is the sender's).
+        torch::Tensor t = it->second.to(it->second.options().device(detail::torchDevice(options.deviceOf(s))),
+                                        /*non_blocking=*/false, /*copy=*/true);
         box.erase(it);
         return t;
     }
@@ -233,6 +246,7 @@ Result<PipelineModel> PipelineModel::create(const ModelOptions& options, TokenFn
     try {
         for (int s = 0; s < options.stages; ++s) {
             const auto i = static_cast<std::size_t>(s);
+            const detail::ComputeScope onDevice(options.deviceOf(s), false);
             StageState st;
             if (options.onlyStage >= 0 && s != options.onlyStage) {
                 impl->stages.push_back(std::move(st)); // another rank's stage: an empty slot
@@ -243,6 +257,7 @@ Result<PipelineModel> PipelineModel::create(const ModelOptions& options, TokenFn
                 st.module = detail::GptStage(shape, partition->firstLayer[i], partition->layerCount[i], s == 0,
                     s == options.stages - 1, options.seed);
                 st.module->train();
+                st.module->to(detail::torchDevice(options.deviceOf(s))); // fp32 master weights on the stage's device
                 st.params = st.module->parameters();
             }
             {
@@ -322,8 +337,9 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
     Impl& d = *m_impl;
     StageState& st = d.stages[static_cast<std::size_t>(s)];
     StepInfo info;
-    const std::int64_t before = MemoryTracker::stage(s).liveOf(MemoryCategory::Activations);
+    const std::int64_t before = stageMemory(s).liveOf(MemoryCategory::Activations);
     try {
+        const detail::ComputeScope compute(d.options.deviceOf(s), d.options.bf16);
         Pending p;
         {
             const MemoryScope scope(-1, MemoryCategory::Other); // drift snapshots are instrumentation
@@ -340,10 +356,11 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
                 return makeError(
                     ErrorCode::InvalidArgument, "micro-batch has the wrong shape for the model", where(s, mb));
             }
-            p.input = detail::tokensToTensor(batch->inputs, batch->batch, batch->seq);
+            p.input = detail::tokensToTensor(batch->inputs, batch->batch, batch->seq, detail::torchDevice(d.options.deviceOf(s)));
             if (!d.targetsFromTokens || s == d.last()) {
                 const MemoryScope targetScope(d.last(), MemoryCategory::Activations);
-                torch::Tensor targets = detail::tokensToTensor(batch->targets, batch->batch, batch->seq);
+                torch::Tensor targets = detail::tokensToTensor(batch->targets, batch->batch, batch->seq,
+                                                               detail::torchDevice(d.options.deviceOf(d.last())));
                 const std::lock_guard<std::mutex> lock(d.mailbox);
                 d.targets[mb] = std::move(targets);
             }
@@ -362,7 +379,8 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
                 if (!batch) {
                     return batch.error();
                 }
-                targets = detail::tokensToTensor(batch->targets, batch->batch, batch->seq);
+                targets = detail::tokensToTensor(batch->targets, batch->batch, batch->seq,
+                                                 detail::torchDevice(d.options.deviceOf(s)));
             } else {
                 const std::lock_guard<std::mutex> lock(d.mailbox);
                 auto t = d.targets.find(mb);
@@ -394,7 +412,7 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
     } catch (const std::exception& e) {
         return makeError(ErrorCode::Internal, std::string("forward failed: ") + e.what(), where(s, mb));
     }
-    info.activationBytes = MemoryTracker::stage(s).liveOf(MemoryCategory::Activations) - before;
+    info.activationBytes = stageMemory(s).liveOf(MemoryCategory::Activations) - before;
     return info;
 }
 
@@ -469,6 +487,7 @@ Status PipelineModel::update(int s, int microbatches)
             at);
     }
     try {
+        const detail::ComputeScope onDevice(d.options.deviceOf(s), false);
         {
             torch::NoGradGuard noGrad;
             const MemoryScope scope(-1, MemoryCategory::Other);
@@ -520,7 +539,7 @@ std::optional<HandOff> PipelineModel::takeHandOff(HandOffKind kind, int toStage,
         box.erase(it);
     }
     const MemoryScope scope(-1, MemoryCategory::Other);
-    t = t.to(torch::kFloat32).contiguous();
+    t = t.to(torch::kCPU, torch::kFloat32).contiguous();
     HandOff out;
     out.shape = t.sizes().vec();
     const float* p = t.data_ptr<float>();
@@ -534,7 +553,8 @@ void PipelineModel::putHandOff(HandOffKind kind, int toStage, std::int64_t micro
     torch::Tensor t;
     {
         const MemoryScope scope(toStage, MemoryCategory::Activations);
-        t = torch::from_blob(const_cast<float*>(value.values.data()), value.shape, torch::kFloat32).clone();
+        t = torch::from_blob(const_cast<float*>(value.values.data()), value.shape, torch::kFloat32)
+                .to(detail::torchDevice(d.options.deviceOf(toStage)), torch::kFloat32, false, /*copy=*/true);
     }
     const std::lock_guard<std::mutex> lock(d.mailbox);
     (kind == HandOffKind::Activation ? d.activationsIn : d.gradsIn)[{toStage, microbatch}] = std::move(t);
@@ -568,12 +588,15 @@ Result<double> PipelineModel::evaluate(const std::vector<TokenBatch>& batches)
         for (auto& st : m_impl->stages) {
             st.module->eval();
         }
+        const ModelOptions& o = m_impl->options;
         for (const TokenBatch& b : batches) {
             torch::Tensor x = detail::tokensToTensor(b.inputs, b.batch, b.seq);
-            for (auto& st : m_impl->stages) {
-                x = st.module->forward(x);
+            for (int s = 0; s < stages(); ++s) {
+                const detail::ComputeScope compute(o.deviceOf(s), o.bf16);
+                x = m_impl->stages[static_cast<std::size_t>(s)].module->forward(x.to(detail::torchDevice(o.deviceOf(s))));
             }
-            sum += detail::GptStageImpl::loss(x, detail::tokensToTensor(b.targets, b.batch, b.seq)).item<double>();
+            const torch::Tensor targets = detail::tokensToTensor(b.targets, b.batch, b.seq, x.device());
+            sum += detail::GptStageImpl::loss(x, targets).item<double>();
         }
         for (auto& st : m_impl->stages) {
             st.module->train();
@@ -608,7 +631,7 @@ StageStats PipelineModel::stageStats(int stage) const
     for (const torch::Tensor& p : st.params) {
         out.parameterCount += p.numel();
     }
-    out.memory = MemoryTracker::stage(stage);
+    out.memory = stageMemory(stage);
     return out;
 }
 
