@@ -17,7 +17,7 @@
 // the peer it was talking to.
 
 #include "runtime/dist/dist_env.h"
-#include "runtime/dist/stage_transport.h"
+#include "runtime/exec/stage_transport.h"
 
 #include <chrono>
 #include <memory>

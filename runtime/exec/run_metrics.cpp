@@ -39,7 +39,8 @@ void to_json(nlohmann::json& j, const RunSummary& s)
         {"tokens_per_s_virtual", s.tokensPerSVirtual}, {"tokens_per_s_wall", s.tokensPerSWall},
         {"bubble_fraction", s.bubbleFraction}, {"target_loss", optional(s.targetLoss)},
         {"time_to_target_s", optional(s.timeToTargetS)}, {"step_to_target", optional(s.stepToTarget)},
-        {"error", s.error}, {"device", s.device}, {"dtype", s.dtype}, {"notes", s.notes}, {"per_stage", s.stages}};
+        {"error", s.error}, {"device", s.device}, {"dtype", s.dtype}, {"notes", s.notes},
+        {"kernel_profiling", s.kernelProfiling}, {"per_stage", s.stages}};
 }
 
 } // namespace bs::runtime

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,6 +68,8 @@ struct RunSummary
     std::string device; ///< where the stages ran: "cpu", "cuda:0 (8 stages)", ...
     std::string dtype;  ///< "fp32" or "bf16"
     std::vector<std::string> notes; ///< said once: e.g. why CUPTI kernel lanes are off
+    /// GPU runs: the trace's cupti.* attributes (kernels, dropped_records, host_overhead_ns, ...).
+    std::map<std::string, std::string> kernelProfiling;
     std::vector<StageMetrics> stages;
 };
 

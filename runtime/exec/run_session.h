@@ -25,7 +25,7 @@ namespace bs::runtime {
 /// (static per-stage orders), the timeline is wall-clock.
 enum class ExecutorKind { Serial, Threaded };
 
-class StageTransport; // runtime/dist/stage_transport.h
+class StageTransport; // runtime/exec/stage_transport.h
 
 struct SessionOptions
 {

@@ -1,7 +1,7 @@
 // The torchrun environment: every missing or malformed variable is a clear InvalidArgument that
 // names it, and WORLD_SIZE must equal the number of stages; all before any work.
 #include "runtime/dist/dist_env.h"
-#include "runtime/dist/stage_transport.h"
+#include "runtime/exec/stage_transport.h"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,92 @@
+// Batch bookkeeping: what a completed global batch reports (metrics.jsonl, the summary's
+// series, pollMetrics()), and the validation passes due on the way.
+#include "runtime/exec/session_state.h"
+
+#include <nlohmann/json.hpp>
+
+namespace bs::runtime {
+
+StageMetrics stageMetrics(int s, const StageStats& st)
+{
+    StageMetrics m;
+    m.stage = s;
+    m.version = st.version;
+    const StageMemory& mem = st.memory;
+    m.paramBytes = mem.liveOf(MemoryCategory::Parameters);
+    m.gradBytes = mem.liveOf(MemoryCategory::Gradients);
+    m.optimizerBytes = mem.liveOf(MemoryCategory::OptimizerState);
+    m.stashBytes = mem.liveOf(MemoryCategory::Stash);
+    m.activationBytes = mem.liveOf(MemoryCategory::Activations);
+    m.peakBytes = mem.peakTotal;
+    m.peakActivationBytes = mem.peakOf(MemoryCategory::Activations);
+    m.peakStashBytes = mem.peakOf(MemoryCategory::Stash);
+    m.peakReservedBytes = mem.peakReserved;
+    m.maxLag = st.maxLag;
+    m.lagHistogram = st.lagHistogram;
+    m.driftSamples = st.driftSamples;
+    m.meanDrift = st.meanDrift;
+    m.maxDrift = st.maxDrift;
+    return m;
+}
+
+bool RunSession::Impl::evaluationDue(int step) const
+{
+    const int every = config.training.evalInterval;
+    return every > 0 && ((step + 1) % every == 0 || step + 1 == config.training.steps);
+}
+
+std::optional<double> RunSession::Impl::maybeEvaluate(bool due)
+{
+    if (!due || validation.empty()) {
+        return std::nullopt;
+    }
+    const auto t0 = Clock::now();
+    Result<double> v = reference ? reference->evaluate(validation) : model->evaluate(validation);
+    evalWall += Clock::now() - t0;
+    return v ? std::optional<double>(*v) : std::nullopt;
+}
+
+Status RunSession::Impl::recordBatch(int step, double loss, TimeNs virtualEnd, Clock::time_point wallStart,
+                                     std::optional<Clock::time_point> completedAt, std::optional<bool> evaluate)
+{
+    BatchMetrics b;
+    b.step = step;
+    b.trainLoss = loss;
+    b.virtualTimeS = toSeconds(virtualEnd);
+    const Clock::time_point at = completedAt.value_or(Clock::now());
+    const double wall = seconds(trainWall + (at - wallStart)) - seconds(evalWall); // before this batch's eval
+    b.valLoss = maybeEvaluate(evaluate.value_or(evaluationDue(step)));
+    b.wallTimeS = wall;
+    const double tokens = tokensUpTo(step + 1);
+    b.tokensPerSVirtual = b.virtualTimeS > 0 ? tokens / b.virtualTimeS : 0.0;
+    b.tokensPerSWall = wall > 0 ? tokens / wall : 0.0;
+    if (model) {
+        for (int s = 0; s < model->stages(); ++s) {
+            b.stages.push_back(stageMetrics(s, model->stageStats(s)));
+        }
+    }
+    {
+        const std::lock_guard<std::mutex> lock(mutex);
+        summary.losses.push_back(loss);
+        summary.finalTrainLoss = loss;
+        summary.steps = step + 1;
+        if (b.valLoss) {
+            summary.valLoss = b.valLoss;
+            summary.valLosses.push_back(*b.valLoss);
+            summary.valSteps.push_back(step);
+            summary.valVirtualTimesS.push_back(b.virtualTimeS);
+            if (summary.targetLoss && !summary.timeToTargetS && *b.valLoss <= *summary.targetLoss) {
+                summary.timeToTargetS = b.virtualTimeS;
+                summary.stepToTarget = step;
+            }
+        }
+        summary.stages = b.stages;
+        fresh.push_back(b);
+    }
+    if (writer) {
+        return writer->appendMetrics(nlohmann::json(b));
+    }
+    return ok();
+}
+
+} // namespace bs::runtime

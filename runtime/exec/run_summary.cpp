@@ -1,0 +1,36 @@
+// The run's summary at its end (summary.json, `train --json`): totals, throughput and the bubble
+// fraction of the trace, the final per-stage state.
+#include "runtime/exec/session_state.h"
+
+namespace bs::runtime {
+
+RunSummary RunSession::Impl::closeSummary(const profiler::TraceSnapshot& trace)
+{
+    const std::lock_guard<std::mutex> lock(mutex);
+    const int p = reference ? 1 : config.pipeline.stages;
+    summary.virtualTimeS = toSeconds(virtualNow);
+    summary.wallTimeS = seconds(trainWall) - seconds(evalWall);
+    summary.busyTimeS = toSeconds(busy);
+    const double tokens = tokensUpTo(stepsDone);
+    summary.tokensPerSVirtual = summary.virtualTimeS > 0 ? tokens / summary.virtualTimeS : 0.0;
+    summary.tokensPerSWall = summary.wallTimeS > 0 ? tokens / summary.wallTimeS : 0.0;
+    TimeNs computeNs = 0;
+    trace.forEach([&](const profiler::TraceEvent& e) {
+        if (e.isCompute()) {
+            computeNs += e.duration();
+        }
+    });
+    const double capacity = static_cast<double>(p) * static_cast<double>(virtualNow);
+    summary.bubbleFraction = capacity > 0 ? 1.0 - static_cast<double>(computeNs) / capacity : 0.0;
+    summary.device = device->plan().description;
+    summary.dtype = device->plan().bf16 ? "bf16" : "fp32";
+    if (model) { // the final state, after the last updates
+        summary.stages.clear();
+        for (int st = 0; st < model->stages(); ++st) {
+            summary.stages.push_back(stageMetrics(st, model->stageStats(st)));
+        }
+    }
+    return summary;
+}
+
+} // namespace bs::runtime

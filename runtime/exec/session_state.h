@@ -1,0 +1,127 @@
+#pragma once
+// The state of one training run behind the RunSession facade (private to runtime/exec). The
+// facade (run_session.cpp) creates it and routes calls; each driver has its own file
+// (serial_run.cpp, threaded_run.cpp, rank_run.cpp, reference_run.cpp), as do batch recording
+// (batch_recorder.cpp), live Apply (live_apply.cpp) and the final summary (run_summary.cpp).
+// Torch-free: tensors live in PipelineModel / ReferenceTrainer.
+
+#include "runtime/data/token_source.h"
+#include "runtime/exec/device_runtime.h"
+#include "runtime/exec/run_session.h"
+#include "runtime/exec/tensor_executor.h"
+#include "runtime/model/pipeline_model.h"
+#include "runtime/model/reference_trainer.h"
+#include "runtime/rundir/run_dir_writer.h"
+#include "runtime/schedule/schedule.h"
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+namespace bs::runtime {
+
+using SessionClock = std::chrono::steady_clock;
+
+inline double seconds(SessionClock::duration d)
+{
+    return std::chrono::duration<double>(d).count();
+}
+
+/// Micro-batches one update applies, read from the schedule's first update on the last stage.
+int updateWindow(const Schedule& schedule);
+
+/// The model options of `c` run under `schedule` (weight policy, update window, LR schedule in
+/// updates, drift sampling).
+ModelOptions modelOptions(const RunConfig& c, const Schedule& schedule);
+
+/// Where the training data is: run-wide micro-batch `firstMicrobatch` and the ones after it take
+/// consecutive rows of `batchSize` sequences from sequence `firstSequence` on. Apply moves it (b may
+/// change), so a run reads the sequence stream once, in order, whatever its settings. Changed only
+/// between two schedules, when no forward runs.
+struct DataCursor
+{
+    std::int64_t firstMicrobatch = 0;
+    std::int64_t firstSequence = 0;
+    int batchSize = 1;
+
+    MicroBatch batch(const TokenSource& source, std::int64_t mb) const;
+};
+
+TokenBatch toTokenBatch(MicroBatch m);
+
+/// One stage's reported metrics from its measured statistics.
+StageMetrics stageMetrics(int s, const StageStats& st);
+
+struct RunSession::Impl
+{
+    using Clock = SessionClock;
+
+    RunConfig config;
+    SessionOptions options;
+    std::unique_ptr<TokenSource> data;
+    std::unique_ptr<DeviceRuntime> device; // before the model: its memory attribution outlives the tensors' frees
+    std::optional<PipelineModel> model;
+    std::optional<ReferenceTrainer> reference;
+    std::vector<TokenBatch> validation;
+    profiler::TraceStore store;
+    std::optional<RunDirWriter> writer;
+    std::atomic<bool> stop{false};
+
+    mutable std::mutex mutex; // guards summary, fresh, pendingApply, changes; config's writes
+    RunSummary summary;
+    std::vector<BatchMetrics> fresh;
+
+    int stepsDone = 0;
+    std::int64_t mbDone = 0; // run-wide micro-batches trained (data index, trace ids)
+    std::shared_ptr<DataCursor> cursor; // the token function's position (moved on by Apply)
+    profiler::TraceMeta meta;
+    // Live Apply: pendingApply and changes are guarded by `mutex`; `cut` tells the driver.
+    std::atomic<bool> cut{false};
+    std::optional<LiveSettings> pendingApply;
+    std::vector<AppliedChange> changes;
+    double tokensBefore = 0; // tokens trained before the settings in force (since step settingsStep)
+    int settingsStep = 0;
+    std::atomic<bool> broken{false};
+    std::atomic<bool> finished{false};
+    TimeNs virtualNow = 0; // end of the timeline so far
+    std::vector<int> versions;
+    Clock::duration trainWall{};
+    Clock::duration evalWall{};
+    TimeNs busy = 0;
+
+    int m() const { return config.pipeline.microbatches; }
+    double tokensPerBatch() const
+    {
+        return static_cast<double>(m()) * config.pipeline.microBatchSize * config.model.shape.seqLen;
+    }
+    /// Tokens trained in steps [0, steps).
+    double tokensUpTo(int steps) const { return tokensBefore + tokensPerBatch() * (steps - settingsStep); }
+
+    // batch_recorder.cpp
+    bool evaluationDue(int step) const;
+    std::optional<double> maybeEvaluate(bool due);
+    /// `completedAt`: when the batch completed (default: now). `evaluate`: run the validation
+    /// pass if one is due (threaded chunks decide themselves).
+    Status recordBatch(int step, double loss, TimeNs virtualEnd, Clock::time_point wallStart,
+                       std::optional<Clock::time_point> completedAt = std::nullopt,
+                       std::optional<bool> evaluate = std::nullopt);
+
+    // The drivers: serial_run.cpp (which also picks the driver), threaded_run.cpp, rank_run.cpp,
+    // reference_run.cpp.
+    Status runPipeline(int count);
+    Status runThreaded(int count, const Schedule& schedule, TensorExecutor& executor);
+    Status runRank(int count, const Schedule& schedule, TensorExecutor& executor);
+    Status runReference(int count);
+
+    // live_apply.cpp
+    Result<RunConfig> liveConfig(const LiveSettings& settings) const;
+    Status applyPending();
+
+    // run_summary.cpp: the summary at the end of the run, from its trace.
+    RunSummary closeSummary(const profiler::TraceSnapshot& trace);
+};
+
+} // namespace bs::runtime

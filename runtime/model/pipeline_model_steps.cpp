@@ -1,0 +1,241 @@
+// PipelineModel's actions: forward, the three backward passes, the update, and the tensors handed
+// between stages (in memory, or to and from a StageTransport for multi-process runs).
+#include "runtime/model/pipeline_model.h"
+
+#include "runtime/model/pipeline_model_p.h"
+
+#include <cmath>
+
+namespace bs::runtime {
+
+using namespace detail;
+
+Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
+{
+    Impl& d = *m_impl;
+    StageState& st = d.stages[static_cast<std::size_t>(s)];
+    StepInfo info;
+    const std::int64_t before = stageMemory(s).liveOf(MemoryCategory::Activations);
+    try {
+        const detail::ComputeScope compute(d.options.deviceOf(s), d.options.bf16);
+        Pending p;
+        {
+            const MemoryScope scope(-1, MemoryCategory::Other); // drift snapshots are instrumentation
+            p.tag = st.acc->tagForward(mb);
+        }
+        const MemoryScope scope(s, MemoryCategory::Activations);
+        if (s == 0) {
+            Result<TokenBatch> batch = d.tokens(mb);
+            if (!batch) {
+                return batch.error();
+            }
+            const auto n = static_cast<std::size_t>(batch->batch) * static_cast<std::size_t>(batch->seq);
+            if (batch->seq != d.options.shape.seqLen || batch->inputs.size() != n || batch->targets.size() != n) {
+                return makeError(
+                    ErrorCode::InvalidArgument, "micro-batch has the wrong shape for the model", where(s, mb));
+            }
+            p.input = detail::tokensToTensor(batch->inputs, batch->batch, batch->seq, detail::torchDevice(d.options.deviceOf(s)));
+            if (!d.targetsFromTokens || s == d.last()) {
+                const MemoryScope targetScope(d.last(), MemoryCategory::Activations);
+                torch::Tensor targets = detail::tokensToTensor(batch->targets, batch->batch, batch->seq,
+                                                               detail::torchDevice(d.options.deviceOf(d.last())));
+                const std::lock_guard<std::mutex> lock(d.mailbox);
+                d.targets[mb] = std::move(targets);
+            }
+        } else {
+            auto received = d.receive(d.activationsIn, s, mb, "activation");
+            if (!received) {
+                return received.error();
+            }
+            p.input = received->requires_grad_(true);
+        }
+        torch::Tensor out = st.module->forward(p.input);
+        if (s == d.last()) {
+            torch::Tensor targets;
+            if (d.targetsFromTokens && s != 0) {
+                Result<TokenBatch> batch = d.tokens(mb);
+                if (!batch) {
+                    return batch.error();
+                }
+                targets = detail::tokensToTensor(batch->targets, batch->batch, batch->seq,
+                                                 detail::torchDevice(d.options.deviceOf(s)));
+            } else {
+                const std::lock_guard<std::mutex> lock(d.mailbox);
+                auto t = d.targets.find(mb);
+                if (t == d.targets.end()) {
+                    return makeError(ErrorCode::Internal, "no targets for this micro-batch", where(s, mb));
+                }
+                targets = std::move(t->second);
+                d.targets.erase(t);
+            }
+            const torch::Tensor loss = detail::GptStageImpl::loss(out, targets);
+            const double value = loss.item<double>();
+            if (!std::isfinite(value)) {
+                return makeError(
+                    ErrorCode::Diverged, "training diverged: the loss is " + std::to_string(value), where(s, mb));
+            }
+            {
+                const std::lock_guard<std::mutex> lock(d.mailbox);
+                d.losses[mb] = value;
+            }
+            p.root = loss * d.lossScale;
+        } else {
+            p.root = out;
+            info.sendBytes = static_cast<std::int64_t>(out.nbytes());
+            torch::Tensor sent = out.detach();
+            const std::lock_guard<std::mutex> lock(d.mailbox);
+            d.activationsIn[{s + 1, mb}] = std::move(sent);
+        }
+        st.pending[mb] = std::move(p);
+    } catch (const std::exception& e) {
+        return makeError(ErrorCode::Internal, std::string("forward failed: ") + e.what(), where(s, mb));
+    }
+    info.activationBytes = stageMemory(s).liveOf(MemoryCategory::Activations) - before;
+    return info;
+}
+
+Result<StepInfo> PipelineModel::backward(int s, std::int64_t mb)
+{
+    Impl& d = *m_impl;
+    return d.backwardPass(s, mb, "backward", [&](StageState& st, Pending& p, StepInfo& info) -> Status {
+        auto grad = d.outputGradient(s, mb);
+        if (!grad) {
+            return grad.error();
+        }
+        std::vector<torch::Tensor> current = d.swapIn(st, p.tag.version, s);
+        st.acc->observeBackward(p.tag);
+        d.runBackward(s, p, *grad, false, {});
+        Impl::swapOut(st, current);
+        d.sendInputGrad(s, mb, p, info);
+        st.pending.erase(mb);
+        st.acc->afterBackward();
+        Impl::dropUnusedStashes(st);
+        return ok();
+    });
+}
+
+Result<StepInfo> PipelineModel::backwardInput(int s, std::int64_t mb)
+{
+    Impl& d = *m_impl;
+    if (stashes(d.options.weights)) {
+        return makeError(
+            ErrorCode::InvalidArgument, "split backward is not supported with weight stashing", where(s, mb));
+    }
+    return d.backwardPass(s, mb, "input-gradient pass", [&](StageState& st, Pending& p, StepInfo& info) -> Status {
+        auto grad = d.outputGradient(s, mb);
+        if (!grad) {
+            return grad.error();
+        }
+        p.outGrad = *grad;
+        st.acc->observeBackward(p.tag);
+        if (s > 0) { // stage 0's input is token ids: no input gradient to compute
+            d.runBackward(s, p, p.outGrad, true, {p.input});
+        }
+        d.sendInputGrad(s, mb, p, info);
+        p.inputGradDone = true;
+        return ok();
+    });
+}
+
+Result<StepInfo> PipelineModel::backwardWeight(int s, std::int64_t mb)
+{
+    Impl& d = *m_impl;
+    return d.backwardPass(s, mb, "weight-gradient pass", [&](StageState& st, Pending& p, StepInfo&) -> Status {
+        if (!p.inputGradDone) {
+            return makeError(ErrorCode::Internal, "weight-gradient pass before the input-gradient pass", where(s, mb));
+        }
+        if (!st.params.empty()) {
+            d.runBackward(s, p, p.outGrad, false, st.params);
+        }
+        st.pending.erase(mb);
+        st.acc->afterBackward();
+        return ok();
+    });
+}
+
+Status PipelineModel::update(int s, int microbatches)
+{
+    Impl& d = *m_impl;
+    StageState& st = d.stages[static_cast<std::size_t>(s)];
+    const std::string at = "stage " + std::to_string(s) + " / update " + std::to_string(st.acc->version());
+    if (st.acc->backwardsSinceUpdate() != microbatches) {
+        return makeError(ErrorCode::Internal,
+            "update applies " + std::to_string(microbatches) + " micro-batches but "
+                + std::to_string(st.acc->backwardsSinceUpdate()) + " backward passes completed",
+            at);
+    }
+    try {
+        const detail::ComputeScope onDevice(d.options.deviceOf(s), false);
+        {
+            torch::NoGradGuard noGrad;
+            const MemoryScope scope(-1, MemoryCategory::Other);
+            double sum = 0.0;
+            for (const torch::Tensor& p : st.params) {
+                sum += p.grad().sum().item<double>();
+            }
+            if (!std::isfinite(sum)) {
+                return makeError(ErrorCode::Diverged, "training diverged: non-finite gradients", at);
+            }
+        }
+        if (stashes(d.options.weights)) {
+            const int v = st.acc->version();
+            bool needed = false;
+            for (const auto& [mb, p] : st.pending) {
+                needed = needed || p.tag.version == v;
+            }
+            if (needed) {
+                const MemoryScope scope(s, MemoryCategory::Stash);
+                torch::NoGradGuard noGrad;
+                std::vector<torch::Tensor> copy;
+                for (const torch::Tensor& p : st.params) {
+                    copy.push_back(p.detach().clone());
+                }
+                st.stash[v] = std::move(copy);
+                st.maxStashed = std::max(st.maxStashed, static_cast<int>(st.stash.size()));
+            }
+        }
+        const MemoryScope scope(s, MemoryCategory::OptimizerState); // AdamW's temporaries
+        st.acc->step();
+    } catch (const std::exception& e) {
+        return makeError(ErrorCode::Internal, std::string("update failed: ") + e.what(), at);
+    }
+    return ok();
+}
+
+std::optional<HandOff> PipelineModel::takeHandOff(HandOffKind kind, int toStage, std::int64_t microbatch)
+{
+    Impl& d = *m_impl;
+    torch::Tensor t;
+    {
+        const std::lock_guard<std::mutex> lock(d.mailbox);
+        auto& box = kind == HandOffKind::Activation ? d.activationsIn : d.gradsIn;
+        auto it = box.find({toStage, microbatch});
+        if (it == box.end()) {
+            return std::nullopt;
+        }
+        t = std::move(it->second);
+        box.erase(it);
+    }
+    const MemoryScope scope(-1, MemoryCategory::Other);
+    t = t.to(torch::kCPU, torch::kFloat32).contiguous();
+    HandOff out;
+    out.shape = t.sizes().vec();
+    const float* p = t.data_ptr<float>();
+    out.values.assign(p, p + t.numel());
+    return out;
+}
+
+void PipelineModel::putHandOff(HandOffKind kind, int toStage, std::int64_t microbatch, const HandOff& value)
+{
+    Impl& d = *m_impl;
+    torch::Tensor t;
+    {
+        const MemoryScope scope(toStage, MemoryCategory::Activations);
+        t = torch::from_blob(const_cast<float*>(value.values.data()), value.shape, torch::kFloat32)
+                .to(detail::torchDevice(d.options.deviceOf(toStage)), torch::kFloat32, false, /*copy=*/true);
+    }
+    const std::lock_guard<std::mutex> lock(d.mailbox);
+    (kind == HandOffKind::Activation ? d.activationsIn : d.gradsIn)[{toStage, microbatch}] = std::move(t);
+}
+
+} // namespace bs::runtime

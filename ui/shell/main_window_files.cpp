@@ -1,0 +1,200 @@
+// MainWindow: opening run directories and the exports (config, trace, panels).
+#include "ui/shell/main_window.h"
+
+#include "profiler/analysis/analyze.h"
+#include "profiler/io/chrome_trace.h"
+#include "runtime/rundir/run_dir_reader.h"
+#include "runtime/schedule/catalogue.h"
+#include "ui/bridge/simulated_backend.h"
+#include "ui/charts/loss_chart.h"
+#include "ui/charts/metric_series.h"
+#include "ui/charts/metrics_panel.h"
+#include "ui/charts/stage_charts.h"
+#include "ui/common/format.h"
+#include "ui/compare/compare_view.h"
+#ifdef BS_HAVE_RUN_SESSION
+#include "ui/bridge/run_session_backend.h"
+#endif
+#include "ui/shell/exporters.h"
+#include "ui/shell/run_figures.h"
+#include "ui/timeline/async_index_builder.h"
+#include "ui/timeline/timeline_view.h"
+#include "ui/tuning/prediction_check_view.h"
+#include "ui/tuning/tuning_panel.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QEventLoop>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTimer>
+#include <QToolBar>
+
+#include <algorithm>
+
+
+namespace bs::ui {
+
+void MainWindow::openRunDialog()
+{
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open run directory"));
+    QString error;
+    if (!dir.isEmpty() && !openRunDirectory(dir, &error)) {
+        QMessageBox::warning(this, tr("Cannot open run"), error);
+    }
+}
+
+bool MainWindow::openRunDirectory(const QString& dir, QString* error)
+{
+    const auto fail = [error](const Error& e) {
+        if (error) {
+            *error = toQt(e.describe());
+        }
+        return false;
+    };
+    auto contents = runtime::readRunDir(fromQt(dir));
+    if (!contents) {
+        return fail(contents.error());
+    }
+    auto trace = runtime::readRunTrace(*contents);
+    if (!trace) {
+        return fail(trace.error());
+    }
+    auto schedule = runtime::makeSchedule(runtime::toScheduleParams(contents->config));
+    if (!schedule) {
+        return fail(schedule.error());
+    }
+    PredictedRun run;
+    run.label = fromQt(QFileInfo(dir).fileName()) + " (" + scheduleDisplayName(contents->config.schedule.name) + ")";
+    run.result.schedule = *schedule;
+    run.result.trace = *trace;
+    profiler::AnalysisOptions options; // memory in micro-batch units unless summary.json has bytes
+    options.microbatchesPerBatch = contents->config.pipeline.microbatches;
+    options.synchronous = !schedule->asynchronous;
+    options.stashesWeights =
+        schedule->weights == runtime::WeightPolicy::Stash || schedule->weights == runtime::WeightPolicy::TwoVersions;
+    run.result.report = profiler::analyze(*run.result.trace, options);
+    const double seconds = toSeconds(run.result.report.makespan);
+    if (seconds > 0) {
+        run.result.throughputSamplesPerSecond = static_cast<double>(contents->config.pipeline.microbatches)
+            * contents->config.pipeline.microBatchSize * contents->config.training.steps / seconds;
+    }
+    if (contents->summary && contents->summary->contains("per_stage")) {
+        const auto& stages = (*contents->summary)["per_stage"];
+        for (std::size_t s = 0; s < stages.size() && s < run.result.report.perStage.size(); ++s) {
+            run.result.report.perStage[s].peakMemoryBytes = stages[s].value("peak_memory_bytes", std::int64_t{0});
+        }
+    }
+    run.lagBound = runtime::driftBound(*schedule, run.result.report);
+    run.index = TimelineIndex::build(run.result.trace, BubbleRules{options.synchronous, options.microbatchesPerBatch, {}});
+    LossCurve curve;
+    curve.label = toQt(run.label);
+    for (const auto& record : contents->metrics) {
+        if (auto sample = metricSampleFromJson(record)) {
+            curve.samples.push_back(std::move(*sample));
+        }
+    }
+    m_lossCurves.push_back(std::move(curve));
+    m_targetLoss = contents->config.training.targetLoss.value_or(m_targetLoss);
+    m_metrics->setRuns(m_lossCurves, m_targetLoss);
+
+    m_mode = Mode::Live;
+    const int slot = m_opened++ % 2;
+    auto final = std::make_shared<RunUpdate>();
+    final->label = run.label;
+    final->trace = run.result.trace;
+    final->report = run.result.report;
+    final->finished = true;
+    m_live[static_cast<std::size_t>(slot)] = LiveRun{run, final};
+    m_compare->setSlot(slot, toQt(run.label),
+        tr("opened · ") + figuresLine(run.result.report, run.result.throughputSamplesPerSecond), run.index);
+    m_compare->fitToRuns();
+    refreshLiveTable();
+    if (slot == 0) {
+        showCharts(run, 0);
+    }
+    calibrateFrom(slot, run, contents->config.pipeline.microBatchSize);
+    rememberFile(dir);
+    statusBar()->showMessage(tr("Opened %1").arg(dir), 5000);
+    return true;
+}
+
+void MainWindow::exportConfig()
+{
+    const QStringList filters = configExportFilters();
+    QString filter = filters.value(0);
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export tuned configuration"),
+        QStringLiteral("bubblescope.toml"), filters.join(QStringLiteral(";;")), &filter);
+    if (path.isEmpty()) {
+        return;
+    }
+    QString error;
+    if (!bs::ui::exportConfig(m_tuning->config(), formatOfFilter(filter), path, &error)) {
+        QMessageBox::warning(this, tr("Export failed"), error);
+        return;
+    }
+    rememberFile(path);
+}
+
+void MainWindow::exportTrace()
+{
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export trace"), QStringLiteral("trace.json"), tr("Chrome trace (*.json)"));
+    if (path.isEmpty()) {
+        return;
+    }
+    // The top run goes to `path`, the bottom one next to it with a "-2" suffix.
+    for (int slot = 0; slot < CompareView::kSlots; ++slot) {
+        const TimelineIndex* index = m_compare->timeline(slot)->index();
+        if (!index || !index->snapshot()) {
+            continue;
+        }
+        QString target = path;
+        if (slot > 0) {
+            const qsizetype dot = path.lastIndexOf(QLatin1Char('.'));
+            target = dot > 0 ? QString(path.left(dot) + QStringLiteral("-2") + path.mid(dot))
+                             : QString(path + QStringLiteral("-2"));
+        }
+        QString error;
+        if (!bs::ui::exportTrace(*index->snapshot(), target, &error)) {
+            QMessageBox::warning(this, tr("Export failed"), error);
+            return;
+        }
+        rememberFile(target);
+    }
+}
+
+void MainWindow::exportPanels()
+{
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Export panels as PNG and SVG"));
+    QString error;
+    if (!dir.isEmpty() && !exportPanelsTo(dir, &error)) {
+        QMessageBox::warning(this, tr("Export failed"), error);
+    }
+}
+
+bool MainWindow::exportPanelsTo(const QString& dir, QString* error)
+{
+    const std::pair<QWidget*, const char*> panels[] = {{m_compare, "timelines"}, {m_bubbles, "bubbles"},
+        {m_memory, "memory"}, {m_lag, "lag"}, {m_metrics->loss(), "loss"}, {m_metrics->drift(), "drift"},
+        {m_metrics->throughput(), "throughput"}};
+    for (const auto& [widget, name] : panels) {
+        const QString base = dir + QLatin1Char('/') + QLatin1String(name);
+        if (!exportPng(widget, base + QStringLiteral(".png"), error)
+            || !exportSvg(widget, base + QStringLiteral(".svg"), error)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace bs::ui

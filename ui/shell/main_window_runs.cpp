@@ -1,0 +1,313 @@
+// MainWindow: the demo, live and simulated runs in their slots, live Apply and calibration.
+#include "ui/shell/main_window.h"
+
+#include "profiler/analysis/analyze.h"
+#include "profiler/io/chrome_trace.h"
+#include "runtime/rundir/run_dir_reader.h"
+#include "runtime/schedule/catalogue.h"
+#include "ui/bridge/simulated_backend.h"
+#include "ui/charts/loss_chart.h"
+#include "ui/charts/metric_series.h"
+#include "ui/charts/metrics_panel.h"
+#include "ui/charts/stage_charts.h"
+#include "ui/common/format.h"
+#include "ui/compare/compare_view.h"
+#ifdef BS_HAVE_RUN_SESSION
+#include "ui/bridge/run_session_backend.h"
+#endif
+#include "ui/shell/exporters.h"
+#include "ui/shell/run_figures.h"
+#include "ui/timeline/async_index_builder.h"
+#include "ui/timeline/timeline_view.h"
+#include "ui/tuning/prediction_check_view.h"
+#include "ui/tuning/tuning_panel.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QEventLoop>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTimer>
+#include <QToolBar>
+
+#include <algorithm>
+
+
+namespace bs::ui {
+
+void MainWindow::startDemo(const DemoOptions& options)
+{
+    m_runs->stop();
+    WhatIfConfig config; // 8-stage tiny GPT on the CPU profile, a = 8, b = 8
+    config.batches = options.batches;
+    config.schedule = options.schedule;
+    config.baseline = options.baseline;
+    m_tuning->setConfig(config);
+    m_mode = Mode::Live;
+    m_live = {};
+    m_liveStarted = 0;
+    m_liveBudget = config.memoryBudgetBytes;
+    m_queuedPlans.clear();
+    for (const std::string& schedule : {options.schedule, options.baseline}) {
+        auto plan = predictRun(config, schedule);
+        if (!plan) {
+            statusBar()->showMessage(toQt(plan.error().describe()), 8000);
+            continue;
+        }
+        const std::string label = plan->label;
+        m_queuedPlans.push_back(*plan);
+#ifdef BS_HAVE_RUN_SESSION
+        if (options.live) {
+            WhatIfConfig runConfig = config;
+            runConfig.schedule = schedule;
+            runtime::RunConfig rc = toRunConfig(runConfig);
+            rc.training.steps = options.batches;
+            rc.training.evalInterval = 0;
+            auto backend = std::make_unique<RunSessionBackend>(label, rc);
+            backend->setWarmUp(schedule == options.schedule); // the first run pays no start-up costs
+            m_runs->enqueue(std::move(backend));
+            continue;
+        }
+#endif
+        SimulatedBackend::Options pace;
+        pace.wallSeconds = options.wallSeconds;
+        m_runs->enqueue(std::make_unique<SimulatedBackend>(label, std::move(plan).value().result, pace));
+    }
+    m_liveMeasured = options.live && liveTrainingAvailable();
+    m_lossCurves.clear();
+    m_checks = {};
+    m_calibratedBatches = {};
+    m_targetLoss = 0;
+    m_metrics->setRuns({});
+    m_compare->setSlot(0, tr("waiting"), QString(), nullptr);
+    m_compare->setSlot(1, tr("waiting"), QString(), nullptr);
+    m_stopAction->setEnabled(true);
+}
+
+bool MainWindow::runDemoToEnd(const DemoOptions& options, int timeoutMs)
+{
+    DemoOptions instant = options;
+    instant.wallSeconds = 0;
+    QEventLoop loop;
+    const auto done = connect(m_runs, &RunController::idle, &loop, &QEventLoop::quit);
+    QTimer::singleShot(timeoutMs, &loop, &QEventLoop::quit);
+    startDemo(instant);
+    loop.exec();
+    disconnect(done);
+    QApplication::processEvents(); // deliver the last queued updates
+    return m_live[0] && m_live[1] && m_live[0]->latest && m_live[1]->latest && m_live[1]->latest->finished;
+}
+
+void MainWindow::stopRuns()
+{
+    m_runs->stop();
+}
+
+void MainWindow::onRunStarted(int run, const QString& label)
+{
+    if (m_queuedPlans.empty()) {
+        return;
+    }
+    const int slot = m_liveStarted++ % 2;
+    m_runSlot[run] = slot;
+    m_live[static_cast<std::size_t>(slot)] = LiveRun{m_queuedPlans.front(), nullptr, m_liveMeasured, true};
+    m_queuedPlans.pop_front();
+    m_applyAction->setEnabled(m_liveMeasured); // only a live LibTorch run can change its settings
+    m_compare->timeline(slot)->setMarkers({});
+    statusBar()->showMessage(tr("Running %1…").arg(label));
+}
+
+void MainWindow::onRunUpdated(int run, const RunUpdatePtr& update)
+{
+    const auto it = m_runSlot.find(run);
+    if (it != m_runSlot.end()) {
+        calibrateWhileRunning(it->second, *update); // also while the sliders show predictions
+    }
+    if (m_mode != Mode::Live || it == m_runSlot.end()) {
+        return;
+    }
+    auto& live = m_live[static_cast<std::size_t>(it->second)];
+    live->latest = update;
+    const BubbleRules rules{!live->plan.result.schedule.asynchronous, live->plan.result.schedule.params.microbatches,
+        update->laterSettings};
+    const QString source = live->measured ? tr("live · LibTorch") : tr("live · simulated backend");
+    m_compare->setSlotText(it->second, toQt(update->label),
+        source + QStringLiteral(" · ") + QString::number(static_cast<int>(update->progress * 100))
+            + QStringLiteral(" %"));
+    m_indexers[static_cast<std::size_t>(it->second)]->request(update->trace, rules);
+    showLoss(it->second, *update);
+}
+
+void MainWindow::onLiveIndexBuilt(int slot, const BuiltTimeline& timeline)
+{
+    const auto& live = m_live[static_cast<std::size_t>(slot)];
+    if (m_mode != Mode::Live || !live || !live->indexing) {
+        return; // the run finished (its final index is shown) or the slot shows something else now
+    }
+    m_compare->timeline(slot)->setIndex(timeline.index);
+    m_compare->timeline(slot)->setMarkers(timeline.markers);
+}
+
+Status MainWindow::applyToLiveRun()
+{
+    const runtime::RunConfig wanted = toRunConfig(m_tuning->config());
+    ApplyRequest request;
+    request.schedule = wanted.schedule.name;
+    request.microbatches = wanted.pipeline.microbatches;
+    request.accum = wanted.pipeline.accum;
+    request.microBatchSize = wanted.pipeline.microBatchSize;
+    request.stages = wanted.pipeline.stages;
+    request.model = wanted.model.preset;
+    request.device = wanted.device.name;
+    const Status s = m_runs->apply(request);
+    if (s) {
+        m_mode = Mode::Live; // back from the slider's prediction to the run being changed
+        statusBar()->showMessage(tr("Apply: %1 from the next global-batch boundary")
+                                     .arg(toQt(runLabel(request.schedule, request.microbatches, request.microBatchSize))),
+            8000);
+    } else {
+        statusBar()->showMessage(tr("Apply refused: %1").arg(toQt(s.error().describe())), 8000);
+    }
+    return s;
+}
+
+void MainWindow::showLoss(int slot, const RunUpdate& update)
+{
+    if (update.metrics.empty()) {
+        return;
+    }
+    const auto index = static_cast<std::size_t>(slot);
+    if (m_lossCurves.size() <= index) {
+        m_lossCurves.resize(index + 1);
+    }
+    m_lossCurves[index] = LossCurve{toQt(update.label), update.metrics};
+    m_metrics->setRuns(m_lossCurves, m_targetLoss);
+}
+
+void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
+{
+    const auto it = m_runSlot.find(run);
+    if (m_mode != Mode::Live || it == m_runSlot.end()) {
+        return;
+    }
+    auto& live = m_live[static_cast<std::size_t>(it->second)];
+    live->latest = update;
+    live->indexing = false; // a build still running for it is dropped when it arrives
+    m_indexers[static_cast<std::size_t>(it->second)]->cancelPending();
+    m_applyAction->setEnabled(false);
+    if (update->trace) {
+        m_compare->timeline(it->second)->setMarkers(traceMarkers(*update->trace));
+    }
+    showLoss(it->second, *update);
+    if (live->measured && update->report && update->trace) {
+        // Replace the prediction by what the run measured, so table and charts show the real run.
+        live->plan.result.report = *update->report;
+        live->plan.result.trace = update->trace;
+        const double seconds = toSeconds(update->report->makespan);
+        const auto& params = live->plan.result.schedule.params;
+        live->plan.result.throughputSamplesPerSecond = seconds > 0
+            ? static_cast<double>(params.microbatches * params.batches * m_tuning->config().microBatchSize) / seconds
+            : 0.0;
+        live->plan.index = TimelineIndex::build(update->trace,
+            BubbleRules{!live->plan.result.schedule.asynchronous, params.microbatches, update->laterSettings});
+        calibrateFrom(it->second, live->plan, m_tuning->config().microBatchSize);
+    }
+    const profiler::Report& report = update->report ? *update->report : live->plan.result.report;
+    m_compare->setSlot(it->second, toQt(update->label),
+        (live->measured ? tr("finished · LibTorch · ") : tr("finished · simulated backend · "))
+            + figuresLine(report, live->plan.result.throughputSamplesPerSecond),
+        live->plan.index);
+    m_compare->fitToRuns();
+    refreshLiveTable();
+    if (it->second == 0) {
+        showCharts(live->plan, m_liveBudget);
+        Prediction figures;
+        figures.config = m_tuning->config();
+        figures.primary = live->plan;
+        m_tuning->showPrediction(figures, 0);
+    }
+    statusBar()->showMessage(tr("%1 finished").arg(toQt(update->label)), 5000);
+}
+
+void MainWindow::refreshLiveTable()
+{
+    std::vector<RunSummary> summaries;
+    for (const auto& live : m_live) {
+        if (live && live->latest && live->latest->finished) {
+            const auto& report = live->latest->report ? *live->latest->report : live->plan.result.report;
+            RunSummary summary = summaryOf(live->plan, report);
+            // The same number the loss panel marks on its virtual-time axis.
+            const auto curve = std::find_if(m_lossCurves.rbegin(), m_lossCurves.rend(),
+                [&](const LossCurve& c) { return c.label == toQt(live->plan.label); });
+            if (curve != m_lossCurves.rend()) {
+                summary.timeToTargetS = timeToTarget(curve->samples, m_targetLoss, TimeAxis::Virtual).value_or(-1.0);
+            }
+            summaries.push_back(std::move(summary));
+        }
+    }
+    m_compare->setSummaries(std::move(summaries));
+}
+
+void MainWindow::calibrateWhileRunning(int slot, const RunUpdate& update)
+{
+    const auto index = static_cast<std::size_t>(slot);
+    const auto& live = m_live[index];
+    if (!live || !live->measured || !update.trace || update.metrics.size() == m_calibratedBatches[index]
+        || (slot != 0 && m_calibration)) {
+        return;
+    }
+    m_calibratedBatches[index] = update.metrics.size();
+    const auto& params = live->plan.result.schedule.params;
+    if (auto calibration =
+            calibrationFromTrace(*update.trace, params.stages, m_tuning->config().microBatchSize, update.label)) {
+        m_calibration = *calibration;
+        m_check->setCalibration(m_calibration);
+    }
+}
+
+void MainWindow::calibrateFrom(int slot, const PredictedRun& run, int microBatchSize)
+{
+    if (!run.result.trace) {
+        return;
+    }
+    const auto& params = run.result.schedule.params;
+    auto calibration = calibrationFromTrace(*run.result.trace, params.stages, microBatchSize, run.label);
+    if (!calibration) {
+        statusBar()->showMessage(tr("Cannot calibrate from %1: %2").arg(toQt(run.label), toQt(calibration.error().describe())), 8000);
+        return;
+    }
+    // The calibrated prediction of the run's own settings, next to what it measured.
+    WhatIfConfig own = m_tuning->config();
+    own.stages = params.stages;
+    own.accum = params.microbatches;
+    own.microBatchSize = microBatchSize;
+    own.batches = std::max(1, params.batches);
+    own.calibration = *calibration;
+    if (auto predicted = predictRun(own, params.name)) {
+        m_checks[static_cast<std::size_t>(slot)] = checkPrediction(run.label, run.label, predicted->result.report,
+            predicted->result.throughputSamplesPerSecond, run.result.report, run.result.throughputSamplesPerSecond,
+            own.batches);
+    }
+    if (slot == 0 || !m_calibration) {
+        m_calibration = *calibration;
+    }
+    std::vector<PredictionCheck> checks;
+    for (const auto& check : m_checks) {
+        if (check) {
+            checks.push_back(*check);
+        }
+    }
+    m_check->setChecks(checks);
+    m_check->setCalibration(m_calibration);
+}
+
+} // namespace bs::ui

@@ -1,0 +1,19 @@
+#pragma once
+// Figures the main window shows for a run in several places (status lines, the comparison table).
+
+#include "profiler/analysis/report.h"
+#include "ui/models/run_summary.h"
+#include "ui/tuning/what_if.h"
+
+#include <QString>
+
+namespace bs::ui {
+
+/// The comparison table's row of a predicted or measured run. Columns are named by schedule only:
+/// both runs share p, a and b.
+RunSummary summaryOf(const PredictedRun& run, const profiler::Report& report);
+
+/// "bubble 12.5 % · 840 seq/s · makespan 1.2 s".
+QString figuresLine(const profiler::Report& report, double throughput);
+
+} // namespace bs::ui
