@@ -41,7 +41,7 @@ QString formatOfFilter(const QString& filter)
 
 bool exportConfig(const WhatIfConfig& config, const QString& format, const QString& path, QString* error)
 {
-    auto text = runtime::exportConfig(toRunConfig(config), fromQt(format));
+    auto text = runtime::exportConfig(toExportConfig(config), fromQt(format));
     if (!text) {
         if (error) {
             *error = toQt(text.error().describe());
@@ -57,7 +57,7 @@ bool exportConfig(const WhatIfConfig& config, const QString& format, const QStri
 
 QString configToToml(const WhatIfConfig& config)
 {
-    return toQt(runtime::toToml(toRunConfig(config)));
+    return toQt(runtime::toToml(toExportConfig(config)));
 }
 
 std::optional<WhatIfConfig> configFromToml(const QString& toml, QString* error)
