@@ -57,8 +57,15 @@ Status writeFileAtomic(const std::filesystem::path& path, const std::function<St
         if (!out) {
             return fail(ioError("cannot create temp file for", path, errno));
         }
+        errno = 0; // so a failed write(2) below is what names the cause
         if (Status produced = produce(out); !produced) {
-            return fail(produced);
+            Error e = produced.error();
+            if (e.code == ErrorCode::IoError && e.context.empty()) { // a full disk must name the file
+                e.message = "cannot write '" + path.string() + "': " + e.message
+                    + (errno != 0 ? std::string(" (") + std::strerror(errno) + ")" : std::string());
+                e.context = path.string();
+            }
+            return fail(e);
         }
         out.flush();
         if (!out) {

@@ -1,5 +1,7 @@
-# GPU features: CUPTI collector (profiler/cupti), NCCL detection, CUDA LibTorch detection.
-# Included from the root CMakeLists.txt after the other packages. Never links CUDA::cuda_driver:
+# GPU detection: CUDA toolkit and CUPTI (BS_WITH_CUPTI), NCCL (nccl::nccl, BS_NCCL_FOUND), a CUDA
+# LibTorch (BS_TORCH_CUDA). Only finds things: profiler/cupti, runtime/gpu and tests/gpu are added
+# by their parents' CMakeLists like every other folder. Included from the root CMakeLists.txt
+# after the other packages, before the first add_subdirectory. Never links CUDA::cuda_driver:
 # its stub makes binaries fail to start on machines without a driver (toolchain.md §2).
 find_package(CUDAToolkit QUIET)
 set(_bs_cupti_default OFF)
@@ -25,19 +27,11 @@ if(CUDAToolkit_FOUND)
     endif()
 endif()
 
-# LibTorch with CUDA: detected by looking for libc10_cuda next to the TorchConfig.cmake that
-# CMAKE_PREFIX_PATH / Torch_DIR / the system would find. Not find_package(Torch): the runtime
-# does that in its own scope and a second import of the `torch` target would clash.
+# LibTorch with CUDA: the root CMakeLists.txt found Torch before this file; a CUDA build (PyPI's
+# wheel) lists libc10_cuda among TORCH_LIBRARIES, Debian's CPU-only 1.13 does not.
 set(BS_TORCH_CUDA OFF)
-find_path(BS_TORCH_CONFIG_DIR TorchConfig.cmake
-    HINTS ${Torch_DIR}
-    PATH_SUFFIXES Torch share/cmake/Torch lib/cmake/Torch lib/x86_64-linux-gnu/cmake/Torch)
-if(BS_TORCH_CONFIG_DIR)
-    file(GLOB _bs_c10_cuda "${BS_TORCH_CONFIG_DIR}/../../../lib/libc10_cuda.so*"
-                           "${BS_TORCH_CONFIG_DIR}/../../libc10_cuda.so*")
-    if(_bs_c10_cuda)
-        set(BS_TORCH_CUDA ON)
-    endif()
+if(Torch_FOUND AND "${TORCH_LIBRARIES}" MATCHES "c10_cuda")
+    set(BS_TORCH_CUDA ON)
 endif()
 
 if(CUDAToolkit_FOUND)
@@ -45,11 +39,4 @@ if(CUDAToolkit_FOUND)
 else()
     message(STATUS "GPU: CUDA toolkit not found")
 endif()
-message(STATUS "GPU: CUPTI collector ${BS_WITH_CUPTI}; NCCL found ${BS_NCCL_FOUND}; LibTorch CUDA ${BS_TORCH_CUDA} (${BS_TORCH_CONFIG_DIR})")
-
-add_subdirectory(${PROJECT_SOURCE_DIR}/profiler/cupti ${PROJECT_BINARY_DIR}/profiler/cupti)
-add_subdirectory(${PROJECT_SOURCE_DIR}/runtime/gpu ${PROJECT_BINARY_DIR}/runtime/gpu)
-if(BS_BUILD_TESTS)
-    add_subdirectory(${PROJECT_SOURCE_DIR}/tests/profiler/cupti ${PROJECT_BINARY_DIR}/tests/profiler/cupti)
-    add_subdirectory(${PROJECT_SOURCE_DIR}/tests/gpu ${PROJECT_BINARY_DIR}/tests/gpu)
-endif()
+message(STATUS "GPU: CUPTI collector ${BS_WITH_CUPTI}; NCCL found ${BS_NCCL_FOUND}; LibTorch CUDA ${BS_TORCH_CUDA} (${Torch_DIR})")

@@ -9,15 +9,24 @@
 # Usage: packaging/install-torch.sh            prints the venv directory on stdout (progress on stderr)
 #        packaging/install-torch.sh --cmake    prints torch's CMAKE_PREFIX_PATH instead
 # Exit codes: 0 ready, 1 install failed (no network, no python3, disk full).
+#
+# Readiness is a marker file written after torch imported from the finished venv (.bubblescope-ready,
+# holding the version), so the check costs a stat instead of a 5 s `import torch`, and an interrupted
+# install (no marker) is wiped and redone. The venv is built in place (venv launchers embed their
+# path, so no rename), under a lock: concurrent callers (several builds on one machine) wait for the
+# first instead of installing twice.
 set -euo pipefail
 
 TORCH_VERSION="${BS_TORCH_VERSION:-2.11.0}"
 CACHE_ROOT="${BUBBLESCOPE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/bubblescope}"
 VENV="$CACHE_ROOT/venv-torch-$TORCH_VERSION"
 PY="$VENV/bin/python"
+MARKER="$VENV/.bubblescope-ready"
 
-ready() {
-  [[ -x "$PY" ]] && "$PY" - "$TORCH_VERSION" <<'PYEOF' 2>/dev/null
+ready() { [[ -x "$PY" && -f "$MARKER" && "$(cat "$MARKER")" == "$TORCH_VERSION" ]]; }
+
+imports() {
+  "$PY" - "$TORCH_VERSION" <<'PYEOF' 2>/dev/null
 import sys, torch
 sys.exit(0 if torch.__version__.split("+")[0] == sys.argv[1] else 1)
 PYEOF
@@ -26,26 +35,30 @@ PYEOF
 if ! ready; then
   command -v python3 >/dev/null || { echo "install-torch: python3 not found" >&2; exit 1; }
   mkdir -p "$CACHE_ROOT"
-  # Build into a temporary directory and rename at the end, so an interrupted install never leaves a
-  # half-filled venv that looks ready.
-  tmp="$VENV.partial-$$"
-  rm -rf "$tmp"
-  trap 'rm -rf "$tmp"' EXIT
-  echo "install-torch: creating $VENV (torch $TORCH_VERSION from PyPI, about 3 GB, once per machine)" >&2
-  python3 -m venv "$tmp" >&2
-  "$tmp/bin/python" -m pip install -q --disable-pip-version-check \
-      --cache-dir "$CACHE_ROOT/pip" "torch==$TORCH_VERSION" numpy >&2
-  # venv scripts embed their own path: recreate the launchers for the final location.
-  rm -rf "$VENV"
-  mv "$tmp" "$VENV"
-  trap - EXIT
-  python3 -m venv --upgrade "$VENV" >&2
-  ready || { echo "install-torch: torch $TORCH_VERSION did not import from $VENV" >&2; exit 1; }
-  echo "install-torch: done" >&2
+  exec 9>"$CACHE_ROOT/venv-torch-$TORCH_VERSION.lock"
+  flock 9
+  if ! ready; then
+    if [[ -x "$PY" ]] && imports; then
+      : # a finished venv from before markers existed
+    else
+      echo "install-torch: creating $VENV (torch $TORCH_VERSION from PyPI, about 3 GB download, 4.7 GB on disk, once per machine)" >&2
+      rm -rf "$VENV"
+      python3 -m venv "$VENV" >&2
+      "$PY" -m pip install -q --disable-pip-version-check \
+          --cache-dir "$CACHE_ROOT/pip" "torch==$TORCH_VERSION" numpy >&2
+      imports || { echo "install-torch: torch $TORCH_VERSION did not import from $VENV" >&2; exit 1; }
+      echo "install-torch: done" >&2
+    fi
+    echo "$TORCH_VERSION" >"$MARKER.tmp" && mv "$MARKER.tmp" "$MARKER"
+  fi
+  exec 9>&-
 fi
 
 if [[ "${1:-}" == "--cmake" ]]; then
-  "$PY" -c 'import torch; print(torch.utils.cmake_prefix_path)'
+  # Where TorchConfig.cmake's prefix is, without importing torch (python -c 'import torch' costs 5 s).
+  prefix="$(echo "$VENV"/lib/python3*/site-packages/torch/share/cmake)"
+  [[ -f "$prefix/Torch/TorchConfig.cmake" ]] || prefix="$("$PY" -c 'import torch; print(torch.utils.cmake_prefix_path)')"
+  echo "$prefix"
 else
   echo "$VENV"
 fi

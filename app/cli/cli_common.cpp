@@ -1,5 +1,6 @@
 #include "app/cli/cli_common.h"
 
+#include "app/cli/option_checks.h"
 #include "runtime/schedule/catalogue.h"
 
 #include <iostream>
@@ -14,7 +15,8 @@ int reportError(const Error& error)
     }
     switch (error.code) {
     case ErrorCode::InvalidArgument:
-    case ErrorCode::ParseError: return kExitUsage;
+    case ErrorCode::ParseError:
+    case ErrorCode::IoError: return kExitUsage; // a path that cannot be read or written is bad input too
     default: return kExitFailure;
     }
 }
@@ -33,7 +35,9 @@ void SimulationOptions::addTo(CLI::App& app, bool withSchedule)
     app.add_option("-k,--extra-depth", extraDepth, "Async schedules: extra in-flight micro-batches per stage")
         ->capture_default_str();
     app.add_option("--cost", cost, "Per-action costs F,I,W[,U] in ms (full backward B = I+W)")->capture_default_str();
-    app.add_option("--comm", commMs, "Communication time per transfer in ms")->capture_default_str();
+    app.add_option("--comm", commMs, "Communication time per transfer in ms")
+        ->capture_default_str()
+        ->check(finiteIn(0, runtime::kMaxActionMs, "ms"));
     app.add_option("--model", model, "Derive costs from a GPT preset: tiny, small, gpt2-medium");
     app.add_option("-b,--micro-batch-size", microBatchSize, "Sequences per micro-batch")->capture_default_str();
     app.add_option("--device-profile", deviceProfile, "With --model: cpu, a100, h100, h200")->capture_default_str();

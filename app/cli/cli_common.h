@@ -9,7 +9,8 @@
 
 namespace bs::cli {
 
-/// Exit codes: 0 success, 1 a run or I/O failure, 2 a usage error (bad option value).
+/// Exit codes: 0 success, 1 a run failure (diverged, a rank died, nothing fits), 2 bad input: a
+/// bad option value, a file that cannot be parsed, or a path that cannot be read or written.
 enum ExitCode : int { kExitOk = 0, kExitFailure = 1, kExitUsage = 2 };
 
 /// "error: <message>\n  at: <context>" on stderr; returns the exit code for `error`.

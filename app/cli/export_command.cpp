@@ -1,3 +1,4 @@
+#include "app/cli/option_checks.h"
 #include "app/cli/export_command.h"
 
 #include "app/cli/cli_common.h"
@@ -65,7 +66,8 @@ void addExportCommand(CLI::App& app, int& exitCode)
         ->capture_default_str();
     sub->add_option("-o,--out", cmd->out, "Write to this file (atomically) instead of standard output");
     sub->add_option("--nodes", cmd->options.nodes, "torchrun/slurm: machines (must divide the stages)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(integerIn(1, 1024));
     sub->add_option("--config-name", cmd->options.configPath, "torchrun/slurm: file the script writes the config to")
         ->capture_default_str();
     sub->add_option("--job-name", cmd->options.jobName, "slurm: job name")->capture_default_str();

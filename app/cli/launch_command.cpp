@@ -1,3 +1,4 @@
+#include "app/cli/option_checks.h"
 #include "app/cli/launch_command.h"
 
 #include <arpa/inet.h>
@@ -248,9 +249,12 @@ void addLaunchCommand(CLI::App& app, int& exitCode)
     auto args = std::make_shared<LaunchArgs>();
     CLI::App* sub = app.add_subcommand(
         "launch", "Start N local ranks of a distributed run the torchrun way: launch --nproc-per-node N -- train ...");
-    sub->add_option("--nproc-per-node", args->nprocPerNode, "Ranks to start (one per pipeline stage)")->required();
+    sub->add_option("--nproc-per-node", args->nprocPerNode, "Ranks to start (one per pipeline stage)")
+        ->required()
+        ->check(integerIn(1, 1024));
     sub->add_flag("--json", args->json, "Print the merged run summary (train --json schema)");
-    sub->add_option("--grace", args->graceS, "Seconds the other ranks get after one fails before they are killed");
+    sub->add_option("--grace", args->graceS, "Seconds the other ranks get after one fails before they are killed")
+        ->check(finiteIn(0, kMaxSeconds, "s"));
     sub->add_option("command", args->command, "The command each rank runs, after --")->expected(-1)->required();
     sub->callback([args, &exitCode] {
         char path[4096];

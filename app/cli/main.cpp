@@ -1,8 +1,10 @@
 // bubblescope-cli: the headless face of Bubblescope. Links no Qt.
 
+#include "app/cli/analyze_command.h"
 #include "app/cli/cli_common.h"
 #include "app/cli/export_command.h"
 #include "app/cli/launch_command.h"
+#include "app/cli/option_checks.h"
 #include "app/cli/simulate_command.h"
 #include "app/cli/tune_command.h"
 #ifdef BS_WITH_TORCH
@@ -31,9 +33,11 @@ int main(int argc, char** argv)
     bs::cli::addExportCommand(app, exitCode);
     bs::cli::addTuneCommand(app, exitCode);
     bs::cli::addLaunchCommand(app, exitCode);
+    bs::cli::addAnalyzeCommand(app, exitCode);
 #ifdef BS_WITH_TORCH
     bs::cli::addTrainCommand(app, exitCode);
 #endif
+    bs::cli::refuseEmptyValues(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -1,3 +1,4 @@
+#include "app/cli/option_checks.h"
 #include "app/cli/simulate_command.h"
 
 #include "app/cli/cli_common.h"
@@ -261,7 +262,8 @@ void addSimulationCommands(CLI::App& app, int& exitCode, TrainComparison train)
     cmp->add_flag("--train", compare->train,
                   "Train each schedule for real (LibTorch; --batches global batches) and compare time to target loss "
                   "(default schedules: 1f1b, paci)");
-    cmp->add_option("--target-loss", compare->targetLoss, "With --train: validation loss that counts as reached");
+    cmp->add_option("--target-loss", compare->targetLoss, "With --train: validation loss that counts as reached")
+        ->check(finiteIn(0, 1e6));
     cmp->add_option("--config", compare->configPath, "With --train: base run config (TOML); default the demo");
     cmp->add_option("--device", compare->device, "With --train: cpu, cuda or cuda:N (device.name)");
     cmp->add_option("--dtype", compare->dtype, "With --train: fp32 or bf16 (model.dtype)");

@@ -1,6 +1,7 @@
 #include "app/cli/train_command.h"
 
 #include "app/cli/cli_common.h"
+#include "app/cli/option_checks.h"
 #include "runtime/config/config_presets.h"
 #include "runtime/config/config_toml.h"
 #include "runtime/dist/dist_train.h"
@@ -57,6 +58,12 @@ Result<runtime::RunConfig> buildConfig(const TrainArgs& a)
     }
     if (a.accum) {
         c.pipeline.accum = *a.accum;
+    }
+    if (a.accum && *a.accum != 0 && c.schedule.name != "paci") { // simulate refuses it too
+        return makeError(ErrorCode::InvalidArgument,
+            "accum: --accum " + std::to_string(*a.accum) + " applies only to the paci schedule, not "
+                + c.schedule.name,
+            "allowed: --accum 0 or --schedule paci");
     }
     if (c.schedule.name != "paci") {
         c.pipeline.accum = 0; // only paci has its own window
@@ -194,7 +201,8 @@ void addTrainOptions(CLI::App& sub, TrainArgs& a)
     sub.add_option("--data", a.data, "synthetic, text:PATH or bin:PATH");
     sub.add_option("--threads", a.threads, "LibTorch intra-op threads");
     sub.add_option("--eval-interval", a.evalInterval, "Global batches between validation passes (0 = never)");
-    sub.add_option("--target-loss", a.targetLoss, "Validation loss that counts as reached");
+    sub.add_option("--target-loss", a.targetLoss, "Validation loss that counts as reached")
+        ->check(finiteIn(0, 1e6));
     sub.add_option("--device", a.device,
                    "cpu, cuda (every GPU, stages in contiguous blocks) or cuda:N; overrides device.name "
                    "(e.g. the gpt2-medium preset's cuda: --device cpu trains it on the CPU, slowly)");
@@ -214,7 +222,7 @@ void addTrainOptions(CLI::App& sub, TrainArgs& a)
                  "MASTER_ADDR, MASTER_PORT as torchrun sets them; Gloo on the CPU)");
     sub.add_option("--timeout", a.timeoutS,
                    "--distributed: seconds any wait for another rank may take before the run fails naming it")
-        ->check(CLI::PositiveNumber);
+        ->check(finiteIn(0.001, kMaxSeconds, "s"));
 }
 
 void addTrainCommand(CLI::App& app, int& exitCode)

@@ -1,3 +1,4 @@
+#include "app/cli/option_checks.h"
 #include "app/cli/tune_command.h"
 
 #include "app/cli/cli_common.h"
@@ -119,20 +120,28 @@ void addTuneCommand(CLI::App& app, int& exitCode)
     auto* sub = app.add_subcommand("tune", "Search accumulation window a and micro-batch size b for the best "
                                            "throughput within a drift bound and a memory budget");
     sub->add_option("--schedule", cmd->schedule, "Schedule to tune")->capture_default_str();
-    sub->add_option("-p,--stages", cmd->request.base.stages, "Pipeline stages")->capture_default_str();
+    sub->add_option("-p,--stages", cmd->request.base.stages, "Pipeline stages")
+        ->capture_default_str()
+        ->check(integerIn(1, 256));
     sub->add_option("--model", cmd->model, "GPT preset: tiny, small, gpt2-medium")->capture_default_str();
     sub->add_option("--device-profile", cmd->device, "cpu, a100, h100, h200")->capture_default_str();
     sub->add_option("--max-lag", cmd->request.maxLag, "Most updates a micro-batch may cross (drift bound)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(integerIn(0, 1'000'000));
     sub->add_option("--memory-budget", cmd->memoryGiB, "Per-stage memory budget in GiB (0 = none)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(finiteIn(0, 1e6, "GiB"));
     sub->add_option("--global-batch", cmd->request.globalBatch, "Only a·b equal to this (0 = any)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(integerIn(0, 1 << 30));
     sub->add_option("--accum-values", cmd->request.accumValues, "Values of a to try")->delimiter(',');
     sub->add_option("--micro-batch-sizes", cmd->request.microBatchSizes, "Values of b to try")->delimiter(',');
     sub->add_option("-n,--batches", cmd->request.base.batches, "Global batches simulated per candidate")
-        ->capture_default_str();
-    sub->add_option("--keep", cmd->request.keep, "How many candidates to show")->capture_default_str();
+        ->capture_default_str()
+        ->check(integerIn(1, 100'000));
+    sub->add_option("--keep", cmd->request.keep, "How many candidates to show")
+        ->capture_default_str()
+        ->check(integerIn(1, 100'000));
     sub->add_option("--calibrate", cmd->calibrateFrom,
                     "Run directory whose measured per-stage action times replace the device profile's")
         ->check(CLI::ExistingDirectory);

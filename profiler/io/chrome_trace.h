@@ -12,6 +12,7 @@
 #include "profiler/trace/trace_store.h"
 #include "base/result.h"
 
+#include <cstdint>
 #include <filesystem>
 #include <iosfwd>
 #include <string>
@@ -43,7 +44,11 @@ struct ChromeTrace
 /// "traceEvents[i].field" for a bad event in one of our files.
 Result<ChromeTrace> readChromeTrace(std::string_view json);
 
-/// Reads a file and parses it; IoError when it cannot be read.
+/// Largest trace file accepted (it is mapped, not copied; 10^8 events are ~17 GB).
+inline constexpr std::uint64_t kMaxTraceFileBytes = std::uint64_t{64} << 30;
+
+/// Reads a file and parses it. IoError naming the file when it cannot be read, is not a regular
+/// file (a FIFO is refused at once, not waited on) or exceeds kMaxTraceFileBytes.
 Result<ChromeTrace> readChromeTraceFile(const std::filesystem::path& path);
 
 } // namespace bs::profiler

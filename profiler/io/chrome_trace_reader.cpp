@@ -2,17 +2,12 @@
 // TraceBuilder converts it, strictly for our own files and leniently for foreign ones. No JSON tree
 // is built for events, so 10^6 events cost one pass over the text.
 #include "profiler/io/chrome_trace.h"
+
+#include "base/bounded_read.h"
 #include "profiler/io/event_name.h"
 #include "profiler/io/micros.h"
 #include "profiler/io/trace_sax_p.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <limits>
 
 namespace bs::profiler {
@@ -260,29 +255,13 @@ Result<ChromeTrace> readChromeTrace(std::string_view text)
 
 Result<ChromeTrace> readChromeTraceFile(const std::filesystem::path& path)
 {
-    // Mapped rather than copied: a 10^6-event trace is ~170 MB of text.
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return makeError(ErrorCode::IoError, "cannot open trace file '" + path.string() + "': " + std::strerror(errno),
-            path.string());
+    // Mapped rather than copied: a 10^6-event trace is ~170 MB of text. Opened without blocking
+    // and checked to be a regular file, so a FIFO named trace.json cannot hang the reader.
+    Result<MappedFile> file = MappedFile::open(path, kMaxTraceFileBytes, "trace file");
+    if (!file) {
+        return file.error();
     }
-    struct stat info = {};
-    if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-        ::close(fd);
-        return makeError(
-            ErrorCode::IoError, "cannot read trace file '" + path.string() + "': not a regular file", path.string());
-    }
-    const auto size = static_cast<std::size_t>(info.st_size);
-    void* data = size == 0 ? nullptr : ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    ::close(fd); // the mapping stays valid
-    if (data == MAP_FAILED) {
-        return makeError(ErrorCode::IoError, "cannot map trace file '" + path.string() + "': " + std::strerror(errno),
-            path.string());
-    }
-    Result<ChromeTrace> trace = readChromeTrace(std::string_view(static_cast<const char*>(data), size));
-    if (data) {
-        ::munmap(data, size);
-    }
+    Result<ChromeTrace> trace = readChromeTrace(file->text());
     if (!trace) {
         Error e = trace.error();
         e.context = path.string() + ": " + e.context;

@@ -1,6 +1,8 @@
 // parseRunConfig / loadRunConfig: toml++ parses, TableReader maps keys to fields strictly.
 #include "runtime/config/config_toml.h"
 
+#include "base/bounded_read.h"
+
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -334,16 +336,11 @@ Result<RunConfig> parseRunConfig(std::string_view toml, std::string_view sourceN
 
 Result<RunConfig> loadRunConfig(const std::filesystem::path& path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        return makeError(ErrorCode::IoError, "cannot open config file '" + path.string() + "'", path.string());
+    Result<std::string> text = readBoundedFile(path, kMaxConfigFileBytes, "config file");
+    if (!text) {
+        return text.error();
     }
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) {
-        return makeError(ErrorCode::IoError, "cannot read config file '" + path.string() + "'", path.string());
-    }
-    return parseRunConfig(text.str(), path.string());
+    return parseRunConfig(*text, path.string());
 }
 
 } // namespace bs::runtime

@@ -6,6 +6,7 @@
 #include "base/result.h"
 #include "runtime/config/run_config.h"
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -17,7 +18,11 @@ namespace bs::runtime {
 /// type, unknown key) or InvalidArgument (unknown preset); context is "sourceName:line:column".
 Result<RunConfig> parseRunConfig(std::string_view toml, std::string_view sourceName = "config");
 
-/// Reads and parses a file. IoError when it cannot be read.
+/// Largest config file accepted (real ones are a few KiB).
+inline constexpr std::uint64_t kMaxConfigFileBytes = std::uint64_t{4} << 20;
+
+/// Reads and parses `path`. IoError naming the file when it cannot be read, is not a regular
+/// file (a directory, a FIFO, /dev/zero) or is larger than kMaxConfigFileBytes.
 Result<RunConfig> loadRunConfig(const std::filesystem::path& path);
 
 /// Writes every field (defaults included), one table per section, so the file documents the run

@@ -1,34 +1,41 @@
 #include "runtime/data/token_files.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <string>
 
 namespace bs::runtime {
 
 namespace {
 
-Result<std::vector<unsigned char>> readBytes(const std::filesystem::path& path, const char* kind)
+Result<std::shared_ptr<const MappedFile>> mapFile(const std::filesystem::path& path, const char* kind)
 {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) {
         return makeError(
             ErrorCode::IoError, std::string(kind) + " file '" + path.string() + "' does not exist", path.string());
     }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        return makeError(
-            ErrorCode::IoError, "cannot open " + std::string(kind) + " file '" + path.string() + "'", path.string());
+    Result<MappedFile> file = MappedFile::open(path, kMaxTokenFileBytes, std::string(kind) + " file");
+    if (!file) {
+        return file.error();
     }
-    std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) {
-        return makeError(
-            ErrorCode::IoError, "cannot read " + std::string(kind) + " file '" + path.string() + "'", path.string());
-    }
-    return bytes;
+    return std::make_shared<const MappedFile>(std::move(*file));
 }
+
+/// A validation pass drops the pages behind it every this many bytes (or tokens), so checking a
+/// 17 GB file never holds more than a window of it resident.
+constexpr std::size_t kReleaseEvery = std::size_t{32} << 20;
+
+/// The mapped bytes as a span-like view (the helpers below index it).
+struct Bytes
+{
+    const unsigned char* p;
+    std::size_t n;
+    std::size_t size() const { return n; }
+    bool empty() const { return n == 0; }
+    unsigned char operator[](std::size_t i) const { return p[i]; }
+};
 
 std::string byteContext(const std::filesystem::path& path, std::size_t offset)
 {
@@ -37,7 +44,7 @@ std::string byteContext(const std::filesystem::path& path, std::size_t offset)
 
 /// Length of the valid UTF-8 sequence starting at bytes[i], or 0 when it is invalid (overlong
 /// forms, surrogates and code points above U+10FFFF included).
-std::size_t utf8SequenceLength(const std::vector<unsigned char>& b, std::size_t i)
+std::size_t utf8SequenceLength(const Bytes& b, std::size_t i)
 {
     const unsigned char c = b[i];
     if (c < 0x80) {
@@ -70,7 +77,7 @@ std::size_t utf8SequenceLength(const std::vector<unsigned char>& b, std::size_t 
     return len;
 }
 
-std::int32_t readInt32(const std::vector<unsigned char>& b, std::size_t index)
+std::int32_t readInt32(const Bytes& b, std::size_t index)
 {
     const std::size_t o = index * 4;
     const std::uint32_t u = static_cast<std::uint32_t>(b[o]) | (static_cast<std::uint32_t>(b[o + 1]) << 8)
@@ -78,25 +85,16 @@ std::int32_t readInt32(const std::vector<unsigned char>& b, std::size_t index)
     return static_cast<std::int32_t>(u);
 }
 
-std::vector<std::uint16_t> decodeUint16(const std::vector<unsigned char>& b, std::size_t offset)
-{
-    std::vector<std::uint16_t> tokens((b.size() - offset) / 2);
-    for (std::size_t i = 0; i < tokens.size(); ++i) {
-        const std::size_t o = offset + 2 * i;
-        tokens[i] = static_cast<std::uint16_t>(b[o] | (b[o + 1] << 8));
-    }
-    return tokens;
-}
-
 } // namespace
 
-Result<std::vector<std::uint16_t>> readTextTokens(const std::filesystem::path& path)
+Result<TokenArray> mapTextTokens(const std::filesystem::path& path)
 {
-    Result<std::vector<unsigned char>> bytes = readBytes(path, "text");
-    if (!bytes) {
-        return bytes.error();
+    Result<std::shared_ptr<const MappedFile>> file = mapFile(path, "text");
+    if (!file) {
+        return file.error();
     }
-    const std::vector<unsigned char>& b = *bytes;
+    const Bytes b{(*file)->data(), (*file)->size()};
+    std::size_t released = 0;
     for (std::size_t i = 0; i < b.size();) {
         const std::size_t len = utf8SequenceLength(b, i);
         if (len == 0) {
@@ -108,17 +106,22 @@ Result<std::vector<std::uint16_t>> readTextTokens(const std::filesystem::path& p
                 byteContext(path, i));
         }
         i += len;
+        if (i - released >= kReleaseEvery) { // validated pages need not stay resident
+            (*file)->release(released, i - released);
+            released = i;
+        }
     }
-    return std::vector<std::uint16_t>(b.begin(), b.end());
+    (*file)->release(released, b.size() - released);
+    return TokenArray(*file, 0, b.size(), 1);
 }
 
-Result<std::vector<std::uint16_t>> readBinTokens(const std::filesystem::path& path)
+Result<TokenArray> mapBinTokens(const std::filesystem::path& path)
 {
-    Result<std::vector<unsigned char>> bytes = readBytes(path, "token");
-    if (!bytes) {
-        return bytes.error();
+    Result<std::shared_ptr<const MappedFile>> file = mapFile(path, "token");
+    if (!file) {
+        return file.error();
     }
-    const std::vector<unsigned char>& b = *bytes;
+    const Bytes b{(*file)->data(), (*file)->size()};
     const std::string name = "'" + path.string() + "'";
     if (b.empty()) {
         return makeError(ErrorCode::ParseError, "token file " + name + " is empty", byteContext(path, 0));
@@ -148,7 +151,7 @@ Result<std::vector<std::uint16_t>> readBinTokens(const std::filesystem::path& pa
                     + (have < 2 * static_cast<std::size_t>(std::max(count, 0)) ? " (truncated)" : ""),
                 byteContext(path, b.size()));
         }
-        return decodeUint16(b, headerBytes);
+        return TokenArray(*file, headerBytes, have / 2, 2);
     }
     if (b.size() % 2 != 0) {
         return makeError(ErrorCode::ParseError,
@@ -156,12 +159,67 @@ Result<std::vector<std::uint16_t>> readBinTokens(const std::filesystem::path& pa
                 + " bytes); expected uint16 tokens, optionally after an llm.c header (magic 20240520)",
             byteContext(path, b.size() - 1));
     }
-    return decodeUint16(b, 0);
+    return TokenArray(*file, 0, b.size() / 2, 2);
 }
 
-Status checkTokenRange(const std::vector<std::uint16_t>& tokens, int vocab, const std::filesystem::path& path)
+Result<std::vector<std::uint16_t>> readTextTokens(const std::filesystem::path& path)
+{
+    Result<TokenArray> tokens = mapTextTokens(path);
+    if (!tokens) {
+        return tokens.error();
+    }
+    return tokens->toVector();
+}
+
+Result<std::vector<std::uint16_t>> readBinTokens(const std::filesystem::path& path)
+{
+    Result<TokenArray> tokens = mapBinTokens(path);
+    if (!tokens) {
+        return tokens.error();
+    }
+    return tokens->toVector();
+}
+
+TokenArray::TokenArray(std::vector<std::uint16_t> tokens)
+    : m_owned(std::make_shared<const std::vector<std::uint16_t>>(std::move(tokens)))
+    , m_base(reinterpret_cast<const unsigned char*>(m_owned->data()))
+    , m_count(m_owned->size())
+    , m_width(2)
+{
+    static_assert(std::endian::native == std::endian::little, "owned tokens are read as little-endian bytes");
+}
+
+TokenArray::TokenArray(std::shared_ptr<const MappedFile> file, std::size_t offset, std::size_t count, int width)
+    : m_file(std::move(file))
+    , m_base(m_file->data() ? m_file->data() + offset : nullptr)
+    , m_count(count)
+    , m_width(width)
+{}
+
+std::vector<std::uint16_t> TokenArray::toVector() const
+{
+    std::vector<std::uint16_t> out(m_count);
+    for (std::size_t i = 0; i < m_count; ++i) {
+        out[i] = (*this)[i];
+    }
+    return out;
+}
+
+void TokenArray::releasePages(std::size_t first, std::size_t count) const
+{
+    if (m_file && first < m_count) {
+        const auto width = static_cast<std::size_t>(m_width);
+        m_file->release(static_cast<std::size_t>(m_base - m_file->data()) + first * width,
+            std::min(count, m_count - first) * width);
+    }
+}
+
+Status checkTokenRange(const TokenArray& tokens, int vocab, const std::filesystem::path& path)
 {
     for (std::size_t i = 0; i < tokens.size(); ++i) {
+        if (i % kReleaseEvery == 0 && i > 0) { // keep the pass's resident set to one window
+            tokens.releasePages(i - kReleaseEvery, kReleaseEvery);
+        }
         if (static_cast<int>(tokens[i]) >= vocab) {
             return makeError(ErrorCode::ParseError,
                 "token " + std::to_string(tokens[i]) + " at index " + std::to_string(i) + " of '" + path.string()
@@ -169,7 +227,14 @@ Status checkTokenRange(const std::vector<std::uint16_t>& tokens, int vocab, cons
                 path.string() + ": token index " + std::to_string(i));
         }
     }
+    tokens.releasePages(0, tokens.size());
     return ok();
+}
+
+
+Status checkTokenRange(const std::vector<std::uint16_t>& tokens, int vocab, const std::filesystem::path& path)
+{
+    return checkTokenRange(TokenArray(tokens), vocab, path);
 }
 
 } // namespace bs::runtime

@@ -37,7 +37,7 @@ Result<std::unique_ptr<TokenSource>> openTokenSource(
                   "\"text:PATH\" or \"bin:PATH\"",
             "data.spec");
     }
-    Result<std::vector<std::uint16_t>> tokens = kind == "text" ? readTextTokens(path) : readBinTokens(path);
+    Result<TokenArray> tokens = kind == "text" ? mapTextTokens(path) : mapBinTokens(path);
     if (!tokens) {
         return tokens.error();
     }

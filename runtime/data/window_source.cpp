@@ -12,7 +12,7 @@ constexpr std::uint64_t kValStream = 0x76616c;
 } // namespace
 
 Result<std::unique_ptr<TokenSource>> WindowSource::create(
-    std::vector<std::uint16_t> tokens, int vocab, int seqLen, std::uint64_t seed, double valFraction, std::string label)
+    TokenArray tokens, int vocab, int seqLen, std::uint64_t seed, double valFraction, std::string label)
 {
     const std::size_t n = tokens.size();
     const auto trainCount = static_cast<std::size_t>(std::floor(static_cast<double>(n) * (1.0 - valFraction)));
@@ -36,7 +36,7 @@ Result<std::unique_ptr<TokenSource>> WindowSource::create(
         new WindowSource(std::move(tokens), trainCount, vocab, seqLen, seed, std::move(label)));
 }
 
-WindowSource::WindowSource(std::vector<std::uint16_t> tokens, std::size_t trainCount, int vocab, int seqLen,
+WindowSource::WindowSource(TokenArray tokens, std::size_t trainCount, int vocab, int seqLen,
     std::uint64_t seed, std::string label)
     : m_tokens(std::move(tokens))
     , m_trainCount(trainCount)

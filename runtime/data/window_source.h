@@ -1,7 +1,8 @@
 #pragma once
-// Real data: a token array in memory, split into train (head) and validation (tail); each
+// Real data: a token array (mapped from its file, or in memory), split into train (head) and validation (tail); each
 // sequence is a window at a pseudo-random offset drawn from (seed, split, sequence number).
 
+#include "runtime/data/token_files.h"
 #include "runtime/data/token_source.h"
 
 #include <string>
@@ -14,7 +15,7 @@ class WindowSource final : public TokenSource
 public:
     /// Preconditions (checked by create()): every token < vocab; each non-empty split holds at
     /// least seqLen + 1 tokens.
-    static Result<std::unique_ptr<TokenSource>> create(std::vector<std::uint16_t> tokens, int vocab, int seqLen,
+    static Result<std::unique_ptr<TokenSource>> create(TokenArray tokens, int vocab, int seqLen,
         std::uint64_t seed, double valFraction, std::string label);
 
     MicroBatch batch(Split split, std::int64_t index, int batchSize) const override;
@@ -24,10 +25,10 @@ public:
     std::optional<std::int64_t> tokenCount(Split split) const override;
 
 private:
-    WindowSource(std::vector<std::uint16_t> tokens, std::size_t trainCount, int vocab, int seqLen, std::uint64_t seed,
+    WindowSource(TokenArray tokens, std::size_t trainCount, int vocab, int seqLen, std::uint64_t seed,
         std::string label);
 
-    std::vector<std::uint16_t> m_tokens; ///< train tokens [0, m_trainCount), validation after
+    TokenArray m_tokens; ///< train tokens [0, m_trainCount), validation after
     std::size_t m_trainCount;
     int m_vocab;
     int m_seqLen;

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
 namespace bs::runtime {
 
 StageMetrics stageMetrics(int s, const StageStats& st)
@@ -27,6 +29,15 @@ StageMetrics stageMetrics(int s, const StageStats& st)
     m.meanDrift = st.meanDrift;
     m.maxDrift = st.maxDrift;
     return m;
+}
+
+double RunSession::Impl::batchLoss(std::int64_t firstMb) const
+{
+    double sum = 0.0;
+    for (int i = 0; i < m(); ++i) {
+        sum += model->loss(firstMb + i).value_or(NAN);
+    }
+    return sum / m();
 }
 
 bool RunSession::Impl::evaluationDue(int step) const

@@ -1,5 +1,6 @@
 #include "runtime/exec/gpu_trace.h"
 
+#include "profiler/cupti/gpu_busy.h"
 #include "runtime/model/device_timer.h"
 
 namespace bs::runtime {
@@ -58,6 +59,26 @@ private:
 };
 
 } // namespace
+
+std::optional<double> gpuBubbleFraction(const profiler::TraceSnapshot& trace, int stages, TimeNs makespan)
+{
+    std::vector<profiler::TraceEvent> kernels;
+    trace.forEach([&](const profiler::TraceEvent& e) {
+        if (e.lane == profiler::Lane::Kernel) {
+            kernels.push_back(e);
+        }
+    });
+    if (kernels.empty() || makespan <= 0 || stages < 1) {
+        return std::nullopt;
+    }
+    TimeNs busy = 0;
+    for (const profiler::TraceEvent& e : cupti::gpuComputeView(kernels)) {
+        if (e.lane == profiler::Lane::Compute) {
+            busy += e.duration();
+        }
+    }
+    return 1.0 - static_cast<double>(busy) / (static_cast<double>(stages) * static_cast<double>(makespan));
+}
 
 KernelCollectorFactory cuptiCollectorFactory()
 {

@@ -29,6 +29,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -52,6 +53,13 @@ using KernelCollectorFactory =
     std::function<Result<std::unique_ptr<KernelCollector>>(profiler::TraceStore& staging, TimeNs originNs)>;
 /// profiler/cupti's CuptiCollector (Unavailable with the reason when CUPTI cannot start).
 KernelCollectorFactory cuptiCollectorFactory();
+
+/// 1 − GPU busy time / (stages · makespan), busy time being each stage's kernel-lane union
+/// (profiler/cupti's gpuComputeView: concurrent kernels counted once). nullopt when the trace has
+/// no kernel events (a CPU run, or CUPTI off) or makespan ≤ 0. On one GPU under the serial driver
+/// each stage's kernels sit on its virtual clock, so this is the bubble p GPUs would see from
+/// GPU activity, not from host timestamps.
+std::optional<double> gpuBubbleFraction(const profiler::TraceSnapshot& trace, int stages, TimeNs makespan);
 
 class GpuTrace final : public KernelTagSink
 {

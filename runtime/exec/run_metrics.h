@@ -60,6 +60,8 @@ struct RunSummary
     double tokensPerSVirtual = 0.0;
     double tokensPerSWall = 0.0;
     double bubbleFraction = 0.0; ///< 1 − busy / (p · makespan) on the virtual timeline
+    /// GPU runs with kernel lanes: the same from GPU activity (gpuBubbleFraction(), gpu_trace.h).
+    std::optional<double> gpuBubbleFraction;
     double busyTimeS = 0.0; ///< sum of measured action durations
     std::optional<double> targetLoss;
     std::optional<double> timeToTargetS; ///< virtual time when the validation loss first reached the target

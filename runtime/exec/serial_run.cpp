@@ -6,9 +6,18 @@
 #include "runtime/schedule/catalogue.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace bs::runtime {
+
+DriveOptions RunSession::Impl::driveOptions() const
+{
+    DriveOptions drive;
+    drive.stop = &stop;
+    drive.timeOrigin = virtualNow;
+    drive.initialVersions = versions;
+    drive.microbatchOffset = static_cast<std::int32_t>(mbDone);
+    return drive;
+}
 
 Status RunSession::Impl::runPipeline(int count)
 {
@@ -39,13 +48,9 @@ Status RunSession::Impl::runPipeline(int count)
     int nextBatch = 0;
     Status callbackStatus = ok();
     const auto wallStart = Clock::now();
-    DriveOptions drive;
-    drive.stop = &stop;
-    drive.timeOrigin = virtualNow;
-    drive.initialVersions = versions;
+    DriveOptions drive = driveOptions();
     drive.cut = &cut;
     drive.cutEvery = m();
-    drive.microbatchOffset = static_cast<std::int32_t>(firstMb);
     drive.onAction = [&](const Action& a, const profiler::TraceEvent& ev) {
         device->placed(ev); // GPU runs: this action's kernels onto the virtual clock
         if (a.kind != ActionKind::Update) {
@@ -54,11 +59,8 @@ Status RunSession::Impl::runPipeline(int count)
         updates[static_cast<std::size_t>(a.stage)] += 1;
         const int slowest = *std::min_element(updates.begin(), updates.end());
         while (nextBatch < count && slowest >= (nextBatch + 1) * updatesPerBatch) {
-            double sum = 0.0;
-            for (int i = 0; i < m(); ++i) {
-                sum += model->loss(firstMb + static_cast<std::int64_t>(nextBatch) * m() + i).value_or(NAN);
-            }
-            if (Status s = recordBatch(firstStep + nextBatch, sum / m(), ev.end, wallStart); !s && callbackStatus) {
+            const double loss = batchLoss(firstMb + static_cast<std::int64_t>(nextBatch) * m());
+            if (Status s = recordBatch(firstStep + nextBatch, loss, ev.end, wallStart); !s && callbackStatus) {
                 callbackStatus = s;
             }
             ++nextBatch;

@@ -13,6 +13,7 @@
 #include "runtime/model/reference_trainer.h"
 #include "runtime/rundir/run_dir_writer.h"
 #include "runtime/schedule/schedule.h"
+#include "runtime/sim/scheduler_core.h"
 
 #include <atomic>
 #include <chrono>
@@ -101,6 +102,9 @@ struct RunSession::Impl
     double tokensUpTo(int steps) const { return tokensBefore + tokensPerBatch() * (steps - settingsStep); }
 
     // batch_recorder.cpp
+    /// Mean training loss of the global batch whose first run-wide micro-batch is `firstMb`
+    /// (NaN when a micro-batch's loss is not known here).
+    double batchLoss(std::int64_t firstMb) const;
     bool evaluationDue(int step) const;
     std::optional<double> maybeEvaluate(bool due);
     /// `completedAt`: when the batch completed (default: now). `evaluate`: run the validation
@@ -112,6 +116,9 @@ struct RunSession::Impl
     // The drivers: serial_run.cpp (which also picks the driver), threaded_run.cpp, rank_run.cpp,
     // reference_run.cpp.
     Status runPipeline(int count);
+    /// What every driver starts from: stop flag, the timeline's end, the weight versions and the
+    /// run-wide micro-batch ids so far.
+    DriveOptions driveOptions() const;
     Status runThreaded(int count, const Schedule& schedule, TensorExecutor& executor);
     Status runRank(int count, const Schedule& schedule, TensorExecutor& executor);
     Status runReference(int count);

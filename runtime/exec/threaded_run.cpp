@@ -3,7 +3,6 @@
 #include "runtime/sim/threaded_driver.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace bs::runtime {
 
@@ -25,11 +24,7 @@ Status RunSession::Impl::runThreaded(int count, const Schedule& schedule, Tensor
     };
     std::vector<Completed> completed;
     const auto wallStart = Clock::now();
-    DriveOptions drive;
-    drive.stop = &stop;
-    drive.timeOrigin = virtualNow;
-    drive.initialVersions = versions;
-    drive.microbatchOffset = static_cast<std::int32_t>(mbDone);
+    DriveOptions drive = driveOptions();
     drive.onAction = [&](const Action& a, const profiler::TraceEvent& ev) {
         device->placed(ev);
         if (a.kind != ActionKind::Backward && a.kind != ActionKind::BackwardWeight) {
@@ -51,12 +46,9 @@ Status RunSession::Impl::runThreaded(int count, const Schedule& schedule, Tensor
     const Clock::duration evalBefore = evalWall; // the pass below runs after wallEnd: not in trainWall
     for (std::size_t i = 0; i < completed.size() && recorded; ++i) {
         const Completed& c = completed[i];
-        double sum = 0.0;
-        for (int k = 0; k < m(); ++k) {
-            sum += model->loss(mbDone + static_cast<std::int64_t>(c.batch) * m() + k).value_or(NAN);
-        }
         const bool lastOfChunk = i + 1 == completed.size();
-        recorded = recordBatch(firstStep + c.batch, sum / m(), c.end, wallStart, c.at, lastOfChunk && evalDue);
+        const double loss = batchLoss(mbDone + static_cast<std::int64_t>(c.batch) * m());
+        recorded = recordBatch(firstStep + c.batch, loss, c.end, wallStart, c.at, lastOfChunk && evalDue);
     }
     evalWall = evalBefore;
     trainWall += wallEnd - wallStart;

@@ -1,12 +1,14 @@
 // The thin CUDA layer (built only against a CUDA LibTorch, BS_TORCH_HAS_CUDA): CUDA-event timing
 // of actions and the caching allocator's counters. Everything that uses them is torch-free and
 // tested on the CPU through the host timer and fake counters; this file only talks to CUDA.
+#include "runtime/model/device_p.h"
 #include "runtime/model/torch_devices.h"
 
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 
 namespace bs::runtime::detail {
 
@@ -99,6 +101,33 @@ AllocatorStats* cudaAllocatorStats()
 {
     static CudaAllocatorStats stats;
     return &stats;
+}
+
+torch::Tensor copyToDevice(const torch::Tensor& t, int device)
+{
+    if (!t.is_cuda() || device < 0 || t.get_device() == device) {
+        return t.to(t.options().device(torchDevice(device)), /*non_blocking=*/false, /*copy=*/true);
+    }
+    const auto from = static_cast<c10::DeviceIndex>(t.get_device());
+    const auto to = static_cast<c10::DeviceIndex>(device);
+    const c10::cuda::CUDAStream producer = c10::cuda::getCurrentCUDAStream(from);
+    const c10::cuda::CUDAStream consumer = c10::cuda::getCurrentCUDAStream(to);
+    const c10::cuda::CUDAStream copier = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, to);
+    CudaEvent produced;
+    produced.record(producer);
+    produced.block(copier); // the copy starts once the tensor is complete on its device
+    torch::Tensor out;
+    {
+        const c10::cuda::CUDAStreamGuard onCopier(copier);
+        out = t.to(t.options().device(torchDevice(device)), /*non_blocking=*/true, /*copy=*/true);
+    }
+    CudaEvent copied;
+    copied.record(copier);
+    copied.block(consumer); // the receiving stage's work waits for the copy, the host does not
+    // The caching allocator must not reuse either block before the streams that use it are done.
+    c10::cuda::CUDACachingAllocator::recordStream(t.storage().data_ptr(), copier);
+    c10::cuda::CUDACachingAllocator::recordStream(out.storage().data_ptr(), consumer);
+    return out;
 }
 
 } // namespace bs::runtime::detail

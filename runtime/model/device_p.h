@@ -10,6 +10,14 @@ namespace bs::runtime::detail {
 /// −1 = the CPU, k ≥ 0 = cuda:k.
 torch::Device torchDevice(int device);
 
+/// A copy of `t` on `device` (−1 = CPU), always a new tensor (a receive's own buffer). Between two
+/// GPUs (cuda_layer.cpp) the copy runs on a dedicated stream of the destination from the
+/// pool: it waits for the source device's current stream (where the tensor was produced), and the
+/// destination's current stream waits for it, so the copy overlaps other work on neither side's
+/// compute stream; the caching allocator is told which streams use the two tensors. Otherwise a
+/// plain synchronous Tensor::to.
+torch::Tensor copyToDevice(const torch::Tensor& t, int device);
+
 /// Around the work of one action on a stage: makes the stage's CUDA device current (a no-op on
 /// the CPU) and, with bf16, enables autocast to bf16 for that device type (fp32 weights stay the
 /// master copy; autograd records the casts, so backward passes need no scope of their own). The

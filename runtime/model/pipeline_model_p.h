@@ -132,8 +132,7 @@ struct PipelineModel::Impl
             return makeError(ErrorCode::Internal, std::string("no ") + what + " was sent to this stage", detail::where(s, mb));
         }
         // A copy on the receiving stage's device (clone when it is the sender's).
-        torch::Tensor t = it->second.to(it->second.options().device(detail::torchDevice(options.deviceOf(s))),
-                                        /*non_blocking=*/false, /*copy=*/true);
+        torch::Tensor t = detail::copyToDevice(it->second, options.deviceOf(s));
         box.erase(it);
         return t;
     }

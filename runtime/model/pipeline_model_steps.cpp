@@ -169,10 +169,12 @@ Status PipelineModel::update(int s, int microbatches)
         {
             torch::NoGradGuard noGrad;
             const MemoryScope scope(-1, MemoryCategory::Other);
-            double sum = 0.0;
+            // One host read for the whole stage (on a GPU each .item() is a synchronisation).
+            std::vector<torch::Tensor> sums;
             for (const torch::Tensor& p : st.params) {
-                sum += p.grad().sum().item<double>();
+                sums.push_back(p.grad().sum().to(torch::kFloat64));
             }
+            const double sum = sums.empty() ? 0.0 : torch::stack(sums).sum().item<double>();
             if (!std::isfinite(sum)) {
                 return makeError(ErrorCode::Diverged, "training diverged: non-finite gradients", at);
             }

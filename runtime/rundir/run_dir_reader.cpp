@@ -2,10 +2,11 @@
 
 #include "profiler/io/chrome_trace.h"
 #include "runtime/config/config_toml.h"
+#include "runtime/rundir/run_dir_schema.h"
 #include "runtime/rundir/run_dir_writer.h"
 
-#include <fstream>
-#include <sstream>
+#include "base/bounded_read.h"
+
 
 namespace bs::runtime {
 
@@ -13,18 +14,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Result<std::string> readText(const fs::path& path)
+/// exists() without throwing: a permission error reads as "absent" and the reader that follows
+/// reports it with the path.
+bool present(const fs::path& path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        return makeError(ErrorCode::IoError, "cannot open '" + path.string() + "'", path.string());
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) {
-        return makeError(ErrorCode::IoError, "cannot read '" + path.string() + "'", path.string());
-    }
-    return std::move(text).str();
+    std::error_code ec;
+    return fs::exists(path, ec) && !ec;
 }
 
 } // namespace
@@ -43,6 +38,7 @@ Result<MetricsLog> parseMetricsJsonl(std::string_view text, std::string_view sou
             continue;
         }
         const std::string where = std::string(sourceName) + ":" + std::to_string(lineNumber);
+        // No exceptions: a number past double's range (1e400) is a discarded record like any syntax error.
         nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
         if (record.is_discarded() || !record.is_object()) {
             if (!complete && record.is_discarded()) {
@@ -52,6 +48,9 @@ Result<MetricsLog> parseMetricsJsonl(std::string_view text, std::string_view sou
             return makeError(ErrorCode::ParseError,
                 record.is_discarded() ? "metrics record is not valid JSON" : "metrics record is not a JSON object",
                 where);
+        }
+        if (Status fields = checkMetricsRecord(record, where); !fields) {
+            return fields.error();
         }
         log.records.push_back(std::move(record));
     }
@@ -63,7 +62,7 @@ Result<RunDirContents> readRunDir(const fs::path& dir)
     RunDirContents run;
     run.dir = dir;
     const fs::path configPath = dir / kConfigFileName;
-    if (!fs::exists(configPath)) {
+    if (!present(configPath)) {
         return makeError(ErrorCode::IoError,
             "'" + dir.string() + "' is not a run directory: " + kConfigFileName + " is missing", configPath.string());
     }
@@ -74,8 +73,8 @@ Result<RunDirContents> readRunDir(const fs::path& dir)
     run.config = std::move(*config);
 
     const fs::path metricsPath = dir / kMetricsFileName;
-    if (fs::exists(metricsPath)) {
-        Result<std::string> text = readText(metricsPath);
+    if (present(metricsPath)) {
+        Result<std::string> text = readBoundedFile(metricsPath, kMaxMetricsFileBytes, "metrics file");
         if (!text) {
             return text.error();
         }
@@ -88,8 +87,8 @@ Result<RunDirContents> readRunDir(const fs::path& dir)
     }
 
     const fs::path summaryPath = dir / kSummaryFileName;
-    if (fs::exists(summaryPath)) {
-        Result<std::string> text = readText(summaryPath);
+    if (present(summaryPath)) {
+        Result<std::string> text = readBoundedFile(summaryPath, kMaxSummaryFileBytes, "summary file");
         if (!text) {
             return text.error();
         }
@@ -98,9 +97,15 @@ Result<RunDirContents> readRunDir(const fs::path& dir)
         } catch (const nlohmann::json::parse_error& e) {
             return makeError(ErrorCode::ParseError, std::string("summary is not valid JSON: ") + e.what(),
                 summaryPath.string() + ": byte " + std::to_string(e.byte));
+        } catch (const nlohmann::json::exception& e) { // out_of_range: a number like 1e400
+            return makeError(ErrorCode::ParseError, std::string("summary is not valid JSON: ") + e.what(),
+                summaryPath.string());
+        }
+        if (Status fields = checkSummary(*run.summary, summaryPath.string()); !fields) {
+            return fields.error();
         }
     }
-    if (fs::exists(dir / kTraceFileName)) {
+    if (present(dir / kTraceFileName)) {
         run.trace = dir / kTraceFileName;
     }
     return run;

@@ -6,6 +6,7 @@
 #include "profiler/trace/trace_store.h"
 #include "runtime/config/run_config.h"
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,10 @@
 
 namespace bs::runtime {
 
+/// Largest metrics.jsonl / summary.json accepted (a 10^5-batch, 8-stage run writes ~500 MB).
+inline constexpr std::uint64_t kMaxMetricsFileBytes = std::uint64_t{4} << 30;
+inline constexpr std::uint64_t kMaxSummaryFileBytes = std::uint64_t{256} << 20;
+
 struct MetricsLog
 {
     std::vector<nlohmann::json> records; ///< one object per line, in file order
@@ -23,8 +28,9 @@ struct MetricsLog
 };
 
 /// Parses metrics.jsonl text. Blank lines are skipped. A last line without its newline that does
-/// not parse is the record a crash interrupted: ignored with a warning. Any other bad line is a
-/// ParseError with context "sourceName:LINE" (1-based).
+/// not parse is the record a crash interrupted: ignored with a warning. Any other bad line, and
+/// any known field of the wrong type or range (run_dir_schema.h), is a ParseError with context
+/// "sourceName:LINE" (1-based), followed by ": field" for a field.
 Result<MetricsLog> parseMetricsJsonl(std::string_view text, std::string_view sourceName = "metrics.jsonl");
 
 struct RunDirContents
@@ -39,7 +45,9 @@ struct RunDirContents
 
 /// Reads `dir`. config.toml is required (IoError "not a run directory" without it; its own parse
 /// errors as loadRunConfig gives them); metrics.jsonl may be missing (no records yet); a corrupt
-/// summary.json is a ParseError with context "…/summary.json: byte N".
+/// summary.json is a ParseError with context "…/summary.json: byte N", a field of the wrong type
+/// or range one with context "…/summary.json: field". Files that are not regular files or exceed
+/// the limits above are IoErrors naming them: nothing is read without a bound.
 Result<RunDirContents> readRunDir(const std::filesystem::path& dir);
 
 /// The run's trace.json as a snapshot (opening a run, calibrating from it). IoError when the run

@@ -1,11 +1,11 @@
 #include "runtime/schedule/csv_io.h"
 
 #include "base/atomic_file.h"
+#include "base/bounded_read.h"
 #include "runtime/schedule/catalogue.h"
 #include "runtime/schedule/validate.h"
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 
 namespace bs::runtime {
@@ -156,15 +156,14 @@ Status writeScheduleCsv(const Schedule& schedule, const std::string& path)
 
 Result<Schedule> readScheduleCsv(const std::string& path, const ScheduleParams& params)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        return makeError(ErrorCode::IoError, "cannot read schedule CSV", path);
+    Result<std::string> text = readBoundedFile(path, kMaxScheduleCsvBytes, "schedule CSV");
+    if (!text) {
+        return text.error();
     }
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto schedule = scheduleFromCsv(text.str(), params);
+    auto schedule = scheduleFromCsv(*text, params);
     if (!schedule) {
         Error e = schedule.error();
+        e.message += " (schedule CSV '" + path + "')";
         e.context = path + ": " + e.context;
         return e;
     }

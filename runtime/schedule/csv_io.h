@@ -4,6 +4,7 @@
 
 #include "runtime/schedule/schedule.h"
 
+#include <cstdint>
 #include <string>
 
 namespace bs::runtime {
@@ -16,6 +17,11 @@ std::string scheduleToCsv(const Schedule& schedule);
 Result<Schedule> scheduleFromCsv(const std::string& text, const ScheduleParams& params);
 
 Status writeScheduleCsv(const Schedule& schedule, const std::string& path);
+/// A schedule CSV may not exceed this (a 256-stage, 10^5-micro-batch schedule is ~40 MiB).
+inline constexpr std::uint64_t kMaxScheduleCsvBytes = std::uint64_t{256} << 20;
+
+/// IoError naming the file when it cannot be read, is not a regular file or exceeds
+/// kMaxScheduleCsvBytes; the parser's errors, with the file in message and context, otherwise.
 Result<Schedule> readScheduleCsv(const std::string& path, const ScheduleParams& params);
 
 } // namespace bs::runtime

@@ -158,6 +158,10 @@ Result<CostModel> costModelFromString(const std::string& costs, int stages, doub
             return makeError(ErrorCode::InvalidArgument, "cost: negative time " + item,
                              "cost: F,I,W[,U] in milliseconds, each >= 0");
         }
+        if (v > kMaxActionMs) { // 1e300 ms has no nanosecond count: it used to become 0
+            return makeError(ErrorCode::InvalidArgument, "cost: " + item + " ms is past the limit",
+                             "cost: F,I,W[,U] in milliseconds, each in [0, 1e+06]");
+        }
         values.push_back(v);
     }
     if (values.size() < 3 || values.size() > 4) {
@@ -168,8 +172,9 @@ Result<CostModel> costModelFromString(const std::string& costs, int stages, doub
         return makeError(ErrorCode::InvalidArgument, "cost: F, I and W are all zero",
                          "cost: F,I,W[,U] in milliseconds, at least one of F, I, W > 0");
     }
-    if (!std::isfinite(commMs) || commMs < 0) {
-        return makeError(ErrorCode::InvalidArgument, "comm: must be a time >= 0 in milliseconds", "comm: >= 0");
+    if (!std::isfinite(commMs) || commMs < 0 || commMs > kMaxActionMs) {
+        return makeError(ErrorCode::InvalidArgument, "comm: must be a time in [0, 1e+06] milliseconds",
+                         "comm: in [0, 1e+06]");
     }
     auto ns = [](double ms) { return static_cast<TimeNs>(std::llround(ms * static_cast<double>(kNsPerMs))); };
     return CostModel::uniform(stages, ns(values[0]), ns(values[1]), ns(values[2]), values.size() > 3 ? ns(values[3]) : 0,

@@ -64,7 +64,12 @@ std::vector<std::string> deviceProfileNames();
 /// input- and weight-gradient each cost one forward; the update streams the AdamW state once.
 Result<CostModel> costModelFromGpt(const GptShape& shape, int stages, int microBatch, const DeviceProfile& device);
 
-/// Parses "F,I,W[,U]" in milliseconds (decimals allowed). Errors name the field and the format.
+/// Longest action or transfer a hand-written cost may take: 1000 s. Times are integer nanoseconds,
+/// and this keeps sums over 10^5 micro-batches x 256 stages far inside 64 bits.
+inline constexpr double kMaxActionMs = 1e6;
+
+/// Parses "F,I,W[,U]" in milliseconds (decimals allowed), each and `commMs` finite in
+/// [0, kMaxActionMs]. Errors name the field and the format.
 Result<CostModel> costModelFromString(const std::string& costs, int stages, double commMs);
 
 } // namespace bs::runtime

@@ -43,6 +43,17 @@ int receiverOf(const Action& action, int stages)
     return -1;
 }
 
+int senderOf(const Action& action, int stages)
+{
+    if (action.kind == ActionKind::Forward && action.stage > 0) {
+        return action.stage - 1;
+    }
+    if (action.isBackwardLike() && action.stage < stages - 1) {
+        return action.stage + 1;
+    }
+    return -1;
+}
+
 Error atAction(Error error, const Action& action)
 {
     error.context = "stage " + std::to_string(action.stage) + ", " + toString(action)
@@ -180,10 +191,8 @@ private:
         }
         const Action& a = program[pc];
         TimeNs input = 0;
-        if (a.kind == ActionKind::Forward && s > 0) {
-            input = m_arrivals.activation(s, a.microbatch);
-        } else if (a.isBackwardLike() && s < m_p - 1) {
-            input = m_arrivals.gradient(s, a.microbatch);
+        if (const int from = senderOf(a, m_p); from >= 0) {
+            input = from < s ? m_arrivals.activation(s, a.microbatch) : m_arrivals.gradient(s, a.microbatch);
         }
         // Same-stage dependencies (F before B, I before W) hold by program order (validated).
         return input == kNotYet ? kNotYet : std::max(m_clock[static_cast<std::size_t>(s)], input);

@@ -61,13 +61,17 @@ Result<DriveStats> drive(const Schedule& schedule, ActionExecutor& executor, pro
 
 profiler::EventKind toEventKind(ActionKind kind);
 
-/// The compute-lane event of one performed action (both drivers record actions this way).
+/// The compute-lane event of one performed action (every driver records actions this way).
 /// `version` is the stage's weight version when the action started; times already include any origin.
 profiler::TraceEvent actionEvent(const Action& action, TimeNs start, TimeNs end, int version, std::int64_t bytes);
 
 /// The stage that receives what `action` produces (F: the next stage's activation, B/I: the
 /// previous stage's gradient), or -1 when nothing crosses a stage boundary.
 int receiverOf(const Action& action, int stages);
+
+/// The stage whose output `action` needs before it can start (F: the previous stage's activation,
+/// B/I: the next stage's gradient), or -1 when its input is on its own stage.
+int senderOf(const Action& action, int stages);
 
 /// "stage S, <action>: <context>": where an executor error happened.
 Error atAction(Error error, const Action& action);

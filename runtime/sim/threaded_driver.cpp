@@ -86,10 +86,8 @@ private:
     bool waitForInput(int s, const Action& a)
     {
         const TimeNs* arrival = nullptr;
-        if (a.kind == ActionKind::Forward && s > 0) {
-            arrival = &m_activation[slot(s, a.microbatch)];
-        } else if (a.isBackwardLike() && s < m_p - 1) {
-            arrival = &m_gradient[slot(s, a.microbatch)];
+        if (const int from = senderOf(a, m_p); from >= 0) {
+            arrival = &(from < s ? m_activation : m_gradient)[slot(s, a.microbatch)];
         }
         const auto deadline = Clock::now() + m_threaded.inputTimeout;
         std::unique_lock lock(m_mutex);

@@ -93,6 +93,31 @@ private Q_SLOTS:
         QVERIFY(!metricSampleFromJson(nlohmann::json::parse(R"({"step":0})")));
     }
 
+    // Issue 14: a string where a number belongs (step, virtual_time_s, tokens_per_s_wall,
+    // per_stage[].mean_drift) threw nlohmann::type_error out of the GUI.
+    void metricRecordsWithWrongTypesNeverThrow()
+    {
+        const auto record = nlohmann::json::parse(R"({"step":"3","train_loss":2.5,"virtual_time_s":"soon",
+            "wall_time_s":[1],"tokens_per_s_virtual":{},"tokens_per_s_wall":"fast","val_loss":"x",
+            "per_stage":[{"mean_drift":"a"},7,{"mean_drift":0.5}]})");
+        std::optional<MetricSample> s;
+        try {
+            s = metricSampleFromJson(record);
+        } catch (const std::exception& e) {
+            QFAIL(e.what());
+        }
+        QVERIFY(s);
+        QCOMPARE(s->loss, 2.5);
+        QCOMPARE(s->step, 0);
+        QCOMPARE(s->timeSeconds, 0.0);
+        QVERIFY(s->wallSeconds < 0);
+        QVERIFY(!s->valLoss);
+        QCOMPARE(s->tokensPerSecondWall, 0.0);
+        QCOMPARE(s->stageDrift.size(), std::size_t(1));
+        QVERIFY(!metricSampleFromJson(nlohmann::json::parse(R"({"train_loss":"2.5"})")));
+        QVERIFY(!metricSampleFromJson(nlohmann::json::parse(R"([1,2])")));
+    }
+
     void lossMarksTargetAndTimeToTargetOnEitherAxis()
     {
         LossChartView view;

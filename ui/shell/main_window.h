@@ -65,6 +65,9 @@ public:
     /// Opens a run directory (config.toml, trace.json, metrics.jsonl, summary.json) into the next
     /// slot (alternating top/bottom). False with `error` set when it cannot be read.
     bool openRunDirectory(const QString& dir, QString* error);
+    /// A folder of torch.profiler rank traces (no config.toml): imported as one job (main_window_kineto.cpp).
+    static bool isKinetoJobFolder(const QString& dir);
+    bool openKinetoJob(const QString& dir, QString* error);
 
     TuningPanel* tuning() const { return m_tuning; }
     CompareView* compare() const { return m_compare; }

@@ -55,6 +55,9 @@ void MainWindow::openRunDialog()
 
 bool MainWindow::openRunDirectory(const QString& dir, QString* error)
 {
+    if (isKinetoJobFolder(dir)) {
+        return openKinetoJob(dir, error);
+    }
     const auto fail = [error](const Error& e) {
         if (error) {
             *error = toQt(e.describe());
@@ -88,10 +91,17 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
         run.result.throughputSamplesPerSecond = static_cast<double>(contents->config.pipeline.microbatches)
             * contents->config.pipeline.microBatchSize * contents->config.training.steps / seconds;
     }
-    if (contents->summary && contents->summary->contains("per_stage")) {
+    // readRunDir checked the fields' types and ranges (run_dir_schema.h); still, read defensively.
+    if (contents->summary && contents->summary->contains("per_stage") && (*contents->summary)["per_stage"].is_array()) {
         const auto& stages = (*contents->summary)["per_stage"];
         for (std::size_t s = 0; s < stages.size() && s < run.result.report.perStage.size(); ++s) {
-            run.result.report.perStage[s].peakMemoryBytes = stages[s].value("peak_memory_bytes", std::int64_t{0});
+            if (!stages[s].is_object()) {
+                continue;
+            }
+            const auto it = stages[s].find("peak_memory_bytes");
+            if (it != stages[s].end() && it->is_number_integer()) {
+                run.result.report.perStage[s].peakMemoryBytes = it->get<std::int64_t>();
+            }
         }
     }
     run.lagBound = runtime::driftBound(*schedule, run.result.report);

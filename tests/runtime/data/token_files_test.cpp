@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <fstream>
 #include <string>
 
@@ -228,6 +230,43 @@ TEST_F(TokenFiles, TextSourceIsDeterministic)
     EXPECT_EQ((*a)->batch(Split::Validation, 4, 3), (*b)->batch(Split::Validation, 4, 3));
     EXPECT_EQ((*a)->batch(Split::Train, 4, 3), (*b)->batch(Split::Train, 4, 3));
     EXPECT_FALSE((*a)->entropyFloorNats().has_value());
+}
+
+// Issue 14: `train --data bin:/tmp` and `text:/tmp` aborted on an uncaught std::ios_base::failure,
+// `text:/dev/zero` read until memory ran out.
+TEST_F(TokenFiles, DirectoriesDevicesAndFifosAreIoErrorsNamingTheFile)
+{
+    for (const char* spec : {"bin:/tmp", "text:/tmp", "text:/dev/zero", "bin:/dev/zero"}) {
+        auto source = openTokenSource(spec, 256, 8, 1, 0.1);
+        ASSERT_FALSE(source) << spec;
+        EXPECT_EQ(source.error().code, ErrorCode::IoError) << spec;
+        const std::string path = std::string(spec).substr(std::string(spec).find(':') + 1);
+        EXPECT_NE(source.error().message.find("'" + path + "'"), std::string::npos) << source.error().message;
+        EXPECT_NE(source.error().message.find("a regular file is needed"), std::string::npos) << source.error().message;
+    }
+    const fs::path fifo = m_dir / "pipe.bin";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    auto source = openTokenSource("bin:" + fifo.string(), 256, 8, 1, 0.1); // must not wait for a writer
+    ASSERT_FALSE(source);
+    EXPECT_NE(source.error().message.find("FIFO"), std::string::npos) << source.error().message;
+}
+
+TEST_F(TokenFiles, MappedTokensEqualTheCopiedOnes)
+{
+    std::vector<std::uint16_t> tokens = ramp(5000, 60000);
+    const fs::path bin = write("m.bin", llmc(tokens));
+    Result<TokenArray> mapped = mapBinTokens(bin);
+    ASSERT_TRUE(mapped);
+    ASSERT_EQ(mapped->size(), tokens.size());
+    EXPECT_EQ(mapped->toVector(), tokens);
+    mapped->releasePages(0, mapped->size()); // dropping the resident pages keeps the contents
+    EXPECT_EQ((*mapped)[4999], tokens[4999]);
+    const fs::path txt = write("m.txt", "pipeline\n");
+    Result<TokenArray> text = mapTextTokens(txt);
+    ASSERT_TRUE(text);
+    ASSERT_EQ(text->size(), 9u);
+    EXPECT_EQ((*text)[0], 'p');
+    EXPECT_EQ((*text)[8], '\n');
 }
 
 } // namespace

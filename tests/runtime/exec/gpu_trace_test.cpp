@@ -208,6 +208,33 @@ TEST(GpuTrace, UntaggedKernelsTakeTheirStagesLastOffsetAndLateOnesWait)
     EXPECT_EQ(events[1].start, 103'000); // by the stage's last offset
 }
 
+TEST(GpuTrace, BubbleFractionComesFromTheKernelLanesUnion)
+{
+    profiler::TraceStore trace;
+    auto kernel = [&](int stage, TimeNs start, TimeNs end) {
+        profiler::TraceEvent k;
+        k.stage = static_cast<std::uint16_t>(stage);
+        k.lane = profiler::Lane::Kernel;
+        k.kind = profiler::EventKind::Kernel;
+        k.aux = static_cast<std::uint16_t>(profiler::EventKind::Forward);
+        k.microbatch = 0;
+        k.start = start;
+        k.end = end;
+        trace.append(k);
+    };
+    profiler::TraceEvent action; // host-timed compute events do not count: only GPU activity
+    action.start = 0;
+    action.end = 100;
+    trace.append(action);
+    EXPECT_FALSE(gpuBubbleFraction(*trace.snapshot(), 2, 100)) << "no kernels: no GPU figure";
+    kernel(0, 0, 30);
+    kernel(0, 20, 40); // concurrent with the first: counted once
+    kernel(1, 50, 60);
+    const auto f = gpuBubbleFraction(*trace.snapshot(), 2, 100);
+    ASSERT_TRUE(f);
+    EXPECT_DOUBLE_EQ(*f, 1.0 - 50.0 / 200.0);
+}
+
 class FakeAllocator final : public AllocatorStats
 {
 public:

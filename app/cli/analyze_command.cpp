@@ -1,0 +1,189 @@
+#include "app/cli/analyze_command.h"
+
+#include "app/cli/cli_common.h"
+#include "app/cli/imported_what_if.h"
+#include "app/cli/table.h"
+#include "base/atomic_file.h"
+#include "profiler/import/attribution_export.h"
+#include "profiler/import/measured_bubbles.h"
+
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+namespace bs::cli {
+
+namespace {
+
+using namespace profiler::kineto;
+
+std::string ms(TimeNs t) { return fixed(static_cast<double>(t) / 1e6, 3); }
+
+struct AnalyzeCommand
+{
+    std::vector<std::string> traces;
+    bool json = false;
+    std::string perfetto;
+    std::vector<std::string> whatIf; ///< SCHEDULE or SCHEDULE:M
+
+    Result<std::vector<WhatIf>> predictions(const ImportedJob& job) const
+    {
+        std::vector<WhatIf> out;
+        auto own = predictFromImportedJob(job);
+        if (!own) {
+            return own.error();
+        }
+        out.push_back(*own);
+        for (const std::string& spec : whatIf) {
+            const std::size_t colon = spec.find(':');
+            int m = 0;
+            if (colon != std::string::npos) {
+                try {
+                    m = std::stoi(spec.substr(colon + 1));
+                } catch (const std::exception&) {
+                    m = -1;
+                }
+                if (m <= 0) {
+                    return makeError(ErrorCode::InvalidArgument, "micro-batches after ':' must be a positive integer",
+                                     "--what-if " + spec);
+                }
+            }
+            auto p = predictFromImportedJob(job, spec.substr(0, colon), m);
+            if (!p) {
+                return p.error();
+            }
+            out.push_back(*p);
+        }
+        return out;
+    }
+
+    int run() const
+    {
+        auto job = importKinetoJob(traces);
+        if (!job) {
+            return reportError(job.error());
+        }
+        const JobBubbles bubbles = measureBubbles(*job);
+        auto predicted = predictions(*job);
+        if (!predicted) {
+            return reportError(predicted.error());
+        }
+        if (!perfetto.empty()) {
+            auto status = writeFileAtomic(perfetto, [&](std::ostream& out) { return writeAttributionTrace(out, *job, bubbles); });
+            if (!status) {
+                return reportError(status.error());
+            }
+            std::cerr << "wrote " << perfetto << " (Perfetto / chrome://tracing)\n";
+        }
+        auto replay = replayImportedJob(*job); // Unavailable for interleaved jobs: reported as absent
+        const profiler::Report* replayed = replay ? &replay.value() : nullptr;
+        json ? printJson(*job, bubbles, *predicted, replayed) : printTable(*job, bubbles, *predicted, replayed);
+        return kExitOk;
+    }
+
+    static void printTable(const ImportedJob& job, const JobBubbles& b, const std::vector<WhatIf>& predicted,
+                           const profiler::Report* replayed)
+    {
+        std::printf("%s job, %zu ranks, %d stages, m = %d, backend %s, pipeline group %s\n", job.schedule.c_str(), job.ranks.size(),
+                    job.stages, job.microbatches, job.backend.empty() ? "?" : job.backend.c_str(), job.pipelineGroup.c_str());
+        std::printf("step %s ms measured, bubble %s; %zu transfers matched, %zu unmatched\n\n", ms(b.makespan).c_str(),
+                    percent(b.bubbleFraction).c_str(), job.transfers.size(), job.unmatchedComms);
+        Table t({"rank", "stages", "actions from", "busy ms", "bubble", "warm-up", "drain", "flush", "dependency", "comm",
+                 "recv transfer", "recv wait", "send transfer", "send wait"});
+        for (std::size_t i = 0; i < b.ranks.size(); ++i) {
+            const RankBubbles& r = b.ranks[i];
+            std::string stages;
+            for (int s : r.stages) {
+                stages += (stages.empty() ? "" : ",") + std::to_string(s);
+            }
+            auto cause = [&](profiler::BubbleCause c) { return ms(r.idleByCause[static_cast<std::size_t>(c)]); };
+            t.addRow({std::to_string(job.ranks[i].globalRank), stages, std::string(labelSourceName(job.ranks[i].source)), ms(r.busy),
+                      percent(r.bubbleFraction), cause(profiler::BubbleCause::WarmUp), cause(profiler::BubbleCause::Drain),
+                      cause(profiler::BubbleCause::Flush), cause(profiler::BubbleCause::Dependency), cause(profiler::BubbleCause::Comm),
+                      ms(r.recvTransfer), ms(r.recvWaiting), ms(r.sendTransfer), ms(r.sendWaiting)});
+        }
+        std::cout << t.render() << "(idle by cause in ms; waits = time a send/recv was posted before its peer's)\n\n";
+        Table w({"what-if (calibrated from this job)", "m", "step ms", "bubble"});
+        for (std::size_t i = 0; i < predicted.size(); ++i) {
+            const WhatIf& p = predicted[i];
+            w.addRow({i == 0 ? p.schedule + " (this job's own)" : p.schedule, std::to_string(p.microbatches), ms(p.predictedStep),
+                      percent(p.predictedBubble)});
+        }
+        std::cout << w.render();
+        const double err = b.makespan > 0 ? static_cast<double>(predicted.front().predictedStep - b.makespan) / static_cast<double>(b.makespan) : 0;
+        std::printf("own-schedule prediction vs measured step: %+.1f %%\n", err * 100.0);
+        if (replayed) {
+            std::printf("Bubblescope's %s with these measured durations and hop delays: step %s ms, bubble %s (measured %s)\n",
+                        job.schedule.c_str(), ms(replayed->makespan).c_str(), percent(replayed->bubbleFraction).c_str(),
+                        percent(b.stageReport.bubbleFraction).c_str());
+        }
+    }
+
+    static void printJson(const ImportedJob& job, const JobBubbles& b, const std::vector<WhatIf>& predicted,
+                          const profiler::Report* replayed)
+    {
+        nlohmann::json out;
+        out["schedule"] = job.schedule;
+        out["stages"] = job.stages;
+        out["microbatches"] = job.microbatches;
+        out["backend"] = job.backend;
+        out["pipeline_group"] = job.pipelineGroup;
+        out["step_ns"] = b.makespan;
+        out["bubble_fraction"] = b.bubbleFraction;
+        out["transfers"] = job.transfers.size();
+        out["unmatched_comms"] = job.unmatchedComms;
+        nlohmann::json ranks = nlohmann::json::array();
+        for (std::size_t i = 0; i < b.ranks.size(); ++i) {
+            const RankBubbles& r = b.ranks[i];
+            nlohmann::json idle;
+            for (int c = 0; c < profiler::kBubbleCauseCount; ++c) {
+                idle[std::string(profiler::bubbleCauseName(static_cast<profiler::BubbleCause>(c)))] = r.idleByCause[static_cast<std::size_t>(c)];
+            }
+            ranks.push_back({{"rank", job.ranks[i].globalRank},
+                             {"pipeline_rank", r.rank},
+                             {"file", job.ranks[i].file},
+                             {"stages", r.stages},
+                             {"actions_from", std::string(labelSourceName(job.ranks[i].source))},
+                             {"clock_shift_ns", job.ranks[i].clockShift},
+                             {"busy_ns", r.busy},
+                             {"idle_ns", r.idle},
+                             {"bubble_fraction", r.bubbleFraction},
+                             {"idle_by_cause_ns", idle},
+                             {"recv_transfer_ns", r.recvTransfer},
+                             {"recv_wait_ns", r.recvWaiting},
+                             {"send_transfer_ns", r.sendTransfer},
+                             {"send_wait_ns", r.sendWaiting}});
+        }
+        out["ranks"] = ranks;
+        nlohmann::json whatIfs = nlohmann::json::array();
+        for (const WhatIf& p : predicted) {
+            whatIfs.push_back({{"schedule", p.schedule},
+                               {"microbatches", p.microbatches},
+                               {"step_ns", p.predictedStep},
+                               {"bubble_fraction", p.predictedBubble}});
+        }
+        out["what_if"] = whatIfs;
+        if (replayed) {
+            out["replay"] = {{"step_ns", replayed->makespan}, {"bubble_fraction", replayed->bubbleFraction}};
+        }
+        std::cout << out.dump(1) << "\n";
+    }
+};
+
+} // namespace
+
+void addAnalyzeCommand(CLI::App& app, int& exitCode)
+{
+    auto cmd = std::make_shared<AnalyzeCommand>();
+    auto* sub = app.add_subcommand("analyze",
+                                   "Measured bubbles of your own pipeline job from torch.profiler traces of every rank "
+                                   "(files or a folder; .json or .json.gz)");
+    sub->add_option("traces", cmd->traces, "Kineto trace files, or folders of them (one per rank)")->required();
+    sub->add_flag("--json", cmd->json, "Print JSON instead of tables");
+    sub->add_option("--perfetto", cmd->perfetto, "Also write the attribution (actions, bubbles, waits, transfers) as a Perfetto trace");
+    sub->add_option("--what-if", cmd->whatIf,
+                    "Also predict SCHEDULE (e.g. zb-h1, paci, gpipe:16 for another m) from this job's measured costs; repeatable");
+    sub->callback([cmd, &exitCode] { exitCode = cmd->run(); });
+}
+
+} // namespace bs::cli

@@ -1,0 +1,423 @@
+#include "profiler/import/job_import.h"
+
+#include "profiler/import/kineto_reader.h"
+
+#include <algorithm>
+#include <atomic>
+#include <system_error>
+#include <thread>
+#include <cctype>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+
+namespace bs::profiler::kineto {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool looksLikeTrace(const fs::path& p)
+{
+    const std::string name = p.filename().string();
+    auto endsWith = [&](std::string_view suffix) {
+        return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    return endsWith(".json") || endsWith(".json.gz");
+}
+
+std::string lower(std::string s)
+{
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+}
+
+/// The pipeline group: one named like a pipeline group ("pp", "pipe"), else one whose ranks are
+/// exactly the traces given, else the given ranks in order.
+std::vector<int> pipelineOrder(const std::vector<RankTrace>& traces, std::string& groupName)
+{
+    std::set<int> given;
+    for (const auto& t : traces) {
+        given.insert(t.rank);
+    }
+    const RankTrace& first = traces.front();
+    const ProcessGroup* pick = nullptr;
+    for (const auto& g : first.groups) {
+        const bool containsAll = std::all_of(given.begin(), given.end(), [&](int r) {
+            return std::find(g.ranks.begin(), g.ranks.end(), r) != g.ranks.end();
+        });
+        if (!containsAll) {
+            continue;
+        }
+        const std::string desc = lower(g.desc + " " + g.name);
+        const bool named = desc.find("pp") != std::string::npos || desc.find("pipe") != std::string::npos;
+        const bool exact = std::set<int>(g.ranks.begin(), g.ranks.end()) == given;
+        if (named || (exact && !pick)) {
+            pick = &g;
+            if (named) {
+                break;
+            }
+        }
+    }
+    if (pick) {
+        groupName = pick->desc.empty() ? pick->name : pick->desc;
+        std::vector<int> order;
+        for (int r : pick->ranks) {
+            if (given.count(r)) {
+                order.push_back(r);
+            }
+        }
+        return order;
+    }
+    groupName = "(ranks given)";
+    return std::vector<int>(given.begin(), given.end());
+}
+
+using Key = std::tuple<int, int, int, int>; // src stage, dst stage, direction, global micro-batch
+
+struct PendingOp
+{
+    int rank;
+    const CommOp* op;
+};
+
+} // namespace
+
+Result<std::vector<std::string>> listRankTraces(const std::string& path)
+{
+    std::error_code ec;
+    const fs::file_status status = fs::status(path, ec);
+    if (ec || !fs::exists(status)) {
+        return makeError(ErrorCode::IoError, "no such file or directory", path);
+    }
+    if (fs::is_regular_file(status)) {
+        return std::vector<std::string>{path};
+    }
+    if (!fs::is_directory(status)) {
+        return makeError(ErrorCode::IoError, "not a regular file or a directory", path);
+    }
+    std::vector<std::string> files;
+    for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+        if (it->is_regular_file(ec) && looksLikeTrace(it->path())) {
+            files.push_back(it->path().string());
+        }
+    }
+    if (ec) {
+        return makeError(ErrorCode::IoError, "cannot list the directory: " + ec.message(), path);
+    }
+    std::sort(files.begin(), files.end());
+    if (files.empty()) {
+        return makeError(ErrorCode::IoError, "no trace files (*.json, *.json.gz) in the directory", path);
+    }
+    return files;
+}
+
+Result<ImportedJob> importKinetoJob(const std::vector<std::string>& paths)
+{
+    std::vector<std::string> files;
+    std::vector<bool> fromFolder;
+    for (const auto& p : paths) {
+        auto listed = listRankTraces(p);
+        if (!listed) {
+            return listed.error();
+        }
+        const bool folder = listed->size() != 1 || listed->front() != p;
+        files.insert(files.end(), listed->begin(), listed->end());
+        fromFolder.insert(fromFolder.end(), listed->size(), folder);
+    }
+    if (files.empty()) {
+        return makeError(ErrorCode::InvalidArgument, "no trace given");
+    }
+    // Ranks are read in parallel (one file per thread, at most one thread per core): each reader
+    // streams its file and keeps only its compact events.
+    std::vector<std::optional<Result<RankTrace>>> read(files.size());
+    {
+        const std::size_t workers = std::max<std::size_t>(1, std::min<std::size_t>(files.size(), std::thread::hardware_concurrency()));
+        std::atomic<std::size_t> next{0};
+        std::vector<std::thread> pool;
+        auto work = [&] {
+            for (std::size_t i = next++; i < files.size(); i = next++) {
+                read[i].emplace(readKinetoTrace(files[i]));
+            }
+        };
+        try {
+            for (std::size_t w = 1; w < workers; ++w) {
+                pool.emplace_back(work);
+            }
+        } catch (const std::system_error&) {
+            // No more threads: the calling thread reads the rest.
+        }
+        work();
+        for (auto& t : pool) {
+            t.join();
+        }
+    }
+    std::vector<RankTrace> traces;
+    for (std::size_t i = 0; i < files.size(); ++i) {
+        Result<RankTrace> trace = std::move(*read[i]);
+        read[i].reset();
+        if (!trace && fromFolder[i] && trace.error().code == ErrorCode::ParseError
+            && trace.error().message.rfind(kNotATrace, 0) == 0) {
+            continue; // well-formed JSON of another kind beside the traces (a config, a log)
+        }
+        if (!trace) {
+            return trace.error();
+        }
+        if (trace->rank < 0) {
+            trace->rank = static_cast<int>(traces.size()); // no distributedInfo: the order given
+        }
+        for (const auto& other : traces) {
+            if (other.rank == trace->rank) {
+                return makeError(ErrorCode::InvalidArgument, "two traces of rank " + std::to_string(trace->rank) + " (" + other.file + ")",
+                                 files[i]);
+            }
+            if (other.worldSize != trace->worldSize) {
+                return makeError(ErrorCode::InvalidArgument,
+                                 "world size " + std::to_string(trace->worldSize) + " differs from " + other.file + "'s "
+                                     + std::to_string(other.worldSize) + ": traces of different jobs",
+                                 files[i]);
+            }
+        }
+        traces.push_back(std::move(trace.value()));
+    }
+    if (traces.empty()) {
+        return makeError(ErrorCode::ParseError, "none of the JSON files is a Kineto trace", paths.front());
+    }
+
+    ImportedJob job;
+    job.backend = traces.front().backend;
+    const std::vector<int> order = pipelineOrder(traces, job.pipelineGroup);
+    const int p = static_cast<int>(order.size());
+    std::vector<RankActions> recovered(static_cast<std::size_t>(p));
+    job.ranks.resize(static_cast<std::size_t>(p));
+    for (const RankTrace& t : traces) {
+        const auto pr = static_cast<std::size_t>(std::find(order.begin(), order.end(), t.rank) - order.begin());
+        recovered[pr] = recoverActions(t, static_cast<int>(pr));
+        RankSummary& s = job.ranks[pr];
+        s.file = t.file;
+        s.globalRank = t.rank;
+        s.pipelineRank = static_cast<int>(pr);
+        s.stages = recovered[pr].stages;
+        s.source = recovered[pr].source;
+        s.gpu = recovered[pr].gpu;
+        s.events = t.events.size();
+        s.actions = recovered[pr].actions.size();
+        s.unlabelledComms = recovered[pr].unlabelledComms;
+        if (s.stages.empty()) {
+            return makeError(ErrorCode::ParseError,
+                             "no pipeline action found (no PP: annotations, no Forward/Backward ranges, no autograd ops)", t.file);
+        }
+    }
+
+    // Stages and micro-batches per step; a profile of several steps numbers micro-batches on.
+    int maxStage = 0, maxMb = 0;
+    for (const auto& r : recovered) {
+        for (const auto& a : r.actions) {
+            if (a.kind != EventKind::Update) {
+                maxStage = std::max(maxStage, a.stage);
+                maxMb = std::max(maxMb, a.microbatch);
+            }
+        }
+    }
+    job.stages = maxStage + 1;
+    job.microbatches = maxMb + 1;
+    job.rankOfStage.assign(static_cast<std::size_t>(job.stages), -1);
+    for (int r = 0; r < p; ++r) {
+        for (int s : recovered[static_cast<std::size_t>(r)].stages) {
+            job.rankOfStage[static_cast<std::size_t>(s)] = r;
+        }
+    }
+    for (auto& r : recovered) {
+        std::vector<TimeNs> updateEnds; // the step of an action: updates that ended before it
+        for (const auto& a : r.actions) {
+            if (a.kind == EventKind::Update) {
+                updateEnds.push_back(a.end);
+            }
+        }
+        std::sort(updateEnds.begin(), updateEnds.end());
+        auto globalMb = [&](TimeNs at, int mb) {
+            const auto step = std::upper_bound(updateEnds.begin(), updateEnds.end(), at) - updateEnds.begin();
+            return static_cast<int>(step) * job.microbatches + mb;
+        };
+        for (auto& a : r.actions) {
+            if (a.kind != EventKind::Update) {
+                a.microbatch = globalMb(a.start, a.microbatch);
+            }
+        }
+        for (auto& c : r.comms) {
+            c.microbatch = globalMb(c.posted, c.microbatch);
+        }
+    }
+
+    // Match every send with its receive by (from, to, direction, micro-batch), in order.
+    std::map<Key, std::deque<PendingOp>> sends, recvs;
+    for (int r = 0; r < p; ++r) {
+        for (const CommOp& c : recovered[static_cast<std::size_t>(r)].comms) {
+            const int src = c.isSend ? c.stage : c.peerStage;
+            const int dst = c.isSend ? c.peerStage : c.stage;
+            (c.isSend ? sends : recvs)[Key{src, dst, static_cast<int>(c.direction), c.microbatch}].push_back({r, &c});
+        }
+    }
+    struct Pair
+    {
+        PendingOp send, recv;
+    };
+    std::vector<Pair> pairs;
+    for (auto& [key, queue] : sends) {
+        auto it = recvs.find(key);
+        while (!queue.empty() && it != recvs.end() && !it->second.empty()) {
+            pairs.push_back({queue.front(), it->second.front()});
+            queue.pop_front();
+            it->second.pop_front();
+        }
+        job.unmatchedComms += queue.size();
+    }
+    for (const auto& [key, queue] : recvs) {
+        job.unmatchedComms += queue.size();
+    }
+
+    // Clock alignment. Timestamps are the ranks' own clocks (one clock when they share a host);
+    // a receive that completes before its send was posted proves a skew. Along the pipeline,
+    // rank r+1 is shifted by the NTP-style midpoint of the smallest forward and backward delays
+    // when (and only when) such a violation is seen.
+    std::vector<TimeNs> shift(static_cast<std::size_t>(p), 0), uncertainty(static_cast<std::size_t>(p), 0);
+    for (int r = 0; r + 1 < p; ++r) {
+        const auto ur = static_cast<std::size_t>(r);
+        std::optional<TimeNs> down, up; // min(arrival − send posted) r→r+1 and r+1→r
+        for (const Pair& pr : pairs) {
+            if (pr.send.rank == r && pr.recv.rank == r + 1) {
+                const TimeNs d = (pr.recv.op->completed + shift[ur + 1]) - (pr.send.op->posted + shift[ur]);
+                down = down ? std::min(*down, d) : d;
+            } else if (pr.send.rank == r + 1 && pr.recv.rank == r) {
+                const TimeNs d = (pr.recv.op->completed + shift[ur]) - (pr.send.op->posted + shift[ur + 1]);
+                up = up ? std::min(*up, d) : d;
+            }
+        }
+        const bool violated = (down && *down < 0) || (up && *up < 0);
+        if (violated) {
+            // down = delay + θ, up = delay − θ: θ is how far rank r+1's clock runs ahead.
+            const TimeNs theta = down && up ? (*down - *up) / 2 : (down ? *down : -*up);
+            shift[ur + 1] -= theta;
+            // down and up, corrected, are the fastest true hops plus and minus the residual error.
+            uncertainty[ur + 1] = down && up ? (*down + *up) / 2 : 0;
+        }
+        // Later ranks inherit the shift of the rank they are compared with.
+        if (r + 2 < p) {
+            shift[ur + 2] = shift[ur + 1];
+        }
+    }
+    TimeNs origin = INT64_MAX;
+    for (int r = 0; r < p; ++r) {
+        job.ranks[static_cast<std::size_t>(r)].clockShift = shift[static_cast<std::size_t>(r)];
+        job.ranks[static_cast<std::size_t>(r)].clockUncertainty = uncertainty[static_cast<std::size_t>(r)];
+        for (const auto& a : recovered[static_cast<std::size_t>(r)].actions) {
+            origin = std::min(origin, a.start + shift[static_cast<std::size_t>(r)]);
+        }
+    }
+    job.origin = origin;
+    for (const Pair& pr : pairs) {
+        const CommOp& s = *pr.send.op;
+        const CommOp& rv = *pr.recv.op;
+        Transfer t;
+        t.srcRank = pr.send.rank;
+        t.dstRank = pr.recv.rank;
+        t.srcStage = s.stage;
+        t.dstStage = rv.stage;
+        t.microbatch = s.microbatch;
+        t.direction = s.direction;
+        t.sendPosted = s.posted + shift[static_cast<std::size_t>(t.srcRank)] - origin;
+        t.recvPosted = rv.posted + shift[static_cast<std::size_t>(t.dstRank)] - origin;
+        t.arrived = rv.completed + shift[static_cast<std::size_t>(t.dstRank)] - origin;
+        t.bytes = std::max(s.bytes, rv.bytes);
+        t.comm = s.comm;
+        job.transfers.push_back(t);
+    }
+    std::sort(job.transfers.begin(), job.transfers.end(),
+              [](const Transfer& a, const Transfer& b) { return a.sendPosted < b.sendPosted; });
+
+    // The trace in the profiler's vocabulary.
+    TraceMeta meta;
+    meta.stages = job.stages;
+    meta.clock = "wall";
+    std::vector<TraceEvent> events;
+    bool interleaved = false, allForwardsFirst = true;
+    for (int r = 0; r < p; ++r) {
+        const auto ur = static_cast<std::size_t>(r);
+        auto& actions = recovered[ur].actions;
+        interleaved = interleaved || recovered[ur].stages.size() > 1;
+        int version = 0;
+        bool sawBackward = false;
+        for (auto& a : actions) {
+            a.start += shift[ur] - origin;
+            a.end += shift[ur] - origin;
+            TraceEvent e;
+            e.start = a.start;
+            e.end = std::max(a.start, a.end);
+            e.kind = a.kind;
+            e.lane = Lane::Compute;
+            e.microbatch = a.microbatch;
+            e.version = version;
+            if (a.kind == EventKind::Update) {
+                e.stage = static_cast<std::uint16_t>(recovered[ur].stages.front());
+                e.aux = static_cast<std::uint16_t>(std::min(job.microbatches, 65535));
+                ++version;
+                sawBackward = false; // the next step starts
+            } else {
+                e.stage = static_cast<std::uint16_t>(a.stage);
+                sawBackward = sawBackward || a.kind != EventKind::Forward;
+                if (a.kind == EventKind::Forward && sawBackward && a.microbatch % job.microbatches != 0) {
+                    allForwardsFirst = false;
+                }
+            }
+            events.push_back(e);
+        }
+        job.actions.push_back(actions);
+        meta.attributes["rank." + std::to_string(r) + ".file"] = job.ranks[ur].file;
+        std::string stages;
+        for (int s : recovered[ur].stages) {
+            stages += (stages.empty() ? "" : ",") + std::to_string(s);
+        }
+        meta.attributes["rank." + std::to_string(r) + ".stages"] = stages;
+    }
+    // The producing action of each transfer (the forward or backward whose output it carries).
+    std::map<std::tuple<int, int, int>, TimeNs> producedAt; // stage, kind, mb -> end
+    for (const auto& actions : job.actions) {
+        for (const auto& a : actions) {
+            if (a.kind != EventKind::Update) {
+                const int kind = a.kind == EventKind::Forward ? 0 : 1;
+                producedAt[{a.stage, kind, a.microbatch}] = a.end;
+            }
+        }
+    }
+    for (Transfer& t : job.transfers) {
+        const int kind = t.direction == Direction::Activation ? 0 : 1;
+        if (auto it = producedAt.find({t.srcStage, kind, t.microbatch}); it != producedAt.end()) {
+            t.producerEnd = it->second;
+        }
+    }
+    for (const Transfer& t : job.transfers) {
+        TraceEvent e;
+        e.kind = EventKind::Send;
+        e.lane = Lane::Comm;
+        e.stage = static_cast<std::uint16_t>(t.srcStage);
+        e.aux = static_cast<std::uint16_t>(t.dstStage);
+        e.microbatch = t.microbatch;
+        e.start = std::max(t.sendPosted, t.recvPosted);
+        e.end = std::max(e.start, t.arrived);
+        e.bytes = t.bytes;
+        events.push_back(e);
+    }
+    job.schedule = interleaved ? "interleaved-1f1b" : allForwardsFirst ? "gpipe" : "1f1b";
+    meta.attributes["source"] = "kineto";
+    meta.attributes["schedule"] = job.schedule;
+    meta.attributes["microbatches"] = std::to_string(job.microbatches);
+    meta.attributes["pipeline_group"] = job.pipelineGroup;
+    meta.title = "imported " + job.schedule + " p=" + std::to_string(job.stages) + " m=" + std::to_string(job.microbatches);
+    job.trace = makeSnapshot(std::move(meta), events);
+    return job;
+}
+
+} // namespace bs::profiler::kineto

@@ -1,0 +1,53 @@
+// File > Open with a folder of torch.profiler rank traces: the job lands in a compare slot with one
+// timeline row per stage and the same measured bubbles the CLI's analyze reports.
+#include "profiler/import/job_import.h"
+#include "profiler/import/measured_bubbles.h"
+#include "ui/common/format.h"
+#include "ui/compare/compare_view.h"
+#include "ui/shell/main_window.h"
+#include "ui/timeline/timeline_view.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace bs::ui;
+
+class TestOpenKineto : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void opensAFolderOfRankTraces()
+    {
+        const QString folder = QStringLiteral(BS_KINETO_DATA_DIR "/1f1b-4");
+        QVERIFY(MainWindow::isKinetoJobFolder(folder));
+        MainWindow window(false);
+        window.resize(1400, 900);
+        QString error;
+        QVERIFY2(window.openRunDirectory(folder, &error), qPrintable(error));
+        const TimelineIndex* index = window.compare()->timeline(0)->index();
+        QVERIFY(index);
+        QCOMPARE(index->stages(), 4);
+        auto job = bs::profiler::kineto::importKinetoJob({fromQt(folder)});
+        QVERIFY(job);
+        QCOMPARE(index->eventCount(), job->trace->size());
+        const auto& summary = window.compare()->model()->runs().at(0);
+        QCOMPARE(summary.bubbleFraction, bs::profiler::kineto::measureBubbles(*job).stageReport.bubbleFraction);
+    }
+
+    void aBrokenTraceIsReportedWithItsFile()
+    {
+        QTemporaryDir dir;
+        QFile bad(dir.filePath(QStringLiteral("rank0.json")));
+        QVERIFY(bad.open(QIODevice::WriteOnly));
+        bad.write("{\"traceEvents\": [ {\"ph\":\"X\", \"name\":");
+        bad.close();
+        MainWindow window(false);
+        QString error;
+        QVERIFY(!window.openRunDirectory(dir.path(), &error));
+        QVERIFY2(error.contains(QStringLiteral("rank0.json")) && error.contains(QStringLiteral("byte")), qPrintable(error));
+    }
+};
+
+QTEST_MAIN(TestOpenKineto)
+#include "tst_open_kineto.moc"

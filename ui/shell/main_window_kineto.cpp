@@ -1,0 +1,80 @@
+// MainWindow: opening a folder of torch.profiler (Kineto) rank traces of the user's own pipeline
+// job (File > Open with a folder that holds *.json / *.json.gz traces and no config.toml).
+// The import, the measured bubbles and the calibration are the engine's (profiler/import,
+// runtime/sim); this file only places the job in a compare slot like an opened run directory.
+#include "ui/shell/main_window.h"
+
+#include "profiler/analysis/analyze.h"
+#include "profiler/import/job_import.h"
+#include "profiler/import/measured_bubbles.h"
+#include "runtime/schedule/catalogue.h"
+#include "runtime/sim/tuner.h"
+#include "ui/common/format.h"
+#include "ui/compare/compare_view.h"
+#include "ui/shell/run_figures.h"
+#include "ui/timeline/timeline_index.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QStatusBar>
+
+namespace bs::ui {
+
+bool MainWindow::isKinetoJobFolder(const QString& dir)
+{
+    const QDir folder(dir);
+    return !folder.exists(QStringLiteral("config.toml"))
+        && !folder.entryList({QStringLiteral("*.json"), QStringLiteral("*.json.gz")}, QDir::Files).isEmpty();
+}
+
+bool MainWindow::openKinetoJob(const QString& dir, QString* error)
+{
+    auto job = profiler::kineto::importKinetoJob({fromQt(dir)});
+    if (!job) {
+        if (error) {
+            *error = toQt(job.error().describe());
+        }
+        return false;
+    }
+    runtime::ScheduleParams params;
+    params.name = job->schedule == "gpipe" ? "gpipe" : "1f1b"; // interleaved: its stages as a 1F1B pipeline
+    params.stages = job->stages;
+    params.microbatches = std::max(1, job->microbatches);
+    auto schedule = runtime::makeSchedule(params);
+    if (!schedule) {
+        if (error) {
+            *error = toQt(schedule.error().describe());
+        }
+        return false;
+    }
+    const profiler::AnalysisOptions options = profiler::kineto::analysisOptionsFor(*job);
+    PredictedRun run;
+    run.label = fromQt(QFileInfo(dir).fileName()) + " (imported " + job->schedule + ", " + std::to_string(job->ranks.size())
+                + " ranks)";
+    run.result.schedule = *schedule;
+    run.result.trace = job->trace;
+    run.result.report = profiler::analyze(*job->trace, options);
+    run.lagBound = runtime::driftBound(*schedule, run.result.report);
+    run.index = TimelineIndex::build(run.result.trace, BubbleRules{options.synchronous, options.microbatchesPerBatch, {}});
+
+    m_mode = Mode::Live;
+    const int slot = m_opened++ % 2;
+    auto final = std::make_shared<RunUpdate>();
+    final->label = run.label;
+    final->trace = run.result.trace;
+    final->report = run.result.report;
+    final->finished = true;
+    m_live[static_cast<std::size_t>(slot)] = LiveRun{run, final};
+    m_compare->setSlot(slot, toQt(run.label), tr("imported · ") + figuresLine(run.result.report, 0.0), run.index);
+    m_compare->fitToRuns();
+    refreshLiveTable();
+    if (slot == 0) {
+        showCharts(run, 0);
+    }
+    calibrateFrom(slot, run, 1); // the what-if now predicts from this job's measured times
+    rememberFile(dir);
+    statusBar()->showMessage(tr("Imported %1 rank traces from %2").arg(job->ranks.size()).arg(dir), 5000);
+    return true;
+}
+
+} // namespace bs::ui
