@@ -102,6 +102,12 @@ Result<runtime::RunConfig> buildConfig(const TrainArgs& a)
     if (a.targetLoss) {
         c.training.targetLoss = *a.targetLoss;
     }
+    if (a.device) {
+        c.device.name = *a.device;
+    }
+    if (a.dtype) {
+        c.model.dtype = *a.dtype;
+    }
     return c;
 }
 
@@ -140,6 +146,9 @@ Result<runtime::RunSummary> trainOne(const runtime::RunConfig& config, const Tra
     if (!session) {
         return session.error();
     }
+    for (const std::string& note : session->summary().notes) {
+        std::cerr << "note: " << note << '\n'; // once per run (e.g. why CUPTI kernel lanes are off)
+    }
     const std::string name = a.reference ? "reference" : config.schedule.name;
     Status result = ok();
     std::atomic<bool> done{false};
@@ -171,6 +180,7 @@ Result<runtime::RunSummary> trainOne(const runtime::RunConfig& config, const Tra
 void printSummary(const runtime::RunSummary& s)
 {
     std::cout << "schedule         " << s.schedule << '\n'
+              << "device           " << s.device << ", " << s.dtype << '\n'
               << "steps            " << s.steps << '\n'
               << "final train loss " << optionalText(s.finalTrainLoss) << '\n'
               << "val loss         " << optionalText(s.valLoss) << '\n'
@@ -205,6 +215,12 @@ void addTrainOptions(CLI::App& sub, TrainArgs& a)
     sub.add_option("--eval-interval", a.evalInterval, "Global batches between validation passes (0 = never)");
     sub.add_option("--target-loss", a.targetLoss, "Validation loss that counts as reached")
         ->check(finiteIn(0, 1e6));
+    sub.add_option("--device", a.device,
+                   "cpu, cuda (every GPU, stages in contiguous blocks) or cuda:N; overrides device.name "
+                   "(e.g. the gpt2-medium preset's cuda: --device cpu trains it on the CPU, slowly)");
+    sub.add_option("--dtype", a.dtype, "fp32 or bf16 (mixed precision, fp32 master weights); default bf16 on CUDA, fp32 on the CPU");
+    sub.add_option("--backend", a.backend,
+                   "--distributed: nccl or gloo (default nccl on CUDA, gloo on the CPU)");
     sub.add_flag("--reference", a.reference, "Plain non-pipelined training with gradient accumulation");
     sub.add_option("--out", a.outDir, "Run directory (config.toml, metrics.jsonl, trace.json, summary.json)");
     sub.add_flag("--overwrite", a.overwrite, "Replace the files of an existing run directory");
@@ -246,11 +262,15 @@ int runDistributed(const TrainArgs& args)
     if (Status s = runtime::checkDistEnv(*env, *config); !s) {
         return printError(s.error());
     }
+    if (auto backend = runtime::distBackend(args.backend, *config); !backend) {
+        return printError(backend.error()); // before any rendezvous
+    }
     runtime::DistRunOptions options;
     if (!args.outDir.empty()) {
         options.outDir = args.outDir;
     }
     options.overwrite = args.overwrite;
+    options.backend = args.backend;
     options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(args.timeoutS * 1000.0));
     auto summary = runtime::trainDistributed(*config, *env, options);
     if (!summary) {
@@ -279,6 +299,10 @@ int runTrain(const TrainArgs& args)
 {
     if (args.distributed) {
         return runDistributed(args); // a rank takes the default action; launch forwards signals
+    }
+    if (!args.backend.empty()) {
+        return printError(makeError(ErrorCode::InvalidArgument, "--backend is for --distributed runs (one process per stage)",
+                                    "--backend"));
     }
     const StopScope stoppable; // from here on SIGINT/SIGTERM stop the run cleanly
     auto config = buildConfig(args);

@@ -96,7 +96,10 @@ struct TuneCommand
                                         {"evaluated", result->evaluated},
                                         {"rejected_by_memory", result->rejectedByMemory},
                                         {"rejected_by_lag", result->rejectedByLag},
-                                        {"rejected_by_batch", result->rejectedByBatch}, {"top", top}}
+                                        {"rejected_by_batch", result->rejectedByBatch}, {"top", top},
+                                        {"device_profile",
+                                         {{"name", profile->name},
+                                          {"source", request.measured ? "times measured in " + calibrateFrom : profile->source}}}}
                              .dump(2)
                       << '\n';
             return kExitOk;
@@ -114,6 +117,9 @@ struct TuneCommand
                   << " by drift, " << result->rejectedByMemory << " by memory, " << result->rejectedByBatch
                   << " by batch\n\n"
                   << (result->top.empty() ? "no (a, b) fits: raise --max-lag or --memory-budget\n" : table.render());
+        if (!request.measured) {
+            std::cout << "\ndevice profile " << profile->name << ": " << profile->source << '\n';
+        }
         return result->top.empty() ? kExitFailure : kExitOk;
     }
 };

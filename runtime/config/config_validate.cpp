@@ -101,6 +101,10 @@ void checkModel(Checker& c, const ModelConfig& model)
     c.intRange("model.seq_len", s.seqLen, 1, kMaxSeqLen);
     c.intRange("model.vocab", s.vocab, 2, kMaxVocab);
     c.realRange("model.dropout", s.dropout, 0.0, 1.0, false, true);
+    if (!model.dtype.empty() && model.dtype != "fp32" && model.dtype != "bf16") {
+        c.fail("model.dtype", "model.dtype = " + quoted(model.dtype)
+                                  + " is not allowed; allowed: \"fp32\", \"bf16\" (or leave it out: bf16 on CUDA, fp32 on the CPU)");
+    }
 }
 
 void checkLayerSplit(Checker& c, const RunConfig& cfg)

@@ -41,7 +41,7 @@ profiler::TraceEvent eventFromJson(const nlohmann::json& j)
 // Rank 0: one timeline and one summary from every rank's. Losses and validation come from the
 // last stage (the only one that computes them); per-stage figures from the rank that ran it.
 Result<nlohmann::json> mergeRanks(GlooTransport& net, const RunConfig& config, const DistRunOptions& options,
-                                  double skewBoundUs)
+                                  double skewBoundUs, const std::string& backend)
 {
     const int p = net.worldSize();
     std::vector<nlohmann::json> summaries;
@@ -102,7 +102,8 @@ Result<nlohmann::json> mergeRanks(GlooTransport& net, const RunConfig& config, c
             meta.stages = p;
             meta.clock = "wall";
             meta.title = config.schedule.name + " p=" + std::to_string(p) + " m=" + std::to_string(config.pipeline.microbatches)
-                         + " (" + std::to_string(p) + " ranks, gloo)";
+                         + " (" + std::to_string(p) + " ranks, " + backend + ")";
+            meta.attributes["backend"] = backend;
             meta.attributes["schedule"] = config.schedule.name;
             meta.attributes["ranks"] = std::to_string(p);
             meta.attributes["clock_alignment"] = "rendezvous barrier";
@@ -127,7 +128,16 @@ Result<nlohmann::json> trainDistributed(const RunConfig& config, const DistEnv& 
     if (Status s = checkDistEnv(env, config); !s) {
         return s.error();
     }
-    auto connected = GlooTransport::connect(env, GlooOptions{options.timeout, options.timeout});
+    auto backend = distBackend(options.backend, config);
+    if (!backend) {
+        return backend.error();
+    }
+    RunConfig rankConfig = config;
+    rankConfig.device.name = rankDevice(env, config); // one GPU per rank
+    GlooOptions gloo{options.timeout, options.timeout};
+    gloo.nccl = *backend == "nccl";
+    gloo.cudaDevice = parseDeviceName(rankConfig.device.name).index;
+    auto connected = GlooTransport::connect(env, gloo);
     if (!connected) {
         return connected.error();
     }
@@ -158,7 +168,7 @@ Result<nlohmann::json> trainDistributed(const RunConfig& config, const DistEnv& 
     if (options.outDir) {
         so.outDir = *options.outDir / ("rank" + std::to_string(env.rank));
     }
-    auto session = RunSession::create(config, so);
+    auto session = RunSession::create(rankConfig, so);
     if (!session) {
         return fail(session.error());
     }
@@ -180,7 +190,7 @@ Result<nlohmann::json> trainDistributed(const RunConfig& config, const DistEnv& 
         }
         return own;
     }
-    auto merged = mergeRanks(*net, config, options, skewBoundUs);
+    auto merged = mergeRanks(*net, config, options, skewBoundUs, *backend);
     if (!merged) {
         return fail(merged.error());
     }

@@ -22,6 +22,7 @@ StageMetrics stageMetrics(int s, const StageStats& st)
     m.peakBytes = mem.peakTotal;
     m.peakActivationBytes = mem.peakOf(MemoryCategory::Activations);
     m.peakStashBytes = mem.peakOf(MemoryCategory::Stash);
+    m.peakReservedBytes = mem.peakReserved;
     m.maxLag = st.maxLag;
     m.lagHistogram = st.lagHistogram;
     m.driftSamples = st.driftSamples;

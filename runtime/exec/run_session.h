@@ -80,9 +80,11 @@ public:
     /// the first measured run when runs are compared one after the other.
     static Status warmUp(const RunConfig& config);
 
-    /// Validates `config`, opens the data, builds the model and (with outDir) writes config.toml.
-    /// Errors: InvalidArgument (config), IoError/ParseError (data, run directory), Unavailable
-    /// (a CUDA device with this CPU-only LibTorch).
+    /// Validates `config`, places the stages on their devices (device_plan.h), opens the data,
+    /// builds the model and (with outDir) writes config.toml. On a GPU it also starts CUPTI
+    /// (kernel lanes; when it cannot, summary().notes says why and the run goes on) and the CUDA
+    /// memory attribution. Errors: InvalidArgument (config; device.name when no CUDA device is
+    /// present or this LibTorch is CPU-only), IoError/ParseError (data, run directory).
     static Result<RunSession> create(const RunConfig& config, const SessionOptions& options = {});
     RunSession(RunSession&&) noexcept;
     RunSession& operator=(RunSession&&) noexcept;

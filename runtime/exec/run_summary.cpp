@@ -22,6 +22,9 @@ RunSummary RunSession::Impl::closeSummary(const profiler::TraceSnapshot& trace)
     });
     const double capacity = static_cast<double>(p) * static_cast<double>(virtualNow);
     summary.bubbleFraction = capacity > 0 ? 1.0 - static_cast<double>(computeNs) / capacity : 0.0;
+    summary.gpuBubbleFraction = gpuBubbleFraction(trace, p, virtualNow); // from the kernel lanes, when there are some
+    summary.device = device->plan().description;
+    summary.dtype = device->plan().bf16 ? "bf16" : "fp32";
     if (model) { // the final state, after the last updates
         summary.stages.clear();
         for (int st = 0; st < model->stages(); ++st) {

@@ -35,6 +35,7 @@ struct StageMemory
     std::array<std::int64_t, kMemoryCategoryCount> peak{}; ///< per category, highest since reset
     std::int64_t liveTotal = 0;
     std::int64_t peakTotal = 0; ///< highest sum over the categories except Other
+    std::int64_t peakReserved = 0; ///< CUDA stages: the device's caching-allocator reserve while the stage ran (device_memory.h); 0 on the CPU
 
     std::int64_t liveOf(MemoryCategory c) const { return live[static_cast<std::size_t>(c)]; }
     std::int64_t peakOf(MemoryCategory c) const { return peak[static_cast<std::size_t>(c)]; }
@@ -54,7 +55,8 @@ public:
 };
 
 /// Sets the current thread's (stage, category) for allocations until destroyed; nests.
-/// stage < 0 or ≥ kMaxStages: allocations are not attributed to any stage.
+/// stage < 0 or ≥ kMaxStages: allocations are not attributed to any stage. Also reports to the
+/// installed DeviceMemoryAttributor (device_memory.h), which charges CUDA memory the same way.
 class MemoryScope
 {
 public:

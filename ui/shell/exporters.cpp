@@ -41,7 +41,7 @@ QString formatOfFilter(const QString& filter)
 
 bool exportConfig(const WhatIfConfig& config, const QString& format, const QString& path, QString* error)
 {
-    return exportRunConfig(toRunConfig(config), format, path, error);
+    return exportRunConfig(toExportConfig(config), format, path, error);
 }
 
 bool exportRunConfig(const runtime::RunConfig& config, const QString& format, const QString& path, QString* error)
@@ -62,7 +62,7 @@ bool exportRunConfig(const runtime::RunConfig& config, const QString& format, co
 
 QString configToToml(const WhatIfConfig& config)
 {
-    return toQt(runtime::toToml(toRunConfig(config)));
+    return toQt(runtime::toToml(toExportConfig(config)));
 }
 
 std::optional<WhatIfConfig> configFromToml(const QString& toml, QString* error)

@@ -31,7 +31,16 @@ runtime::RunConfig toRunConfig(const WhatIfConfig& c)
     rc.pipeline.accum = info && info->takesAccumWindow() ? c.accum : 0;
     rc.pipeline.microBatchSize = c.microBatchSize;
     rc.schedule.name = c.schedule;
-    rc.device.name = c.device == "cpu" ? "cpu" : "cuda";
+    rc.device.name = c.runDevice;
+    return rc;
+}
+
+runtime::RunConfig toExportConfig(const WhatIfConfig& c)
+{
+    runtime::RunConfig rc = toRunConfig(c);
+    if (rc.device.name == "cpu" && c.device != "cpu") {
+        rc.device.name = "cuda";
+    }
     return rc;
 }
 
@@ -44,6 +53,7 @@ WhatIfConfig fromRunConfig(const runtime::RunConfig& rc)
     c.accum = rc.pipeline.effectiveAccum();
     c.microBatchSize = rc.pipeline.microBatchSize;
     c.device = rc.device.name == "cpu" ? "cpu" : "h100";
+    c.runDevice = rc.device.name;
     return c;
 }
 

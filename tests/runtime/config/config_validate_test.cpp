@@ -158,6 +158,12 @@ const BadValue kBadValues[] = {
      "device.name = \"gpu\" is not allowed; allowed: \"cpu\", \"cuda\" or \"cuda:N\" (N in 0..1023)"},
     {"deviceIndex", [](RunConfig& c) { c.device.name = "cuda:x"; }, "device.name",
      "device.name = \"cuda:x\" is not allowed; allowed: \"cpu\", \"cuda\" or \"cuda:N\" (N in 0..1023)"},
+    {"deviceUpperCase", [](RunConfig& c) { c.device.name = "CUDA"; }, "device.name",
+     "device.name = \"CUDA\" is not allowed; allowed: \"cpu\", \"cuda\" or \"cuda:N\" (N in 0..1023)"},
+    {"deviceNegativeIndex", [](RunConfig& c) { c.device.name = "cuda:-1"; }, "device.name",
+     "device.name = \"cuda:-1\" is not allowed; allowed: \"cpu\", \"cuda\" or \"cuda:N\" (N in 0..1023)"},
+    {"dtype", [](RunConfig& c) { c.model.dtype = "fp16"; }, "model.dtype",
+     "model.dtype = \"fp16\" is not allowed; allowed: \"fp32\", \"bf16\" (or leave it out: bf16 on CUDA, fp32 on the CPU)"},
     {"threads", [](RunConfig& c) { c.device.intraOpThreads = 5000; }, "device.intra_op_threads",
      "device.intra_op_threads = 5000 is out of range; allowed: 0..1024"},
 };
@@ -197,6 +203,8 @@ const GoodValue kGoodValues[] = {
     {"explicitEdgeZero", [](RunConfig& c) { c.pipeline.stages = 10; c.pipeline.layersPerStage = {0, 1, 1, 1, 1, 1, 1, 1, 1, 0}; }},
     {"cudaIndex", [](RunConfig& c) { c.device.name = "cuda:3"; }},
     {"cuda", [](RunConfig& c) { c.device.name = "cuda"; }},
+    {"bf16", [](RunConfig& c) { c.model.dtype = "bf16"; }},
+    {"fp32OnCuda", [](RunConfig& c) { c.model.dtype = "fp32"; c.device.name = "cuda:0"; }},
     {"binData", [](RunConfig& c) { c.data.spec = "bin:/data/train.bin"; }},
     {"textData", [](RunConfig& c) { c.data.spec = "text:corpus.txt"; c.data.valFraction = 0.05; }},
     {"explicitShape", [](RunConfig& c) { c.model.preset = ""; c.model.shape.heads = 8; }},
@@ -239,6 +247,37 @@ TEST(ConfigValidate, ToScheduleParamsCopiesPipelineFields)
     EXPECT_EQ(config.pipeline.effectiveAccum(), 3);
     config.pipeline.accum = 0;
     EXPECT_EQ(config.pipeline.effectiveAccum(), 6);
+}
+
+} // namespace
+} // namespace bs::runtime
+
+namespace bs::runtime {
+namespace {
+
+TEST(DeviceDefaults, Bf16OnCudaFp32OnTheCpuUnlessSet)
+{
+    RunConfig c;
+    EXPECT_EQ(effectiveDtype(c), "fp32");
+    c.device.name = "cuda";
+    EXPECT_EQ(effectiveDtype(c), "bf16");
+    c.device.name = "cuda:2";
+    EXPECT_EQ(effectiveDtype(c), "bf16");
+    c.model.dtype = "fp32";
+    EXPECT_EQ(effectiveDtype(c), "fp32");
+    c.device.name = "cpu";
+    c.model.dtype = "bf16";
+    EXPECT_EQ(effectiveDtype(c), "bf16");
+}
+
+TEST(DeviceDefaults, DeviceNamesParse)
+{
+    EXPECT_EQ(parseDeviceName("cpu"), (DeviceSpec{false, -1}));
+    EXPECT_EQ(parseDeviceName("cuda"), (DeviceSpec{true, -1}));
+    EXPECT_EQ(parseDeviceName("cuda:0"), (DeviceSpec{true, 0}));
+    EXPECT_EQ(parseDeviceName("cuda:17"), (DeviceSpec{true, 17}));
+    EXPECT_EQ(parseDeviceName("cudax"), (DeviceSpec{false, -1}));
+    EXPECT_EQ(parseDeviceName("cuda:1a"), (DeviceSpec{false, -1}));
 }
 
 } // namespace
