@@ -2,10 +2,12 @@
 #include "app/cli/tune_command.h"
 
 #include "app/cli/cli_common.h"
+#include "app/cli/imported_what_if.h"
 #include "app/cli/table.h"
 #include "runtime/rundir/run_dir_reader.h"
 #include "runtime/sim/tuner.h"
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -25,8 +27,25 @@ struct TuneCommand
     std::string calibrateFrom; ///< a run directory whose trace calibrates the search
 
     // The measured per-stage action times of the run in `calibrateFrom` (the GUI's calibration).
+    int importedMicroBatchSize = 1; ///< micro-batch size of an imported job (traces do not say)
+
     Status calibrate()
     {
+        if (auto listed = profiler::kineto::listRankTraces(calibrateFrom);
+            listed && !std::filesystem::exists(std::filesystem::path(calibrateFrom) / "config.toml")) {
+            // A folder of torch.profiler rank traces of the user's own job.
+            auto job = profiler::kineto::importKinetoJob({calibrateFrom});
+            if (!job) {
+                return job.error();
+            }
+            auto measured = measuredCostsOfImportedJob(*job);
+            if (!measured) {
+                return measured.error();
+            }
+            request.measured = std::move(measured).value();
+            request.measuredMicroBatchSize = importedMicroBatchSize;
+            return ok();
+        }
         auto dir = runtime::readRunDir(calibrateFrom);
         if (!dir) {
             return dir.error();
@@ -137,8 +156,13 @@ void addTuneCommand(CLI::App& app, int& exitCode)
         ->capture_default_str()
         ->check(integerIn(1, 100'000));
     sub->add_option("--calibrate", cmd->calibrateFrom,
-                    "Run directory whose measured per-stage action times replace the device profile's")
+                    "Run directory, or folder of torch.profiler rank traces of your own job, whose measured "
+                    "per-stage action times replace the device profile's")
         ->check(CLI::ExistingDirectory);
+    sub->add_option("--calibrate-micro-batch-size", cmd->importedMicroBatchSize,
+                    "Micro-batch size the imported job of --calibrate ran with (traces do not record it)")
+        ->capture_default_str()
+        ->check(integerIn(1, 1 << 20));
     sub->add_flag("--json", cmd->json, "Print JSON");
     sub->callback([cmd, &exitCode] { exitCode = cmd->run(); });
 }
