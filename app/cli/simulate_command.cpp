@@ -21,6 +21,12 @@ namespace {
 
 using profiler::BubbleCause;
 
+bool takesWindow(const std::string& schedule)
+{
+    const runtime::ScheduleInfo* info = runtime::findSchedule(schedule);
+    return info && info->takesAccumWindow();
+}
+
 nlohmann::json simulationJson(const runtime::SimulationResult& r, int microBatchSize, bool bytesKnown)
 {
     const auto& p = r.schedule.params;
@@ -51,7 +57,7 @@ void printSimulation(const runtime::SimulationResult& r, bool bytesKnown, std::o
     const auto& p = r.schedule.params;
     const auto& rep = r.report;
     out << p.name << ": " << p.stages << " stages, " << p.microbatches << " micro-batches per batch, " << p.batches
-        << (p.batches == 1 ? " batch" : " batches") << (p.name == "paci" ? ", a = " + std::to_string(p.accum) : "")
+        << (p.batches == 1 ? " batch" : " batches") << (takesWindow(p.name) ? ", a = " + std::to_string(p.accum) : "")
         << (p.extraDepth > 0 ? ", extra depth " + std::to_string(p.extraDepth) : "") << "\n";
     out << "makespan " << fixed(ms(rep.makespan), 3) << " ms   bubble " << percent(rep.bubbleFraction)
         << "   steady bubble " << percent(rep.steadyBubbleFraction) << "   utilization " << percent(rep.utilization)
@@ -166,7 +172,8 @@ struct CompareCommand
         std::vector<std::string> names = schedules;
         if (names.empty()) {
             for (const auto& info : runtime::scheduleCatalogue()) {
-                if (!train || info.name == "1f1b" || info.name == "paci") { // training all eight takes long
+                // Training all eight takes long: by default the flush baseline and the windowed schedule.
+                if (!train || info.name == "1f1b" || info.takesAccumWindow()) {
                     names.push_back(info.name);
                 }
             }

@@ -24,42 +24,51 @@ struct TuneCommand
     std::string device = "h100";
     double memoryGiB = 0;
     bool json = false;
-    std::string calibrateFrom; ///< a run directory whose trace calibrates the search
+    std::vector<std::string> calibrateFrom; ///< run directories whose traces calibrate the search
 
-    // The measured per-stage action times of the run in `calibrateFrom` (the GUI's calibration).
-    int importedMicroBatchSize = 1; ///< micro-batch size of an imported job (traces do not say)
+    int importedMicroBatchSize = 1; ///< micro-batch size of imported jobs (traces do not say)
 
+    // The measured per-stage action times of the runs in `calibrateFrom`, fitted in b the way the
+    // GUI's calibration is (runtime::fitCostsFor: the tuned schedule's own runs when there are any).
+    // A folder of torch.profiler rank traces (no config.toml) is imported as the user's own job.
     Status calibrate()
     {
-        if (auto listed = profiler::kineto::listRankTraces(calibrateFrom);
-            listed && !std::filesystem::exists(std::filesystem::path(calibrateFrom) / "config.toml")) {
-            // A folder of torch.profiler rank traces of the user's own job.
-            auto job = profiler::kineto::importKinetoJob({calibrateFrom});
-            if (!job) {
-                return job.error();
+        std::vector<runtime::CostSample> samples;
+        for (const std::string& path : calibrateFrom) {
+            if (auto listed = profiler::kineto::listRankTraces(path);
+                listed && !std::filesystem::exists(std::filesystem::path(path) / "config.toml")) {
+                auto job = profiler::kineto::importKinetoJob({path});
+                if (!job) {
+                    return job.error();
+                }
+                auto measured = measuredCostsOfImportedJob(*job);
+                if (!measured) {
+                    return measured.error();
+                }
+                const std::string name = job->schedule == "gpipe" ? "gpipe" : "1f1b";
+                samples.push_back(runtime::CostSample{path, name, importedMicroBatchSize, std::move(measured).value()});
+                continue;
             }
-            auto measured = measuredCostsOfImportedJob(*job);
+            auto dir = runtime::readRunDir(path);
+            if (!dir) {
+                return dir.error();
+            }
+            auto trace = runtime::readRunTrace(*dir);
+            if (!trace) {
+                return trace.error();
+            }
+            auto measured = runtime::measuredCosts(**trace, dir->config.pipeline.stages);
             if (!measured) {
                 return measured.error();
             }
-            request.measured = std::move(measured).value();
-            request.measuredMicroBatchSize = importedMicroBatchSize;
-            return ok();
+            samples.push_back(runtime::CostSample{
+                path, dir->config.schedule.name, dir->config.pipeline.microBatchSize, std::move(measured).value()});
         }
-        auto dir = runtime::readRunDir(calibrateFrom);
-        if (!dir) {
-            return dir.error();
+        auto fit = runtime::fitCostsFor(samples, schedule);
+        if (!fit) {
+            return fit.error();
         }
-        auto trace = runtime::readRunTrace(*dir);
-        if (!trace) {
-            return trace.error();
-        }
-        auto measured = runtime::measuredCosts(**trace, dir->config.pipeline.stages);
-        if (!measured) {
-            return measured.error();
-        }
-        request.measured = std::move(measured).value();
-        request.measuredMicroBatchSize = dir->config.pipeline.microBatchSize;
+        request.calibration = std::move(fit).value();
         return ok();
     }
 
@@ -100,7 +109,10 @@ struct TuneCommand
                                {"peak_memory_bytes", c.peakMemoryBytes},
                                {"lag_bound", c.lagBound}});
             }
-            std::cout << nlohmann::json{{"schedule", schedule}, {"evaluated", result->evaluated},
+            std::cout << nlohmann::json{{"schedule", schedule},
+                                        {"calibration", request.calibration ? request.calibration->describe()
+                                                                            : "device profile " + device},
+                                        {"evaluated", result->evaluated},
                                         {"rejected_by_memory", result->rejectedByMemory},
                                         {"rejected_by_lag", result->rejectedByLag},
                                         {"rejected_by_batch", result->rejectedByBatch}, {"top", top}}
@@ -116,7 +128,7 @@ struct TuneCommand
                           std::to_string(c.lagBound) + " update(s)"});
         }
         std::cout << schedule << " on " << request.base.stages << " x "
-                  << (request.measured ? "times measured in " + calibrateFrom : device) << ", " << model << ": "
+                  << (request.calibration ? request.calibration->describe() : "device profile " + device) << ", " << model << ": "
                   << result->evaluated << " (a, b) pairs simulated; rejected " << result->rejectedByLag
                   << " by drift, " << result->rejectedByMemory << " by memory, " << result->rejectedByBatch
                   << " by batch\n\n"
@@ -156,8 +168,10 @@ void addTuneCommand(CLI::App& app, int& exitCode)
         ->capture_default_str()
         ->check(integerIn(1, 100'000));
     sub->add_option("--calibrate", cmd->calibrateFrom,
-                    "Run directory, or folder of torch.profiler rank traces of your own job, whose measured "
-                    "per-stage action times replace the device profile's")
+                    "Run directories or folders of torch.profiler rank traces of your own job (comma-separated) "
+                    "whose measured per-stage action times replace the device profile's; runs at two or more "
+                    "micro-batch sizes fit each time affine in b")
+        ->delimiter(',')
         ->check(CLI::ExistingDirectory);
     sub->add_option("--calibrate-micro-batch-size", cmd->importedMicroBatchSize,
                     "Micro-batch size the imported job of --calibrate ran with (traces do not record it)")

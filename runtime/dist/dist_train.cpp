@@ -127,7 +127,7 @@ Result<nlohmann::json> trainDistributed(const RunConfig& config, const DistEnv& 
     if (Status s = checkDistEnv(env, config); !s) {
         return s.error();
     }
-    auto connected = GlooTransport::connect(env, GlooOptions{options.timeout, std::max(options.timeout, std::chrono::milliseconds(std::chrono::seconds(120)))});
+    auto connected = GlooTransport::connect(env, GlooOptions{options.timeout, options.timeout});
     if (!connected) {
         return connected.error();
     }

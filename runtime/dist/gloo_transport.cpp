@@ -1,7 +1,15 @@
 #include "runtime/dist/gloo_transport.h"
 
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/version.h>
+
+#include "runtime/dist/listen_socket.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
 
 #include <algorithm>
 #include <cstring>
@@ -17,13 +25,41 @@ constexpr const char* kFailureKey = "bs/failure";
 
 const char* kindName(HandOffKind kind) { return kind == HandOffKind::Activation ? "activation" : "gradient"; }
 
+/// The rendezvous store, listening nowhere it should not (listen_socket.h): a FileStore when the
+/// launcher gave one; else a TCPStore whose server socket is bound to MASTER_ADDR itself.
+c10::intrusive_ptr<c10d::Store> makeStore(const DistEnv& env, std::chrono::milliseconds timeout)
+{
+    if (const char* file = std::getenv(kRendezvousFileEnv); file && *file) {
+        auto store = c10::make_intrusive<c10d::FileStore>(file, env.worldSize);
+        store->setTimeout(timeout);
+        return store;
+    }
+    c10d::TCPStoreOptions so;
+    so.port = static_cast<std::uint16_t>(env.masterPort);
+    so.isServer = env.rank == 0;
+    so.numWorkers = static_cast<std::size_t>(env.worldSize);
+    so.waitWorkers = true;
+    so.timeout = timeout;
+#if TORCH_VERSION_MAJOR >= 2
+    if (so.isServer) { // LibTorch 2.x takes over a socket we bound to exactly MASTER_ADDR
+        Result<int> fd = listenOn(env.masterAddr, env.masterPort);
+        if (!fd) {
+            throw std::runtime_error(fd.error().describe());
+        }
+        so.masterListenFd = *fd;
+    }
+#endif
+    // LibTorch 1.13's TCPStore has no such option and binds every interface: see README (network).
+    return c10::make_intrusive<c10d::TCPStore>(env.masterAddr, so);
+}
+
 } // namespace
 
 struct GlooTransport::Impl
 {
     DistEnv env;
     GlooOptions options;
-    c10::intrusive_ptr<c10d::TCPStore> store;
+    c10::intrusive_ptr<c10d::Store> store;
     c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
     struct PendingSend
     {
@@ -88,13 +124,7 @@ Result<std::shared_ptr<GlooTransport>> GlooTransport::connect(const DistEnv& env
     const std::string where = "rendezvous at " + env.masterAddr + ":" + std::to_string(env.masterPort) + ", rank "
                               + std::to_string(env.rank) + " of " + std::to_string(env.worldSize);
     try {
-        c10d::TCPStoreOptions so;
-        so.port = static_cast<std::uint16_t>(env.masterPort);
-        so.isServer = env.rank == 0;
-        so.numWorkers = static_cast<std::size_t>(env.worldSize);
-        so.waitWorkers = true;
-        so.timeout = std::max(options.timeout, options.rendezvousTimeout);
-        impl->store = c10::make_intrusive<c10d::TCPStore>(env.masterAddr, so);
+        impl->store = makeStore(env, options.rendezvousTimeout);
         auto opts = c10d::ProcessGroupGloo::Options::create(options.timeout);
         opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(
             env.masterAddr == "localhost" ? std::string("127.0.0.1") : env.masterAddr));

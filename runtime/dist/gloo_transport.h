@@ -22,7 +22,8 @@ struct GlooOptions
 {
     std::chrono::milliseconds timeout{std::chrono::seconds(60)}; ///< each send/recv, barrier, store fetch
     /// Joining: ranks of one job may start seconds apart (process start-up, loading LibTorch).
-    std::chrono::milliseconds rendezvousTimeout{std::chrono::seconds(120)};
+    /// `train --timeout` sets both (the rendezvous used to wait max(timeout, 120 s)).
+    std::chrono::milliseconds rendezvousTimeout{std::chrono::seconds(60)};
 };
 
 class GlooTransport final : public StageTransport

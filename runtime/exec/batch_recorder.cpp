@@ -94,7 +94,12 @@ Status RunSession::Impl::recordBatch(int step, double loss, TimeNs virtualEnd, C
         fresh.push_back(b);
     }
     if (writer) {
-        return writer->appendMetrics(nlohmann::json(b));
+        if (Status s = writer->appendMetrics(nlohmann::json(b)); !s) {
+            return s;
+        }
+        if (config.profiling.trace) { // a killed run keeps its trace up to this batch
+            return writer->appendTrace(*store.snapshot());
+        }
     }
     return ok();
 }

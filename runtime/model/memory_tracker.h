@@ -8,6 +8,8 @@
 // by intra-op worker threads inside a parallel region are attributed to no stage; the counters
 // are process-wide, so two training runs in one process share them (call reset() at run start).
 
+#include "runtime/schedule/limits.h"
+
 #include <array>
 #include <cstdint>
 #include <string_view>
@@ -41,7 +43,7 @@ struct StageMemory
 class MemoryTracker
 {
 public:
-    static constexpr int kMaxStages = 64;
+    static constexpr int kMaxStages = limits::kMaxStages; ///< one slot per stage: the pipeline limit
 
     /// Installs the allocator wrapper once per process (idempotent, thread-safe).
     static void install();

@@ -30,7 +30,7 @@ profiler::TraceMeta traceMetaFor(const Schedule& schedule)
     meta.clock = "virtual";
     const auto& p = schedule.params;
     meta.title = p.name + " p=" + std::to_string(p.stages) + " m=" + std::to_string(p.microbatches)
-                 + (p.name == "paci" ? " a=" + std::to_string(p.accum) : "");
+                 + (findSchedule(p.name) && findSchedule(p.name)->takesAccumWindow() ? " a=" + std::to_string(p.accum) : "");
     meta.attributes["schedule"] = p.name;
     meta.attributes["stages"] = std::to_string(p.stages);
     meta.attributes["microbatches"] = std::to_string(p.microbatches);

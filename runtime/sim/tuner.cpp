@@ -31,17 +31,18 @@ Result<SimulationRequest> makeGptRequest(const GptScenario& scenario)
     return request;
 }
 
-int driftBound(const Schedule& schedule, const profiler::Report& report)
+int versionLagBound(const Schedule& schedule, const profiler::Report& report)
 {
-    int measured = 0;
+    int lag = 0;
     for (const auto& stage : report.perStage) {
-        measured = std::max(measured, stage.maxVersionLag);
+        lag = std::max(lag, stage.maxVersionLag);
     }
-    if (schedule.params.name == "paci") {
-        const int a = schedule.params.accum > 0 ? schedule.params.accum : schedule.params.microbatches;
-        return std::max(measured, paciLagBound(schedule.stages(), 0, a, schedule.params.extraDepth));
+    ScheduleParams params = schedule.params;
+    params.stages = schedule.stages();
+    for (int bound : lagBounds(params)) { // the schedule's stated bound, when it has one (paci)
+        lag = std::max(lag, bound);
     }
-    return measured;
+    return lag;
 }
 
 Result<TuneResult> tune(const TuneRequest& request)
@@ -62,9 +63,8 @@ Result<TuneResult> tune(const TuneRequest& request)
             scenario.accum = a;
             scenario.microBatchSize = b;
             auto sim = makeGptRequest(scenario);
-            if (sim && request.measured) {
-                const double scale = static_cast<double>(b) / static_cast<double>(std::max(1, request.measuredMicroBatchSize));
-                sim->costs = withMeasuredTimes(std::move(sim->costs), *request.measured, scale);
+            if (sim && request.calibration) {
+                sim->costs = withFittedTimes(std::move(sim->costs), *request.calibration, b);
             }
             auto simulated = sim ? simulate(*sim) : Result<SimulationResult>(sim.error());
             ++result.evaluated;
@@ -80,7 +80,7 @@ Result<TuneResult> tune(const TuneRequest& request)
             for (const auto& stage : simulated->report.perStage) {
                 c.peakMemoryBytes = std::max(c.peakMemoryBytes, stage.peakMemoryBytes);
             }
-            c.lagBound = driftBound(simulated->schedule, simulated->report);
+            c.lagBound = versionLagBound(simulated->schedule, simulated->report);
             if (c.lagBound > request.maxLag) {
                 ++result.rejectedByLag;
                 continue;

@@ -5,7 +5,7 @@
 
 #include "runtime/common/gpt_shape.h"
 #include "runtime/sim/cost_model.h"
-#include "runtime/sim/measured_costs.h"
+#include "runtime/sim/cost_fit.h"
 #include "runtime/sim/simulator.h"
 
 #include <cstdint>
@@ -35,9 +35,10 @@ struct GptScenario
 /// The SimulationRequest for `scenario` (costs from the GPT shape and device). Errors name the field.
 Result<SimulationRequest> makeGptRequest(const GptScenario& scenario);
 
-/// The drift bound of `scenario`'s schedule in updates: PACI's ⌈(p−1)/a⌉ (stage 0, the worst);
-/// for other schedules the largest lag the simulation measured.
-int driftBound(const Schedule& schedule, const profiler::Report& report);
+/// The version lag bound of `schedule` in updates (not a drift: drift is a weight distance): the
+/// larger of the lag the simulation measured and the schedule's stated bound (the catalogue's
+/// lagBound: PACI's ⌈(p−1+k)/a⌉ at stage 0, the worst).
+int versionLagBound(const Schedule& schedule, const profiler::Report& report);
 
 struct TuneRequest
 {
@@ -48,11 +49,10 @@ struct TuneRequest
     std::int64_t memoryBudgetBytes = 0; ///< per stage; 0 = no limit
     int globalBatch = 0; ///< 0 = any; otherwise only a·b == globalBatch
     std::size_t keep = 5; ///< how many top candidates to return
-    /// Calibration: action times measured in a run at micro-batch size measuredMicroBatchSize
-    /// replace the device profile's (withMeasuredTimes; compute scaled by b / that size), so the
-    /// search ranks candidates by what this machine measured. Unset: the device profile.
-    std::optional<MeasuredCosts> measured;
-    int measuredMicroBatchSize = 1;
+    /// Calibration: action times fitted from measured runs (withFittedTimes at each candidate's b)
+    /// replace the device profile's, so the search ranks candidates by what this machine measured,
+    /// exactly as the GUI's calibrated what-if predicts them. Unset: the device profile.
+    std::optional<CostFit> calibration;
 };
 
 struct TuneCandidate
@@ -62,7 +62,7 @@ struct TuneCandidate
     double throughputSamplesPerSecond = 0;
     double bubbleFraction = 0;
     std::int64_t peakMemoryBytes = 0; ///< largest over stages
-    int lagBound = 0; ///< driftBound() of this candidate
+    int lagBound = 0; ///< versionLagBound() of this candidate
 };
 
 struct TuneResult

@@ -44,7 +44,7 @@ private Q_SLOTS:
         QVERIFY(measured);
         auto calibration = calibrationFromTrace(*measured->result.trace, settings.stages, settings.microBatchSize, "run");
         QVERIFY2(calibration, calibration ? "" : calibration.error().describe().c_str());
-        QCOMPARE((*calibration)->costs.stageCount(), 8);
+        QCOMPARE((*calibration)->stages, 8);
 
         WhatIfConfig cpu = settings; // what the sliders ask: the default CPU profile
         cpu.device = "cpu";

@@ -36,12 +36,8 @@ std::vector<profiler::AnalysisOptions::Segment> laterSettings(const std::vector<
 {
     std::vector<profiler::AnalysisOptions::Segment> out;
     for (const auto& change : changes) {
-        bool synchronous = true;
-        for (const auto& info : runtime::scheduleCatalogue()) {
-            if (info.name == change.settings.schedule) {
-                synchronous = !info.asynchronous;
-            }
-        }
+        const runtime::ScheduleInfo* info = runtime::findSchedule(change.settings.schedule);
+        const bool synchronous = !info || !info->asynchronous;
         out.push_back({static_cast<int>(change.firstMicrobatch), change.settings.microbatches, synchronous});
     }
     return out;

@@ -5,6 +5,7 @@
 #include "ui/timeline/timeline_view.h"
 #include "ui/timeline/timeline_zoom.h"
 
+#include <QEvent>
 #include <QHeaderView>
 #include <QLabel>
 #include <QTabWidget>
@@ -39,8 +40,24 @@ CompareView::CompareView(QWidget* parent)
         slot.view->setShowRuler(true);
         lanes->addWidget(slot.title);
         lanes->addWidget(slot.view, 1);
+        slot.view->installEventFilter(this);
+        slot.title->installEventFilter(this);
+        slot.title->setCursor(Qt::PointingHandCursor);
+        slot.title->setToolTip(tr("Click to select this run: the tuning panel, charts and exports follow it"));
         m_slots.push_back(slot);
     }
+    m_prediction.title = new QLabel(this);
+    m_prediction.title->setObjectName(QStringLiteral("predictionTitle"));
+    m_prediction.title->setTextFormat(Qt::RichText);
+    m_prediction.title->setContentsMargins(4, 6, 0, 0);
+    m_prediction.view = new TimelineView(this);
+    m_prediction.view->setObjectName(QStringLiteral("predictionLane"));
+    m_prediction.view->setZoom(m_zoom);
+    m_prediction.view->setShowRuler(true);
+    lanes->addWidget(m_prediction.title);
+    lanes->addWidget(m_prediction.view, 1);
+    m_prediction.title->hide();
+    m_prediction.view->hide();
 
     m_table->setModel(m_model);
     m_table->setSelectionMode(QAbstractItemView::NoSelection);
@@ -93,9 +110,55 @@ void CompareView::setSlotText(int slot, const QString& title, const QString& det
     if (slot < 0 || slot >= kSlots) {
         return;
     }
-    m_slots[static_cast<std::size_t>(slot)].title->setText(QStringLiteral("<b>") + title.toHtmlEscaped()
-        + QStringLiteral("</b>&nbsp;&nbsp;<span style='color:#6b7280'>") + detail.toHtmlEscaped()
+    Slot& s = m_slots[static_cast<std::size_t>(slot)];
+    s.text = QStringLiteral("<b>") + title.toHtmlEscaped() + QStringLiteral("</b>&nbsp;&nbsp;<span style='color:#6b7280'>")
+        + detail.toHtmlEscaped() + QStringLiteral("</span>");
+    s.title->setToolTip(title + QStringLiteral(" · ") + detail); // the full line when the title is cut
+    renderTitle(slot);
+}
+
+void CompareView::renderTitle(int slot)
+{
+    Slot& s = m_slots[static_cast<std::size_t>(slot)];
+    s.title->setText((slot == m_selected ? QStringLiteral("<span style='color:#2563eb'>&#9654;</span> ") : QString()) + s.text);
+}
+
+void CompareView::setSelectedSlot(int slot)
+{
+    m_selected = slot >= 0 && slot < kSlots ? slot : -1;
+    for (int i = 0; i < kSlots; ++i) {
+        renderTitle(i);
+    }
+}
+
+bool CompareView::eventFilter(QObject* watched, QEvent* event)
+{
+    if (event->type() == QEvent::MouseButtonPress) {
+        for (int i = 0; i < kSlots; ++i) {
+            const Slot& s = m_slots[static_cast<std::size_t>(i)];
+            if ((watched == s.view || watched == s.title) && s.view->index() != nullptr) {
+                Q_EMIT slotClicked(i);
+            }
+        }
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+void CompareView::setPrediction(const QString& title, const QString& detail, std::shared_ptr<const TimelineIndex> index)
+{
+    const bool show = index != nullptr;
+    m_prediction.title->setText(QStringLiteral("<i><b>") + title.toHtmlEscaped()
+        + QStringLiteral("</b></i>&nbsp;&nbsp;<span style='color:#6b7280'>") + detail.toHtmlEscaped()
         + QStringLiteral("</span>"));
+    m_prediction.title->setToolTip(title + QStringLiteral(" · ") + detail);
+    m_prediction.view->setIndex(std::move(index));
+    m_prediction.title->setVisible(show);
+    m_prediction.view->setVisible(show);
+}
+
+bool CompareView::predictionVisible() const
+{
+    return m_prediction.view->index() != nullptr;
 }
 
 void CompareView::setSummaries(std::vector<RunSummary> summaries)
@@ -113,7 +176,13 @@ void CompareView::fitToRuns()
 {
     TimeNs lo = std::numeric_limits<TimeNs>::max();
     TimeNs hi = std::numeric_limits<TimeNs>::min();
+    std::vector<const Slot*> shown;
     for (const Slot& s : m_slots) {
+        shown.push_back(&s);
+    }
+    shown.push_back(&m_prediction);
+    for (const Slot* slot : shown) {
+        const Slot& s = *slot;
         const TimelineIndex* index = s.view->index();
         if (index && index->eventCount() > 0) {
             lo = std::min(lo, index->startTime());

@@ -33,6 +33,14 @@ public:
     void setSlot(int slot, const QString& title, const QString& detail, std::shared_ptr<const TimelineIndex> index);
     /// Changes only the slot's title line (a live run's progress), not its timeline.
     void setSlotText(int slot, const QString& title, const QString& detail);
+    /// The prediction lane: a what-if prediction drawn under the runs it predicts, on the same
+    /// time axis, never in their place. Null index hides it.
+    void setPrediction(const QString& title, const QString& detail, std::shared_ptr<const TimelineIndex> index);
+    TimelineView* predictionTimeline() const { return m_prediction.view; }
+    bool predictionVisible() const;
+    /// Marks `slot` as the selected run (title highlighted); -1 = none.
+    void setSelectedSlot(int slot);
+    int selectedSlot() const { return m_selected; }
     /// Summaries for the table, in slot order.
     void setSummaries(std::vector<RunSummary> summaries);
     /// The per-stage table (second tab) shows this report.
@@ -48,12 +56,23 @@ public:
     QWidget* tablePanel() const { return m_tablePanel; }
     StageStatsModel* stageModel() const { return m_stageModel; }
 
+Q_SIGNALS:
+    /// The user clicked a run's timeline or title.
+    void slotClicked(int slot);
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
     struct Slot
     {
         QLabel* title = nullptr;
         TimelineView* view = nullptr;
+        QString text; ///< the title's HTML without the selection mark
     };
+    void renderTitle(int slot);
+    Slot m_prediction;
+    int m_selected = -1;
     TimelineZoom* m_zoom = nullptr;
     ComparisonModel* m_model = nullptr;
     QTableView* m_table = nullptr;

@@ -41,7 +41,12 @@ QString formatOfFilter(const QString& filter)
 
 bool exportConfig(const WhatIfConfig& config, const QString& format, const QString& path, QString* error)
 {
-    auto text = runtime::exportConfig(toRunConfig(config), fromQt(format));
+    return exportRunConfig(toRunConfig(config), format, path, error);
+}
+
+bool exportRunConfig(const runtime::RunConfig& config, const QString& format, const QString& path, QString* error)
+{
+    auto text = runtime::exportConfig(config, fromQt(format));
     if (!text) {
         if (error) {
             *error = toQt(text.error().describe());

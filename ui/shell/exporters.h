@@ -21,6 +21,8 @@ QStringList configExportFilters();
 QString formatOfFilter(const QString& filter);
 /// Writes `config` in `format` to `path` (atomically). False with `error` set on failure.
 bool exportConfig(const WhatIfConfig& config, const QString& format, const QString& path, QString* error);
+/// Writes a whole run configuration (a selected run's config.toml with tuned settings).
+bool exportRunConfig(const runtime::RunConfig& config, const QString& format, const QString& path, QString* error);
 /// The TOML text of `config` (also what QSettings keeps).
 QString configToToml(const WhatIfConfig& config);
 /// Parses TOML written by configToToml() or any valid config.toml; nullopt with `error` set if invalid.

@@ -43,24 +43,6 @@
 
 namespace bs::ui {
 
-namespace {
-
-std::vector<int> lagBounds(const PredictedRun& run)
-{
-    const auto& params = run.result.schedule.params;
-    std::vector<int> bounds;
-    if (params.name != "paci") {
-        return bounds;
-    }
-    const int a = params.accum > 0 ? params.accum : params.microbatches;
-    for (int s = 0; s < params.stages; ++s) {
-        bounds.push_back(runtime::paciLagBound(params.stages, s, a, params.extraDepth));
-    }
-    return bounds;
-}
-
-} // namespace
-
 bool liveTrainingAvailable()
 {
 #ifdef BS_HAVE_RUN_SESSION
@@ -90,6 +72,7 @@ MainWindow::MainWindow(bool restore, QWidget* parent)
             refreshLiveTable();
         }
     });
+    connect(m_compare, &CompareView::slotClicked, this, &MainWindow::selectSlot);
     connect(m_runs, &RunController::runStarted, this, &MainWindow::onRunStarted);
     connect(m_runs, &RunController::runUpdated, this, &MainWindow::onRunUpdated);
     connect(m_runs, &RunController::runFinished, this, &MainWindow::onRunFinished);
@@ -213,30 +196,35 @@ void MainWindow::buildActions()
 
 void MainWindow::onConfigChanged(const WhatIfConfig& config)
 {
-    m_mode = Mode::Prediction;
-    WhatIfConfig calibrated = config;
-    calibrated.calibration = m_calibration;
-    m_engine->request(calibrated);
+    m_engine->request(config); // calibrated: the panel's config carries the window's one calibration
 }
 
 void MainWindow::onPredicted(const PredictionPtr& prediction)
 {
     m_tuning->showPrediction(*prediction, m_engine->lastLatencyMs());
     if (m_mode != Mode::Prediction) {
+        showPredictionLane(*prediction); // runs stay in their slots; the prediction gets its own lane
         return;
     }
     const auto& a = prediction->primary;
-    const QString predicted = prediction->config.calibration
-        ? tr("predicted from times measured in %1 · ").arg(toQt(prediction->config.calibration->source))
-        : tr("predicted · ");
-    m_compare->setSlot(0, toQt(a.label),
-        predicted + figuresLine(a.result.report, a.result.throughputSamplesPerSecond), a.index);
-    std::vector<RunSummary> summaries{summaryOf(a, a.result.report)};
+    const auto predicted = [&](const PredictedRun& run) -> QString {
+        const auto& schedule = run.result.schedule.params.name;
+        return tr("predicted · %1 · ")
+                   .arg(prediction->config.calibration ? toQt(prediction->config.calibration->sourceFor(schedule))
+                                                       : tr("device profile %1").arg(toQt(prediction->config.device)))
+            + figuresLine(run.result.report, run.result.throughputSamplesPerSecond);
+    };
+    const auto summary = [](const PredictedRun& run) {
+        RunSummary s = summaryOf(run, run.result.report);
+        s.label += " · predicted";
+        return s;
+    };
+    m_compare->setSlot(0, toQt(a.label), predicted(a), a.index);
+    std::vector<RunSummary> summaries{summary(a)};
     if (prediction->baseline) {
         const auto& b = *prediction->baseline;
-        m_compare->setSlot(1, toQt(b.label),
-            predicted + figuresLine(b.result.report, b.result.throughputSamplesPerSecond), b.index);
-        summaries.push_back(summaryOf(b, b.result.report));
+        m_compare->setSlot(1, toQt(b.label), predicted(b), b.index);
+        summaries.push_back(summary(b));
     } else {
         m_compare->setSlot(1, tr("no comparison"), QString(), nullptr);
     }
@@ -252,7 +240,7 @@ void MainWindow::showCharts(const PredictedRun& run, std::int64_t budget)
     chart.report = run.result.report;
     chart.staticBytes = run.staticBytes;
     chart.paramBytes = run.paramBytes;
-    chart.lagBound = lagBounds(run);
+    chart.lagBound = runtime::lagBounds(run.result.schedule.params);
     chart.memoryBudgetBytes = budget;
     m_bubbles->setData(chart);
     m_memory->setData(chart);

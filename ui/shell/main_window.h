@@ -6,6 +6,7 @@
 
 #include "ui/bridge/run_controller.h"
 #include "ui/charts/loss_chart.h"
+#include "ui/models/run_summary.h"
 #include "ui/tuning/calibration.h"
 #include "ui/tuning/prediction_engine.h"
 
@@ -78,8 +79,22 @@ public:
     LagChartView* lagChart() const { return m_lag; }
     MetricsPanel* metricsPanel() const { return m_metrics; }
     PredictionCheckView* predictionCheck() const { return m_check; }
-    /// The measured times slider predictions use (null until a live or opened run has a trace).
+    /// The measured times every prediction uses (sliders, Suggest, the prediction check): fitted in
+    /// b from every measured run (live or opened) with the same stage count. Null until one has a trace.
     CalibrationPtr calibration() const { return m_calibration; }
+    /// The run the tuning panel, the charts and the config export follow (-1 = none).
+    int selectedSlot() const { return m_selected; }
+    /// Selects the run in `slot`: the tuning panel takes its settings, the charts show it.
+    void selectSlot(int slot);
+    /// The configuration File ▸ Export writes: the selected run's config.toml (model, data,
+    /// optimizer, steps) with the tuning panel's schedule, p, a and b; without a selected run,
+    /// the tuning panel's settings over the defaults.
+    runtime::RunConfig configToExport() const;
+    /// File ▸ Export tuned config without the dialog. False with `error` set.
+    bool exportConfigTo(const QString& path, const QString& format, QString* error);
+    /// File ▸ Export trace without the dialog: every run shown (the top one at `path`, the bottom
+    /// one with a "-2" suffix); predictions only when no run is shown. False with `error` set.
+    bool exportTracesTo(const QString& path, QString* error);
     /// Writes every panel as PNG and SVG into `dir` (timelines, bubbles, memory, lag, loss, drift,
     /// throughput). False with `error` set on the first failure.
     bool exportPanelsTo(const QString& dir, QString* error);
@@ -97,8 +112,15 @@ private:
     {
         PredictedRun plan; ///< the simulated run (replayed, or the prediction next to a live run)
         RunUpdatePtr latest;
-        bool measured = false; ///< a live training run: figures come from its own trace
+        bool measured = false; ///< a live training run or an opened run: figures come from its own trace
         bool indexing = false; ///< while running: its growing trace is indexed off the UI thread
+        runtime::RunConfig config; ///< the settings it ran with (selection, export, the prediction check)
+        std::string applied; ///< label of the settings a live Apply switched it to ("" = none)
+    };
+    struct QueuedRun
+    {
+        PredictedRun plan;
+        runtime::RunConfig config;
     };
 
     void buildUi();
@@ -112,12 +134,19 @@ private:
     void showCharts(const PredictedRun& run, std::int64_t budget);
     void refreshLiveTable();
     void showLoss(int slot, const RunUpdate& update);
-    /// Calibrates the sliders from `run`'s measured trace and checks the calibrated prediction of
-    /// its own settings against what it measured (the "Prediction vs measured" tab).
+    /// Adds `run`'s measured per-stage times to the one calibration (replacing an earlier sample
+    /// of the same run), refits it and re-checks every measured run against it.
     void calibrateFrom(int slot, const PredictedRun& run, int microBatchSize);
-    /// While a live run trains: recalibrates the sliders from its growing trace once per finished
-    /// global batch (no prediction check until the run ends).
+    /// While a live run trains: recalibrates from its growing trace once per finished global batch.
     void calibrateWhileRunning(int slot, const RunUpdate& update);
+    void addCalibrationSample(runtime::CostSample sample);
+    /// The calibrated prediction of each measured run's own settings next to what it measured.
+    void refreshChecks();
+    /// The prediction of the tuning panel's settings in its own lane, and as a "predicted" column.
+    void showPredictionLane(const Prediction& prediction);
+    void clearPredictionLane();
+    /// Slots switch from predictions to runs: both are cleared first (nothing predicted stays).
+    void enterRunMode();
     void openRunDialog();
     void exportConfig();
     void exportTrace();
@@ -134,7 +163,10 @@ private:
     MetricsPanel* m_metrics = nullptr;
     PredictionCheckView* m_check = nullptr;
     CalibrationPtr m_calibration;
-    std::array<std::optional<PredictionCheck>, 2> m_checks;
+    std::vector<runtime::CostSample> m_samples; ///< every measured run the calibration is fitted on
+    std::optional<RunSummary> m_predictedSummary; ///< the prediction lane's column in the table
+    int m_selected = -1;
+    bool m_stopping = false; ///< Stop was pressed: runs that end now are labelled stopped
     std::array<std::size_t, 2> m_calibratedBatches{}; ///< metrics count of the last live calibration
     double m_targetLoss = 0;
     PredictionEngine* m_engine = nullptr;
@@ -144,7 +176,7 @@ private:
     QAction* m_applyAction = nullptr;
     Mode m_mode = Mode::Prediction;
     std::array<std::optional<LiveRun>, 2> m_live;
-    std::deque<PredictedRun> m_queuedPlans; ///< plans of enqueued runs, in start order
+    std::deque<QueuedRun> m_queuedPlans; ///< plans of enqueued runs, in start order
     std::map<int, int> m_runSlot; ///< controller run id -> slot
     int m_liveStarted = 0;
     int m_opened = 0;

@@ -104,7 +104,7 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
             }
         }
     }
-    run.lagBound = runtime::driftBound(*schedule, run.result.report);
+    run.lagBound = runtime::versionLagBound(*schedule, run.result.report);
     run.index = TimelineIndex::build(run.result.trace, BubbleRules{options.synchronous, options.microbatchesPerBatch, {}});
     LossCurve curve;
     curve.label = toQt(run.label);
@@ -117,24 +117,32 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
     m_targetLoss = contents->config.training.targetLoss.value_or(m_targetLoss);
     m_metrics->setRuns(m_lossCurves, m_targetLoss);
 
-    m_mode = Mode::Live;
+    if (m_mode == Mode::Prediction) {
+        enterRunMode(); // the slots showed predictions: clear them before the first run goes in
+    }
     const int slot = m_opened++ % 2;
     auto final = std::make_shared<RunUpdate>();
     final->label = run.label;
     final->trace = run.result.trace;
     final->report = run.result.report;
     final->finished = true;
-    m_live[static_cast<std::size_t>(slot)] = LiveRun{run, final};
+    m_live[static_cast<std::size_t>(slot)] = LiveRun{run, final, true, false, contents->config, {}};
     m_compare->setSlot(slot, toQt(run.label),
-        tr("opened · ") + figuresLine(run.result.report, run.result.throughputSamplesPerSecond), run.index);
+        tr("opened · measured · ") + figuresLine(run.result.report, run.result.throughputSamplesPerSecond), run.index);
     m_compare->fitToRuns();
     refreshLiveTable();
-    if (slot == 0) {
-        showCharts(run, 0);
-    }
+    selectSlot(slot); // the panel, the charts and the exports follow the run just opened
     calibrateFrom(slot, run, contents->config.pipeline.microBatchSize);
     rememberFile(dir);
-    statusBar()->showMessage(tr("Opened %1").arg(dir), 5000);
+    if (contents->cutShort) { // killed mid-run: say so, and how much it holds
+        statusBar()->showMessage(tr("Opened %1 — cut short: %2 global batches were recorded before the run was "
+                                    "killed; the timeline holds every action up to the last of them")
+                                     .arg(dir)
+                                     .arg(contents->metrics.size()),
+            15000);
+    } else {
+        statusBar()->showMessage(tr("Opened %1").arg(dir), 5000);
+    }
     return true;
 }
 
@@ -148,11 +156,16 @@ void MainWindow::exportConfig()
         return;
     }
     QString error;
-    if (!bs::ui::exportConfig(m_tuning->config(), formatOfFilter(filter), path, &error)) {
+    if (!exportConfigTo(path, formatOfFilter(filter), &error)) {
         QMessageBox::warning(this, tr("Export failed"), error);
         return;
     }
     rememberFile(path);
+}
+
+bool MainWindow::exportConfigTo(const QString& path, const QString& format, QString* error)
+{
+    return bs::ui::exportRunConfig(configToExport(), format, path, error);
 }
 
 void MainWindow::exportTrace()
@@ -162,7 +175,17 @@ void MainWindow::exportTrace()
     if (path.isEmpty()) {
         return;
     }
-    // The top run goes to `path`, the bottom one next to it with a "-2" suffix.
+    QString error;
+    if (!exportTracesTo(path, &error)) {
+        QMessageBox::warning(this, tr("Export failed"), error);
+    }
+}
+
+bool MainWindow::exportTracesTo(const QString& path, QString* error)
+{
+    // The top run goes to `path`, the bottom one next to it with a "-2" suffix. The slots hold the
+    // runs (predictions have their own lane), so this writes what the runs measured.
+    bool wrote = false;
     for (int slot = 0; slot < CompareView::kSlots; ++slot) {
         const TimelineIndex* index = m_compare->timeline(slot)->index();
         if (!index || !index->snapshot()) {
@@ -174,13 +197,16 @@ void MainWindow::exportTrace()
             target = dot > 0 ? QString(path.left(dot) + QStringLiteral("-2") + path.mid(dot))
                              : QString(path + QStringLiteral("-2"));
         }
-        QString error;
-        if (!bs::ui::exportTrace(*index->snapshot(), target, &error)) {
-            QMessageBox::warning(this, tr("Export failed"), error);
-            return;
+        if (!bs::ui::exportTrace(*index->snapshot(), target, error)) {
+            return false;
         }
+        wrote = true;
         rememberFile(target);
     }
+    if (!wrote && error) {
+        *error = tr("nothing to export: no run or prediction is shown");
+    }
+    return wrote;
 }
 
 void MainWindow::exportPanels()

@@ -51,9 +51,10 @@ void MainWindow::startDemo(const DemoOptions& options)
     config.batches = options.batches;
     config.schedule = options.schedule;
     config.baseline = options.baseline;
+    config.calibration = m_tuning->calibration();
     m_tuning->setConfig(config);
-    m_mode = Mode::Live;
-    m_live = {};
+    enterRunMode();
+    m_stopping = false;
     m_liveStarted = 0;
     m_liveBudget = config.memoryBudgetBytes;
     m_queuedPlans.clear();
@@ -64,14 +65,14 @@ void MainWindow::startDemo(const DemoOptions& options)
             continue;
         }
         const std::string label = plan->label;
-        m_queuedPlans.push_back(*plan);
+        WhatIfConfig runConfig = config;
+        runConfig.schedule = schedule;
+        runtime::RunConfig rc = toRunConfig(runConfig);
+        rc.training.steps = options.batches;
+        rc.training.evalInterval = 0;
+        m_queuedPlans.push_back(QueuedRun{*plan, rc});
 #ifdef BS_HAVE_RUN_SESSION
         if (options.live) {
-            WhatIfConfig runConfig = config;
-            runConfig.schedule = schedule;
-            runtime::RunConfig rc = toRunConfig(runConfig);
-            rc.training.steps = options.batches;
-            rc.training.evalInterval = 0;
             auto backend = std::make_unique<RunSessionBackend>(label, rc);
             backend->setWarmUp(schedule == options.schedule); // the first run pays no start-up costs
             m_runs->enqueue(std::move(backend));
@@ -84,7 +85,6 @@ void MainWindow::startDemo(const DemoOptions& options)
     }
     m_liveMeasured = options.live && liveTrainingAvailable();
     m_lossCurves.clear();
-    m_checks = {};
     m_calibratedBatches = {};
     m_targetLoss = 0;
     m_metrics->setRuns({});
@@ -109,7 +109,15 @@ bool MainWindow::runDemoToEnd(const DemoOptions& options, int timeoutMs)
 
 void MainWindow::stopRuns()
 {
+    m_stopping = true;
     m_runs->stop();
+    for (int slot = 0; slot < 2; ++slot) { // the header must not keep saying "live"
+        const auto& live = m_live[static_cast<std::size_t>(slot)];
+        if (live && live->latest && !live->latest->finished) {
+            m_compare->setSlotText(slot, toQt(live->plan.label),
+                tr("stopped at %1 %").arg(static_cast<int>(live->latest->progress * 100)));
+        }
+    }
 }
 
 void MainWindow::onRunStarted(int run, const QString& label)
@@ -119,8 +127,16 @@ void MainWindow::onRunStarted(int run, const QString& label)
     }
     const int slot = m_liveStarted++ % 2;
     m_runSlot[run] = slot;
-    m_live[static_cast<std::size_t>(slot)] = LiveRun{m_queuedPlans.front(), nullptr, m_liveMeasured, true};
+    const QueuedRun& queued = m_queuedPlans.front();
+    m_live[static_cast<std::size_t>(slot)] = LiveRun{queued.plan, nullptr, m_liveMeasured, true, queued.config, {}};
     m_queuedPlans.pop_front();
+    // Nothing shown may belong to an earlier run or an earlier prediction.
+    clearPredictionLane();
+    m_tuning->clearFigures(tr("%1 is running: its measured figures appear when it finishes.").arg(label));
+    if (slot == 0) {
+        m_selected = 0;
+        m_compare->setSelectedSlot(0);
+    }
     m_applyAction->setEnabled(m_liveMeasured); // only a live LibTorch run can change its settings
     m_compare->timeline(slot)->setMarkers({});
     statusBar()->showMessage(tr("Running %1…").arg(label));
@@ -139,8 +155,9 @@ void MainWindow::onRunUpdated(int run, const RunUpdatePtr& update)
     live->latest = update;
     const BubbleRules rules{!live->plan.result.schedule.asynchronous, live->plan.result.schedule.params.microbatches,
         update->laterSettings};
-    const QString source = live->measured ? tr("live · LibTorch") : tr("live · simulated backend");
-    m_compare->setSlotText(it->second, toQt(update->label),
+    const QString source = live->measured ? tr("live · LibTorch") : tr("replaying a simulation");
+    const std::string title = live->applied.empty() ? update->label : update->label + " → " + live->applied;
+    m_compare->setSlotText(it->second, toQt(title),
         source + QStringLiteral(" · ") + QString::number(static_cast<int>(update->progress * 100))
             + QStringLiteral(" %"));
     m_indexers[static_cast<std::size_t>(it->second)]->request(update->trace, rules);
@@ -170,7 +187,13 @@ Status MainWindow::applyToLiveRun()
     request.device = wanted.device.name;
     const Status s = m_runs->apply(request);
     if (s) {
-        m_mode = Mode::Live; // back from the slider's prediction to the run being changed
+        // The header names the settings the run switches to (from the next global-batch boundary).
+        for (auto& live : m_live) {
+            if (live && live->measured && live->latest && !live->latest->finished) {
+                live->applied = runLabel(request.schedule, request.microbatches, request.microBatchSize);
+            }
+        }
+        clearPredictionLane();
         statusBar()->showMessage(tr("Apply: %1 from the next global-batch boundary")
                                      .arg(toQt(runLabel(request.schedule, request.microbatches, request.microBatchSize))),
             8000);
@@ -215,20 +238,22 @@ void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
         const double seconds = toSeconds(update->report->makespan);
         const auto& params = live->plan.result.schedule.params;
         live->plan.result.throughputSamplesPerSecond = seconds > 0
-            ? static_cast<double>(params.microbatches * params.batches * m_tuning->config().microBatchSize) / seconds
+            ? static_cast<double>(params.microbatches * params.batches * live->config.pipeline.microBatchSize) / seconds
             : 0.0;
         live->plan.index = TimelineIndex::build(update->trace,
             BubbleRules{!live->plan.result.schedule.asynchronous, params.microbatches, update->laterSettings});
-        calibrateFrom(it->second, live->plan, m_tuning->config().microBatchSize);
+        calibrateFrom(it->second, live->plan, live->config.pipeline.microBatchSize);
     }
     const profiler::Report& report = update->report ? *update->report : live->plan.result.report;
-    m_compare->setSlot(it->second, toQt(update->label),
-        (live->measured ? tr("finished · LibTorch · ") : tr("finished · simulated backend · "))
+    const QString how = m_stopping ? tr("stopped · ") : tr("finished · ");
+    const std::string title = live->applied.empty() ? update->label : update->label + " → " + live->applied;
+    m_compare->setSlot(it->second, toQt(title),
+        how + (live->measured ? tr("measured (LibTorch) · ") : tr("simulated replay · "))
             + figuresLine(report, live->plan.result.throughputSamplesPerSecond),
         live->plan.index);
     m_compare->fitToRuns();
     refreshLiveTable();
-    if (it->second == 0) {
+    if (it->second == std::max(0, m_selected)) {
         showCharts(live->plan, m_liveBudget);
         Prediction figures;
         figures.config = m_tuning->config();
@@ -245,6 +270,7 @@ void MainWindow::refreshLiveTable()
         if (live && live->latest && live->latest->finished) {
             const auto& report = live->latest->report ? *live->latest->report : live->plan.result.report;
             RunSummary summary = summaryOf(live->plan, report);
+            summary.label += live->measured ? " · measured" : " · simulated";
             // The same number the loss panel marks on its virtual-time axis.
             const auto curve = std::find_if(m_lossCurves.rbegin(), m_lossCurves.rend(),
                 [&](const LossCurve& c) { return c.label == toQt(live->plan.label); });
@@ -254,60 +280,10 @@ void MainWindow::refreshLiveTable()
             summaries.push_back(std::move(summary));
         }
     }
+    if (m_predictedSummary) {
+        summaries.push_back(*m_predictedSummary); // after the runs: the difference column stays run vs run
+    }
     m_compare->setSummaries(std::move(summaries));
-}
-
-void MainWindow::calibrateWhileRunning(int slot, const RunUpdate& update)
-{
-    const auto index = static_cast<std::size_t>(slot);
-    const auto& live = m_live[index];
-    if (!live || !live->measured || !update.trace || update.metrics.size() == m_calibratedBatches[index]
-        || (slot != 0 && m_calibration)) {
-        return;
-    }
-    m_calibratedBatches[index] = update.metrics.size();
-    const auto& params = live->plan.result.schedule.params;
-    if (auto calibration =
-            calibrationFromTrace(*update.trace, params.stages, m_tuning->config().microBatchSize, update.label)) {
-        m_calibration = *calibration;
-        m_check->setCalibration(m_calibration);
-    }
-}
-
-void MainWindow::calibrateFrom(int slot, const PredictedRun& run, int microBatchSize)
-{
-    if (!run.result.trace) {
-        return;
-    }
-    const auto& params = run.result.schedule.params;
-    auto calibration = calibrationFromTrace(*run.result.trace, params.stages, microBatchSize, run.label);
-    if (!calibration) {
-        statusBar()->showMessage(tr("Cannot calibrate from %1: %2").arg(toQt(run.label), toQt(calibration.error().describe())), 8000);
-        return;
-    }
-    // The calibrated prediction of the run's own settings, next to what it measured.
-    WhatIfConfig own = m_tuning->config();
-    own.stages = params.stages;
-    own.accum = params.microbatches;
-    own.microBatchSize = microBatchSize;
-    own.batches = std::max(1, params.batches);
-    own.calibration = *calibration;
-    if (auto predicted = predictRun(own, params.name)) {
-        m_checks[static_cast<std::size_t>(slot)] = checkPrediction(run.label, run.label, predicted->result.report,
-            predicted->result.throughputSamplesPerSecond, run.result.report, run.result.throughputSamplesPerSecond,
-            own.batches);
-    }
-    if (slot == 0 || !m_calibration) {
-        m_calibration = *calibration;
-    }
-    std::vector<PredictionCheck> checks;
-    for (const auto& check : m_checks) {
-        if (check) {
-            checks.push_back(*check);
-        }
-    }
-    m_check->setChecks(checks);
-    m_check->setCalibration(m_calibration);
 }
 
 } // namespace bs::ui

@@ -4,19 +4,56 @@
 
 namespace bs::ui {
 
-Result<CalibrationPtr> calibrationFromTrace(
-    const profiler::TraceSnapshot& trace, int stages, int microBatchSize, std::string source)
+const runtime::CostFit& Calibration::fitFor(const std::string& schedule) const
+{
+    const auto it = bySchedule.find(schedule);
+    return it != bySchedule.end() ? it->second : pooled;
+}
+
+std::string Calibration::sourceFor(const std::string& schedule) const
+{
+    return fitFor(schedule).describe();
+}
+
+Result<runtime::CostSample> costSampleFromTrace(const profiler::TraceSnapshot& trace, int stages, int microBatchSize,
+    std::string schedule, std::string source)
 {
     auto costs = runtime::measuredCosts(trace, stages);
     if (!costs) {
         return costs.error();
     }
+    return runtime::CostSample{std::move(source), std::move(schedule), std::max(1, microBatchSize), std::move(costs).value()};
+}
+
+Result<CalibrationPtr> calibrationFromSamples(std::vector<runtime::CostSample> samples)
+{
+    auto pooled = runtime::fitCosts(samples);
+    if (!pooled) {
+        return pooled.error();
+    }
     auto calibration = std::make_shared<Calibration>();
-    calibration->costs = std::move(costs).value();
-    calibration->stages = stages;
-    calibration->microBatchSize = std::max(1, microBatchSize);
-    calibration->source = std::move(source);
+    calibration->pooled = std::move(pooled).value();
+    calibration->stages = calibration->pooled.stageCount();
+    calibration->source = calibration->pooled.describe();
+    for (const auto& sample : samples) {
+        if (!sample.schedule.empty() && !calibration->bySchedule.count(sample.schedule)) {
+            if (auto own = runtime::fitCostsFor(samples, sample.schedule)) {
+                calibration->bySchedule.emplace(sample.schedule, std::move(own).value());
+            }
+        }
+    }
+    calibration->samples = std::move(samples);
     return CalibrationPtr(std::move(calibration));
+}
+
+Result<CalibrationPtr> calibrationFromTrace(
+    const profiler::TraceSnapshot& trace, int stages, int microBatchSize, std::string source)
+{
+    auto sample = costSampleFromTrace(trace, stages, microBatchSize, std::string(), std::move(source));
+    if (!sample) {
+        return sample.error();
+    }
+    return calibrationFromSamples({std::move(sample).value()});
 }
 
 double FigureCheck::relativeError() const

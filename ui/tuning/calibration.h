@@ -1,12 +1,15 @@
 #pragma once
-// Calibrated predictions: the per-stage F/I/W/U times measured in a run's trace replace the
-// device-profile estimates in the what-if simulations, and a check puts the calibrated prediction
-// of the run's own settings next to what the run measured. Pure C++ (no Qt).
+// Calibrated predictions: the per-stage F/I/W/U times measured in runs' traces, fitted in the
+// micro-batch size b (runtime::fitCosts), replace the device-profile estimates in the what-if
+// simulations; a check puts the calibrated prediction of each run's own settings next to what the
+// run measured. One Calibration object serves the sliders, Suggest and the check. Pure C++ (no Qt).
 
 #include "profiler/analysis/report.h"
 #include "profiler/trace/trace_store.h"
+#include "runtime/sim/cost_fit.h"
 #include "runtime/sim/measured_costs.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,18 +18,29 @@
 
 namespace bs::ui {
 
-/// Measured costs and the settings they were measured at.
+/// The measured runs and the fits predictions use: each schedule from its own runs where it has
+/// some, otherwise from all (runtime::fitCostsFor).
 struct Calibration
 {
-    runtime::MeasuredCosts costs;
+    std::vector<runtime::CostSample> samples;
+    runtime::CostFit pooled; ///< all samples
+    std::map<std::string, runtime::CostFit> bySchedule; ///< one per schedule that has samples
     int stages = 0;
-    int microBatchSize = 0; ///< b of the measured run; other b scale compute times linearly
-    std::string source; ///< the run's label
+    std::string source; ///< pooled.describe(): "calibrated from run X (b = 8; ...)"
+
+    const runtime::CostFit& fitFor(const std::string& schedule) const;
+    /// "calibrated from run X (...)" for the fit `schedule` uses.
+    std::string sourceFor(const std::string& schedule) const;
 };
 using CalibrationPtr = std::shared_ptr<const Calibration>;
 
-/// Calibration from `trace` (run at `stages` stages and micro-batch size `microBatchSize`).
+/// One run's measured costs (`trace` run at `stages` stages, micro-batch size `microBatchSize`).
 /// Errors when a stage has no forward or backward recorded yet.
+Result<runtime::CostSample> costSampleFromTrace(const profiler::TraceSnapshot& trace, int stages, int microBatchSize,
+    std::string schedule, std::string source);
+/// The calibration of `samples` (same stage count). Errors when empty or mixed.
+Result<CalibrationPtr> calibrationFromSamples(std::vector<runtime::CostSample> samples);
+/// A calibration from one trace (its fit applies to every schedule).
 Result<CalibrationPtr> calibrationFromTrace(
     const profiler::TraceSnapshot& trace, int stages, int microBatchSize, std::string source);
 

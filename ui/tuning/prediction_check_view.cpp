@@ -83,8 +83,9 @@ void PredictionCheckView::setChecks(const std::vector<PredictionCheck>& checks)
         m_summary->setText(tr("No measured run yet: train live (Run ▸ Train live) or open a run directory to "
                               "compare the prediction with measured times."));
     } else {
-        m_summary->setText(tr("Calibrated prediction of each measured run's own settings (per-stage F/B/W/U "
-                              "times from its trace) against what it measured."));
+        m_summary->setText(tr("Calibrated prediction of each measured run's own settings against what it "
+                              "measured; the sliders and Suggest predict from the same times: %1.")
+                               .arg(toQt(checks.front().calibratedFrom)));
     }
 }
 
@@ -95,19 +96,21 @@ void PredictionCheckView::setCalibration(const CalibrationPtr& calibration)
         m_stages->setToolTip(tr("Sliders predict from the device profile (no measured run)."));
         return;
     }
-    m_stages->setToolTip(tr("Sliders predict from these times, measured in %1 at b = %2.")
-                             .arg(toQt(calibration->source))
-                             .arg(calibration->microBatchSize));
-    const auto& stages = calibration->costs.stages;
-    for (std::size_t s = 0; s < stages.size(); ++s) {
+    const runtime::CostFit& fit = calibration->pooled;
+    const int b = fit.microBatchSizes.empty() ? 1 : fit.microBatchSizes.front();
+    m_stages->setToolTip(tr("Sliders, Suggest and this check predict from these times (shown at b = %1), %2.")
+                             .arg(b)
+                             .arg(toQt(calibration->source)));
+    for (std::size_t s = 0; s < fit.stages.size(); ++s) {
         const int row = m_stages->rowCount();
         m_stages->insertRow(row);
         m_stages->setItem(row, 0, cell(QString::number(s)));
         const auto ms = [](std::int64_t ns) { return formatDuration(static_cast<double>(ns)); };
-        m_stages->setItem(row, 1, cell(ms(stages[s].forward)));
-        m_stages->setItem(row, 2, cell(ms(stages[s].backwardInput + stages[s].backwardWeight)));
-        m_stages->setItem(row, 3, cell(ms(stages[s].backwardWeight)));
-        m_stages->setItem(row, 4, cell(ms(stages[s].update)));
+        const runtime::StageFit& f = fit.stages[s];
+        m_stages->setItem(row, 1, cell(ms(f.forward.at(b))));
+        m_stages->setItem(row, 2, cell(ms(f.backwardInput.at(b) + f.backwardWeight.at(b))));
+        m_stages->setItem(row, 3, cell(ms(f.backwardWeight.at(b))));
+        m_stages->setItem(row, 4, cell(ms(f.update)));
     }
 }
 

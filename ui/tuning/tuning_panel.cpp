@@ -133,11 +133,18 @@ QWidget* TuningPanel::buildControls()
 QWidget* TuningPanel::buildFigures()
 {
     auto* box = new QGroupBox(tr("Predicted"), this);
+    m_figuresBox = box;
     auto* v = new QVBoxLayout(box);
     m_figures = new QLabel(tr("—"), box);
     m_figures->setTextFormat(Qt::RichText);
     m_figures->setWordWrap(true);
     v->addWidget(m_figures);
+    m_source = new QLabel(box);
+    m_source->setObjectName(QStringLiteral("calibrationSource"));
+    m_source->setWordWrap(true);
+    m_source->setStyleSheet(QStringLiteral("color: #6b7280;"));
+    v->addWidget(m_source);
+    setCalibration(nullptr);
     return box;
 }
 
@@ -188,7 +195,29 @@ WhatIfConfig TuningPanel::config() const
     c.microBatchSize = m_microBatch->value();
     c.batches = m_batches->value();
     c.memoryBudgetBytes = static_cast<std::int64_t>(m_budget->value() * kMiB);
+    c.calibration = m_calibration;
     return c;
+}
+
+void TuningPanel::setCalibration(const CalibrationPtr& calibration)
+{
+    m_calibration = calibration;
+    m_source->setText(tr("Times: %1").arg(sourceText()));
+    m_source->setToolTip(tr("The sliders, Suggest and the prediction check all predict from these times"));
+}
+
+QString TuningPanel::sourceText() const
+{
+    if (m_calibration) {
+        return toQt(m_calibration->sourceFor(fromQt(m_schedule->currentData().toString())));
+    }
+    return tr("device profile %1").arg(m_device->currentData().toString());
+}
+
+void TuningPanel::clearFigures(const QString& why)
+{
+    m_figuresBox->setTitle(tr("Predicted"));
+    m_figures->setText(QStringLiteral("<span style='color:#6b7280'>") + why.toHtmlEscaped() + QStringLiteral("</span>"));
 }
 
 void TuningPanel::setConfig(const WhatIfConfig& c)
@@ -223,6 +252,7 @@ void TuningPanel::updateBatchLabel()
 void TuningPanel::emitChanged()
 {
     updateBatchLabel();
+    m_source->setText(tr("Times: %1").arg(sourceText()));
     if (!m_silent) {
         Q_EMIT configChanged(config());
     }
@@ -247,10 +277,12 @@ void TuningPanel::showPrediction(const Prediction& prediction, double latencyMs)
                            overBudget ? tr(" <span style='color:#b91c1c'>over budget</span>") : QString(),
                            QString::number(prediction.primary.lagBound));
     if (prediction.computeMs > 0) {
+        m_figuresBox->setTitle(tr("Predicted: %1").arg(toQt(prediction.primary.label)));
         text += tr("<span style='color:#6b7280'>simulated in %1 ms (%2 ms from input)</span>")
                     .arg(QString::number(prediction.computeMs, 'f', 1), QString::number(latencyMs, 'f', 1));
     } else {
-        text += tr("<span style='color:#6b7280'>from the finished run</span>");
+        m_figuresBox->setTitle(tr("Measured: %1").arg(toQt(prediction.primary.label)));
+        text += tr("<span style='color:#6b7280'>measured by the finished run</span>");
     }
     m_figures->setText(text);
 }
@@ -281,10 +313,10 @@ void TuningPanel::suggest()
     request.base = *scenario;
     request.maxLag = m_maxLag->value();
     request.memoryBudgetBytes = c.memoryBudgetBytes;
-    if (c.calibration) { // rank by what this machine measured, as the slider predictions do
-        request.measured = c.calibration->costs;
-        request.measuredMicroBatchSize = c.calibration->microBatchSize;
+    if (c.calibration) { // rank by what this machine measured, exactly as the slider predictions do
+        request.calibration = c.calibration->fitFor(c.schedule);
     }
+    m_suggestSource = sourceText();
     m_suggestButton->setEnabled(false);
     m_suggestStatus->setText(tr("searching…"));
     m_search->setFuture(QtConcurrent::run([request] { return runtime::tune(request); }));
@@ -310,13 +342,19 @@ void TuningPanel::suggestionsFinished()
         for (int col = 0; col < cells.size(); ++col) {
             auto* item = new QTableWidgetItem(cells[col]);
             item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            if (col == 2) {
+                item->setData(Qt::UserRole, c.throughputSamplesPerSecond); // the predicted figure, unrounded
+                item->setToolTip(tr("Predicted from %1").arg(m_suggestSource));
+            }
             m_suggestions->setItem(i, col, item);
         }
     }
-    m_suggestStatus->setText(tr("%1 simulated; rejected: %2 by drift, %3 by memory. Double-click to apply.")
-                                 .arg(result->evaluated)
-                                 .arg(result->rejectedByLag)
-                                 .arg(result->rejectedByMemory));
+    m_suggestStatus->setText(
+        tr("%1 simulated (predicted seq/s, times: %4); rejected: %2 by drift, %3 by memory. Double-click to apply.")
+            .arg(result->evaluated)
+            .arg(result->rejectedByLag)
+            .arg(result->rejectedByMemory)
+            .arg(m_suggestSource));
     Q_EMIT suggestionsReady();
 }
 

@@ -10,6 +10,7 @@
 
 class QComboBox;
 class QDoubleSpinBox;
+class QGroupBox;
 class QLabel;
 class QPushButton;
 class QSlider;
@@ -31,6 +32,14 @@ public:
     /// Shows the figures of a prediction (or of a finished run) next to the controls.
     void showPrediction(const Prediction& prediction, double latencyMs);
     void showError(const QString& message);
+    /// Clears the figures (a run started: nothing shown belongs to it yet).
+    void clearFigures(const QString& why);
+    /// The measured times every prediction of this panel uses: the sliders' (config()), Suggest's
+    /// and the window's prediction check. Null = the device profile. Does not emit configChanged.
+    void setCalibration(const CalibrationPtr& calibration);
+    CalibrationPtr calibration() const { return m_calibration; }
+    /// "calibrated from run X (…)" or "device profile cpu": what the predictions are based on.
+    QString sourceText() const;
 
     QSlider* accumSlider() const { return m_accum; }
     QSlider* microBatchSlider() const { return m_microBatch; }
@@ -68,10 +77,14 @@ private:
     QSpinBox* m_batches = nullptr;
     QDoubleSpinBox* m_budget = nullptr;
     QLabel* m_figures = nullptr;
+    QGroupBox* m_figuresBox = nullptr;
+    QLabel* m_source = nullptr;
+    CalibrationPtr m_calibration;
     QSpinBox* m_maxLag = nullptr;
     QPushButton* m_suggestButton = nullptr;
     QTableWidget* m_suggestions = nullptr;
     QLabel* m_suggestStatus = nullptr;
+    QString m_suggestSource; ///< sourceText() when the running search started
     QFutureWatcher<Result<runtime::TuneResult>>* m_search = nullptr;
     bool m_silent = false;
 };

@@ -1,5 +1,7 @@
 #include "ui/tuning/what_if.h"
 
+#include "runtime/schedule/catalogue.h"
+
 #include <algorithm>
 #include <chrono>
 
@@ -7,22 +9,8 @@ namespace bs::ui {
 
 std::string scheduleDisplayName(const std::string& schedule)
 {
-    static const std::pair<const char*, const char*> names[] = {
-        {"gpipe", "GPipe"},
-        {"1f1b", "1F1B-flush"},
-        {"zb-h1", "ZB-H1"},
-        {"zb-h2", "ZB-H2"},
-        {"pipedream", "PipeDream"},
-        {"2bw", "PipeDream-2BW"},
-        {"async-1f1b", "async 1F1B"},
-        {"paci", "PACI"},
-    };
-    for (const auto& [key, name] : names) {
-        if (schedule == key) {
-            return name;
-        }
-    }
-    return schedule;
+    const runtime::ScheduleInfo* info = runtime::findSchedule(schedule);
+    return info ? info->displayName : schedule;
 }
 
 std::string runLabel(const std::string& schedule, int accum, int microBatchSize)
@@ -39,7 +27,8 @@ runtime::RunConfig toRunConfig(const WhatIfConfig& c)
     }
     rc.pipeline.stages = c.stages;
     rc.pipeline.microbatches = c.accum;
-    rc.pipeline.accum = c.schedule == "paci" ? c.accum : 0;
+    const runtime::ScheduleInfo* info = runtime::findSchedule(c.schedule);
+    rc.pipeline.accum = info && info->takesAccumWindow() ? c.accum : 0;
     rc.pipeline.microBatchSize = c.microBatchSize;
     rc.schedule.name = c.schedule;
     rc.device.name = c.device == "cpu" ? "cpu" : "cuda";
@@ -90,9 +79,8 @@ Result<PredictedRun> predictRun(const WhatIfConfig& config, const std::string& s
         return request.error();
     }
     if (const CalibrationPtr& calibration = config.calibration) {
-        const double scale =
-            static_cast<double>(config.microBatchSize) / static_cast<double>(std::max(1, calibration->microBatchSize));
-        request->costs = runtime::withMeasuredTimes(std::move(request->costs), calibration->costs, scale);
+        request->costs =
+            runtime::withFittedTimes(std::move(request->costs), calibration->fitFor(schedule), config.microBatchSize);
     }
     auto simulated = runtime::simulate(*request);
     if (!simulated) {
@@ -104,7 +92,7 @@ Result<PredictedRun> predictRun(const WhatIfConfig& config, const std::string& s
     run.staticBytes = options.staticBytes;
     run.paramBytes = options.paramBytes;
     run.activationBytes = options.activationBytes;
-    run.lagBound = runtime::driftBound(simulated->schedule, simulated->report);
+    run.lagBound = runtime::versionLagBound(simulated->schedule, simulated->report);
     BubbleRules rules;
     rules.synchronous = options.synchronous;
     rules.microbatchesPerBatch = options.microbatchesPerBatch;

@@ -40,7 +40,7 @@ struct PredictedRun
     std::vector<std::int64_t> staticBytes; ///< per stage: weights + grads + optimizer state
     std::vector<std::int64_t> paramBytes; ///< per stage: one weight copy
     std::vector<std::int64_t> activationBytes; ///< per stage: one in-flight micro-batch
-    int lagBound = 0; ///< runtime::driftBound()
+    int lagBound = 0; ///< runtime::versionLagBound()
 };
 
 struct Prediction
@@ -55,8 +55,8 @@ using PredictionPtr = std::shared_ptr<const Prediction>;
 /// The scenario `config` describes for `schedule`. Errors name the field.
 Result<runtime::GptScenario> scenarioFor(const WhatIfConfig& config, const std::string& schedule);
 /// Simulates one schedule of `config` and indexes its trace. With config.calibration the action
-/// times are the measured ones (runtime::withMeasuredTimes, compute scaled by b / measured b);
-/// memory figures stay the model's.
+/// times are the calibration's fit for that schedule at b (runtime::withFittedTimes); memory
+/// figures stay the model's.
 Result<PredictedRun> predictRun(const WhatIfConfig& config, const std::string& schedule);
 /// Simulates the chosen schedule and the baseline. Thread-safe; typically a few ms.
 Result<PredictionPtr> predict(const WhatIfConfig& config);

@@ -84,7 +84,7 @@ const BadValue kBadValues[] = {
      "schedule.name = \"1F1B\" is not allowed; allowed values: gpipe, 1f1b, zb-h1, zb-h2, pipedream, 2bw, "
      "async-1f1b, paci"},
     {"stages0", [](RunConfig& c) { c.pipeline.stages = 0; }, "pipeline.stages",
-     "pipeline.stages = 0 is out of range; allowed: 1..1024"},
+     "pipeline.stages = 0 is out of range; allowed: 1..256"},
     {"stagesOverLayers", [](RunConfig& c) { c.pipeline.stages = 9; }, "pipeline.stages",
      "pipeline.stages = 9 exceeds model.layers = 8; allowed: 1..8 (each stage needs a block; list "
      "pipeline.layers_per_stage to leave the first or last stage with embeddings or head only)"},
@@ -94,13 +94,18 @@ const BadValue kBadValues[] = {
      "pipeline.accum = -1 is out of range; allowed: 0..65536"},
     {"accumNonPaci", [](RunConfig& c) { c.pipeline.accum = 4; }, "pipeline.accum",
      "pipeline.accum = 4 is only used by paci; allowed for 1f1b: 0 or pipeline.microbatches = 8"},
+    {"stagesOverLimit", [](RunConfig& c) { c.pipeline.stages = 257; }, "pipeline.stages",
+     "pipeline.stages = 257 is out of range; allowed: 1..256"},
+    {"twoBwTooFewMicrobatches", [](RunConfig& c) { c.schedule.name = "2bw"; c.pipeline.microbatches = 2; },
+     "pipeline.microbatches", "pipeline.microbatches = 2 is too few for 2bw: two weight versions need every backward "
+     "before the second update after its forward; allowed: >= pipeline.stages + pipeline.extra_depth - 1 = 7"},
     {"microBatchSize", [](RunConfig& c) { c.pipeline.microBatchSize = 0; }, "pipeline.micro_batch_size",
      "pipeline.micro_batch_size = 0 is out of range; allowed: 1..65536"},
     {"extraDepthSync", [](RunConfig& c) { c.schedule.name = "gpipe"; c.pipeline.extraDepth = 2; },
      "pipeline.extra_depth", "pipeline.extra_depth = 2 is only used by asynchronous schedules (pipedream, 2bw, "
      "async-1f1b, paci); allowed for gpipe: 0"},
     {"extraDepthNegative", [](RunConfig& c) { c.schedule.name = "paci"; c.pipeline.extraDepth = -1; },
-     "pipeline.extra_depth", "pipeline.extra_depth = -1 is out of range; allowed: 0..1024"},
+     "pipeline.extra_depth", "pipeline.extra_depth = -1 is out of range; allowed: 0..256"},
     {"layerListSize", [](RunConfig& c) { c.pipeline.layersPerStage = {4, 4}; }, "pipeline.layers_per_stage",
      "pipeline.layers_per_stage has 2 entries; allowed: exactly pipeline.stages = 8"},
     {"layerListSum", [](RunConfig& c) { c.pipeline.layersPerStage = {1, 1, 1, 1, 1, 1, 1, 2}; },

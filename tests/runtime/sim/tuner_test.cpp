@@ -50,8 +50,9 @@ TEST(Tuner, CalibratedSearchRanksByTheMeasuredTimes)
         measured.computeEvents.push_back(10);
     }
     TuneRequest request = baseRequest("paci");
-    request.measured = measured;
-    request.measuredMicroBatchSize = 2;
+    auto fit = fitCosts({CostSample{"run", "paci", 2, measured}});
+    ASSERT_TRUE(fit);
+    request.calibration = *fit;
     const auto calibrated = tune(request);
     const auto profiled = tune(baseRequest("paci"));
     ASSERT_TRUE(calibrated && profiled);

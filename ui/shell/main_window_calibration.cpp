@@ -1,0 +1,178 @@
+// MainWindow: the one calibration (fitted from every measured run), the prediction check, the
+// prediction lane next to the runs, and the selected run the panel, charts and exports follow.
+#include "ui/shell/main_window.h"
+
+#include "ui/charts/stage_charts.h"
+#include "ui/common/format.h"
+#include "ui/compare/compare_view.h"
+#include "ui/shell/run_figures.h"
+#include "ui/timeline/timeline_view.h"
+#include "ui/tuning/prediction_check_view.h"
+#include "ui/tuning/tuning_panel.h"
+
+#include <QStatusBar>
+
+#include <algorithm>
+
+namespace bs::ui {
+
+void MainWindow::calibrateWhileRunning(int slot, const RunUpdate& update)
+{
+    const auto index = static_cast<std::size_t>(slot);
+    const auto& live = m_live[index];
+    if (!live || !live->measured || !update.trace || update.metrics.size() == m_calibratedBatches[index]) {
+        return;
+    }
+    m_calibratedBatches[index] = update.metrics.size();
+    const auto& params = live->plan.result.schedule.params;
+    if (auto sample = costSampleFromTrace(
+            *update.trace, params.stages, live->config.pipeline.microBatchSize, params.name, update.label)) {
+        addCalibrationSample(std::move(sample).value());
+    }
+}
+
+void MainWindow::calibrateFrom(int, const PredictedRun& run, int microBatchSize)
+{
+    if (!run.result.trace) {
+        return;
+    }
+    const auto& params = run.result.schedule.params;
+    auto sample = costSampleFromTrace(*run.result.trace, params.stages, microBatchSize, params.name, run.label);
+    if (!sample) {
+        statusBar()->showMessage(
+            tr("Cannot calibrate from %1: %2").arg(toQt(run.label), toQt(sample.error().describe())), 8000);
+        return;
+    }
+    addCalibrationSample(std::move(sample).value());
+}
+
+void MainWindow::addCalibrationSample(runtime::CostSample sample)
+{
+    // One sample per run; a run measured at another stage count cannot share a per-stage fit, so
+    // the newest run's stage count wins.
+    const std::size_t stages = sample.costs.stages.size();
+    std::erase_if(m_samples, [&](const runtime::CostSample& s) {
+        return s.source == sample.source || s.costs.stages.size() != stages;
+    });
+    m_samples.push_back(std::move(sample));
+    auto calibration = calibrationFromSamples(m_samples);
+    if (!calibration) {
+        statusBar()->showMessage(tr("Cannot calibrate: %1").arg(toQt(calibration.error().describe())), 8000);
+        return;
+    }
+    m_calibration = *calibration;
+    m_tuning->setCalibration(m_calibration);
+    m_check->setCalibration(m_calibration);
+    refreshChecks();
+}
+
+void MainWindow::refreshChecks()
+{
+    std::vector<PredictionCheck> checks;
+    for (const auto& live : m_live) {
+        if (!m_calibration || !live || !live->measured || !live->latest || !live->latest->finished
+            || !live->plan.result.trace || live->plan.result.throughputSamplesPerSecond <= 0) { // imported jobs: no throughput
+            continue;
+        }
+        const auto& params = live->plan.result.schedule.params;
+        // The run's own settings, predicted through the same calibration the sliders and Suggest use.
+        WhatIfConfig own = m_tuning->config();
+        own.schedule = params.name;
+        own.baseline.clear();
+        own.stages = params.stages;
+        own.accum = params.microbatches;
+        own.microBatchSize = live->config.pipeline.microBatchSize;
+        own.batches = std::max(1, params.batches);
+        own.calibration = m_calibration;
+        if (auto predicted = predictRun(own, params.name)) {
+            checks.push_back(checkPrediction(live->plan.label, m_calibration->sourceFor(params.name),
+                predicted->result.report, predicted->result.throughputSamplesPerSecond, live->plan.result.report,
+                live->plan.result.throughputSamplesPerSecond, own.batches));
+        }
+    }
+    m_check->setChecks(checks);
+}
+
+void MainWindow::showPredictionLane(const Prediction& prediction)
+{
+    const auto& run = prediction.primary;
+    const QString source = prediction.config.calibration
+        ? toQt(prediction.config.calibration->sourceFor(prediction.config.schedule))
+        : tr("device profile %1").arg(toQt(prediction.config.device));
+    m_compare->setPrediction(tr("Predicted: %1").arg(toQt(run.label)),
+        source + QStringLiteral(" · ") + figuresLine(run.result.report, run.result.throughputSamplesPerSecond),
+        run.index);
+    RunSummary summary = summaryOf(run, run.result.report);
+    summary.label = run.label + " · predicted";
+    m_predictedSummary = summary;
+    refreshLiveTable();
+}
+
+void MainWindow::clearPredictionLane()
+{
+    m_compare->setPrediction(QString(), QString(), nullptr);
+    if (m_predictedSummary) {
+        m_predictedSummary.reset();
+        refreshLiveTable();
+    }
+}
+
+void MainWindow::enterRunMode()
+{
+    if (m_mode == Mode::Prediction) { // the slots held predictions: none of them stays
+        for (int slot = 0; slot < CompareView::kSlots; ++slot) {
+            m_compare->setSlot(slot, tr("empty"), QString(), nullptr);
+        }
+        m_compare->setSummaries({});
+    }
+    m_mode = Mode::Live;
+    m_live = {};
+    m_selected = -1;
+    m_compare->setSelectedSlot(-1);
+    clearPredictionLane();
+}
+
+void MainWindow::selectSlot(int slot)
+{
+    if (slot < 0 || slot >= CompareView::kSlots || !m_live[static_cast<std::size_t>(slot)]) {
+        return;
+    }
+    m_selected = slot;
+    m_compare->setSelectedSlot(slot);
+    const LiveRun& live = *m_live[static_cast<std::size_t>(slot)];
+    // The panel takes the run's settings (silently: what it shows is the run, not a prediction).
+    WhatIfConfig c = m_tuning->config();
+    const WhatIfConfig own = fromRunConfig(live.config);
+    c.schedule = own.schedule;
+    c.stages = own.stages;
+    c.accum = own.accum;
+    c.microBatchSize = own.microBatchSize;
+    c.batches = std::max(1, live.config.training.steps);
+    m_tuning->setConfig(c);
+    clearPredictionLane();
+    if (live.latest && live.latest->finished) {
+        showCharts(live.plan, m_liveBudget);
+        Prediction figures;
+        figures.config = c;
+        figures.primary = live.plan;
+        m_tuning->showPrediction(figures, 0);
+    }
+}
+
+runtime::RunConfig MainWindow::configToExport() const
+{
+    const WhatIfConfig tuned = m_tuning->config();
+    const runtime::RunConfig panel = toRunConfig(tuned);
+    if (m_selected < 0 || !m_live[static_cast<std::size_t>(m_selected)]) {
+        return panel;
+    }
+    runtime::RunConfig rc = m_live[static_cast<std::size_t>(m_selected)]->config; // model, data, optimizer, steps
+    rc.schedule.name = panel.schedule.name;
+    rc.pipeline.stages = panel.pipeline.stages;
+    rc.pipeline.microbatches = panel.pipeline.microbatches;
+    rc.pipeline.accum = panel.pipeline.accum;
+    rc.pipeline.microBatchSize = panel.pipeline.microBatchSize;
+    return rc;
+}
+
+} // namespace bs::ui
