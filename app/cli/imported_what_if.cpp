@@ -11,21 +11,12 @@
 
 namespace bs::cli {
 
-Result<WhatIf> predictFromImportedJob(const profiler::kineto::ImportedJob& job, std::string schedule, int microbatches)
+Result<runtime::MeasuredCosts> measuredCostsOfImportedJob(const profiler::kineto::ImportedJob& job)
 {
     auto measured = runtime::measuredCosts(*job.trace, job.stages);
     if (!measured) {
         return measured.error();
     }
-    if (schedule.empty()) {
-        schedule = job.schedule == "gpipe" ? "gpipe" : "1f1b";
-    }
-    runtime::SimulationRequest request;
-    request.schedule.name = schedule;
-    request.schedule.stages = job.stages;
-    request.schedule.microbatches = microbatches > 0 ? microbatches : job.microbatches;
-    request.schedule.batches = 1;
-    request.costs = runtime::withMeasuredTimes(runtime::CostModel{}, *measured);
     // The scheduler core's comm time runs from the producer's end to the arrival, so calibrate it
     // with exactly that (it holds the sender's overheads and rendezvous waits the transfer alone
     // does not): the mean over matched transfers.
@@ -38,8 +29,27 @@ Result<WhatIf> predictFromImportedJob(const profiler::kineto::ImportedJob& job, 
         }
     }
     if (count > 0) {
-        request.costs.commLatency = hops / count;
+        measured->comm = hops / count;
+        measured->commMeasured = true;
     }
+    return measured;
+}
+
+Result<WhatIf> predictFromImportedJob(const profiler::kineto::ImportedJob& job, std::string schedule, int microbatches)
+{
+    auto measured = measuredCostsOfImportedJob(job);
+    if (!measured) {
+        return measured.error();
+    }
+    if (schedule.empty()) {
+        schedule = job.schedule == "gpipe" ? "gpipe" : "1f1b";
+    }
+    runtime::SimulationRequest request;
+    request.schedule.name = schedule;
+    request.schedule.stages = job.stages;
+    request.schedule.microbatches = microbatches > 0 ? microbatches : job.microbatches;
+    request.schedule.batches = 1;
+    request.costs = runtime::withMeasuredTimes(runtime::CostModel{}, *measured);
     auto result = runtime::simulate(request);
     if (!result) {
         return result.error();
