@@ -57,7 +57,7 @@ struct RunSummary
     double wallTimeS = 0.0;
     double tokensPerSVirtual = 0.0;
     double tokensPerSWall = 0.0;
-    double bubbleFraction = 0.0; ///< 1 − busy / (p · makespan) on the virtual timeline
+    double bubbleFraction = 0.0; ///< profiler::analyze()'s bubble fraction of the run's trace
     double busyTimeS = 0.0; ///< sum of measured action durations
     std::optional<double> targetLoss;
     std::optional<double> timeToTargetS; ///< virtual time when the validation loss first reached the target
