@@ -3,6 +3,9 @@
 #include "runtime/dist/gloo_transport.h"
 #include "runtime/exec/run_session.h"
 #include "runtime/rundir/run_dir_writer.h"
+#include "runtime/schedule/catalogue.h"
+#include "runtime/sim/simulator.h"
+#include "profiler/analysis/analyze.h"
 
 #include <algorithm>
 
@@ -61,14 +64,10 @@ Result<nlohmann::json> mergeRanks(GlooTransport& net, const RunConfig& config, c
               [](const profiler::TraceEvent& a, const profiler::TraceEvent& b) { return a.start < b.start; });
     TimeNs first = events.empty() ? 0 : events.front().start;
     TimeNs makespan = 0;
-    TimeNs compute = 0;
     for (profiler::TraceEvent& e : events) { // the timeline starts at the first action
         e.start -= first;
         e.end -= first;
         makespan = std::max(makespan, e.end);
-        if (e.isCompute()) {
-            compute += e.duration();
-        }
     }
     nlohmann::json merged = summaries.back();
     merged["per_stage"] = nlohmann::json::array();
@@ -86,7 +85,13 @@ Result<nlohmann::json> mergeRanks(GlooTransport& net, const RunConfig& config, c
     merged["busy_time_s"] = busy;
     merged["tokens_per_s_virtual"] = seconds > 0 ? tokens / seconds : 0.0;
     merged["tokens_per_s_wall"] = wall > 0 ? tokens / wall : 0.0;
-    merged["bubble_fraction"] = makespan > 0 ? 1.0 - static_cast<double>(compute) / (p * static_cast<double>(makespan)) : 0.0;
+    // analyze()'s figure of the merged timeline (what the GUI shows when it opens this run).
+    double bubble = 0.0;
+    if (auto schedule = makeSchedule(toScheduleParams(config)); schedule && !events.empty()) {
+        bubble = profiler::analyze(*profiler::makeSnapshot({p, "wall", "", {}}, events), analysisOptionsFor(*schedule))
+                     .bubbleFraction;
+    }
+    merged["bubble_fraction"] = bubble;
     merged["ranks"] = p;
     if (options.outDir) {
         auto writer = RunDirWriter::create(*options.outDir, RunDirOptions{options.overwrite, false});

@@ -59,7 +59,7 @@ struct RunSummary
     double wallTimeS = 0.0;
     double tokensPerSVirtual = 0.0;
     double tokensPerSWall = 0.0;
-    double bubbleFraction = 0.0; ///< 1 − busy / (p · makespan) on the virtual timeline
+    double bubbleFraction = 0.0; ///< profiler::analyze()'s bubble fraction of the run's trace
     /// GPU runs with kernel lanes: the same from GPU activity (gpuBubbleFraction(), gpu_trace.h).
     std::optional<double> gpuBubbleFraction;
     double busyTimeS = 0.0; ///< sum of measured action durations

@@ -4,6 +4,7 @@
 #include "runtime/exec/session_state.h"
 #include "runtime/exec/stage_transport.h"
 #include "runtime/schedule/catalogue.h"
+#include "runtime/sim/simulator.h"
 
 #include <nlohmann/json.hpp>
 
@@ -106,6 +107,9 @@ Result<RunSession> RunSession::create(const RunConfig& config, const SessionOpti
     meta.attributes["weights"] = std::string(weightPolicyName(schedule->weights));
     impl->store.setMeta(meta);
     impl->meta = meta;
+    if (!options.reference) { // the reference trainer's one lane per batch has no pipeline to analyse
+        impl->analysis = analysisOptionsFor(*schedule);
+    }
     if (options.outDir) {
         auto writer = RunDirWriter::create(*options.outDir, RunDirOptions{options.overwrite, false});
         if (!writer) {

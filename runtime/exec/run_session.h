@@ -3,6 +3,7 @@
 // model, the data, the trace and the run directory; runs the schedule through the scheduler core
 // with the TensorExecutor (or the plain reference trainer). Pimpl: no torch in this header.
 
+#include "profiler/analysis/report.h"
 #include "profiler/trace/trace_store.h"
 #include "base/result.h"
 #include "base/time.h"
@@ -70,6 +71,10 @@ struct AppliedChange
     std::string label;                 ///< "apply: paci m=8 a=4 b=8" (also the trace marker's label)
     LiveSettings settings;
 };
+
+/// The analysis segments of the changes applied to a run (profiler::AnalysisOptions::laterSettings):
+/// from each change's first micro-batch on, its m and whether its schedule flushes.
+std::vector<profiler::AnalysisOptions::Segment> analysisSegments(const std::vector<AppliedChange>& changes);
 
 class RunSession
 {

@@ -79,6 +79,7 @@ struct RunSession::Impl
     std::int64_t mbDone = 0; // run-wide micro-batches trained (data index, trace ids)
     std::shared_ptr<DataCursor> cursor; // the token function's position (moved on by Apply)
     profiler::TraceMeta meta;
+    profiler::AnalysisOptions analysis; // how the first settings' trace is analysed (the summary's figures)
     // Live Apply: pendingApply and changes are guarded by `mutex`; `cut` tells the driver.
     std::atomic<bool> cut{false};
     std::optional<LiveSettings> pendingApply;

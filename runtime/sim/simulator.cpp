@@ -7,13 +7,18 @@
 
 namespace bs::runtime {
 
-profiler::AnalysisOptions analysisOptionsFor(const Schedule& schedule, const CostModel& costs)
+profiler::AnalysisOptions analysisOptionsFor(const Schedule& schedule, const CostModel* model,
+                                             std::vector<profiler::AnalysisOptions::Segment> laterSettings)
 {
     profiler::AnalysisOptions options;
     options.microbatchesPerBatch = schedule.params.microbatches;
     options.synchronous = !schedule.asynchronous;
     options.stashesWeights = schedule.weights == WeightPolicy::Stash || schedule.weights == WeightPolicy::TwoVersions;
-    options.commLatency = costs.commLatency;
+    options.laterSettings = std::move(laterSettings);
+    if (!model) {
+        return options;
+    }
+    const CostModel& costs = *model;
     for (const StageCost& cost : costs.stages) {
         // Parameters, gradients and AdamW's two moments: four copies of the weights.
         options.staticBytes.push_back(costs.bytesKnown ? 4 * cost.paramBytes : 0);
@@ -81,7 +86,7 @@ Result<SimulationResult> simulateSchedule(Schedule schedule, CostModel costs, in
     }
     SimulationResult result;
     result.trace = store.snapshot();
-    result.report = profiler::analyze(*result.trace, analysisOptionsFor(schedule, costs));
+    result.report = profiler::analyze(*result.trace, analysisOptionsFor(schedule, &costs));
     const double seconds = toSeconds(result.report.makespan);
     if (seconds > 0) {
         result.throughputSamplesPerSecond = static_cast<double>(schedule.totalMicrobatches()) * microBatchSize / seconds;

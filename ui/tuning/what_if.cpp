@@ -98,15 +98,12 @@ Result<PredictedRun> predictRun(const WhatIfConfig& config, const std::string& s
     }
     PredictedRun run;
     run.label = runLabel(schedule, config.accum, config.microBatchSize);
-    const auto options = runtime::analysisOptionsFor(simulated->schedule, request->costs);
+    const auto options = runtime::analysisOptionsFor(simulated->schedule, &request->costs);
     run.staticBytes = options.staticBytes;
     run.paramBytes = options.paramBytes;
     run.activationBytes = options.activationBytes;
     run.lagBound = runtime::versionLagBound(simulated->schedule, simulated->report);
-    BubbleRules rules;
-    rules.synchronous = options.synchronous;
-    rules.microbatchesPerBatch = options.microbatchesPerBatch;
-    run.index = TimelineIndex::build(simulated->trace, rules);
+    run.index = TimelineIndex::build(simulated->trace, simulated->report.bubbles); // simulate() analysed it once
     run.result = std::move(simulated).value();
     return run;
 }
