@@ -14,6 +14,8 @@
 #include <QSvgGenerator>
 #include <QWidget>
 
+#include <algorithm>
+
 namespace bs::ui {
 
 QStringList configExportFilters()
@@ -89,9 +91,15 @@ bool exportTrace(const profiler::TraceSnapshot& trace, const QString& path, QStr
     return written.has_value();
 }
 
-bool exportPng(QWidget* widget, const QString& path, QString* error)
+bool exportPng(QWidget* widget, const QString& path, QString* error, double scale)
 {
-    const QPixmap pixmap = widget->grab();
+    // Rendered at `scale` × the on-screen size (device pixel ratio), so exported figures stay
+    // sharp in a paper or on a high-DPI screen.
+    scale = std::max(1.0, scale);
+    QPixmap pixmap(widget->size() * scale);
+    pixmap.setDevicePixelRatio(scale);
+    pixmap.fill(widget->palette().color(QPalette::Window));
+    widget->render(&pixmap, QPoint(), QRegion(), QWidget::DrawChildren | QWidget::DrawWindowBackground);
     if (pixmap.isNull() || !pixmap.save(path, "PNG")) {
         if (error) {
             *error = QObject::tr("cannot save %1").arg(path);
