@@ -11,6 +11,7 @@
 #include <QScreen>
 #include <QTabWidget>
 #include <QTableWidget>
+#include <QMessageBox>
 #include <QTimer>
 
 #include <cstdio>
@@ -103,16 +104,24 @@ int parse(int argc, char** argv, Options& options)
     return -1;
 }
 
-bool openRuns(bs::ui::MainWindow& window, const Options& options)
+/// Opens every --open directory. With `dialog` (the interactive window) a failure is a message box
+/// and the window stays open with the runs that did open; otherwise (screenshots) it is an error.
+bool openRuns(bs::ui::MainWindow& window, const Options& options, bool dialog = false)
 {
+    bool all = true;
     for (const std::string& dir : options.open) {
         QString error;
         if (!window.openRunDirectory(QString::fromStdString(dir), &error)) {
             std::fprintf(stderr, "error: cannot open %s: %s\n", dir.c_str(), qPrintable(error));
-            return false;
+            if (!dialog) {
+                return false;
+            }
+            QMessageBox::warning(&window, QObject::tr("Cannot open run"),
+                QObject::tr("Cannot open %1:\n%2").arg(QString::fromStdString(dir), error));
+            all = false;
         }
     }
-    return true;
+    return all;
 }
 
 /// The "Prediction vs measured" rows as text: run, figure, predicted, measured, error.
@@ -198,7 +207,8 @@ int main(int argc, char** argv)
     bs::ui::MainWindow window;
     window.show();
     if (!options.open.empty()) {
-        return openRuns(window, options) ? QApplication::exec() : 1;
+        QTimer::singleShot(0, &window, [&window, &options] { openRuns(window, options, /*dialog=*/true); });
+        return QApplication::exec();
     }
     bs::ui::DemoOptions demo;
     demo.batches = options.demoSteps;

@@ -52,6 +52,7 @@ private Q_SLOTS:
         const QRect r = view->rowRect(0);
         const QString text = view->tooltipTextAt(QPoint(TimelineView::kGutterPx + 650, r.center().y()));
         QVERIFY2(text.contains(QStringLiteral("0B1")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("stage 0, backward, micro-batch 1")), qPrintable(text)); // spelled out
         QVERIFY(text.contains(QStringLiteral("micro-batch 1")));
         QVERIFY(text.contains(QStringLiteral("lag 1")));
         QVERIFY(text.contains(QStringLiteral("100 ns"))); // duration
@@ -90,6 +91,33 @@ private Q_SLOTS:
         QVERIFY(qAbs(shared.coordinates().viewStart() - 110.0) < 1e-6);
         QCOMPARE(other->zoom(), &shared);
         QVERIFY(qAbs(other->zoom()->coordinatesFor(other->eventAreaWidth()).viewEnd() - 210.0) < 1e-6);
+    }
+
+    void keyboardZoomsPansAndFits()
+    {
+        auto view = makeView();
+        TimelineZoom* zoom = view->zoom();
+        const auto span = [&] { return zoom->coordinatesFor(view->eventAreaWidth()).span(); };
+        const auto start = [&] { return zoom->coordinatesFor(view->eventAreaWidth()).viewStart(); };
+        const double full = span();
+        QTest::keyClick(view.get(), Qt::Key_W);
+        QVERIFY(span() < full * 0.9);
+        QTest::keyClick(view.get(), Qt::Key_Up);
+        const double zoomed = span();
+        QVERIFY(zoomed < full * 0.7);
+        const double before = start();
+        QTest::keyClick(view.get(), Qt::Key_D); // later in time
+        QVERIFY2(start() > before, qPrintable(QStringLiteral("%1 -> %2").arg(before).arg(start())));
+        QTest::keyClick(view.get(), Qt::Key_Left);
+        QTest::keyClick(view.get(), Qt::Key_A);
+        QVERIFY(start() < before + 1e-9);
+        QTest::keyClick(view.get(), Qt::Key_S);
+        QVERIFY(span() > zoomed);
+        QTest::keyClick(view.get(), Qt::Key_F);
+        QCOMPARE(span(), full);
+        QTest::keyClick(view.get(), Qt::Key_W);
+        QTest::keyClick(view.get(), Qt::Key_Home);
+        QCOMPARE(span(), full);
     }
 
     void emptyViewPaints()

@@ -5,7 +5,12 @@
 #include "ui/timeline/timeline_view.h"
 #include "ui/timeline/timeline_zoom.h"
 
+#include "ui/common/format.h"
+#include "ui/timeline/event_search.h"
+
 #include <QEvent>
+#include <QHBoxLayout>
+#include <QLineEdit>
 #include <QHeaderView>
 #include <QLabel>
 #include <QTabWidget>
@@ -29,7 +34,21 @@ CompareView::CompareView(QWidget* parent)
     lanes->setContentsMargins(0, 0, 0, 0);
     lanes->setSpacing(2);
     auto* legend = new TimelineLegend(this);
-    lanes->addWidget(legend);
+    auto* top = new QHBoxLayout;
+    top->setContentsMargins(0, 0, 0, 0);
+    top->addWidget(legend, 1);
+    m_find = new QLineEdit(this);
+    m_find->setObjectName(QStringLiteral("findBox"));
+    m_find->setPlaceholderText(tr("Find: 1F2, stage 1 backward, mb 5"));
+    m_find->setClearButtonEnabled(true);
+    m_find->setMaximumWidth(240);
+    m_find->setToolTip(tr("Jump to an action: stage, kind and/or micro-batch (Enter: next match)"));
+    m_findResult = new QLabel(this);
+    m_findResult->setStyleSheet(QStringLiteral("color: #6b7280;"));
+    top->addWidget(m_findResult);
+    top->addWidget(m_find);
+    lanes->addLayout(top);
+    connect(m_find, &QLineEdit::returnPressed, this, [this] { findNext(m_find->text()); });
     for (int i = 0; i < kSlots; ++i) {
         Slot slot;
         slot.title = new QLabel(this);
@@ -154,6 +173,33 @@ void CompareView::setPrediction(const QString& title, const QString& detail, std
     m_prediction.view->setIndex(std::move(index));
     m_prediction.title->setVisible(show);
     m_prediction.view->setVisible(show);
+}
+
+int CompareView::findNext(const QString& query)
+{
+    const auto parsed = parseEventQuery(fromQt(query));
+    const TimelineView* view = timeline(m_selected >= 0 ? m_selected : 0);
+    const TimelineIndex* index = view ? view->index() : nullptr;
+    if (!parsed || !index || !index->snapshot()) {
+        m_findResult->setText(parsed ? tr("no run shown") : tr("say e.g. 1F2, stage 1, backward, mb 5"));
+        return 0;
+    }
+    const auto hits = findEvents(*index->snapshot(), *parsed);
+    if (hits.empty()) {
+        m_findResult->setText(tr("no match"));
+        return 0;
+    }
+    if (query != m_lastQuery) {
+        m_lastQuery = query;
+        m_nextHit = 0;
+    }
+    const auto& e = (*index->snapshot())[hits[m_nextHit % hits.size()]];
+    m_findResult->setText(tr("%1 of %2").arg(m_nextHit % hits.size() + 1).arg(hits.size()));
+    ++m_nextHit;
+    // Show the action with some context on either side.
+    const double pad = std::max<double>(static_cast<double>(e.duration()) * 4, 1.0);
+    m_zoom->setView(static_cast<double>(e.start) - pad, static_cast<double>(e.end) + pad);
+    return static_cast<int>(hits.size());
 }
 
 bool CompareView::predictionVisible() const

@@ -13,6 +13,7 @@
 #include <vector>
 
 class QLabel;
+class QLineEdit;
 class QTableView;
 
 namespace bs::ui {
@@ -38,6 +39,11 @@ public:
     void setPrediction(const QString& title, const QString& detail, std::shared_ptr<const TimelineIndex> index);
     TimelineView* predictionTimeline() const { return m_prediction.view; }
     bool predictionVisible() const;
+    /// Find: jumps to the next event `query` names ("1F2", "stage 1 backward", "mb 5") in the
+    /// selected run (the top one when none is selected), zooming the shared axis onto it. Returns
+    /// how many events match (0 = none or the query is not understood; the box says which).
+    int findNext(const QString& query);
+    QLineEdit* findBox() const { return m_find; }
     /// Marks `slot` as the selected run (title highlighted); -1 = none.
     void setSelectedSlot(int slot);
     int selectedSlot() const { return m_selected; }
@@ -73,6 +79,10 @@ private:
     void renderTitle(int slot);
     Slot m_prediction;
     int m_selected = -1;
+    QLineEdit* m_find = nullptr;
+    QLabel* m_findResult = nullptr;
+    QString m_lastQuery;
+    std::size_t m_nextHit = 0;
     TimelineZoom* m_zoom = nullptr;
     ComparisonModel* m_model = nullptr;
     QTableView* m_table = nullptr;

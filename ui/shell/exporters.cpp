@@ -15,6 +15,8 @@
 #include <QSvgGenerator>
 #include <QWidget>
 
+#include <algorithm>
+
 namespace bs::ui {
 
 QStringList configExportFilters()
@@ -105,9 +107,15 @@ bool writeImage(const QByteArray& bytes, const QString& path, QString* error)
 
 } // namespace
 
-bool exportPng(QWidget* widget, const QString& path, QString* error)
+bool exportPng(QWidget* widget, const QString& path, QString* error, double scale)
 {
-    const QPixmap pixmap = widget->grab();
+    // Rendered at `scale` × the on-screen size (device pixel ratio), so exported figures stay
+    // sharp in a paper or on a high-DPI screen; encoded in memory, then written atomically.
+    scale = std::max(1.0, scale);
+    QPixmap pixmap(widget->size() * scale);
+    pixmap.setDevicePixelRatio(scale);
+    pixmap.fill(widget->palette().color(QPalette::Window));
+    widget->render(&pixmap, QPoint(), QRegion(), QWidget::DrawChildren | QWidget::DrawWindowBackground);
     QByteArray bytes;
     QBuffer buffer(&bytes);
     if (pixmap.isNull() || !buffer.open(QIODevice::WriteOnly) || !pixmap.save(&buffer, "PNG")) {

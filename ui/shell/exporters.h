@@ -31,8 +31,8 @@ std::optional<WhatIfConfig> configFromToml(const QString& toml, QString* error =
 /// Writes `trace` as Chrome/Perfetto JSON.
 bool exportTrace(const profiler::TraceSnapshot& trace, const QString& path, QString* error);
 
-/// Saves widget->grab() as PNG.
-bool exportPng(QWidget* widget, const QString& path, QString* error);
+/// Saves `widget` as PNG rendered at `scale` × its on-screen size (default 2: print quality).
+bool exportPng(QWidget* widget, const QString& path, QString* error, double scale = 2.0);
 /// Renders `widget` as vector SVG (QSvgGenerator: charts stay lines and text, not pixels).
 bool exportSvg(QWidget* widget, const QString& path, QString* error);
 

@@ -29,6 +29,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
@@ -42,6 +43,24 @@
 
 
 namespace bs::ui {
+
+
+
+QString shortcutHelpText()
+{
+    return QObject::tr("<table cellspacing='4'>"
+                       "<tr><td colspan='2'><b>Timeline</b> (click it first)</td></tr>"
+                       "<tr><td>W / S, ↑ / ↓, + / −</td><td>zoom in / out</td></tr>"
+                       "<tr><td>A / D, ← / →</td><td>pan earlier / later</td></tr>"
+                       "<tr><td>Home, F</td><td>fit the whole run</td></tr>"
+                       "<tr><td>wheel, drag</td><td>zoom at the cursor, pan</td></tr>"
+                       "<tr><td>click a run</td><td>select it: panel, charts and exports follow</td></tr>"
+                       "<tr><td colspan='2'><b>Window</b></td></tr>"
+                       "<tr><td>Ctrl+O</td><td>open a run directory</td></tr>"
+                       "<tr><td>Ctrl+F</td><td>find a stage, action or micro-batch</td></tr>"
+                       "<tr><td>F1</td><td>this list</td></tr>"
+                       "<tr><td>Ctrl+Q</td><td>quit</td></tr></table>");
+}
 
 bool liveTrainingAvailable()
 {
@@ -96,7 +115,7 @@ void MainWindow::buildUi()
     auto* dock = new QDockWidget(tr("Tuning"), this);
     dock->setObjectName(QStringLiteral("tuningDock"));
     dock->setWidget(m_tuning);
-    m_tuning->setMinimumWidth(330);
+    m_tuning->setMinimumWidth(270); // with the table and charts: the window fits 1100 px
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
 
@@ -116,7 +135,7 @@ void MainWindow::buildUi()
     auto* row = new QHBoxLayout(charts);
     row->setContentsMargins(0, 0, 0, 0);
     QWidget* table = m_compare->tablePanel();
-    table->setMinimumWidth(400);
+    table->setMinimumWidth(300);
     table->setMaximumWidth(470);
     row->addWidget(table);
     table->setVisible(true);
@@ -176,8 +195,15 @@ void MainWindow::buildActions()
                                  "from its next global-batch boundary"));
     m_applyAction->setEnabled(false);
     QAction* fit = run->addAction(tr("&Fit timelines"), m_compare, &CompareView::fitToRuns);
+    run->addAction(tr("&Find in the timeline…"), QKeySequence::Find, this, [this] {
+        m_compare->findBox()->setFocus();
+        m_compare->findBox()->selectAll();
+    });
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Keyboard shortcuts"), QKeySequence::HelpContents, this, [this] {
+        QMessageBox::information(this, tr("Keyboard shortcuts"), shortcutHelpText());
+    });
     help->addAction(tr("&About Bubblescope"), this, [this] {
         QMessageBox::about(this, tr("About Bubblescope"),
             tr("<b>Bubblescope %1</b><p>Profiler and tuner for pipeline-parallel training: "

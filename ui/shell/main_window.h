@@ -41,6 +41,13 @@ struct DemoOptions
     bool live = false;
 };
 
+/// The Help ▸ Keyboard shortcuts text (rich text).
+QString shortcutHelpText();
+
+/// The note shown when a live CPU run times more stages than the machine has free cores (load
+/// average); empty when they fit.
+QString cpuContentionNote(int stages);
+
 /// True when this build can train live (the runtime's RunSession is linked in).
 bool liveTrainingAvailable();
 

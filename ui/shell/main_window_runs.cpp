@@ -41,6 +41,8 @@
 #include <QToolBar>
 
 #include <algorithm>
+#include <cstdlib>
+#include <thread>
 
 
 namespace bs::ui {
@@ -132,6 +134,7 @@ void MainWindow::onRunStarted(int run, const QString& label)
     const int slot = m_liveStarted++ % 2;
     m_runSlot[run] = slot;
     const QueuedRun& queued = m_queuedPlans.front();
+    const int queuedStages = queued.config.pipeline.stages;
     m_live[static_cast<std::size_t>(slot)] = LiveRun{queued.plan, nullptr, m_liveMeasured, true, queued.config, {}};
     m_queuedPlans.pop_front();
     // Nothing shown may belong to an earlier run or an earlier prediction.
@@ -143,7 +146,27 @@ void MainWindow::onRunStarted(int run, const QString& label)
     }
     m_applyAction->setEnabled(m_liveMeasured); // only a live LibTorch run can change its settings
     m_compare->timeline(slot)->setMarkers({});
-    statusBar()->showMessage(tr("Running %1…").arg(label));
+    const QString contention = m_liveMeasured ? cpuContentionNote(queuedStages) : QString();
+    statusBar()->showMessage(contention.isEmpty() ? tr("Running %1…").arg(label) : contention, 15000);
+}
+
+QString cpuContentionNote(int stages)
+{
+    // A CPU run times every stage's actions on this machine's cores; when other processes already
+    // use most of them (load average), the measured times include their waits, and the schedule
+    // that happens to be timed while the machine is busiest looks slowest.
+    const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    double load[1] = {0};
+    const double freeCores = getloadavg(load, 1) == 1 ? std::max(0.0, cores - load[0]) : cores;
+    if (stages <= freeCores) {
+        return {};
+    }
+    return QObject::tr("Note: %1 stages are timed on %2 of %3 cores free (load %4): measured times include "
+                       "waiting for the CPU, so runs compared now may differ by more than their schedules do.")
+        .arg(stages)
+        .arg(freeCores, 0, 'f', 1)
+        .arg(cores)
+        .arg(load[0], 0, 'f', 1);
 }
 
 void MainWindow::onRunUpdated(int run, const RunUpdatePtr& update)

@@ -365,7 +365,13 @@ QString TimelineView::tooltipTextAt(const QPoint& pos) const
         if (e.kind != profiler::EventKind::Marker && e.kind != profiler::EventKind::Kernel) {
             name += QString::number(e.microbatch);
         }
-        QString text = QStringLiteral("<b>") + name + QStringLiteral("</b> ") + toQt(profiler::eventKindName(e.kind));
+        // Spelled out first ("stage 1, forward, micro-batch 2"); the compact 1F2 after it.
+        QString text = tr("<b>stage %1, %2").arg(e.stage).arg(toQt(profiler::eventKindName(e.kind)));
+        if (e.kind != profiler::EventKind::Marker && e.kind != profiler::EventKind::Kernel
+            && e.kind != profiler::EventKind::Update) {
+            text += tr(", micro-batch %1").arg(e.microbatch);
+        }
+        text += QStringLiteral("</b> <span style='color:#6b7280'>") + name + QStringLiteral("</span>");
         if (e.kind == profiler::EventKind::Update) {
             text += tr("<br>update %1 (applies %2 micro-batches)").arg(e.microbatch).arg(e.aux);
         } else if (e.kind != profiler::EventKind::Marker) {
@@ -409,6 +415,40 @@ bool TimelineView::event(QEvent* e)
         relayout();
     }
     return QWidget::event(e);
+}
+
+void TimelineView::keyPressEvent(QKeyEvent* event)
+{
+    const double width = eventAreaWidth();
+    switch (event->key()) {
+    case Qt::Key_W:
+    case Qt::Key_Up:
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+        m_zoom->zoomAround(width / 2, 1.25, width);
+        break;
+    case Qt::Key_S:
+    case Qt::Key_Down:
+    case Qt::Key_Minus:
+        m_zoom->zoomAround(width / 2, 0.8, width);
+        break;
+    case Qt::Key_A:
+    case Qt::Key_Left:
+        m_zoom->panByPx(width / 10, width);
+        break;
+    case Qt::Key_D:
+    case Qt::Key_Right:
+        m_zoom->panByPx(-width / 10, width);
+        break;
+    case Qt::Key_Home:
+    case Qt::Key_F:
+        m_zoom->zoomToFit();
+        break;
+    default:
+        QWidget::keyPressEvent(event);
+        return;
+    }
+    event->accept();
 }
 
 void TimelineView::wheelEvent(QWheelEvent* event)

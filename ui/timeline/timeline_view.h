@@ -78,6 +78,9 @@ protected:
     void mouseMoveEvent(QMouseEvent* event) override;
     void mouseReleaseEvent(QMouseEvent* event) override;
     void mouseDoubleClickEvent(QMouseEvent* event) override;
+    /// W/S or Up/Down (also +/−) zoom around the centre, A/D or Left/Right pan by a tenth of the
+    /// view, Home or F fits the trace (the same keys as Perfetto and chrome://tracing).
+    void keyPressEvent(QKeyEvent* event) override;
     bool event(QEvent* event) override;
 
 private:
