@@ -118,7 +118,7 @@ struct TuneCommand
                                         {"rejected_by_batch", result->rejectedByBatch}, {"top", top},
                                         {"device_profile",
                                          {{"name", profile->name},
-                                          {"source", request.measured ? "times measured in " + calibrateFrom : profile->source}}}}
+                                          {"source", request.calibration ? request.calibration->describe() : profile->source}}}}
                              .dump(2)
                       << '\n';
             return kExitOk;
@@ -136,7 +136,7 @@ struct TuneCommand
                   << " by drift, " << result->rejectedByMemory << " by memory, " << result->rejectedByBatch
                   << " by batch\n\n"
                   << (result->top.empty() ? "no (a, b) fits: raise --max-lag or --memory-budget\n" : table.render());
-        if (!request.measured) {
+        if (!request.calibration) {
             std::cout << "\ndevice profile " << profile->name << ": " << profile->source << '\n';
         }
         return result->top.empty() ? kExitFailure : kExitOk;

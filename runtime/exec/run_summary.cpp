@@ -7,19 +7,10 @@
 
 namespace bs::runtime {
 
-std::vector<profiler::AnalysisOptions::Segment> analysisSegments(const std::vector<AppliedChange>& changes)
-{
-    std::vector<profiler::AnalysisOptions::Segment> out;
-    for (const auto& change : changes) {
-        const ScheduleInfo* info = findSchedule(change.settings.schedule);
-        out.push_back({static_cast<int>(change.firstMicrobatch), change.settings.microbatches, !info || !info->asynchronous});
-    }
-    return out;
-}
-
 RunSummary RunSession::Impl::closeSummary(const profiler::TraceSnapshot& trace)
 {
     const std::lock_guard<std::mutex> lock(mutex);
+    const int p = reference ? 1 : config.pipeline.stages;
     summary.virtualTimeS = toSeconds(virtualNow);
     summary.wallTimeS = seconds(trainWall) - seconds(evalWall);
     summary.busyTimeS = toSeconds(busy);
