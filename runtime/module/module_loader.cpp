@@ -133,12 +133,16 @@ Result<const RuntimeModuleApi*> loadRuntimeModule(std::string_view deviceName)
             }
         }
     }
-    const std::string device = "device.name = \"" + std::string(deviceName) + "\": ";
     if (isCudaDevice(deviceName)) {
-        return makeError(ErrorCode::InvalidArgument, device + "this build has no CUDA runtime module (" +
-                                                         std::string(kCudaModule) + " is in none of " +
-                                                         joinDirs(dirs) + "); allowed values here: cpu");
+        // The same words the CUDA module uses for a LibTorch without CUDA (device_plan.cpp), so a
+        // user sees one message whichever build they run.
+        return makeError(ErrorCode::InvalidArgument,
+                         "device '" + std::string(deviceName) + "': this LibTorch build is CPU-only (no CUDA runtime module: " +
+                             std::string(kCudaModule) + " is in none of " + joinDirs(dirs) +
+                             "); train with --device cpu, or build against a CUDA LibTorch (cmake --preset cuda)",
+                         "device.name");
     }
+    const std::string device = "device.name = \"" + std::string(deviceName) + "\": ";
     return makeError(ErrorCode::InvalidArgument, device + "the training runtime module is missing (" +
                                                      std::string(kCpuModule) + " or " + kCudaModule +
                                                      " is in none of " + joinDirs(dirs) + ")");

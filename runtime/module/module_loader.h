@@ -25,7 +25,7 @@ std::vector<std::string> runtimeModuleNames(std::string_view deviceName);
 
 /// Loads (once per file, thread-safe) the module serving `deviceName`. Errors, one line each:
 /// InvalidArgument naming device.name when no module for it is found (a CUDA device without the
-/// CUDA module: "this build has no CUDA runtime module"); Unavailable when a module is found but
+/// CUDA module: "this LibTorch build is CPU-only (no CUDA runtime module …)"); Unavailable when a module is found but
 /// cannot be loaded (dlerror's words: a missing libtorch, a module from another build).
 Result<const RuntimeModuleApi*> loadRuntimeModule(std::string_view deviceName);
 

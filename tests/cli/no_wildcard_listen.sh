@@ -9,8 +9,18 @@ rm -rf "$work" && mkdir -p "$work"
     >"$work/out.txt" 2>"$work/err.txt" &
 pid=$!
 seen=""
+# Only sockets of this launch and its ranks count: other tests running at the same time (ctest -j)
+# may hold listeners of their own.
+family() { # the launch's pid and every descendant's, as an alternation for grep -E
+    local all=$1 frontier=$1 next
+    while [[ -n "$frontier" ]]; do
+        next=$(for p in $frontier; do pgrep -P "$p"; done 2>/dev/null | tr '\n' ' ')
+        all+=" $next"; frontier=$next
+    done
+    tr -s ' ' '|' <<<"$all" | sed 's/^|//; s/|$//'
+}
 while kill -0 "$pid" 2>/dev/null; do
-    seen+=$(ss -ltnpH 2>/dev/null | grep bubblescope-cli)$'\n'
+    seen+=$(ss -ltnpH 2>/dev/null | grep -E "pid=($(family "$pid"))," )$'\n'
     sleep 0.2
 done
 wait "$pid" || { echo "FAIL: the launch failed"; cat "$work/err.txt"; exit 1; }
