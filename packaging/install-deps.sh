@@ -18,6 +18,8 @@ PACKAGES=(
   xvfb xauth
   # packaging
   dpkg-dev fakeroot file
+  # fuzzing (tests/fuzz, the fuzz preset): clang and its libFuzzer runtime
+  clang-14 libclang-rt-14-dev
 )
 
 missing=()

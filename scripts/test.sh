@@ -5,9 +5,10 @@
 #   3. builds again against PyPI's CUDA LibTorch 2.11 (preset ci-cuda, GUI off; the venv comes from
 #      packaging/install-torch.sh, cached outside the clone) and runs its tests on the CPU: the GPU
 #      tests compile, link and skip without a GPU,
-#   4. builds the torch-free core under ASan+UBSan and TSan and runs its tests again.
+#   4. builds the torch-free core under ASan+UBSan and TSan and runs its tests again,
+#   5. builds the libFuzzer harnesses (clang, ASan+UBSan) and runs each for a few seconds.
 # Set BS_CUDA_TORCH=0 to skip step 3 (the first run downloads about 3 GB), BS_SANITIZERS=0 to skip
-# step 4 (it adds a few minutes). Each step prints its wall time.
+# step 4 (it adds a few minutes), BS_FUZZ=0 to skip step 5. Each step prints its wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,4 +43,13 @@ if [[ "${BS_SANITIZERS:-1}" != 0 ]]; then
     ctest --preset "$preset" -L "unit|cli"
   done
 fi
+# --- fuzzing (issue 14; owner: reliability). Each reader's harness for BS_FUZZ_SECONDS (default 5)
+# over its committed corpus; scripts/fuzz.sh runs them for longer.
+if [[ "${BS_FUZZ:-1}" != 0 ]]; then
+  step "fuzz: each reader's harness for ${BS_FUZZ_SECONDS:-5} s"
+  cmake --preset fuzz -DBS_FUZZ_SECONDS="${BS_FUZZ_SECONDS:-5}" >/dev/null
+  cmake --build --preset fuzz
+  ctest --preset fuzz
+fi
+# --- end fuzzing
 echo "== all tests passed (${SECONDS} s)"

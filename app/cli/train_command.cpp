@@ -6,6 +6,9 @@
 #include "runtime/config/config_presets.h"
 #include "runtime/config/config_toml.h"
 #include "runtime/dist/dist_train.h"
+#include "runtime/sim/preflight.h"
+#include "runtime/config/config_validate.h"
+#include "base/atomic_file.h"
 #include "runtime/exec/run_session.h"
 #include "runtime/schedule/catalogue.h"
 
@@ -27,10 +30,24 @@ namespace {
 int printError(const Error& error) { return reportError(error); }
 
 /// A run a signal stopped is no failure: it says so, where its files are, and exits 128 + signal.
+/// Another error shows its first line; a LibTorch error's stack trace (31 frames for an
+/// allocation failure) goes to error.log in the run directory instead of the terminal.
 int stoppedOrError(const Error& error, const std::string& outDir)
 {
     if (error.code != ErrorCode::Cancelled || !stopRequested()) {
-        return printError(error);
+        const std::size_t newline = error.message.find('\n');
+        if (newline == std::string::npos) {
+            return printError(error);
+        }
+        Error brief = error;
+        brief.message = error.message.substr(0, newline);
+        if (!outDir.empty()) {
+            const std::filesystem::path log = std::filesystem::path(outDir) / "error.log";
+            if (writeFileAtomic(log, error.describe() + "\n")) {
+                brief.message += " (the full error, with its stack trace: " + log.string() + ")";
+            }
+        }
+        return printError(brief);
     }
     std::cerr << "stopped by " << (stopSignal() == SIGTERM ? "SIGTERM" : "SIGINT")
               << (outDir.empty() ? std::string() : "; what ran is kept in " + outDir) << '\n';
@@ -109,6 +126,33 @@ Result<runtime::RunConfig> buildConfig(const TrainArgs& a)
         c.model.dtype = *a.dtype;
     }
     return c;
+}
+
+/// Pre-flight: the simulator's memory estimate for the run against the RAM the stages share (CPU).
+/// CUDA: runtime/sim/preflight.h's hook takes the device's free memory instead (not wired here yet).
+Status preflight(const runtime::RunConfig& c, const TrainArgs& a)
+{
+    if (a.reference || c.device.name.rfind("cpu", 0) != 0 || !runtime::validate(c)) {
+        return ok(); // an invalid config gets the validator's message when the session starts
+    }
+    auto device = runtime::deviceProfile("cpu");
+    if (!device) {
+        return ok();
+    }
+    runtime::GptScenario scenario;
+    scenario.schedule = c.schedule.name;
+    scenario.stages = c.pipeline.stages;
+    scenario.shape = c.model.shape;
+    scenario.device = *device;
+    scenario.accum = c.pipeline.microbatches;
+    scenario.microBatchSize = c.pipeline.microBatchSize;
+    scenario.batches = 1;
+    const std::int64_t available = runtime::availableHostMemoryBytes();
+    Status fits = runtime::checkMemoryFits(scenario, available);
+    if (!fits && fits.error().context.rfind("pre-flight", 0) != 0) {
+        return ok(); // a scenario the simulator cannot model: the run itself will tell
+    }
+    return fits;
 }
 
 std::string optionalText(const std::optional<double>& v, int precision = 4)
@@ -308,6 +352,9 @@ int runTrain(const TrainArgs& args)
     auto config = buildConfig(args);
     if (!config) {
         return printError(config.error());
+    }
+    if (Status fits = preflight(*config, args); !fits) {
+        return printError(fits.error()); // before anything is allocated
     }
     auto summary = trainOne(*config, args, isatty(STDERR_FILENO) != 0 && !args.json);
     if (!summary) {

@@ -110,6 +110,19 @@ Result<Schedule> scheduleFromCsv(const std::string& text, const ScheduleParams& 
     if (schedule.programs.empty()) {
         return makeError(ErrorCode::ParseError, "schedule CSV has no lines", "expected one line of actions per stage");
     }
+    // Every micro-batch needs a forward on every stage, so ids past the shortest line's length are
+    // an error, found here before anything is sized by them (fuzzing: "0F666156615" made the
+    // validator allocate 2.6 GB of per-micro-batch state).
+    std::size_t shortest = schedule.programs.front().size();
+    for (const auto& program : schedule.programs) {
+        shortest = std::min(shortest, program.size());
+    }
+    if (maxMb >= 0 && static_cast<std::size_t>(maxMb) >= shortest) {
+        return makeError(ErrorCode::ParseError,
+                         "micro-batch " + std::to_string(maxMb) + " cannot be scheduled: the shortest stage line has "
+                             + std::to_string(shortest) + " actions and each micro-batch needs a forward on every stage",
+                         "allowed: micro-batch ids 0.." + std::to_string(shortest == 0 ? 0 : shortest - 1));
+    }
     // The file decides how much work there is; params decide how it groups into batches.
     schedule.params.stages = schedule.stages();
     const int m = std::max(1, params.microbatches);

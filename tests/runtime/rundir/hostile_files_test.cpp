@@ -148,6 +148,19 @@ TEST(HostileFiles, ScheduleCsvFromDevZeroNamesTheFile)
     EXPECT_TRUE(contains(missing.error().message, "'/nonexistent/s.csv'")) << missing.error().message;
 }
 
+// Found by fuzz_schedule_csv (scripts/fuzz.sh): one cell naming micro-batch 666156615 made the
+// validator allocate 2.6 GB of per-micro-batch state. Now a ParseError naming the id.
+TEST(HostileFiles, ScheduleCsvWithAHugeMicrobatchIdIsRefusedBeforeSizingAnything)
+{
+    ScheduleParams params;
+    params.microbatches = 1;
+    Result<Schedule> schedule = scheduleFromCsv("0F666156615", params);
+    ASSERT_FALSE(schedule);
+    EXPECT_EQ(schedule.error().code, ErrorCode::ParseError);
+    EXPECT_TRUE(contains(schedule.error().message, "micro-batch 666156615 cannot be scheduled")) << schedule.error().message;
+    EXPECT_TRUE(scheduleFromCsv("0F0,0B0", params)); // the smallest real schedule still reads
+}
+
 TEST(HostileFiles, FifoNamedTraceJsonIsRefusedAtOnce)
 {
     TempDir tmp;
