@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Sets everything up on a fresh Debian 12 machine and runs every test:
 #   1. installs the Debian packages (packaging/install-deps.sh; skips what is there),
-#   2. builds everything (Release, warnings as errors) and runs ctest,
-#   3. builds the torch-free core under ASan+UBSan and TSan and runs its tests again.
-# Set BS_SANITIZERS=0 to skip step 3 (it adds a few minutes).
+#   2. builds everything against Debian's LibTorch 1.13 (Release, warnings as errors, GUI) and runs ctest,
+#   3. builds again against PyPI's CUDA LibTorch 2.11 (preset ci-cuda, GUI off; the venv comes from
+#      packaging/install-torch.sh, cached outside the clone) and runs its tests on the CPU: the GPU
+#      tests compile, link and skip without a GPU,
+#   4. builds the torch-free core under ASan+UBSan and TSan and runs its tests again.
+# Set BS_CUDA_TORCH=0 to skip step 3 (the first run downloads about 3 GB), BS_SANITIZERS=0 to skip
+# step 4 (it adds a few minutes). Each step prints its wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,17 +16,30 @@ export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/runtime-$(id -u)}"
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 
-echo "== build (release, -Werror)"
+SECONDS=0
+step() { echo "== $* (at ${SECONDS} s)"; }
+
+step "build: Debian LibTorch 1.13 (release, -Werror)"
 cmake --preset ci >/dev/null
 cmake --build --preset ci
-echo "== tests"
+step "tests: Debian LibTorch 1.13"
 ctest --preset ci
+
+if [[ "${BS_CUDA_TORCH:-1}" != 0 ]]; then
+  step "build: PyPI CUDA LibTorch (ci-cuda, GUI off)"
+  bash packaging/install-torch.sh >/dev/null
+  cmake --preset ci-cuda >/dev/null
+  cmake --build --preset ci-cuda
+  step "tests: PyPI CUDA LibTorch, on the CPU"
+  ctest --preset ci-cuda
+fi
 
 if [[ "${BS_SANITIZERS:-1}" != 0 ]]; then
   for preset in asan tsan; do
-    echo "== $preset: torch-free core"
+    step "$preset: torch-free core"
     cmake --preset "$preset" -DBS_WITH_GUI=OFF >/dev/null
     cmake --build --preset "$preset"
     ctest --preset "$preset" -L "unit|cli"
   done
 fi
+echo "== all tests passed (${SECONDS} s)"

@@ -106,12 +106,15 @@ struct AnalyzeCommand
         Table w({"what-if (calibrated from this job)", "m", "step ms", "bubble"});
         for (std::size_t i = 0; i < predicted.size(); ++i) {
             const WhatIf& p = predicted[i];
-            w.addRow({i == 0 ? p.schedule + " (this job's own)" : p.schedule, std::to_string(p.microbatches), ms(p.predictedStep),
+            const std::string own = p.schedule == job.schedule ? " (this job's own)" : " (this job's stages as a plain pipeline)";
+            w.addRow({i == 0 ? p.schedule + own : p.schedule, std::to_string(p.microbatches), ms(p.predictedStep),
                       percent(p.predictedBubble)});
         }
         std::cout << w.render();
         const double err = b.makespan > 0 ? static_cast<double>(predicted.front().predictedStep - b.makespan) / static_cast<double>(b.makespan) : 0;
-        std::printf("own-schedule prediction vs measured step: %+.1f %%\n", err * 100.0);
+        if (predicted.front().schedule == job.schedule) {
+            std::printf("own-schedule prediction vs measured step: %+.1f %%\n", err * 100.0);
+        }
         if (replayed) {
             std::printf("Bubblescope's %s with these measured durations and hop delays: step %s ms, bubble %s (measured %s)\n",
                         job.schedule.c_str(), ms(replayed->makespan).c_str(), percent(replayed->bubbleFraction).c_str(),
@@ -155,6 +158,27 @@ struct AnalyzeCommand
                              {"send_wait_ns", r.sendWaiting}});
         }
         out["ranks"] = ranks;
+        nlohmann::json transfers = nlohmann::json::array();
+        for (const Transfer& t : job.transfers) {
+            nlohmann::json one = {{"from_rank", job.ranks[static_cast<std::size_t>(t.srcRank)].globalRank},
+                                  {"to_rank", job.ranks[static_cast<std::size_t>(t.dstRank)].globalRank},
+                                  {"from_stage", t.srcStage},
+                                  {"to_stage", t.dstStage},
+                                  {"microbatch", t.microbatch},
+                                  {"what", t.direction == Direction::Activation ? "activation" : "gradient"},
+                                  {"bytes", t.bytes},
+                                  {"recv_wait_ns", t.recvWaiting()},
+                                  {"send_wait_ns", t.sendWaiting()},
+                                  {"transfer_ns", t.transferTime()}};
+            if (t.comm >= 0) {
+                const CommInfo& c = job.comms[static_cast<std::size_t>(t.comm)];
+                one["nccl"] = {{"collective", c.collective}, {"dtype", c.dtype}, {"elements", std::max(c.inElements, c.outElements)},
+                               {"process_group", c.processGroup}, {"process_group_desc", c.processGroupDesc},
+                               {"process_group_ranks", c.processGroupRanks}, {"src_rank", c.srcRank}, {"dst_rank", c.dstRank}};
+            }
+            transfers.push_back(std::move(one));
+        }
+        out["transfer_list"] = transfers;
         nlohmann::json whatIfs = nlohmann::json::array();
         for (const WhatIf& p : predicted) {
             whatIfs.push_back({{"schedule", p.schedule},
@@ -183,7 +207,13 @@ void addAnalyzeCommand(CLI::App& app, int& exitCode)
     sub->add_option("--perfetto", cmd->perfetto, "Also write the attribution (actions, bubbles, waits, transfers) as a Perfetto trace");
     sub->add_option("--what-if", cmd->whatIf,
                     "Also predict SCHEDULE (e.g. zb-h1, paci, gpipe:16 for another m) from this job's measured costs; repeatable");
-    sub->callback([cmd, &exitCode] { exitCode = cmd->run(); });
+    sub->callback([cmd, &exitCode] {
+        try {
+            exitCode = cmd->run();
+        } catch (const std::exception& e) { // out of memory in the analysis of a huge job
+            exitCode = reportError(makeError(ErrorCode::Internal, std::string("analyze failed: ") + e.what()));
+        }
+    });
 }
 
 } // namespace bs::cli

@@ -54,21 +54,20 @@ Result<runtime::SimulationRequest> SimulationOptions::request(const std::string&
     req.schedule.extraDepth = extraDepth;
     req.microBatchSize = microBatchSize;
     const bool microbatchesGiven = microbatchesOption && microbatchesOption->count() > 0;
-    if (scheduleName == "paci" && accum > 0 && !microbatchesGiven) {
-        req.schedule.microbatches = accum; // PACI's global batch is one accumulation window
+    const runtime::ScheduleInfo* info = runtime::findSchedule(scheduleName);
+    const bool window = info && info->takesAccumWindow();
+    if (window && accum > 0 && !microbatchesGiven) {
+        req.schedule.microbatches = accum; // a windowed schedule's global batch is one accumulation window
     }
-    if (comparing && scheduleName != "paci") {
-        req.schedule.accum = 0; // in a comparison, --accum only shapes the paci row
+    if (comparing && !window) {
+        req.schedule.accum = 0; // in a comparison, --accum only shapes the rows that take a window
     }
-    if (comparing) { // and --extra-depth only the asynchronous rows
-        for (const auto& info : runtime::scheduleCatalogue()) {
-            if (info.name == scheduleName && !info.asynchronous) {
-                req.schedule.extraDepth = 0;
-            }
-        }
+    if (comparing && info && !info->asynchronous) { // and --extra-depth only the asynchronous rows
+        req.schedule.extraDepth = 0;
     }
-    if (stages < 1) {
-        return makeError(ErrorCode::InvalidArgument, "stages: got " + std::to_string(stages), "allowed: 1..256");
+    if (stages < 1 || stages > runtime::limits::kMaxStages) {
+        return makeError(ErrorCode::InvalidArgument, "stages: got " + std::to_string(stages),
+                         "allowed: 1.." + std::to_string(runtime::limits::kMaxStages));
     }
     if (!model.empty()) {
         auto shape = gptPreset(model);

@@ -5,11 +5,16 @@
 
 #include "base/result.h"
 #include "profiler/import/job_import.h"
+#include "runtime/sim/measured_costs.h"
 #include "runtime/sim/simulator.h"
 
 #include <string>
 
 namespace bs::cli {
+
+/// The job's measured costs as the simulator takes them: per-stage mean F/I/W/U
+/// (runtime/sim/measured_costs) and, as comm, the mean hop delay (producer end -> arrival).
+Result<runtime::MeasuredCosts> measuredCostsOfImportedJob(const profiler::kineto::ImportedJob& job);
 
 struct WhatIf
 {

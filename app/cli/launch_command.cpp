@@ -1,5 +1,6 @@
 #include "app/cli/option_checks.h"
 #include "app/cli/launch_command.h"
+#include "app/cli/stop_signals.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -106,6 +107,24 @@ int runLaunch(const LaunchArgs& args, const std::string& executable)
     }
     argv.push_back(nullptr);
 
+    // The ranks meet through a c10d FileStore in a directory only this user can enter: on one
+    // machine nothing needs to listen for the rendezvous (issue 14: the TCPStore bound *:PORT).
+    char storeDir[] = "/tmp/bubblescope-launch-XXXXXX";
+    if (::mkdtemp(storeDir) == nullptr) {
+        std::perror("mkdtemp");
+        return 1;
+    }
+    const std::string storeFile = std::string(storeDir) + "/rendezvous";
+    struct RemoveStoreDir
+    {
+        std::string dir, file;
+        ~RemoveStoreDir()
+        {
+            ::unlink(file.c_str());
+            ::rmdir(dir.c_str());
+        }
+    } removeStoreDir{storeDir, storeFile};
+
     const pid_t launcher = ::getpid();
     std::vector<Rank> ranks(static_cast<std::size_t>(args.nprocPerNode));
     for (int k = 0; k < args.nprocPerNode; ++k) {
@@ -136,6 +155,7 @@ int runLaunch(const LaunchArgs& args, const std::string& executable)
             ::setenv("LOCAL_WORLD_SIZE", std::to_string(args.nprocPerNode).c_str(), 1);
             ::setenv("MASTER_ADDR", "127.0.0.1", 1);
             ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+            ::setenv("BUBBLESCOPE_RENDEZVOUS_FILE", storeFile.c_str(), 1); // runtime/dist/listen_socket.h
             ::execv(executable.c_str(), argv.data());
             std::perror("execv");
             ::_exit(127);
@@ -150,7 +170,23 @@ int runLaunch(const LaunchArgs& args, const std::string& executable)
     std::optional<int> firstFailure;
     std::optional<Clock::time_point> failedAt;
     bool killed = false;
+    bool forwarded = false;
+    const StopScope stoppable; // Ctrl-C / SIGTERM go to the ranks instead of ending the launcher
     for (;;) {
+        if (stopRequested() && !forwarded) {
+            // Each rank gets the signal the launcher got; the grace period then bounds the wait.
+            forwarded = true;
+            std::fprintf(stderr, "[launch] %s: forwarding it to the ranks, waiting up to %.0f s\n",
+                stopSignal() == SIGTERM ? "SIGTERM" : "SIGINT", args.graceS);
+            for (Rank& r : ranks) {
+                if (!r.exitCode) {
+                    ::kill(r.pid, stopSignal());
+                }
+            }
+            if (!failedAt) {
+                failedAt = Clock::now();
+            }
+        }
         std::vector<pollfd> fds;
         std::vector<std::pair<std::size_t, bool>> owners; // (rank, is stdout)
         for (std::size_t k = 0; k < ranks.size(); ++k) {
@@ -240,6 +276,9 @@ int runLaunch(const LaunchArgs& args, const std::string& executable)
     }
     if (args.json && !ranks.empty()) {
         std::cout << ranks[0].captured << std::flush;
+    }
+    if (forwarded) {
+        return stoppedExitCode();
     }
     return firstFailure.value_or(0);
 }

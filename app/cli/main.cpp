@@ -5,6 +5,7 @@
 #include "app/cli/export_command.h"
 #include "app/cli/launch_command.h"
 #include "app/cli/option_checks.h"
+#include "app/cli/stop_signals.h"
 #include "app/cli/simulate_command.h"
 #include "app/cli/tune_command.h"
 #ifdef BS_WITH_TORCH
@@ -20,10 +21,14 @@
 
 int main(int argc, char** argv)
 {
+    bs::cli::installStopSignals(); // before any work: see stop_signals.h
     CLI::App app{"Bubblescope: see and tune pipeline-parallel training (PACI, 1F1B, GPipe, zero-bubble)",
                  "bubblescope-cli"};
     app.set_version_flag("--version", std::string("bubblescope-cli ") + BUBBLESCOPE_VERSION);
     app.require_subcommand(1);
+    app.footer("Exit codes: 0 done; 1 the run failed (diverged, a rank died, nothing fits); 2 bad input (an option "
+               "value, a file that cannot be read, parsed or written); 130 / 143 a run stopped by SIGINT / SIGTERM "
+               "(its run directory keeps everything up to the stop).");
     int exitCode = bs::cli::kExitOk;
     bs::cli::TrainComparison trainComparison;
 #ifdef BS_WITH_TORCH

@@ -8,6 +8,7 @@
 #include "base/atomic_file.h"
 #include "runtime/schedule/catalogue.h"
 #include "runtime/schedule/csv_io.h"
+#include "runtime/sim/cost_model.h"
 
 #include <algorithm>
 #include <iostream>
@@ -20,6 +21,12 @@ namespace bs::cli {
 namespace {
 
 using profiler::BubbleCause;
+
+bool takesWindow(const std::string& schedule)
+{
+    const runtime::ScheduleInfo* info = runtime::findSchedule(schedule);
+    return info && info->takesAccumWindow();
+}
 
 nlohmann::json simulationJson(const runtime::SimulationResult& r, int microBatchSize, bool bytesKnown)
 {
@@ -51,7 +58,7 @@ void printSimulation(const runtime::SimulationResult& r, bool bytesKnown, std::o
     const auto& p = r.schedule.params;
     const auto& rep = r.report;
     out << p.name << ": " << p.stages << " stages, " << p.microbatches << " micro-batches per batch, " << p.batches
-        << (p.batches == 1 ? " batch" : " batches") << (p.name == "paci" ? ", a = " + std::to_string(p.accum) : "")
+        << (p.batches == 1 ? " batch" : " batches") << (takesWindow(p.name) ? ", a = " + std::to_string(p.accum) : "")
         << (p.extraDepth > 0 ? ", extra depth " + std::to_string(p.extraDepth) : "") << "\n";
     out << "makespan " << fixed(ms(rep.makespan), 3) << " ms   bubble " << percent(rep.bubbleFraction)
         << "   steady bubble " << percent(rep.steadyBubbleFraction) << "   utilization " << percent(rep.utilization)
@@ -111,10 +118,18 @@ struct SimulateCommand
                 return reportError(status.error());
             }
         }
+        auto profile = runtime::deviceProfile(sim.deviceProfile);
         if (json) {
-            std::cout << simulationJson(*result, sim.microBatchSize, request->costs.bytesKnown).dump(2) << '\n';
+            nlohmann::json out = simulationJson(*result, sim.microBatchSize, request->costs.bytesKnown);
+            if (!sim.model.empty() && profile) { // costs came from the profile: say where its numbers come from
+                out["device_profile"] = {{"name", profile->name}, {"source", profile->source}};
+            }
+            std::cout << out.dump(2) << '\n';
         } else {
             printSimulation(*result, request->costs.bytesKnown, std::cout);
+            if (!sim.model.empty() && profile) {
+                std::cout << "device profile " << profile->name << ": " << profile->source << '\n';
+            }
         }
         return kExitOk;
     }
@@ -134,6 +149,7 @@ struct CompareCommand
     bool train = false;
     std::optional<double> targetLoss;
     std::string configPath;
+    std::optional<std::string> device, dtype; ///< --train: where and in which precision
     TrainComparison runTraining;
 
     template<typename T>
@@ -157,6 +173,8 @@ struct CompareCommand
         args.model = given(app, "--model", sim.model);
         args.targetLoss = targetLoss;
         args.configPath = configPath;
+        args.device = device;
+        args.dtype = dtype;
         args.json = json;
         return runTraining(args, names);
     }
@@ -166,7 +184,8 @@ struct CompareCommand
         std::vector<std::string> names = schedules;
         if (names.empty()) {
             for (const auto& info : runtime::scheduleCatalogue()) {
-                if (!train || info.name == "1f1b" || info.name == "paci") { // training all eight takes long
+                // Training all eight takes long: by default the flush baseline and the windowed schedule.
+                if (!train || info.name == "1f1b" || info.takesAccumWindow()) {
                     names.push_back(info.name);
                 }
             }
@@ -253,6 +272,8 @@ void addSimulationCommands(CLI::App& app, int& exitCode, TrainComparison train)
     cmp->add_option("--target-loss", compare->targetLoss, "With --train: validation loss that counts as reached")
         ->check(finiteIn(0, 1e6));
     cmp->add_option("--config", compare->configPath, "With --train: base run config (TOML); default the demo");
+    cmp->add_option("--device", compare->device, "With --train: cpu, cuda or cuda:N (device.name)");
+    cmp->add_option("--dtype", compare->dtype, "With --train: fp32 or bf16 (model.dtype)");
     compare->runTraining = std::move(train);
     cmp->callback([compare, cmp, &exitCode] { exitCode = compare->run(*cmp); });
 }

@@ -2,10 +2,12 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/option_checks.h"
+#include "app/cli/stop_signals.h"
 #include "runtime/config/config_presets.h"
 #include "runtime/config/config_toml.h"
 #include "runtime/dist/dist_train.h"
 #include "runtime/exec/run_session.h"
+#include "runtime/schedule/catalogue.h"
 
 #include <nlohmann/json.hpp>
 
@@ -22,11 +24,18 @@ namespace bs::cli {
 
 namespace {
 
-std::atomic<bool> g_interrupted{false};
-
-extern "C" void onInterrupt(int) { g_interrupted = true; }
-
 int printError(const Error& error) { return reportError(error); }
+
+/// A run a signal stopped is no failure: it says so, where its files are, and exits 128 + signal.
+int stoppedOrError(const Error& error, const std::string& outDir)
+{
+    if (error.code != ErrorCode::Cancelled || !stopRequested()) {
+        return printError(error);
+    }
+    std::cerr << "stopped by " << (stopSignal() == SIGTERM ? "SIGTERM" : "SIGINT")
+              << (outDir.empty() ? std::string() : "; what ran is kept in " + outDir) << '\n';
+    return stoppedExitCode();
+}
 
 Result<runtime::RunConfig> buildConfig(const TrainArgs& a)
 {
@@ -59,14 +68,17 @@ Result<runtime::RunConfig> buildConfig(const TrainArgs& a)
     if (a.accum) {
         c.pipeline.accum = *a.accum;
     }
-    if (a.accum && *a.accum != 0 && c.schedule.name != "paci") { // simulate refuses it too
+    const runtime::ScheduleInfo* info = runtime::findSchedule(c.schedule.name);
+    const bool window = info && info->takesAccumWindow();
+    if (a.accum && *a.accum != 0 && info && !window) { // simulate refuses it too
+        const std::string windowed = runtime::scheduleNamesWhere([](const runtime::ScheduleInfo& i) { return i.takesAccumWindow(); });
         return makeError(ErrorCode::InvalidArgument,
-            "accum: --accum " + std::to_string(*a.accum) + " applies only to the paci schedule, not "
+            "accum: --accum " + std::to_string(*a.accum) + " applies only to the " + windowed + " schedule, not "
                 + c.schedule.name,
-            "allowed: --accum 0 or --schedule paci");
+            "allowed: --accum 0 or --schedule " + windowed);
     }
-    if (c.schedule.name != "paci") {
-        c.pipeline.accum = 0; // only paci has its own window
+    if (info && !window) {
+        c.pipeline.accum = 0; // only a windowed schedule (paci) has its own window
     }
     if (a.microBatchSize) {
         c.pipeline.microBatchSize = *a.microBatchSize;
@@ -89,6 +101,12 @@ Result<runtime::RunConfig> buildConfig(const TrainArgs& a)
     }
     if (a.targetLoss) {
         c.training.targetLoss = *a.targetLoss;
+    }
+    if (a.device) {
+        c.device.name = *a.device;
+    }
+    if (a.dtype) {
+        c.model.dtype = *a.dtype;
     }
     return c;
 }
@@ -128,6 +146,9 @@ Result<runtime::RunSummary> trainOne(const runtime::RunConfig& config, const Tra
     if (!session) {
         return session.error();
     }
+    for (const std::string& note : session->summary().notes) {
+        std::cerr << "note: " << note << '\n'; // once per run (e.g. why CUPTI kernel lanes are off)
+    }
     const std::string name = a.reference ? "reference" : config.schedule.name;
     Status result = ok();
     std::atomic<bool> done{false};
@@ -137,7 +158,7 @@ Result<runtime::RunSummary> trainOne(const runtime::RunConfig& config, const Tra
     });
     while (!done) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        if (g_interrupted) {
+        if (stopRequested()) { // SIGINT or SIGTERM: stop after the current action, keep the files
             session->requestStop();
         }
         for (const runtime::BatchMetrics& b : session->pollMetrics()) {
@@ -159,6 +180,7 @@ Result<runtime::RunSummary> trainOne(const runtime::RunConfig& config, const Tra
 void printSummary(const runtime::RunSummary& s)
 {
     std::cout << "schedule         " << s.schedule << '\n'
+              << "device           " << s.device << ", " << s.dtype << '\n'
               << "steps            " << s.steps << '\n'
               << "final train loss " << optionalText(s.finalTrainLoss) << '\n'
               << "val loss         " << optionalText(s.valLoss) << '\n'
@@ -193,6 +215,12 @@ void addTrainOptions(CLI::App& sub, TrainArgs& a)
     sub.add_option("--eval-interval", a.evalInterval, "Global batches between validation passes (0 = never)");
     sub.add_option("--target-loss", a.targetLoss, "Validation loss that counts as reached")
         ->check(finiteIn(0, 1e6));
+    sub.add_option("--device", a.device,
+                   "cpu, cuda (every GPU, stages in contiguous blocks) or cuda:N; overrides device.name "
+                   "(e.g. the gpt2-medium preset's cuda: --device cpu trains it on the CPU, slowly)");
+    sub.add_option("--dtype", a.dtype, "fp32 or bf16 (mixed precision, fp32 master weights); default bf16 on CUDA, fp32 on the CPU");
+    sub.add_option("--backend", a.backend,
+                   "--distributed: nccl or gloo (default nccl on CUDA, gloo on the CPU)");
     sub.add_flag("--reference", a.reference, "Plain non-pipelined training with gradient accumulation");
     sub.add_option("--out", a.outDir, "Run directory (config.toml, metrics.jsonl, trace.json, summary.json)");
     sub.add_flag("--overwrite", a.overwrite, "Replace the files of an existing run directory");
@@ -234,11 +262,15 @@ int runDistributed(const TrainArgs& args)
     if (Status s = runtime::checkDistEnv(*env, *config); !s) {
         return printError(s.error());
     }
+    if (auto backend = runtime::distBackend(args.backend, *config); !backend) {
+        return printError(backend.error()); // before any rendezvous
+    }
     runtime::DistRunOptions options;
     if (!args.outDir.empty()) {
         options.outDir = args.outDir;
     }
     options.overwrite = args.overwrite;
+    options.backend = args.backend;
     options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(args.timeoutS * 1000.0));
     auto summary = runtime::trainDistributed(*config, *env, options);
     if (!summary) {
@@ -266,18 +298,20 @@ int runDistributed(const TrainArgs& args)
 int runTrain(const TrainArgs& args)
 {
     if (args.distributed) {
-        return runDistributed(args);
+        return runDistributed(args); // a rank takes the default action; launch forwards signals
     }
+    if (!args.backend.empty()) {
+        return printError(makeError(ErrorCode::InvalidArgument, "--backend is for --distributed runs (one process per stage)",
+                                    "--backend"));
+    }
+    const StopScope stoppable; // from here on SIGINT/SIGTERM stop the run cleanly
     auto config = buildConfig(args);
     if (!config) {
         return printError(config.error());
     }
-    g_interrupted = false;
-    auto previous = std::signal(SIGINT, onInterrupt);
     auto summary = trainOne(*config, args, isatty(STDERR_FILENO) != 0 && !args.json);
-    std::signal(SIGINT, previous);
     if (!summary) {
-        return printError(summary.error());
+        return stoppedOrError(summary.error(), args.outDir);
     }
     if (args.json) {
         std::cout << nlohmann::json(*summary).dump(2) << '\n';
@@ -290,31 +324,29 @@ int runTrain(const TrainArgs& args)
 int runTrainComparison(const TrainArgs& args, const std::vector<std::string>& schedules)
 {
     std::vector<runtime::RunSummary> results;
-    g_interrupted = false;
-    auto previous = std::signal(SIGINT, onInterrupt);
+    const StopScope stoppable;
     for (const std::string& name : schedules) {
         TrainArgs one = args;
         one.schedule = name;
         one.outDir = args.outDir.empty() ? "" : args.outDir + "/" + name;
         auto config = buildConfig(one);
         if (!config) {
-            std::signal(SIGINT, previous);
             return printError(config.error());
         }
         if (results.empty()) { // the first run must not pay the process's start-up costs alone
             if (Status warm = runtime::RunSession::warmUp(*config); !warm) {
-                std::signal(SIGINT, previous);
                 return printError(warm.error());
             }
         }
+        if (stopRequested()) {
+            return stoppedOrError(makeError(ErrorCode::Cancelled, "run stopped"), one.outDir);
+        }
         auto summary = trainOne(*config, one, isatty(STDERR_FILENO) != 0 && !args.json);
         if (!summary) {
-            std::signal(SIGINT, previous);
-            return printError(summary.error());
+            return stoppedOrError(summary.error(), one.outDir);
         }
         results.push_back(*summary);
     }
-    std::signal(SIGINT, previous);
     if (args.json) {
         std::cout << nlohmann::json(results).dump(2) << '\n';
         return kExitOk;

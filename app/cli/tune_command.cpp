@@ -2,10 +2,12 @@
 #include "app/cli/tune_command.h"
 
 #include "app/cli/cli_common.h"
+#include "app/cli/imported_what_if.h"
 #include "app/cli/table.h"
 #include "runtime/rundir/run_dir_reader.h"
 #include "runtime/sim/tuner.h"
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -24,12 +26,29 @@ struct TuneCommand
     bool json = false;
     std::vector<std::string> calibrateFrom; ///< run directories whose traces calibrate the search
 
+    int importedMicroBatchSize = 1; ///< micro-batch size of imported jobs (traces do not say)
+
     // The measured per-stage action times of the runs in `calibrateFrom`, fitted in b the way the
     // GUI's calibration is (runtime::fitCostsFor: the tuned schedule's own runs when there are any).
+    // A folder of torch.profiler rank traces (no config.toml) is imported as the user's own job.
     Status calibrate()
     {
         std::vector<runtime::CostSample> samples;
         for (const std::string& path : calibrateFrom) {
+            if (auto listed = profiler::kineto::listRankTraces(path);
+                listed && !std::filesystem::exists(std::filesystem::path(path) / "config.toml")) {
+                auto job = profiler::kineto::importKinetoJob({path});
+                if (!job) {
+                    return job.error();
+                }
+                auto measured = measuredCostsOfImportedJob(*job);
+                if (!measured) {
+                    return measured.error();
+                }
+                const std::string name = job->schedule == "gpipe" ? "gpipe" : "1f1b";
+                samples.push_back(runtime::CostSample{path, name, importedMicroBatchSize, std::move(measured).value()});
+                continue;
+            }
             auto dir = runtime::readRunDir(path);
             if (!dir) {
                 return dir.error();
@@ -96,7 +115,10 @@ struct TuneCommand
                                         {"evaluated", result->evaluated},
                                         {"rejected_by_memory", result->rejectedByMemory},
                                         {"rejected_by_lag", result->rejectedByLag},
-                                        {"rejected_by_batch", result->rejectedByBatch}, {"top", top}}
+                                        {"rejected_by_batch", result->rejectedByBatch}, {"top", top},
+                                        {"device_profile",
+                                         {{"name", profile->name},
+                                          {"source", request.calibration ? request.calibration->describe() : profile->source}}}}
                              .dump(2)
                       << '\n';
             return kExitOk;
@@ -114,6 +136,9 @@ struct TuneCommand
                   << " by drift, " << result->rejectedByMemory << " by memory, " << result->rejectedByBatch
                   << " by batch\n\n"
                   << (result->top.empty() ? "no (a, b) fits: raise --max-lag or --memory-budget\n" : table.render());
+        if (!request.calibration) {
+            std::cout << "\ndevice profile " << profile->name << ": " << profile->source << '\n';
+        }
         return result->top.empty() ? kExitFailure : kExitOk;
     }
 };
@@ -149,10 +174,15 @@ void addTuneCommand(CLI::App& app, int& exitCode)
         ->capture_default_str()
         ->check(integerIn(1, 100'000));
     sub->add_option("--calibrate", cmd->calibrateFrom,
-                    "Run directories (comma-separated) whose measured per-stage action times replace the "
-                    "device profile's; runs at two or more micro-batch sizes fit each time affine in b")
+                    "Run directories or folders of torch.profiler rank traces of your own job (comma-separated) "
+                    "whose measured per-stage action times replace the device profile's; runs at two or more "
+                    "micro-batch sizes fit each time affine in b")
         ->delimiter(',')
         ->check(CLI::ExistingDirectory);
+    sub->add_option("--calibrate-micro-batch-size", cmd->importedMicroBatchSize,
+                    "Micro-batch size the imported job of --calibrate ran with (traces do not record it)")
+        ->capture_default_str()
+        ->check(integerIn(1, 1 << 20));
     sub->add_flag("--json", cmd->json, "Print JSON");
     sub->callback([cmd, &exitCode] { exitCode = cmd->run(); });
 }

@@ -139,12 +139,10 @@ public:
         }
     }
 
-    /// Also records every idle span into `spans` while run() attributes it.
-    void collectSpans(std::vector<BubbleSpan>* spans) { m_spans = spans; }
-
     Report run()
     {
         Report report;
+        m_spans = &report.bubbles; // every idle span, as run() attributes it
         report.stages = static_cast<int>(m_compute.size());
         bool any = false;
         for (const auto& events : m_compute) {
@@ -376,7 +374,7 @@ private:
     {
         StageReport st;
         st.stage = s;
-        // Every idle span goes through here: the report's totals and bubbleSpans() agree by construction.
+        // Every idle span goes through here: the report's totals and its bubbles agree by construction.
         auto emit = [&](BubbleCause cause, TimeNs start, TimeNs end) {
             if (end <= start) {
                 return;
@@ -501,7 +499,7 @@ private:
 
     const AnalysisOptions& m_options;
     std::vector<BatchSegment> m_segments; ///< the settings in force from each micro-batch on
-    std::vector<BubbleSpan>* m_spans = nullptr; ///< set by bubbleSpans()
+    std::vector<BubbleSpan>* m_spans = nullptr; ///< the report's bubbles, while run() fills them
     std::vector<StageEvents> m_compute;
     std::size_t m_mbs = 1;
     std::vector<Interval> m_activationIn;
@@ -514,15 +512,6 @@ private:
 Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options)
 {
     return Analyzer(trace, options).run();
-}
-
-std::vector<BubbleSpan> bubbleSpans(const TraceSnapshot& trace, const AnalysisOptions& options)
-{
-    std::vector<BubbleSpan> spans;
-    Analyzer analyzer(trace, options);
-    analyzer.collectSpans(&spans);
-    analyzer.run();
-    return spans;
 }
 
 } // namespace bs::profiler

@@ -27,7 +27,6 @@ struct AnalysisOptions
     int microbatchesPerBatch = 1;    ///< m: maps micro-batch ids to global batches
     bool synchronous = true;         ///< flush schedules: gaps between batches count as Flush
     bool stashesWeights = false;     ///< backward uses the forward's version (PipeDream, 2BW)
-    TimeNs commLatency = 0;          ///< used to split waits into Dependency and Comm
     /// Per-stage memory model; empty vectors = micro-batch units (activation 1, no static bytes).
     std::vector<std::int64_t> staticBytes;     ///< params + grads + optimizer state
     std::vector<std::int64_t> paramBytes;      ///< one weight copy (for stashed versions)
@@ -42,6 +41,15 @@ struct AnalysisOptions
         bool synchronous = true;
     };
     std::vector<Segment> laterSettings;
+};
+
+/// One idle span of a stage's compute lane and why it happened.
+struct BubbleSpan
+{
+    TimeNs start = 0;
+    TimeNs end = 0;
+    int stage = 0;
+    BubbleCause cause = BubbleCause::Dependency;
 };
 
 struct StageReport
@@ -71,6 +79,9 @@ struct Report
     int microbatches = 0;      ///< distinct micro-batches seen at stage 0's forward
     std::array<TimeNs, kBubbleCauseCount> idleByCause{};
     std::vector<StageReport> perStage;
+    /// Every idle span, per stage in time order (stages in order): the spans of one cause on one
+    /// stage add up to that StageReport's idleByCause exactly.
+    std::vector<BubbleSpan> bubbles;
 };
 
 } // namespace bs::profiler

@@ -504,6 +504,7 @@ private:
             op.comm = e.comm;
             op.posted = e.start;
             op.completed = e.end;
+            op.returned = e.start;
             const CommInfo* info = e.comm >= 0 ? &m_trace.comms[static_cast<std::size_t>(e.comm)] : nullptr;
             if (info) {
                 op.isSend = info->collective == "send";
@@ -531,6 +532,7 @@ private:
             op.isSend = name(e) == "c10d::send";
             op.posted = e.start;
             op.completed = e.end;
+            op.returned = e.end;
             auto& gloo = op.isSend ? m_glooSend : m_glooRecv;
             std::size_t& next = op.isSend ? nextSend : nextRecv;
             while (next < gloo.size() && gloo[next].first < e.start) {

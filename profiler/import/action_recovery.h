@@ -33,6 +33,9 @@ struct RecoveredAction
     int microbatch = -1;                 ///< Update: the rank's update index
     TimeNs start = 0, end = 0;           ///< compute extent on the rank's clock
     bool onGpu = false;                  ///< extent from GPU kernels / gpu_user_annotation
+    /// Time the rank's thread then spent inside send/recv calls (c10d ops) before its next action:
+    /// not compute, but not free either (set by the job import; 0 on a GPU, where launches are async).
+    TimeNs commOpsAfter = 0;
 };
 
 /// One send or receive posted by this rank, with what it carried.
@@ -45,6 +48,7 @@ struct CommOp
     int microbatch = -1;
     TimeNs posted = 0;   ///< the op was issued (c10d op start, NCCL kernel start)
     TimeNs completed = 0;///< data arrived / left (gloo:recv end, NCCL kernel end)
+    TimeNs returned = 0; ///< the issuing c10d op returned to the caller (its end; = posted for NCCL kernels)
     std::int64_t bytes = 0;
     std::int32_t comm = -1; ///< NCCL metadata (index into RankTrace::comms), -1 for Gloo
     bool onGpu = false;

@@ -115,7 +115,9 @@ Result<std::vector<std::string>> listRankTraces(const std::string& path)
     return files;
 }
 
-Result<ImportedJob> importKinetoJob(const std::vector<std::string>& paths)
+namespace {
+
+Result<ImportedJob> importJob(const std::vector<std::string>& paths)
 {
     std::vector<std::string> files;
     std::vector<bool> fromFolder;
@@ -192,10 +194,12 @@ Result<ImportedJob> importKinetoJob(const std::vector<std::string>& paths)
     const std::vector<int> order = pipelineOrder(traces, job.pipelineGroup);
     const int p = static_cast<int>(order.size());
     std::vector<RankActions> recovered(static_cast<std::size_t>(p));
+    std::vector<const RankTrace*> rankTrace(static_cast<std::size_t>(p), nullptr); // by pipeline rank
     job.ranks.resize(static_cast<std::size_t>(p));
     for (const RankTrace& t : traces) {
         const auto pr = static_cast<std::size_t>(std::find(order.begin(), order.end(), t.rank) - order.begin());
         recovered[pr] = recoverActions(t, static_cast<int>(pr));
+        rankTrace[pr] = &t;
         RankSummary& s = job.ranks[pr];
         s.file = t.file;
         s.globalRank = t.rank;
@@ -332,7 +336,12 @@ Result<ImportedJob> importKinetoJob(const std::vector<std::string>& paths)
         t.recvPosted = rv.posted + shift[static_cast<std::size_t>(t.dstRank)] - origin;
         t.arrived = rv.completed + shift[static_cast<std::size_t>(t.dstRank)] - origin;
         t.bytes = std::max(s.bytes, rv.bytes);
-        t.comm = s.comm;
+        const CommOp& withInfo = s.comm >= 0 ? s : rv;
+        const RankTrace& holder = *rankTrace[static_cast<std::size_t>(s.comm >= 0 ? t.srcRank : t.dstRank)];
+        if (withInfo.comm >= 0 && static_cast<std::size_t>(withInfo.comm) < holder.comms.size()) {
+            t.comm = static_cast<std::int32_t>(job.comms.size());
+            job.comms.push_back(holder.comms[static_cast<std::size_t>(withInfo.comm)]);
+        }
         job.transfers.push_back(t);
     }
     std::sort(job.transfers.begin(), job.transfers.end(),
@@ -348,6 +357,24 @@ Result<ImportedJob> importKinetoJob(const std::vector<std::string>& paths)
         const auto ur = static_cast<std::size_t>(r);
         auto& actions = recovered[ur].actions;
         interleaved = interleaved || recovered[ur].stages.size() > 1;
+        // Time in c10d calls between consecutive actions (own clock, before the shift). A receive
+        // call that only waited for its data does not delay the next action in a replay either:
+        // that action starts at max(end + calls, arrival), and the arrival is at least as late.
+        std::vector<std::pair<TimeNs, TimeNs>> calls;
+        for (const CommOp& c : recovered[ur].comms) {
+            if (!c.onGpu && c.returned > c.posted) {
+                calls.push_back({c.posted, c.returned});
+            }
+        }
+        std::sort(calls.begin(), calls.end());
+        for (std::size_t i = 0; i < actions.size(); ++i) {
+            const TimeNs from = actions[i].end;
+            const TimeNs to = i + 1 < actions.size() ? actions[i + 1].start : INT64_MAX;
+            auto it = std::lower_bound(calls.begin(), calls.end(), std::make_pair(from, TimeNs{INT64_MIN}));
+            for (; it != calls.end() && it->first < to; ++it) {
+                actions[i].commOpsAfter += std::max<TimeNs>(0, std::min(it->second, to) - it->first);
+            }
+        }
         int version = 0;
         bool sawBackward = false;
         for (auto& a : actions) {
@@ -418,6 +445,21 @@ Result<ImportedJob> importKinetoJob(const std::vector<std::string>& paths)
     meta.title = "imported " + job.schedule + " p=" + std::to_string(job.stages) + " m=" + std::to_string(job.microbatches);
     job.trace = makeSnapshot(std::move(meta), events);
     return job;
+}
+
+} // namespace
+
+Result<ImportedJob> importKinetoJob(const std::vector<std::string>& paths)
+{
+    // The reader rules: nothing escapes. Out of memory (or a library throwing) becomes an error
+    // naming what was being imported.
+    try {
+        return importJob(paths);
+    } catch (const std::bad_alloc&) {
+        return makeError(ErrorCode::IoError, "out of memory while importing the traces", paths.empty() ? "" : paths.front());
+    } catch (const std::exception& e) {
+        return makeError(ErrorCode::Internal, std::string("cannot import the traces: ") + e.what(), paths.empty() ? "" : paths.front());
+    }
 }
 
 } // namespace bs::profiler::kineto

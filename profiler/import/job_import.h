@@ -41,7 +41,7 @@ struct Transfer
     Direction direction = Direction::Activation;
     TimeNs sendPosted = 0, recvPosted = 0, arrived = 0;
     std::int64_t bytes = 0;
-    std::int32_t comm = -1; ///< NCCL metadata on the sender's rank (RankTrace::comms), -1 for Gloo
+    std::int32_t comm = -1; ///< NCCL metadata of the sender's kernel: index into ImportedJob::comms, -1 for Gloo
     TimeNs producerEnd = -1; ///< end of the action whose output this is (-1: not found)
     /// What the scheduler core calls comm time: from the producing action's end to the arrival
     /// (sender overheads, waits for the receiver and the transfer itself). -1 when unknown.
@@ -59,6 +59,7 @@ struct ImportedJob
     std::vector<RankSummary> ranks;                   ///< by pipeline rank
     std::vector<std::vector<RecoveredAction>> actions;///< per pipeline rank, aligned, relative to origin
     std::vector<Transfer> transfers;
+    std::vector<CommInfo> comms;                      ///< NCCL metadata the transfers name (Transfer::comm)
     std::vector<int> rankOfStage;                     ///< stage -> pipeline rank
     std::shared_ptr<const TraceSnapshot> trace;
     int stages = 0;

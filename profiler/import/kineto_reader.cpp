@@ -32,9 +32,10 @@ struct Pending
 class KinetoSax
 {
 public:
-    KinetoSax(RankTrace& out, detail::ByteSource& source)
+    KinetoSax(RankTrace& out, detail::ByteSource& source, const ReadLimits& limits)
         : m_out(out)
         , m_source(source)
+        , m_limits(limits)
     {
         m_frames.reserve(16);
     }
@@ -124,6 +125,7 @@ private:
 
     RankTrace& m_out;
     detail::ByteSource& m_source;
+    ReadLimits m_limits;
     std::vector<Frame> m_frames;
     std::string m_key;
     Pending m_event;
@@ -340,6 +342,14 @@ bool KinetoSax::finishEvent()
         m_error = makeError(ErrorCode::ParseError, "ts + dur is out of range", where());
         return false;
     }
+    if (m_out.events.size() >= m_limits.maxEvents || m_out.names.size() + m_out.threads.size() >= m_limits.maxNames) {
+        m_error = makeError(ErrorCode::IoError,
+                            "the trace holds more than " + std::to_string(m_limits.maxEvents) + " events (or "
+                                + std::to_string(m_limits.maxNames)
+                                + " distinct names): profile fewer steps (torch.profiler.schedule) and import again",
+                            where());
+        return false;
+    }
     Event out;
     out.start = e.ts;
     out.end = e.ts + e.dur;
@@ -405,7 +415,7 @@ void readDistributedInfo(const json& info, RankTrace& out)
 
 } // namespace
 
-Result<RankTrace> readKinetoTrace(const std::string& path)
+Result<RankTrace> readKinetoTrace(const std::string& path, const ReadLimits& limits)
 {
     try {
         RankTrace out;
@@ -416,7 +426,7 @@ Result<RankTrace> readKinetoTrace(const std::string& path)
             return makeError(ErrorCode::IoError, openError, path);
         }
         std::istream stream(source.get());
-        KinetoSax sax(out, *source);
+        KinetoSax sax(out, *source, limits);
         const bool parsed = json::sax_parse(stream, &sax, json::input_format_t::json, /*strict=*/true);
         if (!source->failure().empty()) {
             return makeError(ErrorCode::ParseError, source->failure(),

@@ -59,7 +59,7 @@ JobBubbles measureBubbles(const ImportedJob& job)
     const AnalysisOptions options = analysisOptionsFor(job);
     out.stageReport = analyze(*job.trace, options);
     out.makespan = out.stageReport.makespan;
-    const std::vector<BubbleSpan> spans = bubbleSpans(*job.trace, options);
+    const std::vector<BubbleSpan>& spans = out.stageReport.bubbles; // the same analysis's spans
     std::vector<std::vector<BubbleSpan>> byStage(static_cast<std::size_t>(job.stages));
     for (const auto& span : spans) {
         if (span.stage >= 0 && span.stage < job.stages) {

@@ -44,6 +44,17 @@ struct ChromeTrace
 /// "traceEvents[i].field" for a bad event in one of our files.
 Result<ChromeTrace> readChromeTrace(std::string_view json);
 
+/// A trace file written in chunks as a run goes (so a killed run keeps what it traced): the head
+/// (metadata, stage names, the opening of "traceEvents"), then chunks of events appended in order;
+/// only a finished writer closes it ("\n]}\n"). Concatenated with the closing, they are exactly
+/// what writeChromeTrace writes.
+std::string chromeTraceHead(const TraceMeta& meta);
+/// Events [begin, end) of `trace`, each after a comma unless it is the very first (`first`).
+std::string chromeTraceChunk(const TraceSnapshot& trace, std::size_t begin, std::size_t end, bool first);
+/// Reads a chunked trace whose writer never closed it (killed): every whole event up to the cut.
+Result<ChromeTrace> readCutShortChromeTrace(std::string_view json);
+Result<ChromeTrace> readCutShortChromeTraceFile(const std::filesystem::path& path);
+
 /// Largest trace file accepted (it is mapped, not copied; 10^8 events are ~17 GB).
 inline constexpr std::uint64_t kMaxTraceFileBytes = std::uint64_t{64} << 30;
 

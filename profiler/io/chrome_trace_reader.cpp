@@ -253,6 +253,42 @@ Result<ChromeTrace> readChromeTrace(std::string_view text)
     return builder.finish();
 }
 
+Result<ChromeTrace> readCutShortChromeTrace(std::string_view text)
+{
+    // Whole chunks end with a complete event; a chunk the kill interrupted ends inside one. Close
+    // the array after the text, and on failure after the last event boundary before its end.
+    std::string_view body = text;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        std::string closed(body);
+        closed += "\n]}\n";
+        Result<ChromeTrace> trace = readChromeTrace(closed);
+        if (trace || attempt == 2) {
+            return trace;
+        }
+        const std::size_t boundary = body.rfind(",\n{");
+        if (boundary == std::string_view::npos) {
+            return trace;
+        }
+        body = body.substr(0, boundary);
+    }
+    return makeError(ErrorCode::ParseError, "unreachable");
+}
+
+Result<ChromeTrace> readCutShortChromeTraceFile(const std::filesystem::path& path)
+{
+    Result<MappedFile> file = MappedFile::open(path, kMaxTraceFileBytes, "trace file");
+    if (!file) {
+        return file.error();
+    }
+    Result<ChromeTrace> trace = readCutShortChromeTrace(file->text());
+    if (!trace) {
+        Error e = trace.error();
+        e.context = path.string() + ": " + e.context;
+        return e;
+    }
+    return trace;
+}
+
 Result<ChromeTrace> readChromeTraceFile(const std::filesystem::path& path)
 {
     // Mapped rather than copied: a 10^6-event trace is ~170 MB of text. Opened without blocking

@@ -88,6 +88,33 @@ Status writeChromeTrace(std::ostream& out, const TraceSnapshot& trace)
     return ok();
 }
 
+std::string chromeTraceHead(const TraceMeta& meta)
+{
+    std::ostringstream out;
+    detail::JsonOut j(out);
+    j.raw("{");
+    writeMeta(j, meta);
+    j.raw(",\n\"displayTimeUnit\":\"ns\",\n\"traceEvents\":[");
+    writeNames(j, meta.stages);
+    j.flush();
+    return std::move(out).str();
+}
+
+std::string chromeTraceChunk(const TraceSnapshot& trace, std::size_t begin, std::size_t end, bool first)
+{
+    std::ostringstream out;
+    detail::JsonOut j(out);
+    for (std::size_t i = begin; i < end && i < trace.size(); ++i) {
+        if (!first) {
+            j.raw(",");
+        }
+        first = false;
+        writeEvent(j, trace[i]);
+    }
+    j.flush();
+    return std::move(out).str();
+}
+
 std::string toChromeTraceJson(const TraceSnapshot& trace)
 {
     std::ostringstream out;

@@ -217,6 +217,7 @@ std::optional<Error> readModel(TableReader& r, ModelConfig& model, std::string_v
     r.readInt("vocab", s.vocab);
     r.readDouble("dropout", s.dropout);
     r.readBool("tied_head", s.tiedHead);
+    r.readString("dtype", model.dtype);
     return r.finish();
 }
 

@@ -19,8 +19,8 @@ constexpr int kMaxWidth = 65536;
 constexpr int kMaxHeads = 1024;
 constexpr int kMaxSeqLen = 65536;
 constexpr int kMaxVocab = 1 << 24;
-constexpr int kMaxStages = 1024;
-constexpr int kMaxMicrobatches = 65536;
+constexpr int kMaxStages = limits::kMaxStages; // the pipeline's limits are the catalogue's (limits.h)
+constexpr int kMaxMicrobatches = limits::kMaxMicrobatches;
 constexpr int kMaxSteps = 1'000'000'000;
 constexpr int kMaxThreads = 1024;
 
@@ -101,6 +101,10 @@ void checkModel(Checker& c, const ModelConfig& model)
     c.intRange("model.seq_len", s.seqLen, 1, kMaxSeqLen);
     c.intRange("model.vocab", s.vocab, 2, kMaxVocab);
     c.realRange("model.dropout", s.dropout, 0.0, 1.0, false, true);
+    if (!model.dtype.empty() && model.dtype != "fp32" && model.dtype != "bf16") {
+        c.fail("model.dtype", "model.dtype = " + quoted(model.dtype)
+                                  + " is not allowed; allowed: \"fp32\", \"bf16\" (or leave it out: bf16 on CUDA, fp32 on the CPU)");
+    }
 }
 
 void checkLayerSplit(Checker& c, const RunConfig& cfg)
@@ -145,15 +149,18 @@ void checkPipeline(Checker& c, const RunConfig& cfg)
     const PipelineConfig& p = cfg.pipeline;
     const std::string& schedule = cfg.schedule.name;
     c.oneOf("schedule.name", schedule, configScheduleNames());
+    const ScheduleInfo* info = findSchedule(schedule);
+    const bool window = info && info->takesAccumWindow();
     c.intRange("pipeline.stages", p.stages, 1, kMaxStages);
     c.intRange("pipeline.microbatches", p.microbatches, 1, kMaxMicrobatches);
     c.intRange("pipeline.accum", p.accum, 0, kMaxMicrobatches);
-    if (schedule != "paci" && p.accum != 0 && p.accum != p.microbatches) {
+    if (info && !window && p.accum != 0 && p.accum != p.microbatches) {
         c.fail("pipeline.accum",
-            "pipeline.accum = " + std::to_string(p.accum) + " is only used by paci; allowed for " + schedule
+            "pipeline.accum = " + std::to_string(p.accum) + " is only used by "
+                + scheduleNamesWhere([](const ScheduleInfo& i) { return i.takesAccumWindow(); }) + "; allowed for " + schedule
                 + ": 0 or pipeline.microbatches = " + std::to_string(p.microbatches));
     }
-    if (schedule == "paci" && p.accum > 0 && p.microbatches >= 1 && p.microbatches % p.accum != 0) {
+    if (window && p.accum > 0 && p.microbatches >= 1 && p.microbatches % p.accum != 0) {
         c.fail("pipeline.accum", "pipeline.accum = " + std::to_string(p.accum) + " must divide pipeline.microbatches = "
                                      + std::to_string(p.microbatches) + " so every update applies whole windows");
     }
@@ -161,10 +168,17 @@ void checkPipeline(Checker& c, const RunConfig& cfg)
     c.intRange("pipeline.extra_depth", p.extraDepth, 0, kMaxStages);
     if (p.extraDepth != 0 && !isAsynchronousSchedule(schedule)) {
         c.fail("pipeline.extra_depth",
-            "pipeline.extra_depth = " + std::to_string(p.extraDepth)
-                + " is only used by "
-                  "asynchronous schedules (pipedream, 2bw, async-1f1b, paci); allowed for "
-                + schedule + ": 0");
+            "pipeline.extra_depth = " + std::to_string(p.extraDepth) + " is only used by asynchronous schedules ("
+                + scheduleNamesWhere([](const ScheduleInfo& i) { return i.asynchronous; }) + "); allowed for " + schedule
+                + ": 0");
+    }
+    if (info && p.extraDepth >= 0 && p.microbatches >= 1
+        && p.microbatches < info->minMicrobatches(p.stages, p.extraDepth)) {
+        c.fail("pipeline.microbatches",
+            "pipeline.microbatches = " + std::to_string(p.microbatches) + " is too few for " + schedule
+                + ": two weight versions need every backward before the second update after its forward; allowed: >= "
+                  "pipeline.stages + pipeline.extra_depth - 1 = "
+                + std::to_string(info->minMicrobatches(p.stages, p.extraDepth)));
     }
     if (p.stages >= 1 && p.stages <= kMaxStages) {
         checkLayerSplit(c, cfg);
@@ -273,8 +287,8 @@ const std::vector<std::string>& configScheduleNames()
 
 bool isAsynchronousSchedule(const std::string& name)
 {
-    const auto& c = scheduleCatalogue();
-    return std::any_of(c.begin(), c.end(), [&](const ScheduleInfo& i) { return i.name == name && i.asynchronous; });
+    const ScheduleInfo* info = findSchedule(name);
+    return info && info->asynchronous;
 }
 
 std::vector<Error> validateAll(const RunConfig& config)

@@ -83,7 +83,13 @@ std::string toToml(const RunConfig& c)
       << "seq_len = " << m.seqLen << "\n"
       << "vocab = " << m.vocab << "\n"
       << "dropout = " << tomlFloat(m.dropout) << "\n"
-      << "tied_head = " << tomlBool(m.tiedHead) << "\n\n";
+      << "tied_head = " << tomlBool(m.tiedHead) << "\n";
+    if (!c.model.dtype.empty()) {
+        o << "dtype = " << tomlString(c.model.dtype) << "  # fp32 or bf16 (mixed precision, fp32 master weights)\n";
+    } else {
+        o << "# dtype = \"bf16\"  # fp32 or bf16; left out = bf16 on CUDA, fp32 on the CPU\n";
+    }
+    o << "\n";
     const PipelineConfig& p = c.pipeline;
     o << "[pipeline]\n"
       << "stages = " << p.stages << "\n"

@@ -19,6 +19,10 @@ struct ModelConfig
 {
     std::string preset = "tiny"; ///< "" = explicit shape only; else one of gptPresetNames()
     GptShape shape; ///< defaults equal the tiny preset
+    /// Arithmetic of the forward/backward passes: "fp32", "bf16" (mixed precision: autocast to
+    /// bf16, fp32 master weights, gradients and AdamW state), or "" = the device's default
+    /// (bf16 on CUDA, fp32 on the CPU; effectiveDtype()).
+    std::string dtype;
 
     /// Field-by-field (GptShape itself has no operator==).
     friend bool operator==(const ModelConfig& a, const ModelConfig& b);
@@ -116,6 +120,20 @@ struct RunConfig
 
     friend bool operator==(const RunConfig&, const RunConfig&) = default;
 };
+
+/// model.dtype as it runs: model.dtype, or the device's default when empty ("bf16" on CUDA,
+/// "fp32" on the CPU).
+std::string effectiveDtype(const RunConfig& config);
+
+/// device.name parsed: "cpu" -> {false, -1}; "cuda" -> {true, -1} (every visible GPU, stages
+/// placed contiguously); "cuda:N" -> {true, N}. Assumes a validated name (else the CPU).
+struct DeviceSpec
+{
+    bool cuda = false;
+    int index = -1; ///< -1 = not pinned to one GPU
+    friend bool operator==(const DeviceSpec&, const DeviceSpec&) = default;
+};
+DeviceSpec parseDeviceName(const std::string& name);
 
 /// The schedule generator's knobs for this config (batches = training.steps).
 ScheduleParams toScheduleParams(const RunConfig& config);

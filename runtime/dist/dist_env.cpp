@@ -77,11 +77,31 @@ Status checkDistEnv(const DistEnv& env, const RunConfig& config)
                              + std::to_string(config.pipeline.stages) + " stages: one rank per stage",
                          "WORLD_SIZE");
     }
-    if (config.device.name != "cpu") {
-        return makeError(ErrorCode::Unavailable, "distributed training runs over Gloo on the CPU in this build",
-                         "device.name");
-    }
     return ok();
+}
+
+Result<std::string> distBackend(const std::string& requested, const RunConfig& config)
+{
+    const bool cuda = parseDeviceName(config.device.name).cuda;
+    if (requested.empty()) {
+        return std::string(cuda ? "nccl" : "gloo");
+    }
+    if (requested != "nccl" && requested != "gloo") {
+        return makeError(ErrorCode::InvalidArgument,
+                         "--backend '" + requested + "' is not allowed; allowed: nccl, gloo", "--backend");
+    }
+    if (requested == "nccl" && !cuda) {
+        return makeError(ErrorCode::InvalidArgument,
+                         "--backend nccl needs CUDA stages (device.name = \"" + config.device.name
+                             + "\"); use --backend gloo on the CPU, or --device cuda",
+                         "--backend");
+    }
+    return requested;
+}
+
+std::string rankDevice(const DistEnv& env, const RunConfig& config)
+{
+    return parseDeviceName(config.device.name).cuda ? "cuda:" + std::to_string(env.localRank) : config.device.name;
 }
 
 } // namespace bs::runtime

@@ -24,8 +24,16 @@ struct DistEnv
 /// port outside [1, 65535].
 Result<DistEnv> readDistEnv(const std::function<const char*(const char*)>& getenv = {});
 
-/// One rank per stage: InvalidArgument unless WORLD_SIZE == pipeline.stages, and the config must
-/// train on the CPU (Gloo); checked before any work.
+/// One rank per stage: InvalidArgument unless WORLD_SIZE == pipeline.stages; checked before any work.
 Status checkDistEnv(const DistEnv& env, const RunConfig& config);
+
+/// The tensor backend of a multi-process run: `requested` "nccl" or "gloo", or "" = the device's
+/// default (nccl on CUDA, gloo on the CPU). InvalidArgument (context "--backend") for another name
+/// or nccl on the CPU.
+Result<std::string> distBackend(const std::string& requested, const RunConfig& config);
+
+/// The device of this rank: on CUDA one GPU per rank, cuda:LOCAL_RANK (torchrun's convention);
+/// "cpu" stays "cpu".
+std::string rankDevice(const DistEnv& env, const RunConfig& config);
 
 } // namespace bs::runtime

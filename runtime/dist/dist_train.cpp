@@ -3,6 +3,9 @@
 #include "runtime/dist/gloo_transport.h"
 #include "runtime/exec/run_session.h"
 #include "runtime/rundir/run_dir_writer.h"
+#include "runtime/schedule/catalogue.h"
+#include "runtime/sim/simulator.h"
+#include "profiler/analysis/analyze.h"
 
 #include <algorithm>
 
@@ -41,7 +44,7 @@ profiler::TraceEvent eventFromJson(const nlohmann::json& j)
 // Rank 0: one timeline and one summary from every rank's. Losses and validation come from the
 // last stage (the only one that computes them); per-stage figures from the rank that ran it.
 Result<nlohmann::json> mergeRanks(GlooTransport& net, const RunConfig& config, const DistRunOptions& options,
-                                  double skewBoundUs)
+                                  double skewBoundUs, const std::string& backend)
 {
     const int p = net.worldSize();
     std::vector<nlohmann::json> summaries;
@@ -61,14 +64,10 @@ Result<nlohmann::json> mergeRanks(GlooTransport& net, const RunConfig& config, c
               [](const profiler::TraceEvent& a, const profiler::TraceEvent& b) { return a.start < b.start; });
     TimeNs first = events.empty() ? 0 : events.front().start;
     TimeNs makespan = 0;
-    TimeNs compute = 0;
     for (profiler::TraceEvent& e : events) { // the timeline starts at the first action
         e.start -= first;
         e.end -= first;
         makespan = std::max(makespan, e.end);
-        if (e.isCompute()) {
-            compute += e.duration();
-        }
     }
     nlohmann::json merged = summaries.back();
     merged["per_stage"] = nlohmann::json::array();
@@ -86,7 +85,13 @@ Result<nlohmann::json> mergeRanks(GlooTransport& net, const RunConfig& config, c
     merged["busy_time_s"] = busy;
     merged["tokens_per_s_virtual"] = seconds > 0 ? tokens / seconds : 0.0;
     merged["tokens_per_s_wall"] = wall > 0 ? tokens / wall : 0.0;
-    merged["bubble_fraction"] = makespan > 0 ? 1.0 - static_cast<double>(compute) / (p * static_cast<double>(makespan)) : 0.0;
+    // analyze()'s figure of the merged timeline (what the GUI shows when it opens this run).
+    double bubble = 0.0;
+    if (auto schedule = makeSchedule(toScheduleParams(config)); schedule && !events.empty()) {
+        bubble = profiler::analyze(*profiler::makeSnapshot({p, "wall", "", {}}, events), analysisOptionsFor(*schedule))
+                     .bubbleFraction;
+    }
+    merged["bubble_fraction"] = bubble;
     merged["ranks"] = p;
     if (options.outDir) {
         auto writer = RunDirWriter::create(*options.outDir, RunDirOptions{options.overwrite, false});
@@ -102,7 +107,8 @@ Result<nlohmann::json> mergeRanks(GlooTransport& net, const RunConfig& config, c
             meta.stages = p;
             meta.clock = "wall";
             meta.title = config.schedule.name + " p=" + std::to_string(p) + " m=" + std::to_string(config.pipeline.microbatches)
-                         + " (" + std::to_string(p) + " ranks, gloo)";
+                         + " (" + std::to_string(p) + " ranks, " + backend + ")";
+            meta.attributes["backend"] = backend;
             meta.attributes["schedule"] = config.schedule.name;
             meta.attributes["ranks"] = std::to_string(p);
             meta.attributes["clock_alignment"] = "rendezvous barrier";
@@ -127,7 +133,16 @@ Result<nlohmann::json> trainDistributed(const RunConfig& config, const DistEnv& 
     if (Status s = checkDistEnv(env, config); !s) {
         return s.error();
     }
-    auto connected = GlooTransport::connect(env, GlooOptions{options.timeout, std::max(options.timeout, std::chrono::milliseconds(std::chrono::seconds(120)))});
+    auto backend = distBackend(options.backend, config);
+    if (!backend) {
+        return backend.error();
+    }
+    RunConfig rankConfig = config;
+    rankConfig.device.name = rankDevice(env, config); // one GPU per rank
+    GlooOptions gloo{options.timeout, options.timeout};
+    gloo.nccl = *backend == "nccl";
+    gloo.cudaDevice = parseDeviceName(rankConfig.device.name).index;
+    auto connected = GlooTransport::connect(env, gloo);
     if (!connected) {
         return connected.error();
     }
@@ -158,7 +173,7 @@ Result<nlohmann::json> trainDistributed(const RunConfig& config, const DistEnv& 
     if (options.outDir) {
         so.outDir = *options.outDir / ("rank" + std::to_string(env.rank));
     }
-    auto session = RunSession::create(config, so);
+    auto session = RunSession::create(rankConfig, so);
     if (!session) {
         return fail(session.error());
     }
@@ -180,7 +195,7 @@ Result<nlohmann::json> trainDistributed(const RunConfig& config, const DistEnv& 
         }
         return own;
     }
-    auto merged = mergeRanks(*net, config, options, skewBoundUs);
+    auto merged = mergeRanks(*net, config, options, skewBoundUs, *backend);
     if (!merged) {
         return fail(merged.error());
     }

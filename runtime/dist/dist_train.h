@@ -1,7 +1,8 @@
 #pragma once
 // One rank of a multi-process training run (`bubblescope-cli train --distributed`): checks the
 // torchrun environment against the config (before any work), joins the c10d rendezvous, trains
-// its own stage through RunSession with a GlooTransport, then gathers every rank's trace and
+// its own stage through RunSession with a GlooTransport (tensors over Gloo, or NCCL between CUDA
+// ranks: --backend; each CUDA rank trains on cuda:LOCAL_RANK), then gathers every rank's trace and
 // summary through the rendezvous store. Torch-free header.
 //
 // Clocks: after the rendezvous every rank enters a Gloo barrier and takes its clock zero the
@@ -33,6 +34,8 @@ struct DistRunOptions
     /// Bound on every wait for another rank (rendezvous, each receive, gathering): a rank that
     /// died or hangs makes the others fail within about this long.
     std::chrono::milliseconds timeout{std::chrono::seconds(60)};
+    /// Tensor backend: "nccl", "gloo" or "" = the device's default (distBackend()).
+    std::string backend;
 };
 
 /// Runs this rank. Returns the merged summary (the `train --json` schema) on rank 0, this rank's

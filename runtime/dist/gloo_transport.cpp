@@ -1,12 +1,26 @@
 #include "runtime/dist/gloo_transport.h"
 
+#include <c10/core/DeviceGuard.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/version.h>
+
+#include "runtime/dist/listen_socket.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#ifdef USE_C10D_NCCL // set by the CUDA LibTorch's torch_cuda target
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
 
 #include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 
 namespace bs::runtime {
@@ -15,7 +29,42 @@ namespace {
 
 constexpr const char* kFailureKey = "bs/failure";
 
+// The class both Gloo's and NCCL's groups derive from (2.x split process groups into backends).
+#if TORCH_VERSION_MAJOR >= 2
+using PointToPoint = c10d::Backend;
+#else
+using PointToPoint = c10d::ProcessGroup;
+#endif
+
 const char* kindName(HandOffKind kind) { return kind == HandOffKind::Activation ? "activation" : "gradient"; }
+
+/// The rendezvous store, listening nowhere it should not (listen_socket.h): a FileStore when the
+/// launcher gave one; else a TCPStore whose server socket is bound to MASTER_ADDR itself.
+c10::intrusive_ptr<c10d::Store> makeStore(const DistEnv& env, std::chrono::milliseconds timeout)
+{
+    if (const char* file = std::getenv(kRendezvousFileEnv); file && *file) {
+        auto store = c10::make_intrusive<c10d::FileStore>(file, env.worldSize);
+        store->setTimeout(timeout);
+        return store;
+    }
+    c10d::TCPStoreOptions so;
+    so.port = static_cast<std::uint16_t>(env.masterPort);
+    so.isServer = env.rank == 0;
+    so.numWorkers = static_cast<std::size_t>(env.worldSize);
+    so.waitWorkers = true;
+    so.timeout = timeout;
+#if TORCH_VERSION_MAJOR >= 2
+    if (so.isServer) { // LibTorch 2.x takes over a socket we bound to exactly MASTER_ADDR
+        Result<int> fd = listenOn(env.masterAddr, env.masterPort);
+        if (!fd) {
+            throw std::runtime_error(fd.error().describe());
+        }
+        so.masterListenFd = *fd;
+    }
+#endif
+    // LibTorch 1.13's TCPStore has no such option and binds every interface: see README (network).
+    return c10::make_intrusive<c10d::TCPStore>(env.masterAddr, so);
+}
 
 } // namespace
 
@@ -23,7 +72,7 @@ struct GlooTransport::Impl
 {
     DistEnv env;
     GlooOptions options;
-    c10::intrusive_ptr<c10d::TCPStore> store;
+    c10::intrusive_ptr<c10d::Store> store;
     c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
     struct PendingSend
     {
@@ -32,7 +81,39 @@ struct GlooTransport::Impl
         int to;
         std::int64_t microbatch;
         HandOffKind kind;
+        at::Tensor onDevice; // NCCL: the GPU copy being sent
     };
+    // NCCL (see the header): one group per direction; undefined with Gloo tensors.
+    c10::intrusive_ptr<PointToPoint> activations, gradients;
+    std::map<std::pair<int, int>, std::int64_t> lastMicrobatch; // (kind, peer) -> last sent/received (NCCL order check)
+
+    bool nccl() const { return activations.defined(); }
+    PointToPoint& tensorGroup(HandOffKind kind)
+    {
+        if (!nccl()) {
+            return *group;
+        }
+        return kind == HandOffKind::Activation ? *activations : *gradients;
+    }
+    at::Device device() const { return at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(options.cudaDevice)); }
+
+    // NCCL delivers in issue order: a call out of ascending micro-batch order would swap tensors.
+    Status inOrder(HandOffKind kind, int peer, std::int64_t microbatch, const char* what)
+    {
+        if (!nccl()) {
+            return ok();
+        }
+        auto [it, fresh] = lastMicrobatch.emplace(std::make_pair(kind == HandOffKind::Activation ? 0 : 1, peer), microbatch);
+        if (!fresh && microbatch <= it->second) {
+            return makeError(ErrorCode::Internal,
+                             std::string("NCCL needs ascending micro-batches per direction: ") + what + " of micro-batch "
+                                 + std::to_string(microbatch) + " after " + std::to_string(it->second)
+                                 + " (use --backend gloo for this schedule)",
+                             "rank " + std::to_string(env.rank) + ", peer " + std::to_string(peer));
+        }
+        it->second = microbatch;
+        return ok();
+    }
     std::vector<PendingSend> pending;
     // One receive buffer per shape, reused: a fresh multi-MiB tensor per message costs a page fault
     // per 4 KiB as the kernel copies into it, which halved Gloo's throughput (gloo_p2p_bench).
@@ -88,21 +169,42 @@ Result<std::shared_ptr<GlooTransport>> GlooTransport::connect(const DistEnv& env
     const std::string where = "rendezvous at " + env.masterAddr + ":" + std::to_string(env.masterPort) + ", rank "
                               + std::to_string(env.rank) + " of " + std::to_string(env.worldSize);
     try {
-        c10d::TCPStoreOptions so;
-        so.port = static_cast<std::uint16_t>(env.masterPort);
-        so.isServer = env.rank == 0;
-        so.numWorkers = static_cast<std::size_t>(env.worldSize);
-        so.waitWorkers = true;
-        so.timeout = std::max(options.timeout, options.rendezvousTimeout);
-        impl->store = c10::make_intrusive<c10d::TCPStore>(env.masterAddr, so);
+        impl->store = makeStore(env, options.rendezvousTimeout);
         auto opts = c10d::ProcessGroupGloo::Options::create(options.timeout);
         opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(
             env.masterAddr == "localhost" ? std::string("127.0.0.1") : env.masterAddr));
         impl->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, env.rank, env.worldSize, opts);
+        if (options.nccl) {
+#ifdef USE_C10D_NCCL
+            if (options.cudaDevice < 0) {
+                return makeError(ErrorCode::InvalidArgument, "--backend nccl needs this rank's CUDA device", where);
+            }
+            const c10::DeviceGuard onGpu(impl->device());
+            auto ncclOptions = c10d::ProcessGroupNCCL::Options::create();
+            ncclOptions->timeout = options.timeout;
+            impl->activations = c10::make_intrusive<c10d::ProcessGroupNCCL>(
+                c10::make_intrusive<c10d::PrefixStore>("bs/nccl/activations", impl->store), env.rank, env.worldSize, ncclOptions);
+            impl->gradients = c10::make_intrusive<c10d::ProcessGroupNCCL>(
+                c10::make_intrusive<c10d::PrefixStore>("bs/nccl/gradients", impl->store), env.rank, env.worldSize, ncclOptions);
+#else
+            return makeError(ErrorCode::InvalidArgument,
+                             "--backend nccl: this LibTorch has no c10d ProcessGroupNCCL (a CPU-only build); use --backend gloo",
+                             "--backend");
+#endif
+        }
     } catch (const std::exception& e) {
         return makeError(ErrorCode::Unavailable, std::string("c10d rendezvous failed: ") + e.what(), where);
     }
     return std::shared_ptr<GlooTransport>(new GlooTransport(std::move(impl)));
+}
+
+bool ncclTransportBuilt()
+{
+#ifdef USE_C10D_NCCL
+    return true;
+#else
+    return false;
+#endif
 }
 
 int GlooTransport::rank() const { return m_impl->env.rank; }
@@ -114,12 +216,23 @@ Status GlooTransport::send(HandOffKind kind, int toStage, std::int64_t microbatc
     if (Status s = d.reap(false, *this); !s) {
         return s;
     }
+    if (Status s = d.inOrder(kind, toStage, microbatch, "send"); !s) {
+        return s;
+    }
     try {
-        // Sent straight from the hand-off's own vector (no copy); it lives in `pending` until done.
+        // Gloo: sent straight from the hand-off's own vector (no copy); it lives in `pending` until
+        // done. NCCL: copied to this rank's GPU first (the hand-off is host memory).
         auto held = std::make_shared<HandOff>(std::move(value));
         std::vector<at::Tensor> tensors{at::from_blob(held->values.data(), held->shape, at::kFloat)};
-        auto work = d.group->send(tensors, toStage, static_cast<int>(handOffTag(kind, microbatch)));
-        d.pending.push_back({work, std::move(held), toStage, microbatch, kind});
+        at::Tensor onDevice;
+        std::optional<c10::DeviceGuard> onGpu;
+        if (d.nccl()) {
+            onGpu.emplace(d.device());
+            onDevice = tensors[0].to(d.device());
+            tensors[0] = onDevice;
+        }
+        auto work = d.tensorGroup(kind).send(tensors, toStage, static_cast<int>(handOffTag(kind, microbatch)));
+        d.pending.push_back({work, std::move(held), toStage, microbatch, kind, onDevice});
     } catch (const std::exception& e) {
         return d.peerError(toStage,
                            std::string("sending the ") + kindName(kind) + " of micro-batch " + std::to_string(microbatch),
@@ -135,18 +248,28 @@ Result<HandOff> GlooTransport::recv(HandOffKind kind, int fromStage, std::int64_
     if (Status s = d.reap(false, *this); !s) {
         return s.error();
     }
+    if (Status s = d.inOrder(kind, fromStage, microbatch, "receive"); !s) {
+        return s.error();
+    }
     try {
+        std::optional<c10::DeviceGuard> onGpu;
+        if (d.nccl()) {
+            onGpu.emplace(d.device());
+        }
         at::Tensor& buffer = d.recvBuffers[shape];
         if (!buffer.defined()) {
-            buffer = at::empty(shape, at::kFloat);
+            buffer = at::empty(shape, at::TensorOptions().dtype(at::kFloat).device(d.nccl() ? d.device() : at::Device(at::kCPU)));
         }
         std::vector<at::Tensor> tensors{buffer};
-        auto work = d.group->recv(tensors, fromStage, static_cast<int>(handOffTag(kind, microbatch)));
+        auto work = d.tensorGroup(kind).recv(tensors, fromStage, static_cast<int>(handOffTag(kind, microbatch)));
         work->wait(d.options.timeout);
+        // NCCL: wait() orders the current stream after the receive; the copy to the host below
+        // runs on that stream and blocks until the data is there.
+        const at::Tensor host = d.nccl() ? tensors[0].to(at::kCPU) : tensors[0];
         HandOff out;
         out.shape = shape;
-        const float* p = tensors[0].data_ptr<float>();
-        out.values.assign(p, p + tensors[0].numel());
+        const float* p = host.data_ptr<float>();
+        out.values.assign(p, p + host.numel());
         return out;
     } catch (const std::exception& e) {
         std::string detail = e.what();

@@ -1,7 +1,15 @@
 #pragma once
 // StageTransport over PyTorch c10d: TCPStore rendezvous at MASTER_ADDR:MASTER_PORT (rank 0 hosts
-// the store), ProcessGroupGloo for the point-to-point tensors (tag = handOffTag()). Torch-free
-// header (pimpl); the one torch TU of runtime/dist is gloo_transport.cpp.
+// the store), ProcessGroupGloo for barriers and, by default, the point-to-point tensors
+// (tag = handOffTag()). With `nccl` (CUDA ranks, a LibTorch with c10d's ProcessGroupNCCL) the
+// tensors go over NCCL instead, from and to this rank's GPU: two NCCL groups, one for activations
+// (rank s -> s+1 only) and one for gradients (s+1 -> s only), so each NCCL communicator carries
+// one direction of one neighbour pair and a send queued behind another can never wait on a
+// receive queued behind it (the deadlock of mixing both directions on one stream). NCCL ignores
+// tags and delivers in issue order: sends and receives must come in ascending micro-batch order
+// per direction, which every catalogue schedule's static per-stage order has (checked: an out-of-
+// order call is an error, never a silent swap). Torch-free header (pimpl); the one torch TU of
+// runtime/dist is gloo_transport.cpp.
 //
 // Failures: every blocking call is bounded by `timeout`. When a call fails, the rank first looks
 // for a failure report in the store (a rank that fails writes "rank K: message" under the key
@@ -22,8 +30,14 @@ struct GlooOptions
 {
     std::chrono::milliseconds timeout{std::chrono::seconds(60)}; ///< each send/recv, barrier, store fetch
     /// Joining: ranks of one job may start seconds apart (process start-up, loading LibTorch).
-    std::chrono::milliseconds rendezvousTimeout{std::chrono::seconds(120)};
+    /// `train --timeout` sets both (the rendezvous used to wait max(timeout, 120 s)).
+    std::chrono::milliseconds rendezvousTimeout{std::chrono::seconds(60)};
+    bool nccl = false;   ///< tensors over NCCL (needs cudaDevice >= 0 and a LibTorch with ProcessGroupNCCL)
+    int cudaDevice = -1; ///< this rank's GPU (cuda:LOCAL_RANK)
 };
+
+/// True when this LibTorch has c10d's ProcessGroupNCCL (a CUDA build with USE_C10D_NCCL).
+bool ncclTransportBuilt();
 
 class GlooTransport final : public StageTransport
 {

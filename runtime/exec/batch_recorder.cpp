@@ -22,6 +22,7 @@ StageMetrics stageMetrics(int s, const StageStats& st)
     m.peakBytes = mem.peakTotal;
     m.peakActivationBytes = mem.peakOf(MemoryCategory::Activations);
     m.peakStashBytes = mem.peakOf(MemoryCategory::Stash);
+    m.peakReservedBytes = mem.peakReserved;
     m.maxLag = st.maxLag;
     m.lagHistogram = st.lagHistogram;
     m.driftSamples = st.driftSamples;
@@ -94,7 +95,12 @@ Status RunSession::Impl::recordBatch(int step, double loss, TimeNs virtualEnd, C
         fresh.push_back(b);
     }
     if (writer) {
-        return writer->appendMetrics(nlohmann::json(b));
+        if (Status s = writer->appendMetrics(nlohmann::json(b)); !s) {
+            return s;
+        }
+        if (config.profiling.trace) { // a killed run keeps its trace up to this batch
+            return writer->appendTrace(*store.snapshot());
+        }
     }
     return ok();
 }

@@ -48,6 +48,7 @@ Status RunSession::Impl::runRank(int count, const Schedule& schedule, TensorExec
         return net.send(kindOf(a), to, mb, std::move(*value));
     };
     links.recorded = [&](const Action& a, const profiler::TraceEvent& event) -> Status {
+        device->placed(event); // GPU ranks: this action's kernels onto the wall clock
         if (a.kind != ActionKind::Backward && a.kind != ActionKind::BackwardWeight) {
             return ok();
         }

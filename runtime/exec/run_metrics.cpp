@@ -18,7 +18,7 @@ void to_json(nlohmann::json& j, const StageMetrics& m)
         {"memory_bytes",
             {{"params", m.paramBytes}, {"grads", m.gradBytes}, {"optimizer", m.optimizerBytes}, {"stash", m.stashBytes},
                 {"activations", m.activationBytes}}},
-        {"peak_activation_bytes", m.peakActivationBytes}, {"peak_stash_bytes", m.peakStashBytes},
+        {"peak_activation_bytes", m.peakActivationBytes}, {"peak_stash_bytes", m.peakStashBytes}, {"peak_reserved_bytes", m.peakReservedBytes},
         {"max_version_lag", m.maxLag}, {"version_lag_histogram", m.lagHistogram}, {"drift_samples", m.driftSamples},
         {"mean_drift", m.meanDrift}, {"max_drift", m.maxDrift}};
 }
@@ -37,9 +37,10 @@ void to_json(nlohmann::json& j, const RunSummary& s)
         {"val_losses", s.valLosses}, {"val_steps", s.valSteps}, {"val_virtual_times_s", s.valVirtualTimesS},
         {"virtual_time_s", s.virtualTimeS}, {"wall_time_s", s.wallTimeS}, {"busy_time_s", s.busyTimeS},
         {"tokens_per_s_virtual", s.tokensPerSVirtual}, {"tokens_per_s_wall", s.tokensPerSWall},
-        {"bubble_fraction", s.bubbleFraction}, {"target_loss", optional(s.targetLoss)},
+        {"bubble_fraction", s.bubbleFraction}, {"gpu_bubble_fraction", optional(s.gpuBubbleFraction)}, {"target_loss", optional(s.targetLoss)},
         {"time_to_target_s", optional(s.timeToTargetS)}, {"step_to_target", optional(s.stepToTarget)},
-        {"error", s.error}, {"per_stage", s.stages}};
+        {"error", s.error}, {"device", s.device}, {"dtype", s.dtype}, {"notes", s.notes},
+        {"kernel_profiling", s.kernelProfiling}, {"per_stage", s.stages}};
 }
 
 } // namespace bs::runtime

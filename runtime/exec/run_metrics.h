@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@ struct StageMetrics
     std::int64_t peakBytes = 0; ///< highest total (all categories but instrumentation) since the run began
     std::int64_t peakActivationBytes = 0;
     std::int64_t peakStashBytes = 0;
+    std::int64_t peakReservedBytes = 0; ///< CUDA stages: the device's caching-allocator reserve while the stage ran (shared by the stages on it); 0 on the CPU
     int maxLag = 0; ///< most updates any micro-batch's backward crossed so far
     std::vector<std::int64_t> lagHistogram;
     std::int64_t driftSamples = 0;
@@ -57,12 +59,19 @@ struct RunSummary
     double wallTimeS = 0.0;
     double tokensPerSVirtual = 0.0;
     double tokensPerSWall = 0.0;
-    double bubbleFraction = 0.0; ///< 1 − busy / (p · makespan) on the virtual timeline
+    double bubbleFraction = 0.0; ///< profiler::analyze()'s bubble fraction of the run's trace
+    /// GPU runs with kernel lanes: the same from GPU activity (gpuBubbleFraction(), gpu_trace.h).
+    std::optional<double> gpuBubbleFraction;
     double busyTimeS = 0.0; ///< sum of measured action durations
     std::optional<double> targetLoss;
     std::optional<double> timeToTargetS; ///< virtual time when the validation loss first reached the target
     std::optional<int> stepToTarget;
     std::string error; ///< non-empty when the run stopped on an error
+    std::string device; ///< where the stages ran: "cpu", "cuda:0 (8 stages)", ...
+    std::string dtype;  ///< "fp32" or "bf16"
+    std::vector<std::string> notes; ///< said once: e.g. why CUPTI kernel lanes are off
+    /// GPU runs: the trace's cupti.* attributes (kernels, dropped_records, host_overhead_ns, ...).
+    std::map<std::string, std::string> kernelProfiling;
     std::vector<StageMetrics> stages;
 };
 

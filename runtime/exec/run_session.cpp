@@ -4,6 +4,7 @@
 #include "runtime/exec/session_state.h"
 #include "runtime/exec/stage_transport.h"
 #include "runtime/schedule/catalogue.h"
+#include "runtime/sim/simulator.h"
 
 #include <nlohmann/json.hpp>
 
@@ -34,12 +35,16 @@ Result<RunSession> RunSession::create(const RunConfig& config, const SessionOpti
     if (Status valid = validate(config); !valid) {
         return valid.error();
     }
-    if (config.device.name != "cpu") {
-        return makeError(ErrorCode::Unavailable,
-            "device '" + config.device.name + "' needs a CUDA-enabled LibTorch; this build trains on the CPU",
-            "device.name");
-    }
     auto impl = std::make_unique<Impl>();
+    DeviceRuntimeOptions deviceOptions;
+    deviceOptions.profileKernels = config.profiling.trace;
+    auto device = DeviceRuntime::create(config, options.reference ? 1 : config.pipeline.stages, impl->store,
+                                        std::move(deviceOptions));
+    if (!device) {
+        return device.error(); // no CUDA device / CPU-only LibTorch: names device.name
+    }
+    impl->device = std::move(device.value());
+    impl->summary.notes = impl->device->notes();
     impl->config = config;
     impl->options = options;
     if (config.device.intraOpThreads > 0) {
@@ -71,6 +76,7 @@ Result<RunSession> RunSession::create(const RunConfig& config, const SessionOpti
         return schedule.error();
     }
     ModelOptions mo = modelOptions(config, *schedule);
+    impl->device->configure(mo);
     if (options.transport) {
         mo.onlyStage = options.transport->rank(); // a rank holds its own stage's weights only
     }
@@ -101,6 +107,9 @@ Result<RunSession> RunSession::create(const RunConfig& config, const SessionOpti
     meta.attributes["weights"] = std::string(weightPolicyName(schedule->weights));
     impl->store.setMeta(meta);
     impl->meta = meta;
+    if (!options.reference) { // the reference trainer's one lane per batch has no pipeline to analyse
+        impl->analysis = analysisOptionsFor(*schedule);
+    }
     if (options.outDir) {
         auto writer = RunDirWriter::create(*options.outDir, RunDirOptions{options.overwrite, false});
         if (!writer) {
@@ -156,8 +165,21 @@ Status RunSession::finish()
         return ok();
     }
     d.finished = true;
+    Status deviceFinished = d.device->finish(d.meta); // the last kernel lanes, device and cupti.* attributes
+    d.store.setMeta(d.meta);
+    {
+        const std::lock_guard<std::mutex> lock(d.mutex);
+        for (const auto& [key, value] : d.meta.attributes) {
+            if (key.rfind("cupti", 0) == 0) {
+                d.summary.kernelProfiling[key] = value; // dropped records and overhead, in summary.json too
+            }
+        }
+    }
     std::shared_ptr<const profiler::TraceSnapshot> trace = d.store.snapshot();
     const RunSummary s = d.closeSummary(*trace);
+    if (!deviceFinished) {
+        return deviceFinished;
+    }
     if (!d.writer) {
         return ok();
     }

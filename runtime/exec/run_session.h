@@ -3,6 +3,7 @@
 // model, the data, the trace and the run directory; runs the schedule through the scheduler core
 // with the TensorExecutor (or the plain reference trainer). Pimpl: no torch in this header.
 
+#include "profiler/analysis/report.h"
 #include "profiler/trace/trace_store.h"
 #include "base/result.h"
 #include "base/time.h"
@@ -71,6 +72,10 @@ struct AppliedChange
     LiveSettings settings;
 };
 
+/// The analysis segments of the changes applied to a run (profiler::AnalysisOptions::laterSettings):
+/// from each change's first micro-batch on, its m and whether its schedule flushes.
+std::vector<profiler::AnalysisOptions::Segment> analysisSegments(const std::vector<AppliedChange>& changes);
+
 class RunSession
 {
 public:
@@ -80,9 +85,11 @@ public:
     /// the first measured run when runs are compared one after the other.
     static Status warmUp(const RunConfig& config);
 
-    /// Validates `config`, opens the data, builds the model and (with outDir) writes config.toml.
-    /// Errors: InvalidArgument (config), IoError/ParseError (data, run directory), Unavailable
-    /// (a CUDA device with this CPU-only LibTorch).
+    /// Validates `config`, places the stages on their devices (device_plan.h), opens the data,
+    /// builds the model and (with outDir) writes config.toml. On a GPU it also starts CUPTI
+    /// (kernel lanes; when it cannot, summary().notes says why and the run goes on) and the CUDA
+    /// memory attribution. Errors: InvalidArgument (config; device.name when no CUDA device is
+    /// present or this LibTorch is CPU-only), IoError/ParseError (data, run directory).
     static Result<RunSession> create(const RunConfig& config, const SessionOptions& options = {});
     RunSession(RunSession&&) noexcept;
     RunSession& operator=(RunSession&&) noexcept;

@@ -31,6 +31,9 @@ Status RunSession::Impl::runPipeline(int count)
     const int firstStep = stepsDone;
     const std::int64_t firstMb = mbDone;
     TensorExecutor executor(*model, firstMb);
+    if (Status s = device->attach(executor); !s) {
+        return s;
+    }
     if (options.transport) {
         return runRank(count, *schedule, executor);
     }
@@ -49,6 +52,7 @@ Status RunSession::Impl::runPipeline(int count)
     drive.cut = &cut;
     drive.cutEvery = m();
     drive.onAction = [&](const Action& a, const profiler::TraceEvent& ev) {
+        device->placed(ev); // GPU runs: this action's kernels onto the virtual clock
         if (a.kind != ActionKind::Update) {
             return;
         }

@@ -6,6 +6,7 @@
 // Torch-free: tensors live in PipelineModel / ReferenceTrainer.
 
 #include "runtime/data/token_source.h"
+#include "runtime/exec/device_runtime.h"
 #include "runtime/exec/run_session.h"
 #include "runtime/exec/tensor_executor.h"
 #include "runtime/model/pipeline_model.h"
@@ -62,6 +63,7 @@ struct RunSession::Impl
     RunConfig config;
     SessionOptions options;
     std::unique_ptr<TokenSource> data;
+    std::unique_ptr<DeviceRuntime> device; // before the model: its memory attribution outlives the tensors' frees
     std::optional<PipelineModel> model;
     std::optional<ReferenceTrainer> reference;
     std::vector<TokenBatch> validation;
@@ -77,6 +79,7 @@ struct RunSession::Impl
     std::int64_t mbDone = 0; // run-wide micro-batches trained (data index, trace ids)
     std::shared_ptr<DataCursor> cursor; // the token function's position (moved on by Apply)
     profiler::TraceMeta meta;
+    profiler::AnalysisOptions analysis; // how the first settings' trace is analysed (the summary's figures)
     // Live Apply: pendingApply and changes are guarded by `mutex`; `cut` tells the driver.
     std::atomic<bool> cut{false};
     std::optional<LiveSettings> pendingApply;

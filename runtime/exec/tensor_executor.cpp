@@ -1,6 +1,8 @@
 #include "runtime/exec/tensor_executor.h"
 
-#include <chrono>
+#include "runtime/sim/scheduler_core.h"
+
+#include <map>
 
 namespace bs::runtime {
 
@@ -8,7 +10,57 @@ TensorExecutor::TensorExecutor(PipelineModel& model, std::int64_t microbatchOffs
     : m_model(model)
     , m_offset(microbatchOffset)
     , m_commNs(commNs)
-{}
+{
+    for (int s = 0; s < model.stages(); ++s) {
+        m_timers.push_back(makeHostTimer());
+        m_turnOf.push_back(-1);
+    }
+}
+
+Status TensorExecutor::useDevices(std::vector<std::unique_ptr<ActionTimer>> timers, const std::vector<int>& stageDevice,
+                                  KernelTagSink* tags)
+{
+    const auto stages = static_cast<std::size_t>(m_model.stages());
+    if (timers.size() != stages || stageDevice.size() != stages) {
+        return makeError(ErrorCode::InvalidArgument, "one timer and one device per stage", "stages " + std::to_string(stages));
+    }
+    std::map<int, int> turnOfDevice;
+    for (std::size_t s = 0; s < stages; ++s) {
+        if (!timers[s]) {
+            return makeError(ErrorCode::InvalidArgument, "missing timer", "stage " + std::to_string(s));
+        }
+        const int device = stageDevice[s];
+        m_turnOf[s] = -1;
+        if (device >= 0) {
+            auto [it, fresh] = turnOfDevice.emplace(device, static_cast<int>(m_turns.size()));
+            if (fresh) {
+                m_turns.push_back(std::make_unique<std::mutex>());
+            }
+            m_turnOf[s] = it->second;
+        }
+    }
+    m_timers = std::move(timers);
+    m_tags = tags;
+    return ok();
+}
+
+Result<StepInfo> TensorExecutor::run(const Action& action, std::int64_t mb)
+{
+    switch (action.kind) {
+    case ActionKind::Forward: return m_model.forward(action.stage, mb);
+    case ActionKind::Backward: return m_model.backward(action.stage, mb);
+    case ActionKind::BackwardInput: return m_model.backwardInput(action.stage, mb);
+    case ActionKind::BackwardWeight: return m_model.backwardWeight(action.stage, mb);
+    case ActionKind::Update: {
+        const Status s = m_model.update(action.stage, action.lastMb - action.firstMb + 1);
+        if (!s) {
+            return s.error();
+        }
+        return StepInfo{};
+    }
+    }
+    return StepInfo{};
+}
 
 Result<ActionOutcome> TensorExecutor::perform(const Action& action)
 {
@@ -16,38 +68,38 @@ Result<ActionOutcome> TensorExecutor::perform(const Action& action)
         return makeError(ErrorCode::InvalidArgument, "action names a stage the model does not have", toString(action));
     }
     initIntraOpThreadsOnThisThread(); // a stage thread of driveThreaded starts with OpenMP's default
+    const auto stage = static_cast<std::size_t>(action.stage);
     const std::int64_t mb = m_offset + action.microbatch;
-    const auto start = std::chrono::steady_clock::now();
-    Result<StepInfo> info = StepInfo{};
-    switch (action.kind) {
-    case ActionKind::Forward:
-        info = m_model.forward(action.stage, mb);
-        break;
-    case ActionKind::Backward:
-        info = m_model.backward(action.stage, mb);
-        break;
-    case ActionKind::BackwardInput:
-        info = m_model.backwardInput(action.stage, mb);
-        break;
-    case ActionKind::BackwardWeight:
-        info = m_model.backwardWeight(action.stage, mb);
-        break;
-    case ActionKind::Update: {
-        const Status s = m_model.update(action.stage, action.lastMb - action.firstMb + 1);
-        if (!s) {
-            return s.error();
-        }
-        break;
+    std::unique_lock<std::mutex> turn;
+    if (m_turnOf[stage] >= 0) {
+        turn = std::unique_lock<std::mutex>(*m_turns[static_cast<std::size_t>(m_turnOf[stage])]);
     }
+    ActionTimer& timer = *m_timers[stage];
+    if (m_tags) {
+        // The same (stage, kind, micro-batch, version) the driver writes into the action's event.
+        profiler::cupti::ActionTag tag;
+        tag.stage = action.stage;
+        tag.kind = toEventKind(action.kind);
+        tag.microbatch = static_cast<int>(action.kind == ActionKind::Update ? action.microbatch : mb);
+        tag.version = m_model.version(action.stage);
+        m_tags->actionBegin(tag, hostNowNs());
     }
-    const auto end = std::chrono::steady_clock::now();
+    timer.begin();
+    Result<StepInfo> info = run(action, mb);
+    Result<TimeNs> duration = timer.end();
+    if (m_tags) {
+        m_tags->actionEnd();
+    }
     if (!info) {
         Error e = info.error();
         e.context = e.context.empty() ? toString(action) : e.context + ", action " + toString(action);
         return e;
     }
+    if (!duration) {
+        return duration.error();
+    }
     ActionOutcome out;
-    out.duration = std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count();
+    out.duration = *duration;
     out.bytes = info->activationBytes;
     out.sendBytes = info->sendBytes;
     m_busy += out.duration;

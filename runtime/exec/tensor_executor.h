@@ -1,13 +1,19 @@
 #pragma once
 // The training executor: performs each scheduled action on the real LibTorch stages and reports
-// its measured duration (steady_clock), so the scheduler core's per-stage clocks show the timeline
-// p devices would produce, with real compute, on one machine. Torch-free header: the tensors live
-// in PipelineModel. Driven by bs::runtime::drive(); it has no event loop of its own.
+// its measured duration, so the scheduler core's per-stage clocks show the timeline p devices
+// would produce, with real compute, on one machine. Durations come from each stage's ActionTimer
+// (device_timer.h): steady_clock on the CPU (the default), CUDA events on a GPU stage. Torch-free
+// header: the tensors live in PipelineModel. Driven by bs::runtime::drive(); it has no event loop.
 
+#include "runtime/exec/kernel_tags.h"
+#include "runtime/model/device_timer.h"
 #include "runtime/model/pipeline_model.h"
 #include "runtime/sim/executor.h"
 
 #include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
 
 namespace bs::runtime {
 
@@ -25,13 +31,27 @@ public:
     TimeNs commTime(int fromStage, int toStage, std::int64_t bytes) const override;
 
     void setMicrobatchOffset(std::int64_t offset) { m_offset = offset; }
+
+    /// Times stage s with `timers[s]` (size = stages; replaces the host timers) and, when `tags`
+    /// is set, brackets every action with tags->actionBegin/actionEnd. Stages that share a device
+    /// (`stageDevice[s]`, −1 = CPU, equal ≥ 0 values share) take turns on it: perform() holds the
+    /// device's lock for the action, so under the threaded driver one action runs on a device at
+    /// a time and its timing and memory attribution are its own.
+    Status useDevices(std::vector<std::unique_ptr<ActionTimer>> timers, const std::vector<int>& stageDevice,
+                      KernelTagSink* tags);
     /// Sum of measured action durations so far (ns), over all stages.
     TimeNs busyTime() const { return m_busy.load(); }
 
 private:
+    Result<StepInfo> run(const Action& action, std::int64_t mb);
+
     PipelineModel& m_model;
     std::int64_t m_offset;
     TimeNs m_commNs;
+    std::vector<std::unique_ptr<ActionTimer>> m_timers; // per stage
+    std::vector<int> m_turnOf;                         // per stage: index into m_turns, −1 = none
+    std::vector<std::unique_ptr<std::mutex>> m_turns;  // one per CUDA device shared by stages
+    KernelTagSink* m_tags = nullptr;
     std::atomic<TimeNs> m_busy{0}; // perform() runs concurrently for different stages (driveThreaded)
 };
 

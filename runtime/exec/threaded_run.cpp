@@ -26,6 +26,7 @@ Status RunSession::Impl::runThreaded(int count, const Schedule& schedule, Tensor
     const auto wallStart = Clock::now();
     DriveOptions drive = driveOptions();
     drive.onAction = [&](const Action& a, const profiler::TraceEvent& ev) {
+        device->placed(ev);
         if (a.kind != ActionKind::Backward && a.kind != ActionKind::BackwardWeight) {
             return;
         }

@@ -2,6 +2,7 @@
 // which engine version it targets and what differs from the Bubblescope run.
 
 #include "runtime/export/export.h"
+#include "runtime/schedule/catalogue.h"
 
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -13,16 +14,17 @@ namespace {
 // What the engine will do differently, in one or two lines.
 std::string scheduleNote(const std::string& schedule, const std::string& engine)
 {
-    if (schedule == "paci") {
-        return "PACI has no equivalent in " + engine
+    const ScheduleInfo* info = findSchedule(schedule);
+    switch (info ? info->family : ScheduleFamily::Flush) {
+    case ScheduleFamily::LocalAccumulation:
+        return info->displayName + " has no equivalent in " + engine
                + ": it flushes every global batch and updates all stages together (1F1B-flush); expect the flush "
-                 "bubble that PACI removes.";
-    }
-    if (schedule == "pipedream" || schedule == "2bw" || schedule == "async-1f1b") {
+                 "bubble that " + info->displayName + " removes.";
+    case ScheduleFamily::Asynchronous:
         return "Asynchronous '" + schedule + "' has no equivalent in " + engine + ": it runs 1F1B with a flush instead.";
-    }
-    if (schedule == "zb-h1" || schedule == "zb-h2") {
+    case ScheduleFamily::ZeroBubble:
         return "Zero-bubble '" + schedule + "' is approximated by " + engine + "'s closest schedule (see below).";
+    case ScheduleFamily::Flush: break;
     }
     return "Same schedule (" + schedule + ").";
 }
@@ -114,9 +116,10 @@ std::string torchtitanConfig(const RunConfig& c)
     const std::string& name = c.schedule.name;
     std::string schedule = "1F1B";
     bool csv = false;
-    if (name == "gpipe") {
+    const ScheduleInfo* info = findSchedule(name);
+    if (name == "gpipe") { // torchtitan's own name for the same order
         schedule = "GPipe";
-    } else if (name == "zb-h1" || name == "zb-h2") {
+    } else if (info && info->family == ScheduleFamily::ZeroBubble) {
         csv = true; // torchtitan runs arbitrary per-rank orders from a PyTorch-style CSV
     }
     std::ostringstream out;

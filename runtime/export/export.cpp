@@ -1,5 +1,8 @@
 #include "runtime/export/export.h"
 
+#include <algorithm>
+#include <utility>
+
 #include "runtime/config/config_toml.h"
 #include "runtime/config/config_validate.h"
 #include "runtime/schedule/catalogue.h"
@@ -74,6 +77,17 @@ Result<std::string> exportConfig(const RunConfig& config, const std::string& for
     }
     if (options.nodes < 1) {
         return makeError(ErrorCode::InvalidArgument, "nodes: got " + std::to_string(options.nodes), "allowed: >= 1");
+    }
+    // Embedded in scripts: a newline would end a header or comment line and start a command there.
+    for (const auto& [field, value] : {std::pair<const char*, const std::string&>{"job-name", options.jobName},
+             std::pair<const char*, const std::string&>{"config-name", options.configPath}}) {
+        const bool control = std::any_of(value.begin(), value.end(),
+            [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+        if (value.empty() || control) {
+            return makeError(ErrorCode::InvalidArgument,
+                std::string(field) + ": " + (value.empty() ? "empty" : "contains a newline or another control character"),
+                "allowed: one line of printable characters");
+        }
     }
     if (format == "toml") {
         return toToml(config);

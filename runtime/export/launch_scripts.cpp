@@ -3,6 +3,7 @@
 
 #include "runtime/config/config_toml.h"
 #include "runtime/export/export.h"
+#include "runtime/schedule/catalogue.h"
 
 #include <sstream>
 
@@ -10,23 +11,47 @@ namespace bs::runtime::detail {
 
 namespace {
 
+/// `s` as one single-quoted shell word: nothing inside is expanded ('\'' for a quote).
+std::string shellQuote(const std::string& s)
+{
+    std::string out = "'";
+    for (const char c : s) {
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return out + "'";
+}
+
+/// Text safe inside a `#` comment line: control characters (a newline would end the comment and
+/// start a command) become '?'.
+std::string commentSafe(std::string s)
+{
+    for (char& c : s) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+            c = '?';
+        }
+    }
+    return s;
+}
+
 std::string summaryLine(const RunConfig& c)
 {
     std::ostringstream out;
     out << c.schedule.name << ", p=" << c.pipeline.stages << ", m=" << c.pipeline.microbatches;
-    if (c.schedule.name == "paci") {
+    if (const ScheduleInfo* info = findSchedule(c.schedule.name); info && info->takesAccumWindow()) {
         out << ", a=" << c.pipeline.effectiveAccum();
     }
     out << ", b=" << c.pipeline.microBatchSize << ", model=" << (c.model.preset.empty() ? "custom" : c.model.preset)
         << ", device=" << c.device.name;
-    return out.str();
+    return commentSafe(out.str());
 }
 
 // Writes the config when the script runs; quoted delimiter: nothing in the TOML is expanded.
 // `dir` is where it goes by default (sbatch runs a copy of the script from its spool directory).
+// The file name is a single-quoted word of its own: `cfg$(cmd).toml` names a file, runs nothing.
 std::string embeddedConfig(const RunConfig& config, const ExportOptions& options, const std::string& dir)
 {
-    return "CONFIG=\"${CONFIG:-" + dir + "/" + options.configPath + "}\"\n"
+    return "CONFIG_NAME=" + shellQuote(options.configPath) + "\n"
+           "CONFIG=\"${CONFIG:-" + dir + "/$CONFIG_NAME}\"\n"
            "cat > \"$CONFIG\" <<'BUBBLESCOPE_CONFIG'\n" + toToml(config) + "BUBBLESCOPE_CONFIG\n";
 }
 

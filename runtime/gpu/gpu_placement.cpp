@@ -1,5 +1,8 @@
 #include "runtime/gpu/gpu_placement.h"
 
+#include <algorithm>
+#include <cstdint>
+
 namespace bs::runtime::gpu {
 
 Result<GpuPlan> planGpuRun(int stages, int gpus, bool ncclAvailable)
@@ -11,10 +14,14 @@ Result<GpuPlan> planGpuRun(int stages, int gpus, bool ncclAvailable)
         return makeError(ErrorCode::Unavailable, "no CUDA GPU to place the stages on", "gpus " + std::to_string(gpus));
     }
     GpuPlan plan;
+    // Contiguous blocks: stage s on device floor(s·g/p) with g = min(gpus, stages). Neighbouring
+    // stages share a device where they can, so only g − 1 links cross devices (round-robin would
+    // make every link a transfer); blocks differ in size by at most one stage.
+    const int used = std::min(gpus, stages);
     for (int s = 0; s < stages; ++s) {
-        plan.deviceOfStage.push_back(s % gpus);
+        plan.deviceOfStage.push_back(static_cast<int>(static_cast<std::int64_t>(s) * used / stages));
     }
-    plan.driver = gpus == 1 || stages == 1 ? GpuDriver::SerialVirtualTime : GpuDriver::Threaded;
+    plan.driver = used == 1 ? GpuDriver::SerialVirtualTime : GpuDriver::Threaded;
     for (int s = 0; s + 1 < stages; ++s) {
         const bool same = plan.deviceOfStage[static_cast<std::size_t>(s)] == plan.deviceOfStage[static_cast<std::size_t>(s + 1)];
         plan.linkAfterStage.push_back(same ? GpuTransport::SameDevice : ncclAvailable ? GpuTransport::Nccl : GpuTransport::PeerCopy);

@@ -30,8 +30,9 @@ struct GpuPlan
     std::vector<GpuTransport> linkAfterStage; ///< stage s -> s+1 (size stages − 1)
 };
 
-/// Stages round-robin over the devices (stage s on device s mod gpus). InvalidArgument when
-/// stages < 1 or gpus < 1.
+/// Stages in contiguous blocks over the devices (stage s on device floor(s·g/p), g = min(gpus,
+/// stages)), the serial driver on one device, the threaded one on several. InvalidArgument when
+/// stages < 1; Unavailable when gpus < 1.
 Result<GpuPlan> planGpuRun(int stages, int gpus, bool ncclAvailable);
 
 std::string_view driverName(GpuDriver driver);

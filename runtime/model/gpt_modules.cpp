@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/nn/init.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <cmath>
@@ -63,16 +64,24 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x)
 {
     const std::int64_t B = x.size(0), T = x.size(1), C = x.size(2);
     const std::int64_t H = m_heads, hd = C / H;
-    // Attention: q, k, v (B, H, T, hd); scores (B, H, T, T) with the future masked out.
+    // Attention: q, k, v (B, H, T, hd), the future masked out.
     const std::vector<torch::Tensor> qkv = m_qkv(m_ln1(x)).split(C, 2);
     const torch::Tensor q = qkv[0].view({B, T, H, hd}).transpose(1, 2);
     const torch::Tensor k = qkv[1].view({B, T, H, hd}).transpose(1, 2);
     const torch::Tensor v = qkv[2].view({B, T, H, hd}).transpose(1, 2);
-    const torch::Tensor mask = torch::ones({T, T}, torch::TensorOptions().dtype(torch::kBool)).triu(1);
+#if TORCH_VERSION_MAJOR >= 2
+    // LibTorch 2.x: the fused kernel (flash / memory-efficient on CUDA, a fused loop on the CPU);
+    // the (B, H, T, T) scores are never materialised. Same maths as the 1.13 path below.
+    const torch::Tensor att = at::scaled_dot_product_attention(q, k, v, {}, is_training() ? m_dropout : 0.0,
+                                                               /*is_causal=*/true);
+    const torch::Tensor y = att.transpose(1, 2).contiguous().view({B, T, C}); // (B, T, C)
+#else
+    const torch::Tensor mask = torch::ones({T, T}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(1);
     torch::Tensor att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(hd)));
     att = torch::softmax(att.masked_fill(mask, -std::numeric_limits<float>::infinity()), -1);
     att = m_attnDrop(att);
     const torch::Tensor y = torch::matmul(att, v).transpose(1, 2).contiguous().view({B, T, C}); // (B, T, C)
+#endif
     torch::Tensor out = x + m_residDrop(m_attnProj(y));
     // MLP: (B, T, 4C) -> (B, T, C).
     out = out + m_residDrop(m_mlpProj(torch::gelu(m_fc(m_ln2(out)), "tanh")));
@@ -117,7 +126,7 @@ torch::Tensor GptStageImpl::forward(const torch::Tensor& input)
     torch::Tensor x = input;
     if (m_hasEmbedding) {
         const std::int64_t T = input.size(1);
-        const torch::Tensor pos = torch::arange(T, torch::TensorOptions().dtype(torch::kLong)); // (T)
+        const torch::Tensor pos = torch::arange(T, torch::TensorOptions().dtype(torch::kLong).device(input.device())); // (T)
         x = m_embDrop(m_wte(input) + m_wpe(pos)); // (B, T, C)
     }
     for (const auto& block : *m_blocks) {
@@ -132,15 +141,16 @@ torch::Tensor GptStageImpl::forward(const torch::Tensor& input)
 torch::Tensor GptStageImpl::loss(const torch::Tensor& logits, const torch::Tensor& targets)
 {
     const std::int64_t V = logits.size(-1);
-    return torch::nn::functional::cross_entropy(logits.reshape({-1, V}), targets.reshape({-1}));
+    // In fp32 whatever the forward's precision (bf16 logits: the loss and its gradient stay exact enough).
+    return torch::nn::functional::cross_entropy(logits.reshape({-1, V}).to(torch::kFloat32), targets.reshape({-1}));
 }
 
-torch::Tensor tokensToTensor(const std::vector<std::int32_t>& tokens, int batch, int seq)
+torch::Tensor tokensToTensor(const std::vector<std::int32_t>& tokens, int batch, int seq, torch::Device device)
 {
     auto* data = const_cast<std::int32_t*>(tokens.data()); // from_blob wants non-const; only read
     return torch::from_blob(data, {static_cast<std::int64_t>(batch), static_cast<std::int64_t>(seq)},
         torch::TensorOptions().dtype(torch::kInt))
-        .to(torch::kLong); // a copy: the result does not alias `tokens`
+        .to(device, torch::kLong); // a copy: the result does not alias `tokens`
 }
 
 } // namespace bs::runtime::detail

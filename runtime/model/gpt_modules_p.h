@@ -66,7 +66,8 @@ private:
 };
 TORCH_MODULE(GptStage);
 
-/// Token ids (B·T int32, row-major) as an int64 (B, T) tensor.
-torch::Tensor tokensToTensor(const std::vector<std::int32_t>& tokens, int batch, int seq);
+/// Token ids (B·T int32, row-major) as an int64 (B, T) tensor on `device`.
+torch::Tensor tokensToTensor(const std::vector<std::int32_t>& tokens, int batch, int seq,
+                             torch::Device device = torch::kCPU);
 
 } // namespace bs::runtime::detail

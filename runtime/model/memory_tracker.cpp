@@ -1,5 +1,7 @@
 #include "runtime/model/memory_tracker.h"
 
+#include "runtime/model/device_memory.h"
+
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
 #include <torch/version.h>
@@ -7,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <unordered_map>
 
 namespace bs::runtime {
 
@@ -17,10 +20,23 @@ thread_local MemoryCategory t_category = MemoryCategory::Other;
 
 constexpr auto kStages = static_cast<std::size_t>(MemoryTracker::kMaxStages);
 
+// What the wrapper keeps per live allocation: the real allocation and where it was charged.
+struct Allocation
+{
+    c10::DataPtr inner;
+    std::int64_t bytes;
+    int stage;
+    MemoryCategory category;
+};
+
 struct Counters
 {
     std::mutex mutex; // allocations are frequent but short; one lock keeps live/peak consistent
     std::array<StageMemory, kStages> stages{};
+    // data pointer -> allocation. The DataPtr handed out has context == data, as
+    // c10::Allocator::raw_allocate() requires (oneDNN's bf16 kernels allocate their scratch that
+    // way); so the bookkeeping lives here, not in the context.
+    std::unordered_map<void*, Allocation> live;
 };
 
 Counters& counters()
@@ -29,13 +45,11 @@ Counters& counters()
     return c;
 }
 
-void account(int stage, MemoryCategory category, std::int64_t delta)
+void accountLocked(Counters& c, int stage, MemoryCategory category, std::int64_t delta)
 {
     if (stage < 0 || stage >= MemoryTracker::kMaxStages) {
         return;
     }
-    Counters& c = counters();
-    const std::lock_guard<std::mutex> lock(c.mutex);
     StageMemory& m = c.stages[static_cast<std::size_t>(stage)];
     const auto idx = static_cast<std::size_t>(category);
     m.live[idx] += delta;
@@ -46,20 +60,21 @@ void account(int stage, MemoryCategory category, std::int64_t delta)
     }
 }
 
-// What the wrapper's DataPtr carries: the real allocation and where it was charged.
-struct Allocation
+void releaseAllocation(void* data)
 {
+    Counters& c = counters();
     c10::DataPtr inner;
-    std::int64_t bytes;
-    int stage;
-    MemoryCategory category;
-};
-
-void releaseAllocation(void* ctx)
-{
-    auto* a = static_cast<Allocation*>(ctx);
-    account(a->stage, a->category, -a->bytes);
-    delete a; // frees the real allocation through its own deleter
+    {
+        const std::lock_guard<std::mutex> lock(c.mutex);
+        auto it = c.live.find(data);
+        if (it == c.live.end()) {
+            return; // not ours (cannot happen: every pointer we hand out is in the table)
+        }
+        accountLocked(c, it->second.stage, it->second.category, -it->second.bytes);
+        inner = std::move(it->second.inner);
+        c.live.erase(it);
+    }
+    // `inner` frees the real allocation through its own deleter, outside the lock.
 }
 
 class TrackingAllocator final : public c10::Allocator
@@ -78,11 +93,20 @@ public:
     {
         c10::DataPtr inner = m_inner->allocate(n);
         void* data = inner.get();
+        if (data == nullptr) {
+            return inner; // zero bytes: nothing to track
+        }
         const c10::Device device = inner.device();
-        auto* a = new Allocation{std::move(inner), static_cast<std::int64_t>(n), t_stage, t_category};
-        account(a->stage, a->category, a->bytes);
-        return {data, a, &releaseAllocation, device};
+        Counters& c = counters();
+        {
+            const std::lock_guard<std::mutex> lock(c.mutex);
+            accountLocked(c, t_stage, t_category, static_cast<std::int64_t>(n));
+            c.live.insert_or_assign(data, Allocation{std::move(inner), static_cast<std::int64_t>(n), t_stage, t_category});
+        }
+        return {data, data, &releaseAllocation, device};
     }
+
+    c10::DeleterFnPtr raw_deleter() const override { return &releaseAllocation; }
 
 #if TORCH_VERSION_MAJOR >= 2
     void copy_data(void* dest, const void* src, std::size_t count) const override
@@ -160,10 +184,16 @@ MemoryScope::MemoryScope(int stage, MemoryCategory category)
 {
     t_stage = stage;
     t_category = category;
+    if (DeviceMemoryAttributor* device = installedDeviceMemory()) {
+        device->enter(stage, category);
+    }
 }
 
 MemoryScope::~MemoryScope()
 {
+    if (DeviceMemoryAttributor* device = installedDeviceMemory()) {
+        device->leave();
+    }
     t_stage = m_prevStage;
     t_category = m_prevCategory;
 }

@@ -8,6 +8,8 @@
 // by intra-op worker threads inside a parallel region are attributed to no stage; the counters
 // are process-wide, so two training runs in one process share them (call reset() at run start).
 
+#include "runtime/schedule/limits.h"
+
 #include <array>
 #include <cstdint>
 #include <string_view>
@@ -33,6 +35,7 @@ struct StageMemory
     std::array<std::int64_t, kMemoryCategoryCount> peak{}; ///< per category, highest since reset
     std::int64_t liveTotal = 0;
     std::int64_t peakTotal = 0; ///< highest sum over the categories except Other
+    std::int64_t peakReserved = 0; ///< CUDA stages: the device's caching-allocator reserve while the stage ran (device_memory.h); 0 on the CPU
 
     std::int64_t liveOf(MemoryCategory c) const { return live[static_cast<std::size_t>(c)]; }
     std::int64_t peakOf(MemoryCategory c) const { return peak[static_cast<std::size_t>(c)]; }
@@ -41,7 +44,7 @@ struct StageMemory
 class MemoryTracker
 {
 public:
-    static constexpr int kMaxStages = 64;
+    static constexpr int kMaxStages = limits::kMaxStages; ///< one slot per stage: the pipeline limit
 
     /// Installs the allocator wrapper once per process (idempotent, thread-safe).
     static void install();
@@ -52,7 +55,8 @@ public:
 };
 
 /// Sets the current thread's (stage, category) for allocations until destroyed; nests.
-/// stage < 0 or ≥ kMaxStages: allocations are not attributed to any stage.
+/// stage < 0 or ≥ kMaxStages: allocations are not attributed to any stage. Also reports to the
+/// installed DeviceMemoryAttributor (device_memory.h), which charges CUDA memory the same way.
 class MemoryScope
 {
 public:

@@ -59,6 +59,17 @@ struct ModelOptions
     /// stage, not the whole model); the other stages exist as empty slots that must not run.
     /// -1 (default): every stage.
     int onlyStage = -1;
+    /// CUDA device of each stage (−1 = the CPU); empty = every stage on the CPU. Activations and
+    /// gradients are copied to the receiving stage's device. The reference trainer uses stage 0's.
+    std::vector<int> stageDevice;
+    /// Mixed precision: forward passes autocast to bf16 (matmuls, attention), while weights,
+    /// gradients and AdamW state stay fp32 (the master copy LocalAccumulator updates).
+    bool bf16 = false;
+
+    int deviceOf(int stage) const
+    {
+        return stage >= 0 && stage < static_cast<int>(stageDevice.size()) ? stageDevice[static_cast<std::size_t>(stage)] : -1;
+    }
 };
 
 /// What one F/B/I/W did, for the trace.

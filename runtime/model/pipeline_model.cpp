@@ -47,6 +47,7 @@ Result<PipelineModel> PipelineModel::create(const ModelOptions& options, TokenFn
     try {
         for (int s = 0; s < options.stages; ++s) {
             const auto i = static_cast<std::size_t>(s);
+            const detail::ComputeScope onDevice(options.deviceOf(s), false);
             StageState st;
             if (options.onlyStage >= 0 && s != options.onlyStage) {
                 impl->stages.push_back(std::move(st)); // another rank's stage: an empty slot
@@ -57,6 +58,7 @@ Result<PipelineModel> PipelineModel::create(const ModelOptions& options, TokenFn
                 st.module = detail::GptStage(shape, partition->firstLayer[i], partition->layerCount[i], s == 0,
                     s == options.stages - 1, options.seed);
                 st.module->train();
+                st.module->to(detail::torchDevice(options.deviceOf(s))); // fp32 master weights on the stage's device
                 st.params = st.module->parameters();
             }
             {
@@ -115,9 +117,13 @@ Status PipelineModel::reconfigure(const ModelOptions& options)
     }
     const std::vector<int> layers = d.options.layersPerStage; // the partition stays: the weights live there
     const int onlyStage = d.options.onlyStage;
+    const std::vector<int> devices = d.options.stageDevice; // the tensors live there
+    const bool bf16 = d.options.bf16;
     d.options = options;
     d.options.layersPerStage = layers;
     d.options.onlyStage = onlyStage;
+    d.options.stageDevice = devices;
+    d.options.bf16 = bf16;
     d.lossScale = 1.0 / static_cast<double>(options.updateEvery);
     return ok();
 }
@@ -158,12 +164,15 @@ Result<double> PipelineModel::evaluate(const std::vector<TokenBatch>& batches)
         for (auto& st : m_impl->stages) {
             st.module->eval();
         }
+        const ModelOptions& o = m_impl->options;
         for (const TokenBatch& b : batches) {
             torch::Tensor x = detail::tokensToTensor(b.inputs, b.batch, b.seq);
-            for (auto& st : m_impl->stages) {
-                x = st.module->forward(x);
+            for (int s = 0; s < stages(); ++s) {
+                const detail::ComputeScope compute(o.deviceOf(s), o.bf16);
+                x = m_impl->stages[static_cast<std::size_t>(s)].module->forward(x.to(detail::torchDevice(o.deviceOf(s))));
             }
-            sum += detail::GptStageImpl::loss(x, detail::tokensToTensor(b.targets, b.batch, b.seq)).item<double>();
+            const torch::Tensor targets = detail::tokensToTensor(b.targets, b.batch, b.seq, x.device());
+            sum += detail::GptStageImpl::loss(x, targets).item<double>();
         }
         for (auto& st : m_impl->stages) {
             st.module->train();
@@ -198,7 +207,7 @@ StageStats PipelineModel::stageStats(int stage) const
     for (const torch::Tensor& p : st.params) {
         out.parameterCount += p.numel();
     }
-    out.memory = MemoryTracker::stage(stage);
+    out.memory = stageMemory(stage);
     return out;
 }
 

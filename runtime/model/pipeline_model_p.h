@@ -3,6 +3,8 @@
 // pipeline_model.cpp (creation, reconfiguration, statistics, evaluation) and
 // pipeline_model_steps.cpp (the F/B/I/W/U actions and the hand-offs between stages).
 
+#include "runtime/model/device_memory.h"
+#include "runtime/model/device_p.h"
 #include "runtime/model/gpt_modules_p.h"
 #include "runtime/model/pipeline_model.h"
 
@@ -61,6 +63,14 @@ inline paci::AccumulatorOptions accumulatorOptions(const ModelOptions& o)
 
 } // namespace detail
 
+/// CPU stages: the CPU allocator wrapper's counters; CUDA stages: the device attribution
+/// (device_memory.h) when a run installed one.
+inline StageMemory stageMemory(int stage)
+{
+    DeviceMemoryAttributor* device = installedDeviceMemory();
+    return device && device->deviceOf(stage) >= 0 ? device->stage(stage) : MemoryTracker::stage(stage);
+}
+
 struct PipelineModel::Impl
 {
     ModelOptions options;
@@ -101,6 +111,7 @@ struct PipelineModel::Impl
         }
         StepInfo info;
         try {
+            const detail::ComputeScope compute(options.deviceOf(s), false); // backward: autograd replays the forward's casts
             const MemoryScope scope(s, MemoryCategory::Activations);
             if (Status done = body(stages[static_cast<std::size_t>(s)], **pending, info); !done) {
                 return done.error();
@@ -120,7 +131,8 @@ struct PipelineModel::Impl
         if (it == box.end()) {
             return makeError(ErrorCode::Internal, std::string("no ") + what + " was sent to this stage", detail::where(s, mb));
         }
-        torch::Tensor t = it->second.clone();
+        // A copy on the receiving stage's device (clone when it is the sender's).
+        torch::Tensor t = detail::copyToDevice(it->second, options.deviceOf(s));
         box.erase(it);
         return t;
     }

@@ -15,8 +15,9 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
     Impl& d = *m_impl;
     StageState& st = d.stages[static_cast<std::size_t>(s)];
     StepInfo info;
-    const std::int64_t before = MemoryTracker::stage(s).liveOf(MemoryCategory::Activations);
+    const std::int64_t before = stageMemory(s).liveOf(MemoryCategory::Activations);
     try {
+        const detail::ComputeScope compute(d.options.deviceOf(s), d.options.bf16);
         Pending p;
         {
             const MemoryScope scope(-1, MemoryCategory::Other); // drift snapshots are instrumentation
@@ -33,10 +34,11 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
                 return makeError(
                     ErrorCode::InvalidArgument, "micro-batch has the wrong shape for the model", where(s, mb));
             }
-            p.input = detail::tokensToTensor(batch->inputs, batch->batch, batch->seq);
+            p.input = detail::tokensToTensor(batch->inputs, batch->batch, batch->seq, detail::torchDevice(d.options.deviceOf(s)));
             if (!d.targetsFromTokens || s == d.last()) {
                 const MemoryScope targetScope(d.last(), MemoryCategory::Activations);
-                torch::Tensor targets = detail::tokensToTensor(batch->targets, batch->batch, batch->seq);
+                torch::Tensor targets = detail::tokensToTensor(batch->targets, batch->batch, batch->seq,
+                                                               detail::torchDevice(d.options.deviceOf(d.last())));
                 const std::lock_guard<std::mutex> lock(d.mailbox);
                 d.targets[mb] = std::move(targets);
             }
@@ -55,7 +57,8 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
                 if (!batch) {
                     return batch.error();
                 }
-                targets = detail::tokensToTensor(batch->targets, batch->batch, batch->seq);
+                targets = detail::tokensToTensor(batch->targets, batch->batch, batch->seq,
+                                                 detail::torchDevice(d.options.deviceOf(s)));
             } else {
                 const std::lock_guard<std::mutex> lock(d.mailbox);
                 auto t = d.targets.find(mb);
@@ -87,7 +90,7 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
     } catch (const std::exception& e) {
         return makeError(ErrorCode::Internal, std::string("forward failed: ") + e.what(), where(s, mb));
     }
-    info.activationBytes = MemoryTracker::stage(s).liveOf(MemoryCategory::Activations) - before;
+    info.activationBytes = stageMemory(s).liveOf(MemoryCategory::Activations) - before;
     return info;
 }
 
@@ -162,13 +165,16 @@ Status PipelineModel::update(int s, int microbatches)
             at);
     }
     try {
+        const detail::ComputeScope onDevice(d.options.deviceOf(s), false);
         {
             torch::NoGradGuard noGrad;
             const MemoryScope scope(-1, MemoryCategory::Other);
-            double sum = 0.0;
+            // One host read for the whole stage (on a GPU each .item() is a synchronisation).
+            std::vector<torch::Tensor> sums;
             for (const torch::Tensor& p : st.params) {
-                sum += p.grad().sum().item<double>();
+                sums.push_back(p.grad().sum().to(torch::kFloat64));
             }
+            const double sum = sums.empty() ? 0.0 : torch::stack(sums).sum().item<double>();
             if (!std::isfinite(sum)) {
                 return makeError(ErrorCode::Diverged, "training diverged: non-finite gradients", at);
             }
@@ -213,7 +219,7 @@ std::optional<HandOff> PipelineModel::takeHandOff(HandOffKind kind, int toStage,
         box.erase(it);
     }
     const MemoryScope scope(-1, MemoryCategory::Other);
-    t = t.to(torch::kFloat32).contiguous();
+    t = t.to(torch::kCPU, torch::kFloat32).contiguous();
     HandOff out;
     out.shape = t.sizes().vec();
     const float* p = t.data_ptr<float>();
@@ -227,7 +233,8 @@ void PipelineModel::putHandOff(HandOffKind kind, int toStage, std::int64_t micro
     torch::Tensor t;
     {
         const MemoryScope scope(toStage, MemoryCategory::Activations);
-        t = torch::from_blob(const_cast<float*>(value.values.data()), value.shape, torch::kFloat32).clone();
+        t = torch::from_blob(const_cast<float*>(value.values.data()), value.shape, torch::kFloat32)
+                .to(detail::torchDevice(d.options.deviceOf(toStage)), torch::kFloat32, false, /*copy=*/true);
     }
     const std::lock_guard<std::mutex> lock(d.mailbox);
     (kind == HandOffKind::Activation ? d.activationsIn : d.gradsIn)[{toStage, microbatch}] = std::move(t);

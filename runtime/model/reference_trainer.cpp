@@ -1,5 +1,6 @@
 #include "runtime/model/reference_trainer.h"
 
+#include "runtime/model/device_p.h"
 #include "runtime/model/gpt_modules_p.h"
 
 #include <torch/optim/adamw.h>
@@ -38,8 +39,10 @@ Result<ReferenceTrainer> ReferenceTrainer::create(const ModelOptions& options, T
     impl->options = options;
     impl->tokens = std::move(tokens);
     try {
+        const detail::ComputeScope onDevice(options.deviceOf(0), false);
         impl->model = detail::GptStage(shape, 0, shape.layers, true, true, options.seed);
         impl->model->train();
+        impl->model->to(detail::torchDevice(options.deviceOf(0))); // same device and precision as stage 0
         std::vector<torch::Tensor> decay;
         std::vector<torch::Tensor> noDecay;
         for (const torch::Tensor& p : impl->model->parameters()) {
@@ -66,14 +69,16 @@ Result<double> ReferenceTrainer::trainBatch(std::int64_t firstMicrobatch, int mi
     const double scale = 1.0 / static_cast<double>(microbatches);
     double sum = 0.0;
     try {
+        const detail::ComputeScope compute(d.options.deviceOf(0), d.options.bf16);
+        const torch::Device device = detail::torchDevice(d.options.deviceOf(0));
         for (int i = 0; i < microbatches; ++i) {
             const std::int64_t mb = firstMicrobatch + i;
             Result<TokenBatch> batch = d.tokens(mb);
             if (!batch) {
                 return batch.error();
             }
-            const torch::Tensor x = detail::tokensToTensor(batch->inputs, batch->batch, batch->seq);
-            const torch::Tensor y = detail::tokensToTensor(batch->targets, batch->batch, batch->seq);
+            const torch::Tensor x = detail::tokensToTensor(batch->inputs, batch->batch, batch->seq, device);
+            const torch::Tensor y = detail::tokensToTensor(batch->targets, batch->batch, batch->seq, device);
             const torch::Tensor loss = detail::GptStageImpl::loss(d.model->forward(x), y);
             const double value = loss.item<double>();
             if (!std::isfinite(value)) {
@@ -103,11 +108,13 @@ Result<double> ReferenceTrainer::evaluate(const std::vector<TokenBatch>& batches
         return makeError(ErrorCode::InvalidArgument, "no validation batches", "data.validation");
     }
     torch::NoGradGuard noGrad;
+    const detail::ComputeScope compute(m_impl->options.deviceOf(0), m_impl->options.bf16);
+    const torch::Device device = detail::torchDevice(m_impl->options.deviceOf(0));
     m_impl->model->eval();
     double sum = 0.0;
     for (const TokenBatch& b : batches) {
-        const torch::Tensor logits = m_impl->model->forward(detail::tokensToTensor(b.inputs, b.batch, b.seq));
-        sum += detail::GptStageImpl::loss(logits, detail::tokensToTensor(b.targets, b.batch, b.seq)).item<double>();
+        const torch::Tensor logits = m_impl->model->forward(detail::tokensToTensor(b.inputs, b.batch, b.seq, device));
+        sum += detail::GptStageImpl::loss(logits, detail::tokensToTensor(b.targets, b.batch, b.seq, device)).item<double>();
     }
     m_impl->model->train();
     return sum / static_cast<double>(batches.size());

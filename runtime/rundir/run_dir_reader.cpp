@@ -107,6 +107,11 @@ Result<RunDirContents> readRunDir(const fs::path& dir)
     }
     if (present(dir / kTraceFileName)) {
         run.trace = dir / kTraceFileName;
+    } else if (present(dir / kPartialTraceFileName)) {
+        run.trace = dir / kPartialTraceFileName;
+        run.cutShort = true;
+        run.warnings.push_back("the run was cut short (killed before it finished): " + std::to_string(run.metrics.size())
+            + " global batches recorded; the trace holds every action up to the last of them");
     }
     return run;
 }
@@ -116,7 +121,8 @@ Result<std::shared_ptr<const profiler::TraceSnapshot>> readRunTrace(const RunDir
     if (!run.trace) {
         return makeError(ErrorCode::IoError, "the run has no trace.json yet", run.dir.string());
     }
-    auto trace = profiler::readChromeTraceFile(*run.trace);
+    auto trace = run.cutShort ? profiler::readCutShortChromeTraceFile(*run.trace)
+                              : profiler::readChromeTraceFile(*run.trace);
     if (!trace) {
         return trace.error();
     }

@@ -39,7 +39,8 @@ struct RunDirContents
     RunConfig config;
     std::vector<nlohmann::json> metrics;
     std::optional<nlohmann::json> summary; ///< absent while the run is in progress or after a crash
-    std::optional<std::filesystem::path> trace; ///< trace.json when present
+    std::optional<std::filesystem::path> trace; ///< trace.json, else trace.partial.json, when present
+    bool cutShort = false; ///< the run was killed: only trace.partial.json (read up to its last whole event)
     std::vector<std::string> warnings;
 };
 

@@ -2,7 +2,10 @@
 // Writes a run directory as a run goes:
 //   config.toml    the RunConfig that reproduces the run          (atomic)
 //   metrics.jsonl  one JSON object per global batch, appended     (one write(2) per record)
-//   trace.json     Chrome/Perfetto trace of every action          (atomic, streamed)
+//   trace.partial.json  the trace so far, one chunk appended per global batch, so a killed run
+//                  (SIGKILL, the OOM killer) keeps everything up to its last finished batch;
+//                  removed once trace.json is in place
+//   trace.json     Chrome/Perfetto trace of every action          (atomic, streamed at the end)
 //   summary.json   final figures, written when the run ends        (atomic)
 // Each metrics record reaches the kernel before appendMetrics() returns, so a crash of the process
 // loses at most a record being written; `durable` also fdatasyncs each one (power loss).
@@ -20,6 +23,7 @@ inline constexpr const char* kConfigFileName = "config.toml";
 inline constexpr const char* kMetricsFileName = "metrics.jsonl";
 inline constexpr const char* kTraceFileName = "trace.json";
 inline constexpr const char* kSummaryFileName = "summary.json";
+inline constexpr const char* kPartialTraceFileName = "trace.partial.json";
 
 struct RunDirOptions
 {
@@ -32,8 +36,11 @@ class RunDirWriter
 {
 public:
     /// Creates `dir` (with parents) and opens metrics.jsonl. A directory that already holds a run
-    /// (any of the four files) is an InvalidArgument error unless options.overwrite, which deletes
-    /// those files first. IoError when the directory cannot be created or written.
+    /// (any of its files) is an InvalidArgument error unless options.overwrite: then the new run is
+    /// written to a hidden staging directory inside `dir` and replaces the old run's files only
+    /// when writeSummary() succeeds, so a new run that fails or is killed leaves the old one whole.
+    /// Temp files and staging directories that killed writers left behind are removed first.
+    /// IoError when the directory cannot be created or written.
     static Result<RunDirWriter> create(const std::filesystem::path& dir, RunDirOptions options = {});
 
     RunDirWriter(RunDirWriter&& other) noexcept;
@@ -42,19 +49,31 @@ public:
     RunDirWriter& operator=(const RunDirWriter&) = delete;
     ~RunDirWriter(); ///< closes metrics.jsonl (with an fsync)
 
+    /// Where the files are being written now (a staging directory while overwriting).
     const std::filesystem::path& dir() const { return m_dir; }
 
     Status writeConfig(const RunConfig& config);
     /// Appends `record` (must be an object) as one line. NaN/inf numbers become null (JSON has none).
     Status appendMetrics(const nlohmann::json& record);
+    /// Appends the events of `trace` not yet appended to trace.partial.json (one write(2)); the
+    /// first call writes the head from trace.meta(). Call once per finished global batch.
+    Status appendTrace(const profiler::TraceSnapshot& trace);
+    /// trace.json, atomically; then trace.partial.json is removed.
     Status writeTrace(const profiler::TraceSnapshot& trace);
+    /// summary.json, atomically: the last file of a run (an overwriting run replaces the old one now).
     Status writeSummary(const nlohmann::json& summary);
 
 private:
     RunDirWriter(std::filesystem::path dir, int metricsFd, bool durable);
+    void closeFds();
+    Status promote();
 
     std::filesystem::path m_dir;
+    std::filesystem::path m_finalDir;
     int m_metricsFd = -1;
+    int m_traceFd = -1;
+    std::size_t m_traceWritten = 0;
+    bool m_traceHasEvents = false;
     bool m_durable = false;
 };
 

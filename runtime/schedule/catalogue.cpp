@@ -3,24 +3,22 @@
 #include "runtime/schedule/generators.h"
 #include "runtime/schedule/validate.h"
 
+#include <bubblescope/paci/lag_bound.h>
+
 #include <algorithm>
 
 namespace bs::runtime {
 
 namespace {
 
-constexpr int kMaxStages = 256;
-constexpr int kMaxMicrobatches = 100'000;
-constexpr int kMaxBatches = 1'000'000;
-constexpr long kMaxActions = 50'000'000; // keeps a typo like --batches 1e9 from eating the machine
+using limits::kMaxActions;
+using limits::kMaxBatches;
+using limits::kMaxMicrobatches;
+using limits::kMaxStages;
 
 std::string allowedNames()
 {
-    std::string out;
-    for (const auto& info : scheduleCatalogue()) {
-        out += (out.empty() ? "" : ", ") + info.name;
-    }
-    return out;
+    return scheduleNamesWhere([](const ScheduleInfo&) { return true; });
 }
 
 Error badParam(const std::string& field, const std::string& message, const std::string& allowed)
@@ -30,7 +28,8 @@ Error badParam(const std::string& field, const std::string& message, const std::
 
 Status checkParams(const ScheduleParams& params)
 {
-    if (!isKnownSchedule(params.name)) {
+    const ScheduleInfo* info = findSchedule(params.name);
+    if (!info) {
         return badParam("schedule", "unknown schedule '" + params.name + "'", allowedNames());
     }
     if (params.stages < 1 || params.stages > kMaxStages) {
@@ -46,23 +45,29 @@ Status checkParams(const ScheduleParams& params)
     if (params.accum < 0) {
         return badParam("accum", "got " + std::to_string(params.accum), ">= 1, or 0 for 'same as microbatches'");
     }
-    const bool isPaci = params.name == "paci";
-    if (params.accum != 0 && !isPaci && params.accum != params.microbatches) {
-        return badParam("accum", "only the paci schedule takes an accumulation window (got " + std::to_string(params.accum)
-                                     + " for " + params.name + ")",
+    const bool window = info->takesAccumWindow();
+    if (params.accum != 0 && !window && params.accum != params.microbatches) {
+        return badParam("accum",
+                        "only the " + scheduleNamesWhere([](const ScheduleInfo& i) { return i.takesAccumWindow(); })
+                            + " schedule takes an accumulation window (got " + std::to_string(params.accum) + " for "
+                            + params.name + ")",
                         "0 or " + std::to_string(params.microbatches) + " (= microbatches) for " + params.name);
     }
-    if (isPaci && params.accum != 0 && params.microbatches % params.accum != 0) {
+    if (window && params.accum != 0 && params.microbatches % params.accum != 0) {
         return badParam("accum",
                         "the accumulation window " + std::to_string(params.accum) + " must divide microbatches "
                             + std::to_string(params.microbatches) + " so every update applies whole windows",
                         "a divisor of " + std::to_string(params.microbatches));
     }
-    const auto* info = &*std::find_if(scheduleCatalogue().begin(), scheduleCatalogue().end(),
-                                      [&](const ScheduleInfo& i) { return i.name == params.name; });
     if (params.extraDepth < 0 || (params.extraDepth > 0 && !info->asynchronous)) {
         return badParam("extra-depth", "got " + std::to_string(params.extraDepth) + " for " + params.name,
                         info->asynchronous ? ">= 0" : "0 (only asynchronous schedules take an extra in-flight depth)");
+    }
+    if (const int least = info->minMicrobatches(params.stages, params.extraDepth); params.microbatches < least) {
+        return badParam("microbatches",
+                        "got " + std::to_string(params.microbatches) + " for " + params.name
+                            + ": two weight versions need every backward before the second update after its forward",
+                        ">= stages + extra depth - 1 = " + std::to_string(least));
     }
     const long actions = 3L * params.stages * params.microbatches * params.batches;
     if (actions > kMaxActions) {
@@ -74,31 +79,93 @@ Status checkParams(const ScheduleParams& params)
 
 } // namespace
 
+int ScheduleInfo::updateWindow(int microbatches, int accum) const
+{
+    switch (updates) {
+    case UpdateRule::PerGlobalBatch: return microbatches;
+    case UpdateRule::PerMicrobatch: return 1;
+    case UpdateRule::PerWindow: return accum > 0 ? accum : microbatches;
+    }
+    return microbatches;
+}
+
+int ScheduleInfo::minMicrobatches(int stages, int extraDepth) const
+{
+    return needsMicrobatchesCoveringDepth ? std::max(1, stages + extraDepth - 1) : 1;
+}
+
+std::optional<int> ScheduleInfo::lagBound(const ScheduleParams& params, int stage) const
+{
+    if (!takesAccumWindow()) {
+        return std::nullopt; // only PACI states a bound: it is the method's guarantee
+    }
+    return paciLagBound(params.stages, stage, updateWindow(params.microbatches, params.accum), params.extraDepth);
+}
+
 const std::vector<ScheduleInfo>& scheduleCatalogue()
 {
+    using F = ScheduleFamily;
+    using U = UpdateRule;
+    using W = WeightPolicy;
     static const std::vector<ScheduleInfo> catalogue = {
-        {"gpipe", "GPipe: all forwards, then all backwards, flush and update per global batch", false},
-        {"1f1b", "1F1B with flush: warm-up, one forward / one backward, cool-down, update per batch", false},
-        {"zb-h1", "Zero-bubble H1: split backward (I, W), W fills the tail; 1F1B's activation memory", false},
-        {"zb-h2", "Zero-bubble H2: split backward, up to 2(p-s)-1 in flight, near-zero bubble", false},
-        {"pipedream", "PipeDream: async 1F1B, weight stashing, update after every micro-batch", true},
-        {"2bw", "PipeDream-2BW: async 1F1B, two weight versions, update every m micro-batches", true},
-        {"async-1f1b", "Async 1F1B: no stashing, no accumulation, update every micro-batch (naive)", true},
-        {"paci", "PACI: async 1F1B, no flush, each stage updates after every a local backwards", true},
+        {"gpipe", "GPipe", "GPipe: all forwards, then all backwards, flush and update per global batch", false, F::Flush,
+         W::Flush, U::PerGlobalBatch, false},
+        {"1f1b", "1F1B-flush", "1F1B with flush: warm-up, one forward / one backward, cool-down, update per batch",
+         false, F::Flush, W::Flush, U::PerGlobalBatch, false},
+        {"zb-h1", "ZB-H1", "Zero-bubble H1: split backward (I, W), W fills the tail; 1F1B's activation memory", false,
+         F::ZeroBubble, W::Flush, U::PerGlobalBatch, false},
+        {"zb-h2", "ZB-H2", "Zero-bubble H2: split backward, up to 2(p-s)-1 in flight, near-zero bubble", false,
+         F::ZeroBubble, W::Flush, U::PerGlobalBatch, false},
+        {"pipedream", "PipeDream", "PipeDream: async 1F1B, weight stashing, update after every micro-batch", true,
+         F::Asynchronous, W::Stash, U::PerMicrobatch, false},
+        {"2bw", "PipeDream-2BW", "PipeDream-2BW: async 1F1B, two weight versions, update every m micro-batches", true,
+         F::Asynchronous, W::TwoVersions, U::PerGlobalBatch, true},
+        {"async-1f1b", "async 1F1B", "Async 1F1B: no stashing, no accumulation, update every micro-batch (naive)", true,
+         F::Asynchronous, W::InPlace, U::PerMicrobatch, false},
+        {"paci", "PACI", "PACI: async 1F1B, no flush, each stage updates after every a local backwards", true,
+         F::LocalAccumulation, W::InPlace, U::PerWindow, false},
     };
     return catalogue;
 }
 
-bool isKnownSchedule(const std::string& name)
+const ScheduleInfo* findSchedule(const std::string& name)
 {
     const auto& c = scheduleCatalogue();
-    return std::any_of(c.begin(), c.end(), [&](const ScheduleInfo& i) { return i.name == name; });
+    const auto it = std::find_if(c.begin(), c.end(), [&](const ScheduleInfo& i) { return i.name == name; });
+    return it == c.end() ? nullptr : &*it;
+}
+
+bool isKnownSchedule(const std::string& name)
+{
+    return findSchedule(name) != nullptr;
+}
+
+std::string scheduleNamesWhere(bool (*trait)(const ScheduleInfo&))
+{
+    std::string out;
+    for (const auto& info : scheduleCatalogue()) {
+        if (trait(info)) {
+            out += (out.empty() ? "" : ", ") + info.name;
+        }
+    }
+    return out;
+}
+
+std::vector<int> lagBounds(const ScheduleParams& params)
+{
+    std::vector<int> bounds;
+    const ScheduleInfo* info = findSchedule(params.name);
+    for (int s = 0; info && s < params.stages; ++s) {
+        if (auto bound = info->lagBound(params, s)) {
+            bounds.push_back(*bound);
+        }
+    }
+    return bounds;
 }
 
 int paciLagBound(int stages, int stage, int accum, int extraDepth)
 {
-    const int crossed = stages - stage - 1 + extraDepth; // backwards between a forward and its backward
-    return crossed <= 0 ? 0 : (crossed + accum - 1) / accum;
+    return std::max(0, paci::maxLag(stages, stage, accum, extraDepth));
 }
 
 Result<Schedule> makeSchedule(const ScheduleParams& input)
@@ -106,31 +173,28 @@ Result<Schedule> makeSchedule(const ScheduleParams& input)
     if (auto status = checkParams(input); !status) {
         return status.error();
     }
+    const ScheduleInfo& info = *findSchedule(input.name);
     ScheduleParams params = input;
     if (params.accum == 0) {
         params.accum = params.microbatches;
     }
     Schedule schedule;
-    const std::string& name = params.name;
-    if (name == "gpipe") {
-        schedule = detail::makeGpipe(params);
-    } else if (name == "1f1b") {
-        schedule = detail::makeOneFOneB(params);
-    } else if (name == "zb-h1" || name == "zb-h2") {
-        schedule = detail::makeZeroBubble(params, name == "zb-h2");
-    } else if (name == "pipedream") {
-        params.accum = 1; // updates after every backward
-        schedule = detail::makeAsyncOneFOneB(params, 1, WeightPolicy::Stash);
-    } else if (name == "2bw") {
-        schedule = detail::makeAsyncOneFOneB(params, params.microbatches, WeightPolicy::TwoVersions);
-    } else if (name == "async-1f1b") {
-        params.accum = 1;
-        schedule = detail::makeAsyncOneFOneB(params, 1, WeightPolicy::InPlace);
-    } else { // paci
-        schedule = detail::makeAsyncOneFOneB(params, params.accum, WeightPolicy::InPlace);
+    const int every = info.updateWindow(params.microbatches, params.accum);
+    switch (info.family) {
+    case ScheduleFamily::Flush:
+        schedule = info.name == "gpipe" ? detail::makeGpipe(params) : detail::makeOneFOneB(params);
+        break;
+    case ScheduleFamily::ZeroBubble: schedule = detail::makeZeroBubble(params, info.name == "zb-h2"); break;
+    case ScheduleFamily::Asynchronous:
+    case ScheduleFamily::LocalAccumulation:
+        if (info.updates == UpdateRule::PerMicrobatch) {
+            params.accum = 1; // updates after every backward
+        }
+        schedule = detail::makeAsyncOneFOneB(params, every, info.weights);
+        break;
     }
     if (auto status = validate(schedule); !status) {
-        return makeError(ErrorCode::Internal, "generated schedule '" + name + "' is invalid: " + status.error().message,
+        return makeError(ErrorCode::Internal, "generated schedule '" + info.name + "' is invalid: " + status.error().message,
                          status.error().context);
     }
     return schedule;

@@ -1,30 +1,68 @@
 #pragma once
-// Every schedule Bubblescope knows, generated as data for the requested (p, m, a, N, k).
+// Every schedule Bubblescope knows, generated as data for the requested (p, m, a, N, k), and the
+// rules each one brings (its traits). Every layer asks the catalogue instead of comparing names.
 
+#include "runtime/schedule/limits.h"
 #include "runtime/schedule/schedule.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace bs::runtime {
 
+/// When a stage applies an update.
+enum class UpdateRule : std::uint8_t {
+    PerGlobalBatch, ///< after all m micro-batches of a batch (flush schedules, 2bw)
+    PerMicrobatch,  ///< after every backward (pipedream, async-1f1b)
+    PerWindow,      ///< after every a local backwards, a dividing m (paci)
+};
+
+/// What other engines (export notes) and the GUI group schedules by.
+enum class ScheduleFamily : std::uint8_t { Flush, ZeroBubble, Asynchronous, LocalAccumulation };
+
 struct ScheduleInfo
 {
     std::string name;
-    std::string summary; ///< one line for `bubblescope-cli schedules` and the GUI's tooltip
-    bool asynchronous = false;
+    std::string displayName; ///< "PACI", "1F1B-flush": tables, legends, run labels
+    std::string summary;     ///< one line for `bubblescope-cli schedules` and the GUI's tooltip
+    bool asynchronous = false; ///< no flush between global batches; takes an extra in-flight depth k
+    ScheduleFamily family = ScheduleFamily::Flush;
+    WeightPolicy weights = WeightPolicy::Flush;
+    UpdateRule updates = UpdateRule::PerGlobalBatch;
+    /// Two weight versions suffice only when every backward comes before the second update after
+    /// its forward: microbatches >= stages + extra depth − 1 (PipeDream-2BW's m ≥ depth rule).
+    bool needsMicrobatchesCoveringDepth = false;
+
+    /// Takes an accumulation window a (pipeline.accum, --accum) other than m.
+    bool takesAccumWindow() const { return updates == UpdateRule::PerWindow; }
+    /// Micro-batches each update applies for m = `microbatches` and a = `accum` (0 = m).
+    int updateWindow(int microbatches, int accum) const;
+    /// The fewest micro-batches per global batch at p stages and extra depth k: p + k − 1 for
+    /// needsMicrobatchesCoveringDepth (2bw), else 1.
+    int minMicrobatches(int stages, int extraDepth) const;
+    /// The most updates a micro-batch can cross at `stage` between its forward and its backward,
+    /// as the method states it (paci: bs::paci::maxLag); nullopt when the schedule states none.
+    std::optional<int> lagBound(const ScheduleParams& params, int stage) const;
 };
 
 /// gpipe, 1f1b, zb-h1, zb-h2, pipedream, 2bw, async-1f1b, paci, in that order.
 const std::vector<ScheduleInfo>& scheduleCatalogue();
 bool isKnownSchedule(const std::string& name);
+/// The catalogue entry of `name`, or nullptr when it is not a schedule.
+const ScheduleInfo* findSchedule(const std::string& name);
+/// "paci" / "pipedream, 2bw, async-1f1b, paci": the names with a trait, for messages.
+std::string scheduleNamesWhere(bool (*trait)(const ScheduleInfo&));
 
 /// Generates and validates the named schedule. Bad parameters give ErrorCode::InvalidArgument
 /// whose context names the field and the allowed values.
 Result<Schedule> makeSchedule(const ScheduleParams& params);
 
+/// Stated lag bound per stage (ScheduleInfo::lagBound); empty when the schedule states none.
+std::vector<int> lagBounds(const ScheduleParams& params);
+
 /// PACI's drift bound: the most updates a micro-batch can cross at stage s,
-/// ⌈(p − s − 1 + k) / a⌉.
+/// ⌈(p − s − 1 + k) / a⌉ (bs::paci::maxLag; 0 for an invalid stage).
 int paciLagBound(int stages, int stage, int accum, int extraDepth = 0);
 
 } // namespace bs::runtime

@@ -45,7 +45,7 @@ void fillBounds(Schedule& schedule)
     const int p = schedule.stages();
     ScheduleParams params = schedule.params;
     params.stages = p;
-    if (params.name != "paci") {
+    if (const ScheduleInfo* info = findSchedule(params.name); info && !info->takesAccumWindow()) {
         params.accum = 0; // other schedules derive their update window themselves
     }
     if (isKnownSchedule(params.name)) {

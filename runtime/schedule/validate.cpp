@@ -1,6 +1,7 @@
 #include "runtime/schedule/validate.h"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 namespace bs::runtime {
@@ -36,6 +37,23 @@ Status checkStage(const Schedule& schedule, int s)
                           : total;
     int inflight = 0;
     int updatedBatches = 0; // flush: batches whose update this stage has applied
+    // Stash policies: the weight versions this stage must hold are the current one and every
+    // version an in-flight micro-batch was forwarded with (its backward runs on that version).
+    const bool stashes = schedule.weights == WeightPolicy::Stash || schedule.weights == WeightPolicy::TwoVersions;
+    const int versionBound = s < static_cast<int>(schedule.weightVersionBound.size())
+                                 ? schedule.weightVersionBound[static_cast<std::size_t>(s)]
+                                 : total + 1;
+    int version = 0;                 // updates this stage has applied so far
+    std::vector<int> forwardVersion(static_cast<std::size_t>(total), 0);
+    std::map<int, int> heldVersions; // forward version -> in-flight micro-batches forwarded on it
+    const auto checkVersions = [&](int step) -> Status {
+        const int held = static_cast<int>(heldVersions.size()) + (heldVersions.count(version) > 0 ? 0 : 1);
+        if (stashes && held > versionBound) {
+            return violation(schedule, s, step, std::to_string(held) + " weight versions held, bound is "
+                                                    + std::to_string(versionBound));
+        }
+        return ok();
+    };
     for (int step = 0; step < static_cast<int>(program.size()); ++step) {
         const Action& a = program[static_cast<std::size_t>(step)];
         if (a.stage != s) {
@@ -59,6 +77,10 @@ Status checkStage(const Schedule& schedule, int s)
             if (schedule.weights == WeightPolicy::Flush) {
                 ++updatedBatches;
             }
+            ++version;
+            if (Status held = checkVersions(step); !held) {
+                return held;
+            }
             continue;
         }
         if (a.microbatch < 0 || a.microbatch >= total) {
@@ -79,6 +101,11 @@ Status checkStage(const Schedule& schedule, int s)
                 return violation(schedule, s, step, std::to_string(inflight) + " micro-batches in flight, bound is "
                                                         + std::to_string(bound));
             }
+            forwardVersion[static_cast<std::size_t>(a.microbatch)] = version;
+            ++heldVersions[version];
+            if (Status held = checkVersions(step); !held) {
+                return held;
+            }
             break;
         case ActionKind::Backward:
         case ActionKind::BackwardInput:
@@ -91,6 +118,10 @@ Status checkStage(const Schedule& schedule, int s)
             st.inputGrad = true;
             st.weightGrad = a.kind == ActionKind::Backward;
             --inflight;
+            if (auto it = heldVersions.find(forwardVersion[static_cast<std::size_t>(a.microbatch)]);
+                it != heldVersions.end() && --it->second == 0) {
+                heldVersions.erase(it);
+            }
             break;
         case ActionKind::BackwardWeight:
             if (!st.inputGrad || st.weightGrad) {

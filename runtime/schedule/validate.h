@@ -1,6 +1,7 @@
 #pragma once
 // Proves a schedule legal: every micro-batch does F, then B (or I then W) exactly once per stage,
-// updates apply gradients that exist, no deadlock, in-flight micro-batches within the stated bound.
+// updates apply gradients that exist, no deadlock, in-flight micro-batches and (stash policies) weight
+// versions held within the stated bounds.
 
 #include "runtime/schedule/schedule.h"
 

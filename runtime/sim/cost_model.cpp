@@ -43,19 +43,38 @@ CostModel CostModel::uniform(int stages, TimeNs forward, TimeNs backwardInput, T
 
 Result<DeviceProfile> deviceProfile(const std::string& name)
 {
-    // Dense bf16 peaks from the vendors' data sheets; efficiency curves are rough fits: large
-    // GEMMs reach 50–60 % of peak, small ones are dominated by launch and memory overheads.
+    // Provenance, per number (also in `source`, printed by simulate --json and tune):
+    // - peakFlops: dense bf16 tensor-core peak WITHOUT sparsity from NVIDIA's data sheets: A100
+    //   SXM 312 TFLOPS (A100 data sheet, 2021), H100 SXM 989 TFLOPS (H100 data sheet, 2023: the
+    //   1979 figure there is with 2:4 sparsity), H200 SXM 989 TFLOPS (H200 data sheet, 2024: same
+    //   GH100 compute as H100). CPU: 2e11 FLOP/s, a round figure for a few AVX2/AVX-512 cores.
+    // - memoryBytesPerSecond: HBM bandwidth from the same sheets (A100 80 GB 1.6-2.0 TB/s, we use
+    //   the 40 GB part's 1.6; H100 SXM 3.35 TB/s; H200 4.8 TB/s).
+    // - linkBytesPerSecond: half of NVLink's per-direction bandwidth for a point-to-point
+    //   transfer between two GPUs (A100 NVLink3 300 GB/s -> 200e9 used; H100/H200 NVLink4
+    //   450 GB/s -> 400e9 / 450e9), a modelling choice, not a measurement.
+    // - maxEfficiency / halfFlops: NOT measured on these GPUs. Rough fits chosen so large GEMMs
+    //   reach 55-60 % of peak and a GPT-2-medium layer's kernels run at roughly a third of it
+    //   (typical published Megatron-LM MFU of 40-55 % on A100/H100); small kernels are dominated by
+    //   launch overhead. Treat predicted times as +-50 %; `tune --calibrate` (and the GUI's
+    //   calibration) replace them with the times a real run measured.
+    // - linkLatency 10 us, CPU's 5 us: round figures for a NCCL/Gloo point-to-point message.
+    const std::string fitted = "; efficiency curve a rough fit, not measured on this GPU: calibrate with a real run";
     if (name == "cpu") {
-        return DeviceProfile{"cpu", 2e11, 0.5, 2e7, 2e10, 1e10, 5 * kNsPerUs};
+        return DeviceProfile{"cpu", 2e11, 0.5, 2e7, 2e10, 1e10, 5 * kNsPerUs,
+                             "round figures for a few x86 cores (2e11 FLOP/s, 20 GB/s); measure with tune --calibrate"};
     }
     if (name == "a100") {
-        return DeviceProfile{"a100", 312e12, 0.6, 5e10, 1.6e12, 2e11, 10 * kNsPerUs};
+        return DeviceProfile{"a100", 312e12, 0.6, 5e10, 1.6e12, 2e11, 10 * kNsPerUs,
+                             "NVIDIA A100 data sheet: 312 TFLOPS dense bf16, 1.6 TB/s HBM2e; NVLink3 p2p 200 GB/s" + fitted};
     }
     if (name == "h100") {
-        return DeviceProfile{"h100", 989e12, 0.55, 1.5e11, 3.3e12, 4e11, 10 * kNsPerUs};
+        return DeviceProfile{"h100", 989e12, 0.55, 1.5e11, 3.3e12, 4e11, 10 * kNsPerUs,
+                             "NVIDIA H100 SXM data sheet: 989 TFLOPS dense bf16, 3.35 TB/s HBM3; NVLink4 p2p 400 GB/s" + fitted};
     }
     if (name == "h200") {
-        return DeviceProfile{"h200", 989e12, 0.6, 1.5e11, 4.8e12, 4.5e11, 10 * kNsPerUs};
+        return DeviceProfile{"h200", 989e12, 0.6, 1.5e11, 4.8e12, 4.5e11, 10 * kNsPerUs,
+                             "NVIDIA H200 SXM data sheet: 989 TFLOPS dense bf16, 4.8 TB/s HBM3e; NVLink4 p2p 450 GB/s" + fitted};
     }
     return makeError(ErrorCode::InvalidArgument, "unknown device profile '" + name + "'",
                      "device-profile: allowed values are cpu, a100, h100, h200");

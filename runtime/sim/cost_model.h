@@ -51,6 +51,9 @@ struct DeviceProfile
     double memoryBytesPerSecond = 1e11; ///< device memory bandwidth (bounds the optimizer step)
     double linkBytesPerSecond = 25e9; ///< stage-to-stage bandwidth
     TimeNs linkLatency = 10 * kNsPerUs;
+    /// Where the numbers come from (data sheet, fit, or measurement), shown by `simulate --json`,
+    /// `tune` and the docs: a profile is a guess until `tune --calibrate RUN_DIR` replaces it.
+    std::string source;
 };
 
 /// "cpu", "a100", "h100", "h200". Errors list the allowed names.

@@ -7,13 +7,18 @@
 
 namespace bs::runtime {
 
-profiler::AnalysisOptions analysisOptionsFor(const Schedule& schedule, const CostModel& costs)
+profiler::AnalysisOptions analysisOptionsFor(const Schedule& schedule, const CostModel* model,
+                                             std::vector<profiler::AnalysisOptions::Segment> laterSettings)
 {
     profiler::AnalysisOptions options;
     options.microbatchesPerBatch = schedule.params.microbatches;
     options.synchronous = !schedule.asynchronous;
     options.stashesWeights = schedule.weights == WeightPolicy::Stash || schedule.weights == WeightPolicy::TwoVersions;
-    options.commLatency = costs.commLatency;
+    options.laterSettings = std::move(laterSettings);
+    if (!model) {
+        return options;
+    }
+    const CostModel& costs = *model;
     for (const StageCost& cost : costs.stages) {
         // Parameters, gradients and AdamW's two moments: four copies of the weights.
         options.staticBytes.push_back(costs.bytesKnown ? 4 * cost.paramBytes : 0);
@@ -30,7 +35,7 @@ profiler::TraceMeta traceMetaFor(const Schedule& schedule)
     meta.clock = "virtual";
     const auto& p = schedule.params;
     meta.title = p.name + " p=" + std::to_string(p.stages) + " m=" + std::to_string(p.microbatches)
-                 + (p.name == "paci" ? " a=" + std::to_string(p.accum) : "");
+                 + (findSchedule(p.name) && findSchedule(p.name)->takesAccumWindow() ? " a=" + std::to_string(p.accum) : "");
     meta.attributes["schedule"] = p.name;
     meta.attributes["stages"] = std::to_string(p.stages);
     meta.attributes["microbatches"] = std::to_string(p.microbatches);
@@ -81,7 +86,7 @@ Result<SimulationResult> simulateSchedule(Schedule schedule, CostModel costs, in
     }
     SimulationResult result;
     result.trace = store.snapshot();
-    result.report = profiler::analyze(*result.trace, analysisOptionsFor(schedule, costs));
+    result.report = profiler::analyze(*result.trace, analysisOptionsFor(schedule, &costs));
     const double seconds = toSeconds(result.report.makespan);
     if (seconds > 0) {
         result.throughputSamplesPerSecond = static_cast<double>(schedule.totalMicrobatches()) * microBatchSize / seconds;

@@ -34,7 +34,10 @@ Result<SimulationResult> simulateSchedule(Schedule schedule, CostModel costs, in
 /// Trace metadata (title, schedule attributes) for a run of `schedule`.
 profiler::TraceMeta traceMetaFor(const Schedule& schedule);
 
-/// Analysis options that describe `schedule` under `costs` (memory model, flush, stashing).
-profiler::AnalysisOptions analysisOptionsFor(const Schedule& schedule, const CostModel& costs);
+/// The one place analysis options are built from a run's settings: micro-batches per batch, flush
+/// and weight stashing (from `schedule`), the memory model (from `costs`; none = micro-batch
+/// units: activation 1, no static bytes) and the settings each live Apply put in force.
+profiler::AnalysisOptions analysisOptionsFor(const Schedule& schedule, const CostModel* costs = nullptr,
+                                             std::vector<profiler::AnalysisOptions::Segment> laterSettings = {});
 
 } // namespace bs::runtime

@@ -1,5 +1,6 @@
 #include "runtime/sim/threaded_driver.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <limits>
 #include <mutex>
@@ -137,7 +138,11 @@ private:
                 return;
             }
             const TimeNs end = now();
-            record(s, a, start, end, version, *outcome);
+            // Time spent inside perform() waiting for a device another stage holds (stages sharing
+            // a GPU take turns) is not work: the action began when its measured duration says
+            // (executors that measure nothing report 0 and keep the call's span).
+            const TimeNs began = outcome->duration > 0 ? std::max(start, end - outcome->duration) : start;
+            record(s, a, began, end, version, *outcome);
             if (a.kind == ActionKind::Update) {
                 ++version;
             }

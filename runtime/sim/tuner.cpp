@@ -31,17 +31,18 @@ Result<SimulationRequest> makeGptRequest(const GptScenario& scenario)
     return request;
 }
 
-int driftBound(const Schedule& schedule, const profiler::Report& report)
+int versionLagBound(const Schedule& schedule, const profiler::Report& report)
 {
-    int measured = 0;
+    int lag = 0;
     for (const auto& stage : report.perStage) {
-        measured = std::max(measured, stage.maxVersionLag);
+        lag = std::max(lag, stage.maxVersionLag);
     }
-    if (schedule.params.name == "paci") {
-        const int a = schedule.params.accum > 0 ? schedule.params.accum : schedule.params.microbatches;
-        return std::max(measured, paciLagBound(schedule.stages(), 0, a, schedule.params.extraDepth));
+    ScheduleParams params = schedule.params;
+    params.stages = schedule.stages();
+    for (int bound : lagBounds(params)) { // the schedule's stated bound, when it has one (paci)
+        lag = std::max(lag, bound);
     }
-    return measured;
+    return lag;
 }
 
 Result<TuneResult> tune(const TuneRequest& request)
@@ -79,7 +80,7 @@ Result<TuneResult> tune(const TuneRequest& request)
             for (const auto& stage : simulated->report.perStage) {
                 c.peakMemoryBytes = std::max(c.peakMemoryBytes, stage.peakMemoryBytes);
             }
-            c.lagBound = driftBound(simulated->schedule, simulated->report);
+            c.lagBound = versionLagBound(simulated->schedule, simulated->report);
             if (c.lagBound > request.maxLag) {
                 ++result.rejectedByLag;
                 continue;

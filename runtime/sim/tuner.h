@@ -35,9 +35,10 @@ struct GptScenario
 /// The SimulationRequest for `scenario` (costs from the GPT shape and device). Errors name the field.
 Result<SimulationRequest> makeGptRequest(const GptScenario& scenario);
 
-/// The drift bound of `scenario`'s schedule in updates: PACI's ⌈(p−1)/a⌉ (stage 0, the worst);
-/// for other schedules the largest lag the simulation measured.
-int driftBound(const Schedule& schedule, const profiler::Report& report);
+/// The version lag bound of `schedule` in updates (not a drift: drift is a weight distance): the
+/// larger of the lag the simulation measured and the schedule's stated bound (the catalogue's
+/// lagBound: PACI's ⌈(p−1+k)/a⌉ at stage 0, the worst).
+int versionLagBound(const Schedule& schedule, const profiler::Report& report);
 
 struct TuneRequest
 {
@@ -61,7 +62,7 @@ struct TuneCandidate
     double throughputSamplesPerSecond = 0;
     double bubbleFraction = 0;
     std::int64_t peakMemoryBytes = 0; ///< largest over stages
-    int lagBound = 0; ///< driftBound() of this candidate
+    int lagBound = 0; ///< versionLagBound() of this candidate
 };
 
 struct TuneResult

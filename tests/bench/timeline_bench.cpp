@@ -37,7 +37,7 @@ const std::shared_ptr<const bs::profiler::TraceSnapshot>& trace()
 
 const std::shared_ptr<const TimelineIndex>& index()
 {
-    static const auto built = TimelineIndex::build(trace());
+    static const auto built = test::analysedIndex(trace());
     return built;
 }
 
@@ -52,7 +52,7 @@ TimelineCoordinates window(double zoom, double widthPx)
 void BM_BuildIndex(benchmark::State& state)
 {
     for (auto _ : state) {
-        auto built = TimelineIndex::build(trace());
+        auto built = test::analysedIndex(trace());
         benchmark::DoNotOptimize(built.get());
     }
     state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kEvents));

@@ -1,5 +1,6 @@
 # Runs one CLI invocation and checks its exit code and output.
 #   -DEXE=path -DARGS="arg|arg|..." -DEXPECT_CODE=N [-DEXPECT_STDOUT=regex] [-DEXPECT_STDERR=regex]
+#   [-DEXPECT_STDERR_LINES=n]
 string(REPLACE "|" ";" args "${ARGS}")
 execute_process(COMMAND ${EXE} ${args} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT code EQUAL EXPECT_CODE)
@@ -10,4 +11,11 @@ if(DEFINED EXPECT_STDOUT AND NOT out MATCHES "${EXPECT_STDOUT}")
 endif()
 if(DEFINED EXPECT_STDERR AND NOT err MATCHES "${EXPECT_STDERR}")
     message(FATAL_ERROR "stderr does not match '${EXPECT_STDERR}':\n${err}")
+endif()
+if(DEFINED EXPECT_STDERR_LINES)
+    string(REGEX MATCHALL "\n" newlines "${err}")
+    list(LENGTH newlines lines)
+    if(NOT lines EQUAL EXPECT_STDERR_LINES)
+        message(FATAL_ERROR "stderr has ${lines} lines, expected ${EXPECT_STDERR_LINES}:\n${err}")
+    endif()
 endif()

@@ -18,13 +18,39 @@ TEST(GpuPlan, OneGpuRunsEveryStageOnItWithTheSerialDriver)
     }
 }
 
-TEST(GpuPlan, FewerGpusThanStagesPlacesRoundRobinWithTheThreadedDriver)
+TEST(GpuPlan, FewerGpusThanStagesPlacesContiguousBlocksWithTheThreadedDriver)
 {
     const auto plan = planGpuRun(6, 4, true);
     ASSERT_TRUE(plan.has_value());
-    EXPECT_EQ(plan->deviceOfStage, (std::vector<int>{0, 1, 2, 3, 0, 1}));
+    EXPECT_EQ(plan->deviceOfStage, (std::vector<int>{0, 0, 1, 2, 2, 3}));
     EXPECT_EQ(plan->driver, GpuDriver::Threaded);
-    EXPECT_EQ(plan->linkAfterStage, std::vector<GpuTransport>(5, GpuTransport::Nccl));
+    using T = GpuTransport;
+    EXPECT_EQ(plan->linkAfterStage, (std::vector<T>{T::SameDevice, T::Nccl, T::Nccl, T::SameDevice, T::Nccl}));
+}
+
+TEST(GpuPlan, EightStagesOnTwoGpusAreTwoHalves)
+{
+    const auto plan = planGpuRun(8, 2, true);
+    ASSERT_TRUE(plan.has_value());
+    EXPECT_EQ(plan->deviceOfStage, (std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1}));
+}
+
+TEST(GpuPlan, MoreGpusThanStagesUsesOneGpuPerStage)
+{
+    const auto plan = planGpuRun(2, 8, true);
+    ASSERT_TRUE(plan.has_value());
+    EXPECT_EQ(plan->deviceOfStage, (std::vector<int>{0, 1}));
+    EXPECT_EQ(plan->driver, GpuDriver::Threaded);
+}
+
+TEST(GpuProbe, DeviceChoicesAlwaysStartWithTheCpu)
+{
+    const auto choices = deviceChoices();
+    ASSERT_FALSE(choices.empty());
+    EXPECT_EQ(choices.front(), "cpu");
+    const auto gpus = probeGpus();
+    const std::size_t n = gpus ? gpus->size() : 0;
+    EXPECT_EQ(choices.size(), 1 + n + (n > 1 ? 1 : 0));
 }
 
 TEST(GpuPlan, WithoutNcclTransfersArePeerCopies)

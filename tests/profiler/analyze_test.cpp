@@ -91,7 +91,7 @@ TEST(Analyze, BubbleSpansAreTheAttributionTheReportSums)
     AnalysisOptions options;
     options.synchronous = false;
     const auto snapshot = makeSnapshot({}, events);
-    const std::vector<BubbleSpan> spans = bubbleSpans(*snapshot, options);
+    const std::vector<BubbleSpan> spans = analyze(*snapshot, options).bubbles;
     const Report r = analyze(*snapshot, options);
     std::array<std::array<TimeNs, kBubbleCauseCount>, 2> sums{};
     for (const auto& b : spans) {
@@ -133,7 +133,7 @@ TEST(Analyze, FlushSpansCoverOnlyTheFlushWindow)
     };
     AnalysisOptions options;
     options.microbatchesPerBatch = 2;
-    const std::vector<BubbleSpan> spans = bubbleSpans(*makeSnapshot({}, events), options);
+    const std::vector<BubbleSpan> spans = analyze(*makeSnapshot({}, events), options).bubbles;
     ASSERT_EQ(spans.size(), 1u);
     EXPECT_EQ(spans[0].cause, BubbleCause::Flush);
     EXPECT_EQ(spans[0].start, 40);
@@ -162,7 +162,7 @@ TEST(Analyze, SettingsChangedMidRunAttributeFlushesPerSegment)
     const Report after = analyze(*snapshot, changed);
     EXPECT_EQ(cause(after.perStage[0], BubbleCause::Flush), 20);
     EXPECT_EQ(cause(after.perStage[0], BubbleCause::Dependency), 20);
-    const std::vector<BubbleSpan> spans = bubbleSpans(*snapshot, changed);
+    const std::vector<BubbleSpan> spans = analyze(*snapshot, changed).bubbles;
     ASSERT_EQ(spans.size(), 2u);
     EXPECT_EQ(spans[0].cause, BubbleCause::Flush);
     EXPECT_EQ(spans[0].start, 40);

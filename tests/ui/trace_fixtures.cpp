@@ -74,4 +74,25 @@ std::shared_ptr<const profiler::TraceSnapshot> syntheticTrace(std::size_t count,
     return store.snapshot();
 }
 
+std::shared_ptr<const TimelineIndex> analysedIndex(std::shared_ptr<const profiler::TraceSnapshot> trace,
+                                                   const profiler::AnalysisOptions& options)
+{
+    std::vector<profiler::BubbleSpan> bubbles = profiler::analyze(*trace, options).bubbles;
+    return TimelineIndex::build(std::move(trace), std::move(bubbles));
+}
+
+std::shared_ptr<const TimelineIndex> analysedIndex(std::shared_ptr<const profiler::TraceSnapshot> trace)
+{
+    const profiler::AnalysisOptions options = analysisOptionsFromMeta(trace->meta());
+    return analysedIndex(std::move(trace), options);
+}
+
+profiler::AnalysisOptions flushRule(bool synchronous, int microbatchesPerBatch)
+{
+    profiler::AnalysisOptions options;
+    options.synchronous = synchronous;
+    options.microbatchesPerBatch = microbatchesPerBatch;
+    return options;
+}
+
 } // namespace bs::ui::test

@@ -2,6 +2,7 @@
 // Hand-made traces for the ui tests and the timeline benchmark.
 
 #include "profiler/trace/trace_store.h"
+#include "ui/timeline/timeline_index.h"
 
 #include <memory>
 
@@ -17,5 +18,13 @@ std::shared_ptr<const profiler::TraceSnapshot> twoStageTrace();
 /// `count` events spread over `stages` stages: back-to-back F/B/W/U cycles of 1000 ns compute with
 /// a 200 ns gap every fourth action, plus a comm lane send per forward. Deterministic.
 std::shared_ptr<const profiler::TraceSnapshot> syntheticTrace(std::size_t count, int stages);
+
+/// The index of `trace` painted with its one analysis's bubbles, under the trace meta's settings
+/// (or `options` when given) — what the app does with a trace.
+std::shared_ptr<const TimelineIndex> analysedIndex(std::shared_ptr<const profiler::TraceSnapshot> trace);
+std::shared_ptr<const TimelineIndex> analysedIndex(std::shared_ptr<const profiler::TraceSnapshot> trace,
+                                                   const profiler::AnalysisOptions& options);
+/// Options with only the flush rule and m set.
+profiler::AnalysisOptions flushRule(bool synchronous, int microbatchesPerBatch);
 
 } // namespace bs::ui::test

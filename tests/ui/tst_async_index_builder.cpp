@@ -19,10 +19,10 @@ private Q_SLOTS:
         AsyncIndexBuilder builder;
         QSignalSpy spy(&builder, &AsyncIndexBuilder::built);
         const auto trace = test::twoStageTrace();
-        builder.request(trace, BubbleRules{});
+        builder.request(trace, bs::profiler::AnalysisOptions(test::flushRule(false, 1)));
         QVERIFY(spy.wait(10'000));
         const auto built = spy.at(0).at(0).value<BuiltTimeline>();
-        const auto expected = TimelineIndex::build(trace, BubbleRules{});
+        const auto expected = test::analysedIndex(trace, test::flushRule(false, 1));
         QVERIFY(built.index != nullptr);
         QCOMPARE(built.index->eventCount(), expected->eventCount());
         QCOMPARE(built.index->bubbleSpans().size(), expected->bubbleSpans().size());
@@ -35,12 +35,12 @@ private Q_SLOTS:
         QSignalSpy spy(&builder, &AsyncIndexBuilder::built);
         const auto big = test::syntheticTrace(300'000, 8); // keeps the first build busy a while
         const auto newest = test::twoStageTrace();
-        builder.request(big, BubbleRules{});
+        builder.request(big, bs::profiler::AnalysisOptions(test::flushRule(false, 1)));
         QVERIFY(builder.isBusy());
         for (int i = 0; i < 20; ++i) {
-            builder.request(big, BubbleRules{}); // superseded while the first build runs
+            builder.request(big, bs::profiler::AnalysisOptions(test::flushRule(false, 1))); // superseded while the first build runs
         }
-        builder.request(newest, BubbleRules{});
+        builder.request(newest, bs::profiler::AnalysisOptions(test::flushRule(false, 1)));
         QTRY_COMPARE_WITH_TIMEOUT(spy.count(), 2, 30'000);
         QCOMPARE(builder.buildsStarted(), 2); // the first, then only the newest of 21 queued
         const auto last = spy.at(1).at(0).value<BuiltTimeline>();
@@ -53,8 +53,8 @@ private Q_SLOTS:
     {
         AsyncIndexBuilder builder;
         QSignalSpy spy(&builder, &AsyncIndexBuilder::built);
-        builder.request(test::syntheticTrace(300'000, 8), BubbleRules{});
-        builder.request(test::twoStageTrace(), BubbleRules{});
+        builder.request(test::syntheticTrace(300'000, 8), bs::profiler::AnalysisOptions(test::flushRule(false, 1)));
+        builder.request(test::twoStageTrace(), bs::profiler::AnalysisOptions(test::flushRule(false, 1)));
         builder.cancelPending();
         QVERIFY(spy.wait(30'000));
         QTest::qWait(50);

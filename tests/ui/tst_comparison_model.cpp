@@ -80,7 +80,7 @@ private Q_SLOTS:
         ComparisonModel model;
         model.setRuns({fast, slow});
         const int row = static_cast<int>(Metric::TimeToTarget);
-        QCOMPARE(model.headerData(row, Qt::Vertical).toString(), QStringLiteral("time to target"));
+        QCOMPARE(model.headerData(row, Qt::Vertical).toString(), QStringLiteral("time to target (val. loss)"));
         QCOMPARE(model.index(row, 0).data().toString(), QStringLiteral("1.50 s"));
         QCOMPARE(model.index(row, 2).data(ComparisonModel::RawValueRole).toDouble(), 0.25);
         QCOMPARE(model.index(row, 2).data().toString(), QStringLiteral("0.25×"));

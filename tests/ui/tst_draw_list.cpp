@@ -117,7 +117,7 @@ private Q_SLOTS:
 
     void bubblesAttributedByPosition()
     {
-        auto index = TimelineIndex::build(test::twoStageTrace());
+        auto index = test::analysedIndex(test::twoStageTrace());
         QCOMPARE(index->stages(), 2);
         QCOMPARE(index->rows().size(), std::size_t(2));
         QCOMPARE(index->startTime(), bs::TimeNs(0));
@@ -147,9 +147,9 @@ private Q_SLOTS:
         ev[1] = {10, 20, 0, 1, 0, 0, bs::profiler::EventKind::Forward};
         ev[2] = {50, 60, 0, 2, 0, 0, bs::profiler::EventKind::Forward};
         auto snap = bs::profiler::makeSnapshot({1, "virtual", "", {}}, ev);
-        auto sync = TimelineIndex::build(snap, BubbleRules{true, 2, {}});
+        auto sync = test::analysedIndex(snap, test::flushRule(true, 2));
         QVERIFY(sync->bubbleSpans().at(0).cause == BubbleCause::Flush);
-        auto async = TimelineIndex::build(snap, BubbleRules{false, 2, {}});
+        auto async = test::analysedIndex(snap, test::flushRule(false, 2));
         QVERIFY(async->bubbleSpans().at(0).cause == BubbleCause::Dependency);
     }
 
@@ -177,7 +177,7 @@ private Q_SLOTS:
         const std::vector<bs::profiler::TraceEvent> events{
             at(0, EventKind::Forward, 0, 0, 100), send(0, 100, 130), at(0, EventKind::Forward, 1, 100, 200),
             send(1, 200, 260), at(1, EventKind::Forward, 0, 130, 180), at(1, EventKind::Forward, 1, 260, 300)};
-        auto index = TimelineIndex::build(bs::profiler::makeSnapshot({2, "virtual", "", {}}, events), BubbleRules{false, 2, {}});
+        auto index = test::analysedIndex(bs::profiler::makeSnapshot({2, "virtual", "", {}}, events), test::flushRule(false, 2));
         std::vector<BubbleSpan> stage1;
         for (const auto& b : index->bubbleSpans()) {
             if (b.stage == 1) {
@@ -203,7 +203,7 @@ private Q_SLOTS:
 
     void versionLagAndHitTest()
     {
-        auto index = TimelineIndex::build(test::twoStageTrace());
+        auto index = test::analysedIndex(test::twoStageTrace());
         // Event 8 is stage 0's B1 at version 1; its F1 ran at version 0.
         QCOMPARE(index->versionLag(8).value_or(-99), 1);
         QVERIFY(!index->versionLag(0).has_value()); // a forward has no lag
@@ -216,7 +216,7 @@ private Q_SLOTS:
 
     void drawListOverWholeTrace()
     {
-        auto index = TimelineIndex::build(test::twoStageTrace());
+        auto index = test::analysedIndex(test::twoStageTrace());
         const DrawList list = buildDrawList(*index, TimelineCoordinates(0, 700, 700));
         QCOMPARE(list.blocks.size(), std::size_t(9));
         QCOMPARE(list.bubbles.size(), std::size_t(4));
@@ -226,7 +226,7 @@ private Q_SLOTS:
 
     void millionEventsFoldToPixels()
     {
-        auto index = TimelineIndex::build(test::syntheticTrace(1'000'000, 8));
+        auto index = test::analysedIndex(test::syntheticTrace(1'000'000, 8));
         QCOMPARE(index->eventCount(), std::size_t(1'000'000));
         QCOMPARE(index->rows().size(), std::size_t(16)); // compute + comm per stage
         const TimelineCoordinates c(index->startTime(), index->endTime(), 1200);

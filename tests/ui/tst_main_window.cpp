@@ -20,6 +20,7 @@
 #include <QSignalSpy>
 #include <QDoubleSpinBox>
 #include <QSlider>
+#include <QStatusBar>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
@@ -187,6 +188,30 @@ private Q_SLOTS:
         QCOMPARE(summary.bubbleFraction, run->result.report.bubbleFraction); // same trace, same analysis
         QVERIFY(!window.openRunDirectory(dir.filePath(QStringLiteral("missing")), &error));
         QVERIFY(!error.isEmpty());
+    }
+
+    // Issue 14: a killed run (SIGKILL, OOM) has good loss curves but no trace.json; the GUI refused
+    // it. Its trace chunks (trace.partial.json, never closed) open, and the status bar says so.
+    void opensARunThatWasCutShort()
+    {
+        QTemporaryDir dir;
+        WhatIfConfig config;
+        config.batches = 2;
+        auto rc = toRunConfig(config);
+        auto run = predictRun(config, "paci");
+        QVERIFY(run);
+        QVERIFY(bs::writeFileAtomic(fromQt(dir.filePath(QStringLiteral("config.toml"))), bs::runtime::toToml(rc)));
+        const std::string partial = bs::profiler::chromeTraceHead(run->result.trace->meta())
+            + bs::profiler::chromeTraceChunk(*run->result.trace, 0, run->result.trace->size(),
+                run->result.trace->meta().stages == 0);
+        QVERIFY(bs::writeFileAtomic(fromQt(dir.filePath(QStringLiteral("trace.partial.json"))), partial));
+        QVERIFY(bs::writeFileAtomic(fromQt(dir.filePath(QStringLiteral("metrics.jsonl"))),
+            "{\"step\":0,\"train_loss\":5.5,\"virtual_time_s\":0.1}\n"));
+        MainWindow window(false);
+        QString error;
+        QVERIFY2(window.openRunDirectory(dir.path(), &error), qPrintable(error));
+        QCOMPARE(window.compare()->timeline(0)->index()->eventCount(), run->result.trace->size());
+        QVERIFY(window.statusBar()->currentMessage().contains(QStringLiteral("cut short")));
     }
 
     void panelsExportAsPngAndValidSvg()

@@ -39,6 +39,16 @@ LossCurve makeRun(const QString& label, bool wall, double tokensPerS = 100)
     return c;
 }
 
+/// The run with a validation loss equal to its training loss at every step (time to target counts
+/// the validation loss only).
+LossCurve withValidation(LossCurve c)
+{
+    for (auto& s : c.samples) {
+        s.valLoss = s.loss;
+    }
+    return c;
+}
+
 template<typename T>
 std::vector<T*> seriesOf(QChartView* view)
 {
@@ -57,16 +67,16 @@ class TestTimeSeriesCharts : public QObject
 {
     Q_OBJECT
 private Q_SLOTS:
-    void timeToTargetUsesValidationWhenRecorded()
+    void timeToTargetIsTheValidationLossReachingIt()
     {
         LossCurve run = makeRun(QStringLiteral("a"), true);
-        QCOMPARE(timeToTarget(run.samples, 2.5, TimeAxis::Virtual).value(), 3.0); // train loss 2 at t = 3
-        QCOMPARE(timeToTarget(run.samples, 2.5, TimeAxis::Wall).value(), 30.0);
-        QVERIFY(!timeToTarget(run.samples, 0.5, TimeAxis::Virtual)); // never reached
-        QVERIFY(!timeToTarget(run.samples, 0, TimeAxis::Virtual)); // no target
+        QVERIFY(!timeToTarget(run.samples, 2.5, TimeAxis::Virtual)); // train loss 2 at t = 3 does not count
         run.samples[1].valLoss = 2.6;
         run.samples[3].valLoss = 2.4; // validation reaches 2.5 only at t = 4
         QCOMPARE(timeToTarget(run.samples, 2.5, TimeAxis::Virtual).value(), 4.0);
+        QCOMPARE(timeToTarget(run.samples, 2.5, TimeAxis::Wall).value(), 40.0);
+        QVERIFY(!timeToTarget(run.samples, 0.5, TimeAxis::Virtual)); // never reached
+        QVERIFY(!timeToTarget(run.samples, 0, TimeAxis::Virtual)); // no target
         QVERIFY(!timeToTarget(makeRun(QStringLiteral("b"), false).samples, 2.5, TimeAxis::Wall));
     }
 
@@ -124,8 +134,8 @@ private Q_SLOTS:
         view.resize(600, 400);
         QVERIFY(!view.hasData());
         QVERIFY(view.chart()->title().contains(QStringLiteral("no metrics")));
-        LossCurve fast = makeRun(QStringLiteral("fast"), true);
-        LossCurve slow = makeRun(QStringLiteral("slow"), true);
+        LossCurve fast = withValidation(makeRun(QStringLiteral("fast"), true));
+        LossCurve slow = withValidation(makeRun(QStringLiteral("slow"), true));
         for (auto& s : slow.samples) {
             s.timeSeconds *= 2;
             s.wallSeconds *= 2;
@@ -140,11 +150,11 @@ private Q_SLOTS:
         QCOMPARE(markers[1]->at(0), QPointF(6.0, 2.5));
         QVERIFY(markers[1]->name().contains(QStringLiteral("6.00 s")));
         QVERIFY(markers[1]->pointLabelsVisible());
-        // Two runs and the target line.
+        // Two runs (training and validation lines each) and the target line.
         const auto lines = seriesOf<QLineSeries>(&view);
-        QCOMPARE(lines.size(), std::size_t(3));
-        QCOMPARE(lines[2]->at(0).y(), 2.5);
-        QCOMPARE(lines[2]->at(1).x(), 8.0); // spans the longest run
+        QCOMPARE(lines.size(), std::size_t(5));
+        QCOMPARE(lines[4]->at(0).y(), 2.5);
+        QCOMPARE(lines[4]->at(1).x(), 8.0); // spans the longest run
 
         view.setTimeAxis(TimeAxis::Wall);
         QCOMPARE(view.targetTimes()[0].value(), 30.0);
@@ -211,7 +221,7 @@ private Q_SLOTS:
         panel.setRuns({makeRun(QStringLiteral("sim"), false)});
         QVERIFY(!panel.wallTimeAvailable());
         QCOMPARE(panel.timeAxis(), TimeAxis::Virtual);
-        panel.setRuns({makeRun(QStringLiteral("live"), true)}, 2.5);
+        panel.setRuns({withValidation(makeRun(QStringLiteral("live"), true))}, 2.5);
         QVERIFY(panel.wallTimeAvailable());
         panel.axisSelector()->setCurrentIndex(1); // what a user's click does
         QCOMPARE(panel.timeAxis(), TimeAxis::Wall);

@@ -21,7 +21,7 @@ private:
     {
         auto view = std::make_unique<TimelineView>();
         view->resize(TimelineView::kGutterPx + kEventWidth + TimelineView::kRightPadPx, 160);
-        view->setIndex(TimelineIndex::build(test::twoStageTrace()));
+        view->setIndex(test::analysedIndex(test::twoStageTrace()));
         return view;
     }
     static QColor pixel(TimelineView& view, int timeNs, std::size_t row)

@@ -1,6 +1,6 @@
 #pragma once
-// A "run source" the UI can watch: a simulation replayed in virtual time today, a live LibTorch
-// RunSession when the runtime lands. Pure C++ (no Qt, no torch), so any backend can be written
+// A "run source" the UI can watch: a simulation replayed in virtual time (SimulatedBackend) or a
+// live LibTorch RunSession (RunSessionBackend, when the runtime is built). Pure C++ (no Qt, no torch), so any backend can be written
 // and tested without the UI. RunController drives one on its worker thread.
 
 #include "profiler/analysis/report.h"

@@ -1,6 +1,7 @@
 #include "ui/bridge/run_session_backend.h"
 
 #include "profiler/analysis/analyze.h"
+#include "runtime/sim/simulator.h"
 #include "runtime/schedule/catalogue.h"
 
 #include <atomic>
@@ -29,22 +30,6 @@ void appendMetrics(std::vector<MetricSample>& out, const std::vector<runtime::Ba
         }
         out.push_back(std::move(sample));
     }
-}
-
-// The settings each Apply put in force, from its first micro-batch on (analysis segments).
-std::vector<profiler::AnalysisOptions::Segment> laterSettings(const std::vector<runtime::AppliedChange>& changes)
-{
-    std::vector<profiler::AnalysisOptions::Segment> out;
-    for (const auto& change : changes) {
-        bool synchronous = true;
-        for (const auto& info : runtime::scheduleCatalogue()) {
-            if (info.name == change.settings.schedule) {
-                synchronous = !info.asynchronous;
-            }
-        }
-        out.push_back({static_cast<int>(change.firstMicrobatch), change.settings.microbatches, synchronous});
-    }
-    return out;
 }
 
 } // namespace
@@ -95,7 +80,7 @@ Status RunSessionBackend::run(RunContext& ctx)
             update->label = m_label;
             update->trace = session.trace();
             update->metrics = metrics;
-            update->laterSettings = laterSettings(session.appliedChanges());
+            update->laterSettings = runtime::analysisSegments(session.appliedChanges());
             update->progress = steps > 0 && !metrics.empty() ? static_cast<double>(metrics.back().step + 1) / steps : 0;
             ctx.publish(std::move(update));
         }
@@ -116,14 +101,11 @@ Status RunSessionBackend::run(RunContext& ctx)
     final->metrics = std::move(metrics);
     final->progress = 1.0;
     final->finished = trained.has_value();
-    final->laterSettings = laterSettings(session.appliedChanges());
+    final->laterSettings = runtime::analysisSegments(session.appliedChanges());
     // Attributed per setting: the run's first settings, then each Apply's from its boundary on.
     if (auto schedule = runtime::makeSchedule(runtime::toScheduleParams(m_config)); schedule && final->trace) {
-        profiler::AnalysisOptions options;
-        options.microbatchesPerBatch = m_config.pipeline.microbatches;
-        options.synchronous = !schedule->asynchronous;
-        options.laterSettings = final->laterSettings;
-        final->report = profiler::analyze(*final->trace, options);
+        // Stashing included: a PipeDream/2BW run's stash memory is its stashed versions'.
+        final->report = profiler::analyze(*final->trace, runtime::analysisOptionsFor(*schedule, nullptr, final->laterSettings));
     }
     ctx.publish(std::move(final));
     if (!trained) {

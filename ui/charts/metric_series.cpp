@@ -29,11 +29,8 @@ std::optional<double> timeToTarget(const std::vector<MetricSample>& samples, dou
     if (target <= 0) {
         return std::nullopt;
     }
-    const bool useValidation =
-        std::any_of(samples.begin(), samples.end(), [](const MetricSample& s) { return s.valLoss.has_value(); });
     for (const auto& s : samples) {
-        const std::optional<double> loss = useValidation ? s.valLoss : std::optional<double>(s.loss);
-        if (loss && *loss <= target) {
+        if (s.valLoss && *s.valLoss <= target) {
             return sampleTime(s, axis);
         }
     }

@@ -25,9 +25,10 @@ std::optional<double> sampleTime(const MetricSample& sample, TimeAxis axis);
 /// True when every sample has a wall time (and there is at least one).
 bool hasWallTime(const std::vector<MetricSample>& samples);
 
-/// When the run first reached `target` on `axis` (seconds), nullopt if never or target <= 0.
-/// Like the runtime's time_to_target_s it uses the validation loss when the run recorded any;
-/// otherwise the training loss.
+/// Time to target, the one definition (the runtime's time_to_target_s): when the run's validation
+/// loss first reached `target`, on `axis` (seconds); nullopt if never, if the run recorded no
+/// validation loss, or target <= 0. The training loss never counts: it is measured on the batches
+/// being fitted.
 std::optional<double> timeToTarget(const std::vector<MetricSample>& samples, double target, TimeAxis axis);
 
 /// One metrics.jsonl record (runtime/exec/run_metrics.h's BatchMetrics keys); nullopt when it has

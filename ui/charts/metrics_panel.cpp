@@ -33,8 +33,8 @@ MetricsPanel::MetricsPanel(QWidget* parent)
     m_target->setDecimals(2);
     m_target->setSingleStep(0.1);
     m_target->setSpecialValueText(tr("none"));
-    m_target->setToolTip(tr("Target loss: draws the line and marks when each run first reached it "
-                            "(validation loss when recorded); the comparison table's time to target follows."));
+    m_target->setToolTip(tr("Target validation loss: draws the line and marks when each run's validation loss "
+                            "first reached it; the comparison table's time to target (val. loss) follows."));
     top->addWidget(new QLabel(tr("Target loss:"), this));
     top->addWidget(m_target);
     m_note->setWordWrap(true);

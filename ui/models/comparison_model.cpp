@@ -176,7 +176,7 @@ QVariant ComparisonModel::headerData(int section, Qt::Orientation orientation, i
     case Metric::LagBound:
         return tr("drift bound");
     case Metric::TimeToTarget:
-        return tr("time to target");
+        return tr("time to target (val. loss)");
     }
     return {};
 }

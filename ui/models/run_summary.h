@@ -18,8 +18,8 @@ struct RunSummary
     std::int64_t peakMemoryBytes = 0; ///< largest stage
     int maxVersionLag = 0; ///< largest stage
     int lagBound = -1; ///< drift bound in updates; -1 = not applicable
-    /// Virtual seconds until the run first reached the target loss (validation loss when recorded,
-    /// as the runtime's time_to_target_s); -1 = no target, no metrics or not reached.
+    /// Virtual seconds until the run's validation loss first reached the target (timeToTarget(), the
+    /// runtime's time_to_target_s); -1 = no target, no validation loss or not reached.
     double timeToTargetS = -1;
 
     static RunSummary fromReport(std::string label, const profiler::Report& report, double throughput, int lagBound);

@@ -7,6 +7,7 @@
 #include "base/atomic_file.h"
 #include "ui/common/format.h"
 
+#include <QBuffer>
 #include <QFileInfo>
 #include <QObject>
 #include <QPainter>
@@ -43,7 +44,7 @@ QString formatOfFilter(const QString& filter)
 
 bool exportConfig(const WhatIfConfig& config, const QString& format, const QString& path, QString* error)
 {
-    return exportRunConfig(toRunConfig(config), format, path, error);
+    return exportRunConfig(toExportConfig(config), format, path, error);
 }
 
 bool exportRunConfig(const runtime::RunConfig& config, const QString& format, const QString& path, QString* error)
@@ -64,7 +65,7 @@ bool exportRunConfig(const runtime::RunConfig& config, const QString& format, co
 
 QString configToToml(const WhatIfConfig& config)
 {
-    return toQt(runtime::toToml(toRunConfig(config)));
+    return toQt(runtime::toToml(toExportConfig(config)));
 }
 
 std::optional<WhatIfConfig> configFromToml(const QString& toml, QString* error)
@@ -91,34 +92,54 @@ bool exportTrace(const profiler::TraceSnapshot& trace, const QString& path, QStr
     return written.has_value();
 }
 
+namespace {
+
+// Images are encoded in memory and written through the atomic writer like every other file: an
+// interrupted export never leaves a half-written PNG or SVG where a good one was.
+bool writeImage(const QByteArray& bytes, const QString& path, QString* error)
+{
+    const Status written = writeFileAtomic(fromQt(path), std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+    if (!written && error) {
+        *error = toQt(written.error().describe());
+    }
+    return written.has_value();
+}
+
+} // namespace
+
 bool exportPng(QWidget* widget, const QString& path, QString* error, double scale)
 {
     // Rendered at `scale` × the on-screen size (device pixel ratio), so exported figures stay
-    // sharp in a paper or on a high-DPI screen.
+    // sharp in a paper or on a high-DPI screen; encoded in memory, then written atomically.
     scale = std::max(1.0, scale);
     QPixmap pixmap(widget->size() * scale);
     pixmap.setDevicePixelRatio(scale);
     pixmap.fill(widget->palette().color(QPalette::Window));
     widget->render(&pixmap, QPoint(), QRegion(), QWidget::DrawChildren | QWidget::DrawWindowBackground);
-    if (pixmap.isNull() || !pixmap.save(path, "PNG")) {
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    if (pixmap.isNull() || !buffer.open(QIODevice::WriteOnly) || !pixmap.save(&buffer, "PNG")) {
         if (error) {
             *error = QObject::tr("cannot save %1").arg(path);
         }
         return false;
     }
-    return true;
+    buffer.close();
+    return writeImage(bytes, path, error);
 }
 
 bool exportSvg(QWidget* widget, const QString& path, QString* error)
 {
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
     QSvgGenerator svg;
-    svg.setFileName(path);
+    svg.setOutputDevice(&buffer);
     svg.setSize(widget->size());
     svg.setViewBox(QRect(QPoint(0, 0), widget->size()));
     svg.setTitle(widget->objectName().isEmpty() ? QFileInfo(path).baseName() : widget->objectName());
     svg.setDescription(QObject::tr("Bubblescope panel"));
     QPainter painter;
-    if (widget->size().isEmpty() || !painter.begin(&svg)) {
+    if (widget->size().isEmpty() || !buffer.open(QIODevice::WriteOnly) || !painter.begin(&svg)) {
         if (error) {
             *error = QObject::tr("cannot write %1").arg(path);
         }
@@ -126,13 +147,14 @@ bool exportSvg(QWidget* widget, const QString& path, QString* error)
     }
     widget->render(&painter, QPoint(), QRegion(), QWidget::DrawChildren);
     painter.end();
-    if (!QFileInfo(path).isFile() || QFileInfo(path).size() == 0) {
+    buffer.close();
+    if (bytes.isEmpty()) {
         if (error) {
             *error = QObject::tr("cannot write %1").arg(path);
         }
         return false;
     }
-    return true;
+    return writeImage(bytes, path, error);
 }
 
 } // namespace bs::ui

@@ -44,23 +44,7 @@
 
 namespace bs::ui {
 
-namespace {
 
-std::vector<int> lagBounds(const PredictedRun& run)
-{
-    const auto& params = run.result.schedule.params;
-    std::vector<int> bounds;
-    if (params.name != "paci") {
-        return bounds;
-    }
-    const int a = params.accum > 0 ? params.accum : params.microbatches;
-    for (int s = 0; s < params.stages; ++s) {
-        bounds.push_back(runtime::paciLagBound(params.stages, s, a, params.extraDepth));
-    }
-    return bounds;
-}
-
-} // namespace
 
 QString shortcutHelpText()
 {
@@ -288,7 +272,7 @@ void MainWindow::showCharts(const PredictedRun& run, std::int64_t budget)
     chart.report = run.result.report;
     chart.staticBytes = run.staticBytes;
     chart.paramBytes = run.paramBytes;
-    chart.lagBound = lagBounds(run);
+    chart.lagBound = runtime::lagBounds(run.result.schedule.params);
     chart.memoryBudgetBytes = budget;
     m_bubbles->setData(chart);
     m_memory->setData(chart);

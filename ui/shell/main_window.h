@@ -1,8 +1,8 @@
 #pragma once
 // The application window: tuning controls on the left, two runs side by side on one time axis
 // with the comparison table, and the per-stage charts underneath. A run slot shows either a live
-// run (RunController: the demo's simulated backend today, a RunSession when the runtime lands)
-// or the prediction for the current what-if settings.
+// run (RunController over a simulated backend, or a RunSession when the LibTorch runtime is built),
+// an opened run directory or imported job, or the prediction for the current what-if settings.
 
 #include "ui/bridge/run_controller.h"
 #include "ui/charts/loss_chart.h"

@@ -2,6 +2,7 @@
 #include "ui/shell/main_window.h"
 
 #include "profiler/analysis/analyze.h"
+#include "runtime/sim/simulator.h"
 #include "profiler/io/chrome_trace.h"
 #include "runtime/rundir/run_dir_reader.h"
 #include "runtime/schedule/catalogue.h"
@@ -80,12 +81,8 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
     run.label = fromQt(QFileInfo(dir).fileName()) + " (" + scheduleDisplayName(contents->config.schedule.name) + ")";
     run.result.schedule = *schedule;
     run.result.trace = *trace;
-    profiler::AnalysisOptions options; // memory in micro-batch units unless summary.json has bytes
-    options.microbatchesPerBatch = contents->config.pipeline.microbatches;
-    options.synchronous = !schedule->asynchronous;
-    options.stashesWeights =
-        schedule->weights == runtime::WeightPolicy::Stash || schedule->weights == runtime::WeightPolicy::TwoVersions;
-    run.result.report = profiler::analyze(*run.result.trace, options);
+    // Memory in micro-batch units unless summary.json has bytes.
+    run.result.report = profiler::analyze(*run.result.trace, runtime::analysisOptionsFor(*schedule));
     const double seconds = toSeconds(run.result.report.makespan);
     if (seconds > 0) {
         run.result.throughputSamplesPerSecond = static_cast<double>(contents->config.pipeline.microbatches)
@@ -104,8 +101,8 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
             }
         }
     }
-    run.lagBound = runtime::driftBound(*schedule, run.result.report);
-    run.index = TimelineIndex::build(run.result.trace, BubbleRules{options.synchronous, options.microbatchesPerBatch, {}});
+    run.lagBound = runtime::versionLagBound(*schedule, run.result.report);
+    run.index = TimelineIndex::build(run.result.trace, run.result.report.bubbles);
     LossCurve curve;
     curve.label = toQt(run.label);
     for (const auto& record : contents->metrics) {
@@ -134,7 +131,15 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
     selectSlot(slot); // the panel, the charts and the exports follow the run just opened
     calibrateFrom(slot, run, contents->config.pipeline.microBatchSize);
     rememberFile(dir);
-    statusBar()->showMessage(tr("Opened %1").arg(dir), 5000);
+    if (contents->cutShort) { // killed mid-run: say so, and how much it holds
+        statusBar()->showMessage(tr("Opened %1 — cut short: %2 global batches were recorded before the run was "
+                                    "killed; the timeline holds every action up to the last of them")
+                                     .arg(dir)
+                                     .arg(contents->metrics.size()),
+            15000);
+    } else {
+        statusBar()->showMessage(tr("Opened %1").arg(dir), 5000);
+    }
     return true;
 }
 

@@ -54,8 +54,8 @@ bool MainWindow::openKinetoJob(const QString& dir, QString* error)
     run.result.schedule = *schedule;
     run.result.trace = job->trace;
     run.result.report = profiler::analyze(*job->trace, options);
-    run.lagBound = runtime::driftBound(*schedule, run.result.report);
-    run.index = TimelineIndex::build(run.result.trace, BubbleRules{options.synchronous, options.microbatchesPerBatch, {}});
+    run.lagBound = runtime::versionLagBound(*schedule, run.result.report);
+    run.index = TimelineIndex::build(run.result.trace, run.result.report.bubbles);
 
     if (m_mode == Mode::Prediction) {
         enterRunMode(); // the slots showed predictions: clear them before the job goes in

@@ -2,6 +2,7 @@
 #include "ui/shell/main_window.h"
 
 #include "profiler/analysis/analyze.h"
+#include "runtime/sim/simulator.h"
 #include "profiler/io/chrome_trace.h"
 #include "runtime/rundir/run_dir_reader.h"
 #include "runtime/schedule/catalogue.h"
@@ -71,7 +72,10 @@ void MainWindow::startDemo(const DemoOptions& options)
         runConfig.schedule = schedule;
         runtime::RunConfig rc = toRunConfig(runConfig);
         rc.training.steps = options.batches;
-        rc.training.evalInterval = 0;
+        // Time to target counts the validation loss: one small pass per batch (off the timeline
+        // and out of the wall-clock throughput).
+        rc.training.evalInterval = 1;
+        rc.training.evalBatches = 2;
         m_queuedPlans.push_back(QueuedRun{*plan, rc});
 #ifdef BS_HAVE_RUN_SESSION
         if (options.live) {
@@ -176,14 +180,14 @@ void MainWindow::onRunUpdated(int run, const RunUpdatePtr& update)
     }
     auto& live = m_live[static_cast<std::size_t>(it->second)];
     live->latest = update;
-    const BubbleRules rules{!live->plan.result.schedule.asynchronous, live->plan.result.schedule.params.microbatches,
-        update->laterSettings};
+    const profiler::AnalysisOptions options =
+        runtime::analysisOptionsFor(live->plan.result.schedule, nullptr, update->laterSettings);
     const QString source = live->measured ? tr("live · LibTorch") : tr("replaying a simulation");
     const std::string title = live->applied.empty() ? update->label : update->label + " → " + live->applied;
     m_compare->setSlotText(it->second, toQt(title),
         source + QStringLiteral(" · ") + QString::number(static_cast<int>(update->progress * 100))
             + QStringLiteral(" %"));
-    m_indexers[static_cast<std::size_t>(it->second)]->request(update->trace, rules);
+    m_indexers[static_cast<std::size_t>(it->second)]->request(update->trace, options);
     showLoss(it->second, *update);
 }
 
@@ -263,8 +267,7 @@ void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
         live->plan.result.throughputSamplesPerSecond = seconds > 0
             ? static_cast<double>(params.microbatches * params.batches * live->config.pipeline.microBatchSize) / seconds
             : 0.0;
-        live->plan.index = TimelineIndex::build(update->trace,
-            BubbleRules{!live->plan.result.schedule.asynchronous, params.microbatches, update->laterSettings});
+        live->plan.index = TimelineIndex::build(update->trace, update->report->bubbles); // the run's one analysis
         calibrateFrom(it->second, live->plan, live->config.pipeline.microBatchSize);
     }
     const profiler::Report& report = update->report ? *update->report : live->plan.result.report;

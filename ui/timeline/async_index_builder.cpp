@@ -1,5 +1,7 @@
 #include "ui/timeline/async_index_builder.h"
 
+#include "profiler/analysis/analyze.h"
+
 #include <QtConcurrent/QtConcurrentRun>
 
 namespace bs::ui {
@@ -15,9 +17,10 @@ AsyncIndexBuilder::~AsyncIndexBuilder()
     m_watcher.waitForFinished();
 }
 
-void AsyncIndexBuilder::request(std::shared_ptr<const profiler::TraceSnapshot> snapshot, const BubbleRules& rules)
+void AsyncIndexBuilder::request(std::shared_ptr<const profiler::TraceSnapshot> snapshot,
+                                const profiler::AnalysisOptions& options)
 {
-    Request r{std::move(snapshot), rules};
+    Request r{std::move(snapshot), options};
     if (m_watcher.isRunning()) {
         m_pending = std::move(r); // replaces an older queued one: only the newest matters
         return;
@@ -30,10 +33,14 @@ void AsyncIndexBuilder::launch(Request request)
     ++m_started;
     m_watcher.setFuture(QtConcurrent::run([request = std::move(request)] {
         BuiltTimeline out;
-        out.index = TimelineIndex::build(request.snapshot, request.rules);
-        if (request.snapshot) {
-            out.markers = traceMarkers(*request.snapshot);
+        if (!request.snapshot) {
+            out.index = TimelineIndex::build(nullptr);
+            return out;
         }
+        auto report = std::make_shared<profiler::Report>(profiler::analyze(*request.snapshot, request.options));
+        out.index = TimelineIndex::build(request.snapshot, report->bubbles);
+        out.report = std::move(report);
+        out.markers = traceMarkers(*request.snapshot);
         return out;
     }));
 }

@@ -17,11 +17,12 @@
 
 namespace bs::ui {
 
-/// What one build produces: the index and the trace's markers (Apply points), both computed off
-/// the UI thread.
+/// What one build produces, off the UI thread: the trace's one analysis, the index painted from its
+/// bubbles, and the trace's markers (Apply points).
 struct BuiltTimeline
 {
     std::shared_ptr<const TimelineIndex> index;
+    std::shared_ptr<const profiler::Report> report;
     std::vector<TimelineMarker> markers;
 };
 
@@ -32,8 +33,8 @@ public:
     explicit AsyncIndexBuilder(QObject* parent = nullptr);
     ~AsyncIndexBuilder() override; ///< waits for a running build (it holds only shared snapshots)
 
-    /// Asks for `snapshot` to be indexed with `rules`; the newest request wins. Thread: UI.
-    void request(std::shared_ptr<const profiler::TraceSnapshot> snapshot, const BubbleRules& rules);
+    /// Asks for `snapshot` to be analysed with `options` and indexed; the newest request wins. Thread: UI.
+    void request(std::shared_ptr<const profiler::TraceSnapshot> snapshot, const profiler::AnalysisOptions& options);
     /// Drops a queued request (a build already running still delivers).
     void cancelPending() { m_pending.reset(); }
     bool isBusy() const { return m_watcher.isRunning(); }
@@ -47,7 +48,7 @@ private:
     struct Request
     {
         std::shared_ptr<const profiler::TraceSnapshot> snapshot;
-        BubbleRules rules;
+        profiler::AnalysisOptions options;
     };
     void launch(Request request);
     void finished();

@@ -30,28 +30,26 @@ void RowItems::push(TimeNs s, TimeNs e, ColorRole r, std::int32_t l, std::uint32
     maxDuration = std::max(maxDuration, e - s);
 }
 
-BubbleRules bubbleRulesFromMeta(const profiler::TraceMeta& meta)
+profiler::AnalysisOptions analysisOptionsFromMeta(const profiler::TraceMeta& meta)
 {
-    BubbleRules rules;
+    bool synchronous = false;
+    int microbatches = 0;
     if (auto it = meta.attributes.find("synchronous"); it != meta.attributes.end()) {
-        rules.synchronous = it->second == "true" || it->second == "1";
+        synchronous = it->second == "true" || it->second == "1";
     } else if (auto weights = meta.attributes.find("weights"); weights != meta.attributes.end()) {
-        rules.synchronous = weights->second == "flush"; // the simulator's weight policy name
+        synchronous = weights->second == "flush"; // the simulator's weight policy name
     }
     if (auto it = meta.attributes.find("microbatches"); it != meta.attributes.end()) {
-        rules.microbatchesPerBatch = std::atoi(it->second.c_str());
+        microbatches = std::atoi(it->second.c_str());
     }
-    return rules;
-}
-
-std::shared_ptr<const TimelineIndex> TimelineIndex::build(std::shared_ptr<const profiler::TraceSnapshot> snapshot)
-{
-    const BubbleRules rules = snapshot ? bubbleRulesFromMeta(snapshot->meta()) : BubbleRules{};
-    return build(std::move(snapshot), rules);
+    profiler::AnalysisOptions options;
+    options.synchronous = synchronous && microbatches > 0; // m unknown: no flush attribution
+    options.microbatchesPerBatch = std::max(1, microbatches);
+    return options;
 }
 
 std::shared_ptr<const TimelineIndex> TimelineIndex::build(
-    std::shared_ptr<const profiler::TraceSnapshot> snapshot, const BubbleRules& rules)
+    std::shared_ptr<const profiler::TraceSnapshot> snapshot, std::vector<BubbleSpan> bubbles)
 {
     auto index = std::make_shared<TimelineIndex>();
     index->m_snapshot = std::move(snapshot);
@@ -122,21 +120,20 @@ std::shared_ptr<const TimelineIndex> TimelineIndex::build(
     for (int st = 0; st < stages; ++st) {
         computeRow[static_cast<std::size_t>(st)] = rowOf[static_cast<std::size_t>(st)][0];
     }
-    index->addBubbles(rules, computeRow);
+    index->addBubbles(std::move(bubbles), computeRow);
     return index;
 }
 
 // The bubbles are profiler/analysis's spans (warm-up, drain, flush, dependency and comm waits told
 // apart by the transfers on the comm lanes), so the tints match the charts' and tables' figures.
-void TimelineIndex::addBubbles(const BubbleRules& rules, const std::vector<int>& computeRowOfStage)
+void TimelineIndex::addBubbles(std::vector<BubbleSpan> bubbles, const std::vector<int>& computeRowOfStage)
 {
-    profiler::AnalysisOptions options;
-    options.synchronous = rules.synchronous && rules.microbatchesPerBatch > 0;
-    options.microbatchesPerBatch = std::max(1, rules.microbatchesPerBatch);
-    options.laterSettings = rules.laterSettings;
-    m_bubbles = profiler::bubbleSpans(*m_snapshot, options);
+    m_bubbles = std::move(bubbles);
     for (std::size_t i = 0; i < m_bubbles.size(); ++i) {
         const BubbleSpan& b = m_bubbles[i];
+        if (b.stage < 0 || static_cast<std::size_t>(b.stage) >= computeRowOfStage.size()) {
+            continue; // not a stage of this trace
+        }
         const int row = computeRowOfStage[static_cast<std::size_t>(b.stage)];
         m_bubbleItems[static_cast<std::size_t>(row)].push(b.start, b.end, roleOf(b.cause), -1, static_cast<std::uint32_t>(i));
     }

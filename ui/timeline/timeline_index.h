@@ -40,25 +40,18 @@ struct RowItems
 /// An idle gap on a stage's compute lane and why it happened (profiler/analysis attributes it).
 using BubbleSpan = profiler::BubbleSpan;
 
-/// What the bubble attribution needs beyond the events (profiler::AnalysisOptions' schedule part).
-struct BubbleRules
-{
-    bool synchronous = false; ///< flush schedules: gaps between global batches are flush bubbles
-    int microbatchesPerBatch = 0; ///< m; 0 = unknown (no flush attribution)
-    /// Settings a live Apply changed during the run (profiler::AnalysisOptions::laterSettings).
-    std::vector<profiler::AnalysisOptions::Segment> laterSettings;
-};
-
-/// Reads `microbatches` and `synchronous` (or `weights` = flush) from the trace's meta attributes.
-BubbleRules bubbleRulesFromMeta(const profiler::TraceMeta& meta);
+/// Analysis options from the trace's meta attributes alone (`microbatches`, `synchronous` or
+/// `weights` = flush), for a trace that comes without its run's settings.
+profiler::AnalysisOptions analysisOptionsFromMeta(const profiler::TraceMeta& meta);
 
 class TimelineIndex
 {
 public:
-    /// Indexes `snapshot` (may be null or empty). O(n log n); about 0.1 s for 10^6 events.
+    /// Indexes `snapshot` (may be null or empty) with the bubbles its analysis attributed
+    /// (profiler::analyze()'s Report::bubbles: the index does not analyse again). O(n log n);
+    /// about 0.1 s for 10^6 events.
     static std::shared_ptr<const TimelineIndex> build(
-        std::shared_ptr<const profiler::TraceSnapshot> snapshot, const BubbleRules& rules);
-    static std::shared_ptr<const TimelineIndex> build(std::shared_ptr<const profiler::TraceSnapshot> snapshot);
+        std::shared_ptr<const profiler::TraceSnapshot> snapshot, std::vector<BubbleSpan> bubbles = {});
 
     const profiler::TraceSnapshot* snapshot() const { return m_snapshot.get(); }
     int stages() const { return m_stages; }
@@ -80,7 +73,7 @@ public:
     std::optional<std::size_t> hitBubble(std::size_t row, TimeNs timeNs) const;
 
 private:
-    void addBubbles(const BubbleRules& rules, const std::vector<int>& computeRowOfStage);
+    void addBubbles(std::vector<BubbleSpan> bubbles, const std::vector<int>& computeRowOfStage);
 
     std::shared_ptr<const profiler::TraceSnapshot> m_snapshot;
     int m_stages = 0;

@@ -1,5 +1,6 @@
 #include "ui/tuning/tuning_panel.h"
 
+#include "runtime/gpu/gpu_probe.h"
 #include "runtime/schedule/catalogue.h"
 #include "ui/common/format.h"
 
@@ -90,6 +91,12 @@ QWidget* TuningPanel::buildControls()
     for (const auto& name : runtime::deviceProfileNames()) {
         m_device->addItem(toQt(name), toQt(name));
     }
+    m_runDevice = new QComboBox(box);
+    for (const auto& name : runtime::gpu::deviceChoices()) { // the CUDA driver, looked up at run time: no torch here
+        m_runDevice->addItem(toQt(name), toQt(name));
+    }
+    m_runDevice->setToolTip(tr("Where Run trains: the CPU or a GPU found on this machine (cuda: every GPU, stages in "
+                               "contiguous blocks). The Device above is the profile the what-if simulates."));
     m_accum = makeSlider(1, 64, box);
     m_accumValue = new QLabel(box);
     m_microBatch = makeSlider(1, 64, box);
@@ -109,6 +116,7 @@ QWidget* TuningPanel::buildControls()
     form->addRow(tr("Stages p"), m_stages);
     form->addRow(tr("Model"), m_model);
     form->addRow(tr("Device"), m_device);
+    form->addRow(tr("Run on"), m_runDevice);
     form->addRow(tr("Accumulation a"), sliderRow(m_accum, m_accumValue, box));
     form->addRow(tr("Micro-batch b"), sliderRow(m_microBatch, m_microBatchValue, box));
     form->addRow(tr("Global batch"), m_globalBatch);
@@ -122,6 +130,7 @@ QWidget* TuningPanel::buildControls()
     connect(m_baseline, &QComboBox::currentIndexChanged, this, changed);
     connect(m_model, &QComboBox::currentIndexChanged, this, changed);
     connect(m_device, &QComboBox::currentIndexChanged, this, changed);
+    connect(m_runDevice, &QComboBox::currentIndexChanged, this, changed);
     connect(m_stages, &QSpinBox::valueChanged, this, changed);
     connect(m_batches, &QSpinBox::valueChanged, this, changed);
     connect(m_budget, &QDoubleSpinBox::valueChanged, this, changed);
@@ -191,6 +200,7 @@ WhatIfConfig TuningPanel::config() const
     c.stages = m_stages->value();
     c.model = fromQt(m_model->currentData().toString());
     c.device = fromQt(m_device->currentData().toString());
+    c.runDevice = fromQt(m_runDevice->currentData().toString());
     c.accum = m_accum->value();
     c.microBatchSize = m_microBatch->value();
     c.batches = m_batches->value();
@@ -233,6 +243,7 @@ void TuningPanel::setConfig(const WhatIfConfig& c)
     select(m_baseline, c.baseline);
     select(m_model, c.model);
     select(m_device, c.device);
+    select(m_runDevice, c.runDevice);
     m_stages->setValue(c.stages);
     m_accum->setValue(c.accum);
     m_microBatch->setValue(c.microBatchSize);

@@ -69,6 +69,7 @@ private:
     QSpinBox* m_stages = nullptr;
     QComboBox* m_model = nullptr;
     QComboBox* m_device = nullptr;
+    QComboBox* m_runDevice = nullptr; // what this machine has: cpu, cuda:N (probed at start)
     QSlider* m_accum = nullptr;
     QLabel* m_accumValue = nullptr;
     QSlider* m_microBatch = nullptr;

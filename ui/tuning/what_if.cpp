@@ -1,5 +1,7 @@
 #include "ui/tuning/what_if.h"
 
+#include "runtime/schedule/catalogue.h"
+
 #include <algorithm>
 #include <chrono>
 
@@ -7,22 +9,8 @@ namespace bs::ui {
 
 std::string scheduleDisplayName(const std::string& schedule)
 {
-    static const std::pair<const char*, const char*> names[] = {
-        {"gpipe", "GPipe"},
-        {"1f1b", "1F1B-flush"},
-        {"zb-h1", "ZB-H1"},
-        {"zb-h2", "ZB-H2"},
-        {"pipedream", "PipeDream"},
-        {"2bw", "PipeDream-2BW"},
-        {"async-1f1b", "async 1F1B"},
-        {"paci", "PACI"},
-    };
-    for (const auto& [key, name] : names) {
-        if (schedule == key) {
-            return name;
-        }
-    }
-    return schedule;
+    const runtime::ScheduleInfo* info = runtime::findSchedule(schedule);
+    return info ? info->displayName : schedule;
 }
 
 std::string runLabel(const std::string& schedule, int accum, int microBatchSize)
@@ -39,10 +27,20 @@ runtime::RunConfig toRunConfig(const WhatIfConfig& c)
     }
     rc.pipeline.stages = c.stages;
     rc.pipeline.microbatches = c.accum;
-    rc.pipeline.accum = c.schedule == "paci" ? c.accum : 0;
+    const runtime::ScheduleInfo* info = runtime::findSchedule(c.schedule);
+    rc.pipeline.accum = info && info->takesAccumWindow() ? c.accum : 0;
     rc.pipeline.microBatchSize = c.microBatchSize;
     rc.schedule.name = c.schedule;
-    rc.device.name = c.device == "cpu" ? "cpu" : "cuda";
+    rc.device.name = c.runDevice;
+    return rc;
+}
+
+runtime::RunConfig toExportConfig(const WhatIfConfig& c)
+{
+    runtime::RunConfig rc = toRunConfig(c);
+    if (rc.device.name == "cpu" && c.device != "cpu") {
+        rc.device.name = "cuda";
+    }
     return rc;
 }
 
@@ -55,6 +53,7 @@ WhatIfConfig fromRunConfig(const runtime::RunConfig& rc)
     c.accum = rc.pipeline.effectiveAccum();
     c.microBatchSize = rc.pipeline.microBatchSize;
     c.device = rc.device.name == "cpu" ? "cpu" : "h100";
+    c.runDevice = rc.device.name;
     return c;
 }
 
@@ -99,15 +98,12 @@ Result<PredictedRun> predictRun(const WhatIfConfig& config, const std::string& s
     }
     PredictedRun run;
     run.label = runLabel(schedule, config.accum, config.microBatchSize);
-    const auto options = runtime::analysisOptionsFor(simulated->schedule, request->costs);
+    const auto options = runtime::analysisOptionsFor(simulated->schedule, &request->costs);
     run.staticBytes = options.staticBytes;
     run.paramBytes = options.paramBytes;
     run.activationBytes = options.activationBytes;
-    run.lagBound = runtime::driftBound(simulated->schedule, simulated->report);
-    BubbleRules rules;
-    rules.synchronous = options.synchronous;
-    rules.microbatchesPerBatch = options.microbatchesPerBatch;
-    run.index = TimelineIndex::build(simulated->trace, rules);
+    run.lagBound = runtime::versionLagBound(simulated->schedule, simulated->report);
+    run.index = TimelineIndex::build(simulated->trace, simulated->report.bubbles); // simulate() analysed it once
     run.result = std::move(simulated).value();
     return run;
 }

@@ -19,7 +19,9 @@ struct WhatIfConfig
     std::string baseline = "1f1b"; ///< compared side by side; empty = none
     int stages = 8;
     std::string model = "tiny";
-    std::string device = "cpu";
+    std::string device = "cpu"; ///< the device profile the what-if simulates with (cost_model.h)
+    /// Where a real run trains (device.name): "cpu" or a GPU this machine has (gpu_probe.h).
+    std::string runDevice = "cpu";
     int accum = 8; ///< a = micro-batches per global batch
     int microBatchSize = 8; ///< b
     int batches = 4; ///< global batches simulated
@@ -40,7 +42,7 @@ struct PredictedRun
     std::vector<std::int64_t> staticBytes; ///< per stage: weights + grads + optimizer state
     std::vector<std::int64_t> paramBytes; ///< per stage: one weight copy
     std::vector<std::int64_t> activationBytes; ///< per stage: one in-flight micro-batch
-    int lagBound = 0; ///< runtime::driftBound()
+    int lagBound = 0; ///< runtime::versionLagBound()
 };
 
 struct Prediction
@@ -63,8 +65,11 @@ Result<PredictionPtr> predict(const WhatIfConfig& config);
 
 /// The RunConfig that reproduces `config` (TOML export, cluster launch scripts): m = a micro-batches
 /// of b sequences; accum is set only for PACI (the validator rejects it on other schedules); the
-/// device profile maps to "cpu" or "cuda". Other sections keep the RunConfig defaults.
+/// run device is device.name (the profile is only the what-if's). Other sections keep the RunConfig defaults.
 runtime::RunConfig toRunConfig(const WhatIfConfig& config);
+/// toRunConfig for another machine (File ▸ Export: TOML, cluster scripts): a GPU device profile
+/// with "Run on" left at cpu exports device "cuda", so a cluster job asks for GPUs.
+runtime::RunConfig toExportConfig(const WhatIfConfig& config);
 /// The what-if settings of a run configuration (opening config.toml or a run directory).
 WhatIfConfig fromRunConfig(const runtime::RunConfig& config);
 

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 #include <zlib.h>
 
 namespace bs::profiler::kineto {
@@ -131,6 +132,23 @@ TEST(KinetoErrors, RefusesWhatIsNotATraceFile)
     EXPECT_NE(other.error().message.find("traceEvents"), std::string::npos);
     auto empty = importKinetoJob({dir.path() + "/nothing-here"});
     ASSERT_FALSE(empty);
+}
+
+TEST(KinetoErrors, RunawayTraceIsRefusedNotSwallowed)
+{
+    ReadLimits limits;
+    limits.maxEvents = 100;
+    auto trace = readKinetoTrace(kData + "/1f1b-2/rank0.json.gz", limits);
+    ASSERT_FALSE(trace);
+    EXPECT_NE(trace.error().message.find("more than 100 events"), std::string::npos) << trace.error().describe();
+    EXPECT_NE(trace.error().context.find("rank0.json.gz: traceEvents["), std::string::npos) << trace.error().describe();
+    // A FIFO is refused before it is opened (opening one with no writer would block).
+    TempDir dir;
+    const std::string fifo = dir.path() + "/rank1.json";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    auto fromFifo = readKinetoTrace(fifo);
+    ASSERT_FALSE(fromFifo);
+    EXPECT_NE(fromFifo.error().message.find("not a regular file"), std::string::npos);
 }
 
 TEST(KinetoErrors, DuplicateRanksAreRefused)

@@ -171,6 +171,11 @@ TEST(KinetoImport, GpuJobJoinsKernelsAndSplitsNcclWaits)
         EXPECT_EQ(t.transferTime(), 20'000);
         EXPECT_EQ(t.bytes, 65536 * 4);
         ASSERT_GE(t.comm, 0);
+        const CommInfo& nccl = job->comms.at(static_cast<std::size_t>(t.comm));
+        EXPECT_EQ(nccl.processGroupDesc, "pp");
+        EXPECT_EQ(nccl.dtype, "Float");
+        EXPECT_EQ(nccl.inElements, 65536);
+        EXPECT_TRUE(nccl.collective == "send" || nccl.collective == "recv");
     }
     EXPECT_EQ(byKey.at({0, 0})->recvWaiting(), 50'000);
     EXPECT_EQ(byKey.at({0, 1})->sendWaiting(), 220'000);

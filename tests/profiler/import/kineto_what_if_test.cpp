@@ -30,7 +30,7 @@ TEST_P(SingleStageJob, MeasuredBubbleAgreesWithBubblescopeReplay)
     EXPECT_NEAR(replay->bubbleFraction, measured, 0.02) << GetParam();
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, SingleStageJob, ::testing::Values("1f1b-2", "1f1b-4"));
+INSTANTIATE_TEST_SUITE_P(Fixtures, SingleStageJob, ::testing::Values("1f1b-2", "1f1b-4", "gpipe-2", "gpipe-4"));
 
 // The what-if calibrated from an imported 1F1B job (mean F/B/U per stage, mean hop delay)
 // predicts that job's own step time within 10 %.

@@ -38,6 +38,7 @@ RunConfig unusualConfig()
     c.training.seed = 0;
     c.training.targetLoss = 2.5e-7;
     c.device.name = "cuda:1";
+    c.model.dtype = "bf16";
     c.device.intraOpThreads = 2;
     c.profiling.trace = false;
     return c;
@@ -133,7 +134,7 @@ const BadToml kBadToml[] = {
      "extra_depth, layers_per_stage", "run.toml:3:1"},
     {"unknownModelKey", "[model]\nlayer = 4\n", ErrorCode::ParseError,
      "unknown key 'layer' in table [model]; allowed keys: preset, layers, d_model, heads, seq_len, vocab, dropout, "
-     "tied_head", "run.toml:2:1"},
+     "tied_head, dtype", "run.toml:2:1"},
     {"unknownTrainingKey", "[training]\nstep = 4\n", ErrorCode::ParseError,
      "unknown key 'step' in table [training]; allowed keys: steps, seed, eval_interval, eval_batches, target_loss",
      "run.toml:2:1"},

@@ -84,7 +84,7 @@ const BadValue kBadValues[] = {
      "schedule.name = \"1F1B\" is not allowed; allowed values: gpipe, 1f1b, zb-h1, zb-h2, pipedream, 2bw, "
      "async-1f1b, paci"},
     {"stages0", [](RunConfig& c) { c.pipeline.stages = 0; }, "pipeline.stages",
-     "pipeline.stages = 0 is out of range; allowed: 1..1024"},
+     "pipeline.stages = 0 is out of range; allowed: 1..256"},
     {"stagesOverLayers", [](RunConfig& c) { c.pipeline.stages = 9; }, "pipeline.stages",
      "pipeline.stages = 9 exceeds model.layers = 8; allowed: 1..8 (each stage needs a block; list "
      "pipeline.layers_per_stage to leave the first or last stage with embeddings or head only)"},
@@ -94,13 +94,18 @@ const BadValue kBadValues[] = {
      "pipeline.accum = -1 is out of range; allowed: 0..65536"},
     {"accumNonPaci", [](RunConfig& c) { c.pipeline.accum = 4; }, "pipeline.accum",
      "pipeline.accum = 4 is only used by paci; allowed for 1f1b: 0 or pipeline.microbatches = 8"},
+    {"stagesOverLimit", [](RunConfig& c) { c.pipeline.stages = 257; }, "pipeline.stages",
+     "pipeline.stages = 257 is out of range; allowed: 1..256"},
+    {"twoBwTooFewMicrobatches", [](RunConfig& c) { c.schedule.name = "2bw"; c.pipeline.microbatches = 2; },
+     "pipeline.microbatches", "pipeline.microbatches = 2 is too few for 2bw: two weight versions need every backward "
+     "before the second update after its forward; allowed: >= pipeline.stages + pipeline.extra_depth - 1 = 7"},
     {"microBatchSize", [](RunConfig& c) { c.pipeline.microBatchSize = 0; }, "pipeline.micro_batch_size",
      "pipeline.micro_batch_size = 0 is out of range; allowed: 1..65536"},
     {"extraDepthSync", [](RunConfig& c) { c.schedule.name = "gpipe"; c.pipeline.extraDepth = 2; },
      "pipeline.extra_depth", "pipeline.extra_depth = 2 is only used by asynchronous schedules (pipedream, 2bw, "
      "async-1f1b, paci); allowed for gpipe: 0"},
     {"extraDepthNegative", [](RunConfig& c) { c.schedule.name = "paci"; c.pipeline.extraDepth = -1; },
-     "pipeline.extra_depth", "pipeline.extra_depth = -1 is out of range; allowed: 0..1024"},
+     "pipeline.extra_depth", "pipeline.extra_depth = -1 is out of range; allowed: 0..256"},
     {"layerListSize", [](RunConfig& c) { c.pipeline.layersPerStage = {4, 4}; }, "pipeline.layers_per_stage",
      "pipeline.layers_per_stage has 2 entries; allowed: exactly pipeline.stages = 8"},
     {"layerListSum", [](RunConfig& c) { c.pipeline.layersPerStage = {1, 1, 1, 1, 1, 1, 1, 2}; },
@@ -153,6 +158,12 @@ const BadValue kBadValues[] = {
      "device.name = \"gpu\" is not allowed; allowed: \"cpu\", \"cuda\" or \"cuda:N\" (N in 0..1023)"},
     {"deviceIndex", [](RunConfig& c) { c.device.name = "cuda:x"; }, "device.name",
      "device.name = \"cuda:x\" is not allowed; allowed: \"cpu\", \"cuda\" or \"cuda:N\" (N in 0..1023)"},
+    {"deviceUpperCase", [](RunConfig& c) { c.device.name = "CUDA"; }, "device.name",
+     "device.name = \"CUDA\" is not allowed; allowed: \"cpu\", \"cuda\" or \"cuda:N\" (N in 0..1023)"},
+    {"deviceNegativeIndex", [](RunConfig& c) { c.device.name = "cuda:-1"; }, "device.name",
+     "device.name = \"cuda:-1\" is not allowed; allowed: \"cpu\", \"cuda\" or \"cuda:N\" (N in 0..1023)"},
+    {"dtype", [](RunConfig& c) { c.model.dtype = "fp16"; }, "model.dtype",
+     "model.dtype = \"fp16\" is not allowed; allowed: \"fp32\", \"bf16\" (or leave it out: bf16 on CUDA, fp32 on the CPU)"},
     {"threads", [](RunConfig& c) { c.device.intraOpThreads = 5000; }, "device.intra_op_threads",
      "device.intra_op_threads = 5000 is out of range; allowed: 0..1024"},
 };
@@ -192,6 +203,8 @@ const GoodValue kGoodValues[] = {
     {"explicitEdgeZero", [](RunConfig& c) { c.pipeline.stages = 10; c.pipeline.layersPerStage = {0, 1, 1, 1, 1, 1, 1, 1, 1, 0}; }},
     {"cudaIndex", [](RunConfig& c) { c.device.name = "cuda:3"; }},
     {"cuda", [](RunConfig& c) { c.device.name = "cuda"; }},
+    {"bf16", [](RunConfig& c) { c.model.dtype = "bf16"; }},
+    {"fp32OnCuda", [](RunConfig& c) { c.model.dtype = "fp32"; c.device.name = "cuda:0"; }},
     {"binData", [](RunConfig& c) { c.data.spec = "bin:/data/train.bin"; }},
     {"textData", [](RunConfig& c) { c.data.spec = "text:corpus.txt"; c.data.valFraction = 0.05; }},
     {"explicitShape", [](RunConfig& c) { c.model.preset = ""; c.model.shape.heads = 8; }},
@@ -234,6 +247,37 @@ TEST(ConfigValidate, ToScheduleParamsCopiesPipelineFields)
     EXPECT_EQ(config.pipeline.effectiveAccum(), 3);
     config.pipeline.accum = 0;
     EXPECT_EQ(config.pipeline.effectiveAccum(), 6);
+}
+
+} // namespace
+} // namespace bs::runtime
+
+namespace bs::runtime {
+namespace {
+
+TEST(DeviceDefaults, Bf16OnCudaFp32OnTheCpuUnlessSet)
+{
+    RunConfig c;
+    EXPECT_EQ(effectiveDtype(c), "fp32");
+    c.device.name = "cuda";
+    EXPECT_EQ(effectiveDtype(c), "bf16");
+    c.device.name = "cuda:2";
+    EXPECT_EQ(effectiveDtype(c), "bf16");
+    c.model.dtype = "fp32";
+    EXPECT_EQ(effectiveDtype(c), "fp32");
+    c.device.name = "cpu";
+    c.model.dtype = "bf16";
+    EXPECT_EQ(effectiveDtype(c), "bf16");
+}
+
+TEST(DeviceDefaults, DeviceNamesParse)
+{
+    EXPECT_EQ(parseDeviceName("cpu"), (DeviceSpec{false, -1}));
+    EXPECT_EQ(parseDeviceName("cuda"), (DeviceSpec{true, -1}));
+    EXPECT_EQ(parseDeviceName("cuda:0"), (DeviceSpec{true, 0}));
+    EXPECT_EQ(parseDeviceName("cuda:17"), (DeviceSpec{true, 17}));
+    EXPECT_EQ(parseDeviceName("cudax"), (DeviceSpec{false, -1}));
+    EXPECT_EQ(parseDeviceName("cuda:1a"), (DeviceSpec{false, -1}));
 }
 
 } // namespace

@@ -68,6 +68,35 @@ TEST(DistEnv, WorldSizeMustEqualStages)
     EXPECT_NE(s.error().message.find("WORLD_SIZE is 2"), std::string::npos) << s.error().describe();
 }
 
+TEST(DistEnv, BackendDefaultsToNcclOnCudaAndGlooOnTheCpu)
+{
+    RunConfig config;
+    EXPECT_EQ(distBackend("", config).value(), "gloo");
+    EXPECT_EQ(distBackend("gloo", config).value(), "gloo");
+    const auto nccl = distBackend("nccl", config);
+    ASSERT_FALSE(nccl);
+    EXPECT_EQ(nccl.error().context, "--backend");
+    EXPECT_NE(nccl.error().message.find("needs CUDA stages"), std::string::npos);
+    config.device.name = "cuda";
+    EXPECT_EQ(distBackend("", config).value(), "nccl");
+    EXPECT_EQ(distBackend("gloo", config).value(), "gloo"); // CUDA stages, tensors through the host
+    const auto mpi = distBackend("mpi", config);
+    ASSERT_FALSE(mpi);
+    EXPECT_EQ(mpi.error().message, "--backend 'mpi' is not allowed; allowed: nccl, gloo");
+}
+
+TEST(DistEnv, EachCudaRankTakesItsLocalGpu)
+{
+    DistEnv env;
+    env.localRank = 3;
+    RunConfig config;
+    EXPECT_EQ(rankDevice(env, config), "cpu");
+    config.device.name = "cuda";
+    EXPECT_EQ(rankDevice(env, config), "cuda:3");
+    config.device.name = "cuda:0";
+    EXPECT_EQ(rankDevice(env, config), "cuda:3");
+}
+
 TEST(DistEnv, TagsSeparateMicrobatchAndDirection)
 {
     EXPECT_NE(handOffTag(HandOffKind::Activation, 3), handOffTag(HandOffKind::Gradient, 3));

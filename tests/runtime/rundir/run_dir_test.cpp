@@ -128,7 +128,105 @@ TEST(RunDir, RefusesToClobberARunUnlessAskedTo)
 
     Result<RunDirWriter> overwrite = RunDirWriter::create(tmp.path(), {.overwrite = true});
     ASSERT_TRUE(overwrite);
-    EXPECT_EQ(slurp(tmp.path() / kMetricsFileName), ""); // the old records are gone
+    ASSERT_TRUE(overwrite->appendMetrics(record(7, 1.0)));
+    EXPECT_EQ(slurp(tmp.path() / kMetricsFileName), record(0, 2.0).dump() + "\n"); // still the old run
+    ASSERT_TRUE(overwrite->writeSummary({{"steps", 1}}));
+    EXPECT_EQ(slurp(tmp.path() / kMetricsFileName), record(7, 1.0).dump() + "\n"); // now the new one
+    EXPECT_EQ(overwrite->dir(), tmp.path());
+    EXPECT_EQ(testing::fileCount(tmp.path()), 2u); // metrics.jsonl, summary.json: no staging left
+}
+
+// Issue 14: --overwrite deleted the old run before the new one was written, so a failing new run
+// (disk full, killed) lost both.
+TEST(RunDir, OverwritingRunThatNeverFinishesLeavesTheOldRunWhole)
+{
+    TempDir tmp;
+    {
+        Result<RunDirWriter> old = RunDirWriter::create(tmp.path());
+        ASSERT_TRUE(old);
+        ASSERT_TRUE(old->writeConfig(demoConfig()));
+        ASSERT_TRUE(old->appendMetrics(record(0, 2.0)));
+        ASSERT_TRUE(old->writeSummary({{"steps", 1}}));
+    }
+    {
+        Result<RunDirWriter> failing = RunDirWriter::create(tmp.path(), {.overwrite = true});
+        ASSERT_TRUE(failing);
+        ASSERT_TRUE(failing->appendMetrics(record(0, 9.0)));
+        // ... and the run fails here: no summary.
+    }
+    Result<RunDirContents> run = readRunDir(tmp.path());
+    ASSERT_TRUE(run) << run.error().describe();
+    ASSERT_EQ(run->metrics.size(), 1u);
+    EXPECT_EQ(run->metrics[0]["train_loss"], 2.0);
+    ASSERT_TRUE(run->summary);
+}
+
+// Issue 14: a kill during the final write left a `.trace.json.tmp-*` file that nothing cleaned.
+TEST(RunDir, StaleTempFilesOfDeadWritersAreRemoved)
+{
+    TempDir tmp;
+    const auto stale = tmp.path() / ".trace.json.tmp-999999999-0"; // no such process
+    const auto live = tmp.path() / (".trace.json.tmp-" + std::to_string(::getpid()) + "-0");
+    const auto staging = tmp.path() / ".incoming-run-999999999";
+    std::ofstream(stale) << "x";
+    std::ofstream(live) << "x";
+    std::filesystem::create_directory(staging);
+    std::ofstream(staging / kMetricsFileName) << "{}\n";
+    Result<RunDirWriter> writer = RunDirWriter::create(tmp.path());
+    ASSERT_TRUE(writer);
+    EXPECT_FALSE(std::filesystem::exists(stale));
+    EXPECT_FALSE(std::filesystem::exists(staging));
+    EXPECT_TRUE(std::filesystem::exists(live)); // a live writer's temp file stays
+}
+
+// Issue 14: the trace was kept in memory until the end, so SIGKILL lost all of it. Chunks per
+// batch: what a killed run leaves reads back up to its last whole event, flagged as cut short.
+TEST(RunDir, KilledRunKeepsItsTraceChunks)
+{
+    TempDir tmp;
+    profiler::TraceStore store;
+    profiler::TraceMeta meta;
+    meta.stages = 2;
+    store.setMeta(meta);
+    {
+        Result<RunDirWriter> writer = RunDirWriter::create(tmp.path());
+        ASSERT_TRUE(writer);
+        ASSERT_TRUE(writer->writeConfig(demoConfig()));
+        for (int batch = 0; batch < 3; ++batch) {
+            for (int i = 0; i < 4; ++i) {
+                profiler::TraceEvent e;
+                e.stage = static_cast<std::uint16_t>(i % 2);
+                e.microbatch = batch * 4 + i;
+                e.start = (batch * 4 + i) * 100;
+                e.end = e.start + 50;
+                store.append(e);
+            }
+            ASSERT_TRUE(writer->appendMetrics(record(batch, 2.0)));
+            ASSERT_TRUE(writer->appendTrace(*store.snapshot()));
+        }
+        // killed here: no trace.json, no summary.json
+    }
+    const std::string whole = slurp(tmp.path() / kPartialTraceFileName);
+    {
+        Result<RunDirContents> run = readRunDir(tmp.path());
+        ASSERT_TRUE(run) << run.error().describe();
+        EXPECT_TRUE(run->cutShort);
+        ASSERT_FALSE(run->warnings.empty());
+        EXPECT_NE(run->warnings.back().find("cut short"), std::string::npos);
+        auto trace = readRunTrace(*run);
+        ASSERT_TRUE(trace) << trace.error().describe();
+        ASSERT_EQ((*trace)->size(), 12u);
+        EXPECT_EQ((**trace)[11].microbatch, 11);
+    }
+    // A kill in the middle of a chunk's write: the torn event is dropped, the rest is kept.
+    std::ofstream(tmp.path() / kPartialTraceFileName, std::ios::trunc) << whole.substr(0, whole.size() - 30);
+    Result<RunDirContents> torn = readRunDir(tmp.path());
+    ASSERT_TRUE(torn);
+    auto trace = readRunTrace(*torn);
+    ASSERT_TRUE(trace) << trace.error().describe();
+    EXPECT_EQ((*trace)->size(), 11u);
+    // The chunks, closed, are byte for byte what the one-shot writer writes.
+    EXPECT_EQ(whole + "\n]}\n", profiler::toChromeTraceJson(*store.snapshot()));
 }
 
 TEST(RunDir, ReaderErrors)

@@ -79,6 +79,28 @@ TEST(Validate, RejectsInflightAboveTheStatedBound)
     expectRejected(s, "2 micro-batches in flight, bound is 1");
 }
 
+// A micro-batch forwarded on version 0 is still in flight when the stage reaches version 2, with
+// another in flight on version 1: three versions held. Two-version (2bw) bound: rejected; a stash
+// bound of 3 accepts it.
+TEST(Validate, RejectsWeightVersionsAboveTheStatedBound)
+{
+    Schedule s;
+    s.params = {.name = "custom", .stages = 1, .microbatches = 4, .accum = 1, .batches = 1};
+    s.programs = {{forward(0, 0), forward(0, 1), backward(0, 1), update(0, 0, 1, 1), forward(0, 2), forward(0, 3),
+                   backward(0, 3), update(0, 1, 3, 3), backward(0, 0), update(0, 2, 0, 0), backward(0, 2),
+                   update(0, 3, 2, 2)}};
+    s.inflightBound = {4};
+    s.weights = WeightPolicy::TwoVersions;
+    s.weightVersionBound = {2};
+    expectRejected(s, "3 weight versions held, bound is 2");
+    s.weights = WeightPolicy::Stash;
+    s.weightVersionBound = {3};
+    EXPECT_TRUE(validate(s));
+    s.weights = WeightPolicy::InPlace; // one copy, updated in place: nothing is held
+    s.weightVersionBound = {1};
+    EXPECT_TRUE(validate(s));
+}
+
 TEST(Validate, RejectsDeadlockAndMarksTheStep)
 {
     // Stage 0 wants the gradient of micro-batch 0 before it forwards micro-batch 1; stage 1

@@ -1,0 +1,22 @@
+#pragma once
+// What the tensor executor tells a GPU profiler around each action: the tag of the action that is
+// about to issue GPU work (CUPTI external correlation: stage, kind, micro-batch, weight version)
+// and where on the host clock it began; then that it ended. The CUPTI side (gpu_trace.h) turns
+// the kernels recorded under the tag into kernel-lane events under the action's stage.
+
+#include "base/time.h"
+#include "profiler/cupti/action_tag.h"
+
+namespace bs::runtime {
+
+class KernelTagSink
+{
+public:
+    virtual ~KernelTagSink() = default;
+    /// `hostBeginNs`: steady-clock ns since its epoch when the action began (hostNowNs()).
+    /// Called from the thread that issues the action's work; stages may call concurrently.
+    virtual void actionBegin(const profiler::cupti::ActionTag& tag, TimeNs hostBeginNs) = 0;
+    virtual void actionEnd() = 0;
+};
+
+} // namespace bs::runtime

@@ -1,0 +1,132 @@
+// CUDA memory per stage by the active stage (device_memory.h), driven by fake allocator counters:
+// the same MemoryScopes the model opens, with the bytes a CUDA caching allocator would report.
+#include "runtime/model/device_memory.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace bs::runtime {
+namespace {
+
+// A device whose allocated bytes the test moves; the peak follows like CUDACachingAllocator's.
+class FakeAllocator final : public AllocatorStats
+{
+public:
+    AllocatorSample sample(int device) override { return m_dev[device]; }
+    void resetPeak(int device) override
+    {
+        m_dev[device].peakAllocated = m_dev[device].allocated;
+        m_dev[device].peakReserved = m_dev[device].reserved;
+    }
+    void allocate(int device, std::int64_t bytes)
+    {
+        AllocatorSample& d = m_dev[device];
+        d.allocated += bytes;
+        d.peakAllocated = std::max(d.peakAllocated, d.allocated);
+        d.reserved = std::max(d.reserved, (d.allocated + 1023) / 1024 * 1024);
+        d.peakReserved = std::max(d.peakReserved, d.reserved);
+    }
+    void free(int device, std::int64_t bytes) { m_dev[device].allocated -= bytes; }
+
+private:
+    std::map<int, AllocatorSample> m_dev;
+};
+
+struct Installed
+{
+    explicit Installed(DeviceMemoryAttributor& a) { installDeviceMemory(&a); }
+    ~Installed() { installDeviceMemory(nullptr); }
+};
+
+TEST(DeviceMemory, ChargesEachScopeToItsStageAndKind)
+{
+    FakeAllocator gpu;
+    DeviceMemoryAttributor memory(gpu, {0, 0}); // two stages sharing cuda:0
+    const Installed on(memory);
+    {
+        const MemoryScope scope(0, MemoryCategory::Parameters);
+        gpu.allocate(0, 1000);
+    }
+    {
+        const MemoryScope scope(1, MemoryCategory::Parameters);
+        gpu.allocate(0, 500);
+    }
+    {
+        const MemoryScope scope(0, MemoryCategory::Activations);
+        gpu.allocate(0, 300); // a temporary...
+        gpu.free(0, 300);
+        gpu.allocate(0, 200); // ...and what the forward keeps
+    }
+    const StageMemory s0 = memory.stage(0);
+    const StageMemory s1 = memory.stage(1);
+    EXPECT_EQ(s0.liveOf(MemoryCategory::Parameters), 1000);
+    EXPECT_EQ(s0.liveOf(MemoryCategory::Activations), 200);
+    EXPECT_EQ(s0.peakOf(MemoryCategory::Activations), 300); // the temporary counted in the peak
+    EXPECT_EQ(s0.liveTotal, 1200);
+    EXPECT_EQ(s0.peakTotal, 1300);
+    EXPECT_EQ(s1.liveOf(MemoryCategory::Parameters), 500);
+    EXPECT_EQ(s1.liveTotal, 500);
+    EXPECT_EQ(s0.peakReserved, 2048); // the shared device's reserve while stage 0 ran
+}
+
+TEST(DeviceMemory, NestedScopesChargeTheInnermostAndInstrumentationNobody)
+{
+    FakeAllocator gpu;
+    DeviceMemoryAttributor memory(gpu, {0, 1});
+    const Installed on(memory);
+    {
+        const MemoryScope outer(1, MemoryCategory::Activations);
+        gpu.allocate(1, 10);
+        {
+            const MemoryScope inner(1, MemoryCategory::Stash);
+            gpu.allocate(1, 100);
+        }
+        {
+            const MemoryScope drift(-1, MemoryCategory::Other); // instrumentation: not a stage's
+            gpu.allocate(1, 5000);
+            gpu.free(1, 5000);
+        }
+        gpu.allocate(1, 20);
+        gpu.free(1, 30); // frees count for the stage that frees
+    }
+    const StageMemory s1 = memory.stage(1);
+    EXPECT_EQ(s1.liveOf(MemoryCategory::Activations), 0);
+    EXPECT_EQ(s1.liveOf(MemoryCategory::Stash), 100);
+    EXPECT_EQ(s1.peakOf(MemoryCategory::Activations), 30);
+    EXPECT_EQ(s1.peakTotal, 130);
+    EXPECT_EQ(memory.stage(0).liveTotal, 0); // stage 0 is on another device and did nothing
+}
+
+TEST(DeviceMemory, CpuStagesAreLeftToTheCpuTracker)
+{
+    FakeAllocator gpu;
+    DeviceMemoryAttributor memory(gpu, {-1, 0});
+    const Installed on(memory);
+    {
+        const MemoryScope scope(0, MemoryCategory::Parameters);
+        gpu.allocate(0, 64);
+    }
+    EXPECT_EQ(memory.stage(0).liveTotal, 0);
+    EXPECT_EQ(memory.deviceOf(0), -1);
+    EXPECT_EQ(memory.deviceOf(1), 0);
+}
+
+TEST(DeviceMemory, ResetPeaksKeepsLiveBytes)
+{
+    FakeAllocator gpu;
+    DeviceMemoryAttributor memory(gpu, {0});
+    const Installed on(memory);
+    {
+        const MemoryScope scope(0, MemoryCategory::Activations);
+        gpu.allocate(0, 400);
+        gpu.free(0, 300);
+    }
+    memory.resetPeaks();
+    const StageMemory s = memory.stage(0);
+    EXPECT_EQ(s.peakTotal, 100);
+    EXPECT_EQ(s.liveTotal, 100);
+}
+
+} // namespace
+} // namespace bs::runtime
