@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 bash packaging/install-deps.sh
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 cmake --preset release >/dev/null
-# Only what the main job runs (the tests and benchmarks are for scripts/test.sh).
+# Only what the main job runs (the tests and benchmarks are for scripts/test.sh). Both programs
+# depend on the training runtime module (bs_runtime_module) when LibTorch is found, so it is built too.
 cmake --build --preset release --target bubblescope bubblescope-cli
 
 bin=build/release/app

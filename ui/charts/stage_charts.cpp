@@ -59,8 +59,9 @@ void styleChart(QChart* chart, const QString& title)
     chart->setAnimationOptions(QChart::NoAnimation);
     chart->legend()->setAlignment(Qt::AlignBottom);
     QFont lf = chart->legend()->font();
-    lf.setPointSizeF(8);
+    lf.setPointSizeF(7.5);
     chart->legend()->setFont(lf);
+    chart->legend()->setShowToolTips(true); // a label cut on a narrow screen shows in full on hover
     chart->setMargins(QMargins(4, 2, 4, 2));
     chart->setBackgroundRoundness(0);
 }

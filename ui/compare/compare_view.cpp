@@ -103,7 +103,7 @@ CompareView::CompareView(QWidget* parent)
     m_stageTable->setModel(m_stageModel);
     m_stageTable->setAlternatingRowColors(true);
     m_stageTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    tabs->addTab(m_stageTable, tr("Per stage (top run)"));
+    tabs->addTab(m_stageTable, tr("Per stage (selected run)"));
     tabs->hide(); // shown once the window puts it in a layout
 }
 

@@ -178,9 +178,11 @@ void MainWindow::buildActions()
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
     QMenu* run = menuBar()->addMenu(tr("&Run"));
-    QAction* demo = run->addAction(tr("&Demo: PACI vs 1F1B-flush (simulated)"), this, [this] { startDemo({}); });
+    QAction* demo = run->addAction(tr("&Replay simulated demo: PACI vs 1F1B-flush"), this, [this] { startDemo({}); });
+    demo->setIconText(tr("Replay simulation"));
+    QAction* trainLive = nullptr;
     if (liveTrainingAvailable()) {
-        run->addAction(tr("&Train live: PACI vs 1F1B-flush (LibTorch, CPU)"), this, [this] {
+        trainLive = run->addAction(tr("&Train live: PACI vs 1F1B-flush (LibTorch, CPU)"), this, [this] {
             DemoOptions live;
             live.live = true;
             live.batches = 8;
@@ -215,6 +217,10 @@ void MainWindow::buildActions()
     QToolBar* tools = addToolBar(tr("Run"));
     tools->setObjectName(QStringLiteral("runToolbar"));
     tools->addAction(demo);
+    if (trainLive) {
+        trainLive->setIconText(tr("Train live"));
+        tools->addAction(trainLive);
+    }
     tools->addAction(m_stopAction);
     tools->addAction(m_applyAction);
     tools->addAction(fit);

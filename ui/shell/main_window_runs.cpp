@@ -279,11 +279,13 @@ void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
         live->plan.index);
     m_compare->fitToRuns();
     refreshLiveTable();
-    if (it->second == std::max(0, m_selected)) {
-        showCharts(live->plan, m_liveBudget);
+    // The panel's figures are the selected run's, once it has finished (never a stale "running").
+    const int selected = std::max(0, m_selected);
+    if (const auto& shown = m_live[static_cast<std::size_t>(selected)]; shown && shown->latest && shown->latest->finished) {
+        showCharts(shown->plan, m_liveBudget);
         Prediction figures;
         figures.config = m_tuning->config();
-        figures.primary = live->plan;
+        figures.primary = shown->plan;
         m_tuning->showPrediction(figures, 0);
     }
     statusBar()->showMessage(tr("%1 finished").arg(toQt(update->label)), 5000);
