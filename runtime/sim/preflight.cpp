@@ -1,6 +1,7 @@
 #include "runtime/sim/preflight.h"
 
 #include "base/bounded_read.h"
+#include "runtime/schedule/catalogue.h"
 
 #include <algorithm>
 #include <charconv>
@@ -42,8 +43,9 @@ Result<MemoryEstimate> estimateMemory(const GptScenario& scenario, int stagesSha
     if (!request) {
         return request.error();
     }
-    if (scenario.schedule != "paci") {
-        request->schedule.accum = 0; // the window is PACI's alone
+    const ScheduleInfo* info = findSchedule(scenario.schedule);
+    if (!info || !info->takesAccumWindow()) {
+        request->schedule.accum = 0; // only schedules that update per window take one (the catalogue says which)
     }
     request->schedule.batches = 1;
     auto simulated = simulate(*request);
