@@ -9,6 +9,8 @@ PACKAGES=(
   cmake ninja-build g++ ccache pkg-config git
   # small libraries (configs, JSON, command line, tests, benchmarks)
   libtomlplusplus-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
+  # gzip-compressed torch.profiler traces (profiler/import; its tests read .json.gz fixtures)
+  zlib1g-dev
   # training runtime: CPU LibTorch, Gloo headers for c10d, and a real BLAS
   # (without libopenblas0-openmp libtorch resolves libblas.so.3 to netlib reference BLAS: ~7x slower)
   libtorch-dev libgloo-dev libopenblas0-openmp
