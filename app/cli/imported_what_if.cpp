@@ -42,7 +42,7 @@ Result<WhatIf> predictFromImportedJob(const profiler::kineto::ImportedJob& job, 
         return measured.error();
     }
     if (schedule.empty()) {
-        schedule = job.schedule == "gpipe" ? "gpipe" : "1f1b";
+        schedule = profiler::kineto::replayScheduleOf(job);
     }
     runtime::SimulationRequest request;
     request.schedule.name = schedule;

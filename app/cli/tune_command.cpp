@@ -45,7 +45,7 @@ struct TuneCommand
                 if (!measured) {
                     return measured.error();
                 }
-                const std::string name = job->schedule == "gpipe" ? "gpipe" : "1f1b";
+                const std::string name = profiler::kineto::replayScheduleOf(*job);
                 samples.push_back(runtime::CostSample{path, name, importedMicroBatchSize, std::move(measured).value()});
                 continue;
             }

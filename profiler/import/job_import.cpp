@@ -462,4 +462,9 @@ Result<ImportedJob> importKinetoJob(const std::vector<std::string>& paths)
     }
 }
 
+std::string replayScheduleOf(const ImportedJob& job)
+{
+    return job.schedule == "gpipe" ? "gpipe" : "1f1b";
+}
+
 } // namespace bs::profiler::kineto

@@ -80,4 +80,10 @@ Result<std::vector<std::string>> listRankTraces(const std::string& path);
 /// different world sizes, a trace with no recognisable pipeline action.
 Result<ImportedJob> importKinetoJob(const std::vector<std::string>& paths);
 
+/// The one-stage-per-rank order a replay of `job` runs (the schedule catalogue's name): GPipe's
+/// own for a GPipe job, else 1F1B — an interleaved job is replayed as a plain 1F1B pipeline of its
+/// stages until the catalogue has loop placements. One answer for `analyze`, `tune --calibrate`
+/// and the GUI.
+std::string replayScheduleOf(const ImportedJob& job);
+
 } // namespace bs::profiler::kineto

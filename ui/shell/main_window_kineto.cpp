@@ -37,7 +37,7 @@ bool MainWindow::openKinetoJob(const QString& dir, QString* error)
         return false;
     }
     runtime::ScheduleParams params;
-    params.name = job->schedule == "gpipe" ? "gpipe" : "1f1b"; // interleaved: its stages as a 1F1B pipeline
+    params.name = profiler::kineto::replayScheduleOf(*job);
     params.stages = job->stages;
     params.microbatches = std::max(1, job->microbatches);
     auto schedule = runtime::makeSchedule(params);
