@@ -110,6 +110,10 @@ protected:
     void closeEvent(QCloseEvent* event) override;
 
 private:
+    /// Puts a finished run read from disk (a run directory or an imported job) into the next slot
+    /// (alternating top/bottom), with `slotText` under its title, and selects it so the panel, the
+    /// charts and the exports follow it. Returns the slot.
+    int placeOpenedRun(const PredictedRun& run, const runtime::RunConfig& config, const QString& slotText);
     enum class Mode
     {
         Prediction,

@@ -114,21 +114,8 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
     m_targetLoss = contents->config.training.targetLoss.value_or(m_targetLoss);
     m_metrics->setRuns(m_lossCurves, m_targetLoss);
 
-    if (m_mode == Mode::Prediction) {
-        enterRunMode(); // the slots showed predictions: clear them before the first run goes in
-    }
-    const int slot = m_opened++ % 2;
-    auto final = std::make_shared<RunUpdate>();
-    final->label = run.label;
-    final->trace = run.result.trace;
-    final->report = run.result.report;
-    final->finished = true;
-    m_live[static_cast<std::size_t>(slot)] = LiveRun{run, final, true, false, contents->config, {}};
-    m_compare->setSlot(slot, toQt(run.label),
-        tr("opened · measured · ") + figuresLine(run.result.report, run.result.throughputSamplesPerSecond), run.index);
-    m_compare->fitToRuns();
-    refreshLiveTable();
-    selectSlot(slot); // the panel, the charts and the exports follow the run just opened
+    const int slot = placeOpenedRun(run, contents->config,
+        tr("opened · measured · ") + figuresLine(run.result.report, run.result.throughputSamplesPerSecond));
     calibrateFrom(slot, run, contents->config.pipeline.microBatchSize);
     rememberFile(dir);
     if (contents->cutShort) { // killed mid-run: say so, and how much it holds
@@ -228,6 +215,25 @@ bool MainWindow::exportPanelsTo(const QString& dir, QString* error)
         }
     }
     return true;
+}
+
+int MainWindow::placeOpenedRun(const PredictedRun& run, const runtime::RunConfig& config, const QString& slotText)
+{
+    if (m_mode == Mode::Prediction) {
+        enterRunMode(); // the slots showed predictions: clear them before the run goes in
+    }
+    const int slot = m_opened++ % 2;
+    auto final = std::make_shared<RunUpdate>();
+    final->label = run.label;
+    final->trace = run.result.trace;
+    final->report = run.result.report;
+    final->finished = true;
+    m_live[static_cast<std::size_t>(slot)] = LiveRun{run, final, true, false, config, {}};
+    m_compare->setSlot(slot, toQt(run.label), slotText, run.index);
+    m_compare->fitToRuns();
+    refreshLiveTable();
+    selectSlot(slot);
+    return slot;
 }
 
 } // namespace bs::ui

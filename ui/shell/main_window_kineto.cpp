@@ -57,26 +57,13 @@ bool MainWindow::openKinetoJob(const QString& dir, QString* error)
     run.lagBound = runtime::versionLagBound(*schedule, run.result.report);
     run.index = TimelineIndex::build(run.result.trace, run.result.report.bubbles);
 
-    if (m_mode == Mode::Prediction) {
-        enterRunMode(); // the slots showed predictions: clear them before the job goes in
-    }
-    const int slot = m_opened++ % 2;
-    auto final = std::make_shared<RunUpdate>();
-    final->label = run.label;
-    final->trace = run.result.trace;
-    final->report = run.result.report;
-    final->finished = true;
     runtime::RunConfig config; // what selecting the job sets the tuning panel to
     config.schedule.name = params.name;
     config.pipeline.stages = params.stages;
     config.pipeline.microbatches = params.microbatches;
     config.pipeline.microBatchSize = 1;
     config.training.steps = std::max(1, schedule->params.batches);
-    m_live[static_cast<std::size_t>(slot)] = LiveRun{run, final, true, false, config, {}};
-    m_compare->setSlot(slot, toQt(run.label), tr("imported · ") + figuresLine(run.result.report, 0.0), run.index);
-    m_compare->fitToRuns();
-    refreshLiveTable();
-    selectSlot(slot);
+    const int slot = placeOpenedRun(run, config, tr("imported · ") + figuresLine(run.result.report, 0.0));
     calibrateFrom(slot, run, 1); // the what-if now predicts from this job's measured times
     rememberFile(dir);
     statusBar()->showMessage(tr("Imported %1 rank traces from %2").arg(job->ranks.size()).arg(dir), 5000);
