@@ -375,6 +375,11 @@ int runTrainComparison(const TrainArgs& args, const std::vector<std::string>& sc
     for (const std::string& name : schedules) {
         TrainArgs one = args;
         one.schedule = name;
+        // compare's --accum is the window of the schedules that take one (as the simulated compare
+        // reads it); the flush baselines beside them train without it. `train` alone still refuses it.
+        if (const runtime::ScheduleInfo* info = runtime::findSchedule(name); info && !info->takesAccumWindow()) {
+            one.accum.reset();
+        }
         one.outDir = args.outDir.empty() ? "" : args.outDir + "/" + name;
         auto config = buildConfig(one);
         if (!config) {
