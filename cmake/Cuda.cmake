@@ -17,8 +17,15 @@ endif()
 # NCCL: no CMake config ships with it, so find_library (used by the runtime's NCCL transport).
 set(BS_NCCL_FOUND OFF)
 if(CUDAToolkit_FOUND)
-    find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR})
-    find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+    # Where the toolkit keeps it (lib or lib64), or where PyPI's nvidia-nccl wheel beside a CUDA
+    # LibTorch does (site-packages/nvidia/nccl); the wheel ships only libnccl.so.2, no dev link.
+    set(_bs_nccl_hints ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/lib64)
+    if(Torch_DIR)
+        get_filename_component(_bs_site_packages "${Torch_DIR}/../../../.." ABSOLUTE)
+        list(APPEND _bs_nccl_hints "${_bs_site_packages}/nvidia/nccl/lib")
+    endif()
+    find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2 HINTS ${_bs_nccl_hints})
+    find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} "${_bs_site_packages}/nvidia/nccl/include")
     if(NCCL_LIBRARY AND NCCL_INCLUDE_DIR AND NOT TARGET nccl::nccl)
         add_library(nccl::nccl SHARED IMPORTED GLOBAL)
         set_target_properties(nccl::nccl PROPERTIES IMPORTED_LOCATION ${NCCL_LIBRARY}

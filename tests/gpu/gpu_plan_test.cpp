@@ -82,6 +82,9 @@ TEST(GpuProbe, NcclVersionIsReportedWhenBuiltWithNccl)
 #ifdef BS_TEST_HAVE_NCCL
     EXPECT_GE(ncclVersionCode(), 20000); // 2.x; the probe needs no GPU (toolchain.md §2)
 #else
-    EXPECT_EQ(ncclVersionCode(), 0);
+    // The probe dlopens libnccl.so.2 at run time, so a library the build did not find (a CUDA
+    // LibTorch's nvidia-nccl wheel, an ld.so.conf entry) may still answer: 0 or a real 2.x code.
+    const int code = ncclVersionCode();
+    EXPECT_TRUE(code == 0 || (code >= 20000 && code < 100000)) << code;
 #endif
 }
