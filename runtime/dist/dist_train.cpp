@@ -85,8 +85,11 @@ Result<nlohmann::json> trainDistributed(const RunConfig& config, const DistEnv& 
     }
     RunConfig rankConfig = config;
     rankConfig.device.name = rankDevice(env, config); // one GPU per rank
-    GlooOptions gloo{options.timeout, options.timeout};
+    GlooOptions gloo;
+    gloo.timeout = options.timeout;
+    gloo.rendezvousTimeout = options.timeout;
     gloo.nccl = *backend == "nccl";
+    gloo.identity = runIdentity(env, config, *backend); // ranks with other settings are named at once
     gloo.cudaDevice = parseDeviceName(rankConfig.device.name).index;
     auto connected = GlooTransport::connect(env, gloo);
     if (!connected) {

@@ -158,4 +158,135 @@ TEST(StoppedLaunch, SigtermKeepsTheBatchesEveryRankFinished) { expectStoppedRunO
 
 TEST(StoppedLaunch, SigintKeepsTheBatchesEveryRankFinished) { expectStoppedRunOpens(SIGINT, 130); }
 
+/// The pid of the launcher's child whose environment has RANK=`rank`, or -1.
+pid_t rankPid(pid_t launcher, int rank)
+{
+    std::istringstream children(slurp("/proc/" + std::to_string(launcher) + "/task/" + std::to_string(launcher) + "/children"));
+    for (pid_t pid = 0; children >> pid;) {
+        const std::string env = slurp("/proc/" + std::to_string(pid) + "/environ");
+        if (env.find(std::string("RANK=") + std::to_string(rank) + '\0') != std::string::npos
+            && (env.rfind(std::string("RANK=") + std::to_string(rank), 0) == 0
+                || env.find(std::string("\0RANK=") + std::to_string(rank) + '\0') != std::string::npos)) {
+            return pid;
+        }
+    }
+    return -1;
+}
+
+// Four ranks; rank 2 is killed outright mid-run. The survivors exit within their --timeout (5 s)
+// with one line naming rank 2 as the one that died (rank 3 never talks to rank 2's killer, and
+// rank 0 only to rank 1: they learn it from the failure report), and the launcher says which
+// rank was killed, by what, and keeps the batches every rank finished.
+TEST(FailedLaunch, AKilledRankIsNamedByEverySurvivorAndTheLauncher)
+{
+    const fs::path dir = freshDir("kill4");
+    const fs::path out = dir / "run";
+    const pid_t launcher = spawn(kCli + " launch --nproc-per-node 4 --grace 30 -- train --model tiny --schedule 1f1b"
+                                        " --stages 4 --microbatches 4 --micro-batch-size 1 --steps 5000 --eval-interval 0"
+                                        " --threads 1 --timeout 5 --out "
+                                 + out.string() + " >" + (dir / "out").string() + " 2>" + (dir / "err").string());
+    ASSERT_GT(launcher, 0);
+    ASSERT_TRUE(waitForRecords(out, 4, 2)) << slurp(dir / "err");
+    const pid_t victim = rankPid(launcher, 2);
+    ASSERT_GT(victim, 0) << "rank 2's process not found";
+    ::kill(victim, SIGKILL);
+    double took = 0;
+    const int code = waitFor(launcher, std::chrono::seconds(60), &took);
+    const std::string err = slurp(dir / "err");
+    EXPECT_NE(code, 0) << err;
+    EXPECT_NE(code, -1) << "the launcher did not exit within 60 s: " << err;
+    EXPECT_LT(took, 20.0) << "the survivors' timeout is 5 s: " << err;
+    EXPECT_NE(err.find("[launch] rank 2 was killed by SIGKILL (signal 9) first"), std::string::npos) << err;
+    EXPECT_NE(err.find("[launch] the run failed: rank 2 was killed by SIGKILL"), std::string::npos) << err;
+    // Each survivor's error is one line, and the first rank it names is rank 2.
+    for (int k : {0, 1, 3}) {
+        const std::string prefix = "[rank " + std::to_string(k) + "] rank " + std::to_string(k) + ": error: ";
+        const std::size_t at = err.find(prefix);
+        ASSERT_NE(at, std::string::npos) << "no error line of rank " << k << ":\n" << err;
+        const std::string line = err.substr(at + prefix.size(), err.find('\n', at) - at - prefix.size());
+        const std::size_t named = line.find("rank ");
+        ASSERT_NE(named, std::string::npos) << line;
+        EXPECT_EQ(line.substr(named, 6), "rank 2") << "rank " << k << " blames another rank: " << line;
+        std::printf("rank %d: %s\n", k, line.c_str());
+    }
+    auto run = bs::runtime::readRunDir(out);
+    ASSERT_TRUE(run) << run.error().describe();
+    ASSERT_TRUE(run->summary.has_value());
+    EXPECT_NE(run->summary->at("error").get<std::string>().find("rank 2 was killed"), std::string::npos);
+    EXPECT_GE(run->summary->at("steps").get<int>(), 2);
+    fs::remove_all(dir);
+}
+
+struct RankRun
+{
+    int code = -1;
+    double took = 0;
+    std::string err;
+};
+
+/// Starts one process per entry of `ranks` (RANK = index; each entry: "WORLD_SIZE train args"),
+/// torchrun-style on 127.0.0.1 (a TCPStore hosted by rank 0), and waits for all of them.
+std::vector<RankRun> runRanks(const std::string& name, const std::vector<std::pair<int, std::string>>& ranks)
+{
+    const fs::path dir = freshDir(name);
+    const int port = 20000 + static_cast<int>((::getpid() * 7 + static_cast<int>(name.size()) * 131) % 9000);
+    std::vector<pid_t> pids;
+    for (std::size_t k = 0; k < ranks.size(); ++k) {
+        pids.push_back(spawn("env RANK=" + std::to_string(k) + " WORLD_SIZE=" + std::to_string(ranks[k].first)
+                             + " MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) + " " + kCli + " train"
+                             + ranks[k].second + " --distributed --timeout 5 2>" + (dir / ("err" + std::to_string(k))).string()
+                             + " >/dev/null"));
+    }
+    std::vector<RankRun> out(ranks.size());
+    for (std::size_t k = 0; k < ranks.size(); ++k) {
+        out[k].code = waitFor(pids[k], std::chrono::seconds(60), &out[k].took);
+        out[k].err = slurp(dir / ("err" + std::to_string(k)));
+    }
+    fs::remove_all(dir);
+    return out;
+}
+
+const std::string kShortRun = " --model tiny --schedule 1f1b --micro-batch-size 1 --steps 3 --eval-interval 0 --threads 1";
+
+// Ranks started with different configurations (here: micro-batches) used to exchange tensors of the
+// wrong count until a Gloo timeout; now both sides say, in one line, which rank differs and how.
+TEST(MismatchedRanks, OtherSettingsAreNamedOnBothSides)
+{
+    const auto r = runRanks("mismatch_m", {{2, kShortRun + " --stages 2 --microbatches 4"},
+                                           {2, kShortRun + " --stages 2 --microbatches 2"}});
+    EXPECT_EQ(r[0].code, 2) << r[0].err;
+    EXPECT_EQ(r[1].code, 2) << r[1].err;
+    EXPECT_NE(r[0].err.find("rank 1 was started with other settings than rank 0: pipeline.microbatches = 4 here, 2 on rank 1"),
+              std::string::npos) << r[0].err;
+    EXPECT_NE(r[1].err.find("rank 1 was started with other settings than rank 0: pipeline.microbatches = 2 here, 4 on rank 0"),
+              std::string::npos) << r[1].err;
+    for (const RankRun& rank : r) {
+        EXPECT_LT(rank.took, 15.0) << rank.err;
+        // One error line (the product's "  at: context" line may follow), no Gloo noise.
+        EXPECT_EQ(rank.err.find("error: "), rank.err.rfind("error: ")) << rank.err;
+        EXPECT_LE(std::count(rank.err.begin(), rank.err.end(), '\n'), 2) << rank.err;
+    }
+}
+
+TEST(MismatchedRanks, AnotherWorldSizeIsNamed)
+{
+    const auto r = runRanks("mismatch_w", {{2, kShortRun + " --stages 2 --microbatches 2"},
+                                           {3, kShortRun + " --stages 3 --microbatches 2"}});
+    EXPECT_EQ(r[0].code, 2) << r[0].err;
+    EXPECT_EQ(r[1].code, 2) << r[1].err;
+    EXPECT_NE(r[0].err.find("rank 1 was started with other settings than rank 0: WORLD_SIZE = 2 here, 3 on rank 1"),
+              std::string::npos) << r[0].err;
+    EXPECT_NE(r[1].err.find("WORLD_SIZE = 3 here, 2 on rank 0"), std::string::npos) << r[1].err;
+}
+
+// A rank that never starts: rank 0 names it once --timeout has passed, instead of waiting 120 s.
+TEST(MismatchedRanks, ARankThatNeverJoinsIsNamedWithinTheTimeout)
+{
+    const auto r = runRanks("never_joins", {{2, kShortRun + " --stages 2 --microbatches 2"}});
+    EXPECT_NE(r[0].code, 0) << r[0].err;
+    EXPECT_NE(r[0].code, -1) << "still waiting after 60 s";
+    EXPECT_LT(r[0].took, 15.0);
+    EXPECT_NE(r[0].err.find("rank 1 did not join the rendezvous within 5"), std::string::npos) << r[0].err;
+}
+
 } // namespace
