@@ -8,6 +8,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/version.h>
 
+#include "runtime/dist/file_rendezvous.h"
 #include "runtime/dist/listen_socket.h"
 
 #include <unistd.h>
@@ -40,14 +41,40 @@ using PointToPoint = c10d::ProcessGroup;
 const char* kindName(HandOffKind kind) { return kind == HandOffKind::Activation ? "activation" : "gradient"; }
 
 /// The rendezvous store, listening nowhere it should not (listen_socket.h): a FileStore when the
-/// launcher gave one; else a TCPStore whose server socket is bound to MASTER_ADDR itself.
-c10::intrusive_ptr<c10d::Store> makeStore(const DistEnv& env, std::chrono::milliseconds timeout)
+/// launcher gave one; else a TCPStore whose server socket is bound to MASTER_ADDR itself. A
+/// LibTorch whose TCPStore cannot bind an address (1.13) with a loopback MASTER_ADDR: a FileStore
+/// whose path rank 0 serves on exactly MASTER_ADDR:MASTER_PORT (file_rendezvous.h); `server`
+/// then holds rank 0's server.
+c10::intrusive_ptr<c10d::Store> makeStore(const DistEnv& env, std::chrono::milliseconds timeout,
+                                          std::unique_ptr<RendezvousFileServer>& server)
 {
-    if (const char* file = std::getenv(kRendezvousFileEnv); file && *file) {
+    auto fileStore = [&](const std::string& file) {
         auto store = c10::make_intrusive<c10d::FileStore>(file, env.worldSize);
         store->setTimeout(timeout);
         return store;
+    };
+    if (const char* file = std::getenv(kRendezvousFileEnv); file && *file) {
+        return fileStore(file);
     }
+#if TORCH_VERSION_MAJOR < 2
+    if (isLoopback(env.masterAddr)) {
+        if (env.rank == 0) {
+            auto started = RendezvousFileServer::start(env.masterAddr, env.masterPort);
+            if (!started) {
+                throw std::runtime_error(started.error().describe());
+            }
+            server = std::move(*started);
+            return fileStore(server->path());
+        }
+        auto path = fetchRendezvousFile(env.masterAddr, env.masterPort, timeout);
+        if (!path) {
+            throw std::runtime_error(path.error().describe());
+        }
+        return fileStore(*path);
+    }
+#else
+    (void)server;
+#endif
     c10d::TCPStoreOptions so;
     so.port = static_cast<std::uint16_t>(env.masterPort);
     so.isServer = env.rank == 0;
@@ -65,7 +92,8 @@ c10::intrusive_ptr<c10d::Store> makeStore(const DistEnv& env, std::chrono::milli
         so.masterListenFd = *fd;
     }
 #endif
-    // LibTorch 1.13's TCPStore has no such option and binds every interface: see README (network).
+    // LibTorch 1.13's TCPStore has no such option and binds every interface: multi-node runs
+    // (MASTER_ADDR not loopback) still listen on *:PORT there (docs/RELIABILITY.md).
     return c10::make_intrusive<c10d::TCPStore>(env.masterAddr, so);
 }
 
@@ -127,8 +155,9 @@ Status checkSameRun(c10d::Store& store, const DistEnv& env, const std::string& i
     for (int k = 1; k < env.worldSize && result; ++k) {
         auto other = fetch(k);
         if (!other) {
-            result = other.error();
-        } else if (auto diff = identityDifference(identity, *other, "rank " + std::to_string(k))) {
+            return other.error(); // a rank that never came: nobody to wait for
+        }
+        if (auto diff = identityDifference(identity, *other, "rank " + std::to_string(k))) {
             result = fail("rank " + std::to_string(k) + " was started with other settings than rank 0: " + *diff);
         }
     }
@@ -153,6 +182,7 @@ struct GlooTransport::Impl
 {
     DistEnv env;
     GlooOptions options;
+    std::unique_ptr<RendezvousFileServer> fileServer; // rank 0 of a file rendezvous (until all joined)
     c10::intrusive_ptr<c10d::Store> store;
     c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
     struct PendingSend
@@ -252,7 +282,7 @@ Result<std::shared_ptr<GlooTransport>> GlooTransport::connect(const DistEnv& env
     const std::string where = "rendezvous at " + env.masterAddr + ":" + std::to_string(env.masterPort) + ", rank "
                               + std::to_string(env.rank) + " of " + std::to_string(env.worldSize);
     try {
-        impl->store = makeStore(env, options.rendezvousTimeout);
+        impl->store = makeStore(env, options.rendezvousTimeout, impl->fileServer);
         if (!options.identity.empty()) {
             if (Status same = checkSameRun(*impl->store, env, options.identity, options.rendezvousTimeout); !same) {
                 return same.error();
@@ -262,6 +292,9 @@ Result<std::shared_ptr<GlooTransport>> GlooTransport::connect(const DistEnv& env
         opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(
             env.masterAddr == "localhost" ? std::string("127.0.0.1") : env.masterAddr));
         impl->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, env.rank, env.worldSize, opts);
+        if (impl->fileServer) {
+            impl->fileServer->stop(); // every rank has joined the group: the path is no longer needed
+        }
         if (options.nccl) {
 #ifdef USE_C10D_NCCL
             if (options.cudaDevice < 0) {
