@@ -289,8 +289,14 @@ Result<std::shared_ptr<GlooTransport>> GlooTransport::connect(const DistEnv& env
             }
         }
         auto opts = c10d::ProcessGroupGloo::Options::create(options.timeout);
-        opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(
-            env.masterAddr == "localhost" ? std::string("127.0.0.1") : env.masterAddr));
+        // This rank's own endpoint (dist_env.h), not MASTER_ADDR: on several machines each rank
+        // listens where its peers can reach it.
+        const GlooEndpoint endpoint = glooEndpoint(env);
+        opts->devices.push_back(endpoint.kind == GlooEndpoint::Kind::Interface
+                                    ? c10d::ProcessGroupGloo::createDeviceForInterface(endpoint.value)
+                                : endpoint.kind == GlooEndpoint::Kind::Hostname
+                                    ? c10d::ProcessGroupGloo::createDeviceForHostname(endpoint.value)
+                                    : c10d::ProcessGroupGloo::createDefaultDevice());
         impl->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, env.rank, env.worldSize, opts);
         if (impl->fileServer) {
             impl->fileServer->stop(); // every rank has joined the group: the path is no longer needed
