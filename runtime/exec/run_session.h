@@ -8,7 +8,7 @@
 #include "base/result.h"
 #include "base/time.h"
 #include "runtime/config/run_config.h"
-#include "runtime/exec/run_metrics.h"
+#include "runtime/rundir/run_metrics.h"
 
 #include <chrono>
 

@@ -75,7 +75,7 @@ struct RunSession::Impl
     RunSummary summary;
     std::vector<BatchMetrics> fresh;
 
-    int stepsDone = 0;
+    std::atomic<int> stepsDone{0}; // written by the training thread; read by stepsDone(), requestApply()
     std::int64_t mbDone = 0; // run-wide micro-batches trained (data index, trace ids)
     std::shared_ptr<DataCursor> cursor; // the token function's position (moved on by Apply)
     profiler::TraceMeta meta;

@@ -15,7 +15,7 @@
 #include "runtime/config/run_config.h"
 #include "runtime/dist/dist_env.h"
 #include "runtime/dist/dist_train.h"
-#include "runtime/exec/run_metrics.h"
+#include "runtime/rundir/run_metrics.h"
 #include "runtime/exec/run_session.h"
 
 #include <nlohmann/json.hpp>

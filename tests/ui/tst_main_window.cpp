@@ -13,6 +13,8 @@
 #include "ui/tuning/prediction_check_view.h"
 #include "ui/tuning/tuning_panel.h"
 
+#include <QAction>
+#include <QMenu>
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QFile>
@@ -188,6 +190,11 @@ private Q_SLOTS:
         QCOMPARE(summary.bubbleFraction, run->result.report.bubbleFraction); // same trace, same analysis
         QVERIFY(!window.openRunDirectory(dir.filePath(QStringLiteral("missing")), &error));
         QVERIFY(!error.isEmpty());
+        // recent/files was saved and never read: File > Open recent now lists it, newest first.
+        QCOMPARE(MainWindow::recentFiles().value(0), dir.path());
+        Q_EMIT window.recentMenu()->aboutToShow();
+        QVERIFY(!window.recentMenu()->actions().isEmpty());
+        QCOMPARE(window.recentMenu()->actions().at(0)->text(), dir.path());
     }
 
     // Issue 14: a killed run (SIGKILL, OOM) has good loss curves but no trace.json; the GUI refused

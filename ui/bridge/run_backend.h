@@ -5,6 +5,7 @@
 
 #include "profiler/analysis/report.h"
 #include "profiler/trace/trace_store.h"
+#include "runtime/rundir/run_metrics.h"
 
 #include <atomic>
 #include <memory>
@@ -28,6 +29,10 @@ struct MetricSample
     double tokensPerSecondWall = 0; ///< the same on the wall clock; 0 = unknown
     std::vector<double> stageDrift; ///< per stage: mean sampled ‖θ_B − θ_F‖/‖θ_F‖ so far; empty = none
 };
+
+/// The sample of one reported batch (a live run's or a loaded run directory's, the same
+/// conversion); nullopt when its training loss is not finite (a rank without the last stage).
+std::optional<MetricSample> metricSampleOf(const runtime::BatchMetrics& batch);
 
 /// What a run has produced so far. Immutable once published; shared with the UI thread.
 struct RunUpdate

@@ -17,18 +17,9 @@ constexpr auto kPollPeriod = std::chrono::milliseconds(100);
 void appendMetrics(std::vector<MetricSample>& out, const std::vector<runtime::BatchMetrics>& fresh)
 {
     for (const auto& m : fresh) {
-        MetricSample sample;
-        sample.timeSeconds = m.virtualTimeS;
-        sample.step = m.step;
-        sample.loss = m.trainLoss;
-        sample.wallSeconds = m.wallTimeS;
-        sample.valLoss = m.valLoss;
-        sample.tokensPerSecond = m.tokensPerSVirtual;
-        sample.tokensPerSecondWall = m.tokensPerSWall;
-        for (const auto& stage : m.stages) {
-            sample.stageDrift.push_back(stage.meanDrift);
+        if (auto sample = metricSampleOf(m)) {
+            out.push_back(std::move(*sample));
         }
-        out.push_back(std::move(sample));
     }
 }
 

@@ -170,6 +170,11 @@ void MainWindow::buildActions()
 {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open run directory…"), QKeySequence::Open, this, &MainWindow::openRunDialog);
+    // The runs opened before (rememberFile), newest first, read when the menu opens.
+    m_recentMenu = file->addMenu(tr("Open &recent"));
+    m_recentMenu->setObjectName(QStringLiteral("recentMenu"));
+    connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::fillRecentMenu);
+    fillRecentMenu();
     file->addSeparator();
     file->addAction(tr("Export tuned &config…"), this, &MainWindow::exportConfig);
     file->addAction(tr("Export &trace (Chrome JSON)…"), this, &MainWindow::exportTrace);
@@ -247,12 +252,12 @@ void MainWindow::onPredicted(const PredictionPtr& prediction)
             + figuresLine(run.result.report, run.result.throughputSamplesPerSecond);
     };
     const auto summary = [](const PredictedRun& run) {
-        RunSummary s = summaryOf(run, run.result.report);
+        ComparisonRow s = summaryOf(run, run.result.report);
         s.label += " · predicted";
         return s;
     };
     m_compare->setSlot(0, toQt(a.label), predicted(a), a.index);
-    std::vector<RunSummary> summaries{summary(a)};
+    std::vector<ComparisonRow> summaries{summary(a)};
     if (prediction->baseline) {
         const auto& b = *prediction->baseline;
         m_compare->setSlot(1, toQt(b.label), predicted(b), b.index);
@@ -303,6 +308,28 @@ void MainWindow::restoreSettings()
     if (auto config = configFromToml(settings.value(QStringLiteral("tuning/config")).toString())) {
         m_tuning->setConfig(*config);
     }
+}
+
+QStringList MainWindow::recentFiles()
+{
+    return QSettings().value(QStringLiteral("recent/files")).toStringList();
+}
+
+void MainWindow::fillRecentMenu()
+{
+    m_recentMenu->clear();
+    QStringList recent = recentFiles();
+    // Exported files are remembered too (the file dialogs start there); only folders open as runs.
+    recent.removeIf([](const QString& path) { return !QFileInfo(path).isDir(); });
+    for (const QString& path : recent) {
+        m_recentMenu->addAction(path, this, [this, path] {
+            QString error;
+            if (!openRunDirectory(path, &error)) {
+                QMessageBox::warning(this, tr("Cannot open run"), error);
+            }
+        });
+    }
+    m_recentMenu->setEnabled(!recent.isEmpty());
 }
 
 void MainWindow::rememberFile(const QString& path)

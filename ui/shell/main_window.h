@@ -6,11 +6,13 @@
 
 #include "ui/bridge/run_controller.h"
 #include "ui/charts/loss_chart.h"
-#include "ui/models/run_summary.h"
+#include "ui/models/comparison_row.h"
 #include "ui/tuning/calibration.h"
 #include "ui/tuning/prediction_engine.h"
 
 #include <QMainWindow>
+#include <QMenu>
+#include <QStringList>
 
 #include <array>
 #include <deque>
@@ -70,6 +72,9 @@ public:
     /// The Apply action is enabled only while a live LibTorch run is training.
     Status applyToLiveRun();
     QAction* applyAction() const { return m_applyAction; }
+    /// File > Open recent: the run directories opened before (QSettings recent/files, newest first).
+    QMenu* recentMenu() const { return m_recentMenu; }
+    static QStringList recentFiles();
     /// Opens a run directory (config.toml, trace.json, metrics.jsonl, summary.json) into the next
     /// slot (alternating top/bottom). False with `error` set when it cannot be read.
     bool openRunDirectory(const QString& dir, QString* error);
@@ -165,6 +170,7 @@ private:
     void saveSettings() const;
     void restoreSettings();
     static void rememberFile(const QString& path);
+    void fillRecentMenu();
 
     TuningPanel* m_tuning = nullptr;
     CompareView* m_compare = nullptr;
@@ -175,7 +181,7 @@ private:
     PredictionCheckView* m_check = nullptr;
     CalibrationPtr m_calibration;
     std::vector<runtime::CostSample> m_samples; ///< every measured run the calibration is fitted on
-    std::optional<RunSummary> m_predictedSummary; ///< the prediction lane's column in the table
+    std::optional<ComparisonRow> m_predictedSummary; ///< the prediction lane's column in the table
     int m_selected = -1;
     bool m_stopping = false; ///< Stop was pressed: runs that end now are labelled stopped
     std::array<std::size_t, 2> m_calibratedBatches{}; ///< metrics count of the last live calibration
@@ -185,6 +191,7 @@ private:
     std::array<AsyncIndexBuilder*, 2> m_indexers{}; ///< per slot: live traces indexed off the UI thread
     QAction* m_stopAction = nullptr;
     QAction* m_applyAction = nullptr;
+    QMenu* m_recentMenu = nullptr;
     Mode m_mode = Mode::Prediction;
     std::array<std::optional<LiveRun>, 2> m_live;
     std::deque<QueuedRun> m_queuedPlans; ///< plans of enqueued runs, in start order

@@ -102,7 +102,7 @@ void MainWindow::showPredictionLane(const Prediction& prediction)
     m_compare->setPrediction(tr("Predicted: %1").arg(toQt(run.label)),
         source + QStringLiteral(" · ") + figuresLine(run.result.report, run.result.throughputSamplesPerSecond),
         run.index);
-    RunSummary summary = summaryOf(run, run.result.report);
+    ComparisonRow summary = summaryOf(run, run.result.report);
     summary.label = run.label + " · predicted";
     m_predictedSummary = summary;
     refreshLiveTable();

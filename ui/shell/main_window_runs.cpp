@@ -293,11 +293,11 @@ void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
 
 void MainWindow::refreshLiveTable()
 {
-    std::vector<RunSummary> summaries;
+    std::vector<ComparisonRow> summaries;
     for (const auto& live : m_live) {
         if (live && live->latest && live->latest->finished) {
             const auto& report = live->latest->report ? *live->latest->report : live->plan.result.report;
-            RunSummary summary = summaryOf(live->plan, report);
+            ComparisonRow summary = summaryOf(live->plan, report);
             summary.label += live->measured ? " · measured" : " · simulated";
             // The same number the loss panel marks on its virtual-time axis.
             const auto curve = std::find_if(m_lossCurves.rbegin(), m_lossCurves.rend(),
