@@ -82,7 +82,7 @@ struct RunSession::Impl
     profiler::AnalysisOptions analysis; // how the first settings' trace is analysed (the summary's figures)
     // Live Apply: pendingApply and changes are guarded by `mutex`; `cut` tells the driver.
     std::atomic<bool> cut{false};
-    std::optional<LiveSettings> pendingApply;
+    std::optional<RunConfig> pendingApply; // as requested (withLiveSettings() picks the live fields)
     std::vector<AppliedChange> changes;
     double tokensBefore = 0; // tokens trained before the settings in force (since step settingsStep)
     int settingsStep = 0;
@@ -125,7 +125,7 @@ struct RunSession::Impl
     Status runReference(int count);
 
     // live_apply.cpp
-    Result<RunConfig> liveConfig(const LiveSettings& settings) const;
+    Result<RunConfig> liveConfig(const RunConfig& wanted) const;
     Status applyPending();
 
     // run_summary.cpp: the summary at the end of the run, from its trace.

@@ -204,25 +204,18 @@ void MainWindow::onLiveIndexBuilt(int slot, const BuiltTimeline& timeline)
 Status MainWindow::applyToLiveRun()
 {
     const runtime::RunConfig wanted = toRunConfig(m_tuning->config());
-    ApplyRequest request;
-    request.schedule = wanted.schedule.name;
-    request.microbatches = wanted.pipeline.microbatches;
-    request.accum = wanted.pipeline.accum;
-    request.microBatchSize = wanted.pipeline.microBatchSize;
-    request.stages = wanted.pipeline.stages;
-    request.model = wanted.model.preset;
-    request.device = wanted.device.name;
-    const Status s = m_runs->apply(request);
+    const Status s = m_runs->apply(wanted);
     if (s) {
         // The header names the settings the run switches to (from the next global-batch boundary).
         for (auto& live : m_live) {
             if (live && live->measured && live->latest && !live->latest->finished) {
-                live->applied = runLabel(request.schedule, request.microbatches, request.microBatchSize);
+                live->applied = runLabel(wanted.schedule.name, wanted.pipeline.microbatches, wanted.pipeline.microBatchSize);
             }
         }
         clearPredictionLane();
         statusBar()->showMessage(tr("Apply: %1 from the next global-batch boundary")
-                                     .arg(toQt(runLabel(request.schedule, request.microbatches, request.microBatchSize))),
+                                     .arg(toQt(runLabel(wanted.schedule.name, wanted.pipeline.microbatches,
+                                         wanted.pipeline.microBatchSize))),
             8000);
     } else {
         statusBar()->showMessage(tr("Apply refused: %1").arg(toQt(s.error().describe())), 8000);
