@@ -210,7 +210,7 @@ void TestLiveApply::mainWindowApplyMarksTheLiveTimeline()
     QVERIFY(updated.wait(30'000));
     QVERIFY(window.applyAction()->isEnabled());
     WhatIfConfig wanted = window.tuning()->config();
-    wanted.accum = 4; // m = a = 4 from the next boundary
+    wanted.run.pipeline.microbatches = 4; // m = a = 4 from the next boundary
     window.tuning()->setConfig(wanted);
     const bs::Status applied = window.applyToLiveRun();
     QVERIFY2(applied.has_value(), applied ? "" : applied.error().describe().c_str());

@@ -133,14 +133,14 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         WhatIfConfig config;
-        config.accum = 16;
-        config.microBatchSize = 4;
+        config.run.pipeline.microbatches = 16;
+        config.run.pipeline.microBatchSize = 4;
         // TOML round trip (what QSettings keeps and what cluster jobs run).
         const auto back = configFromToml(configToToml(config));
         QVERIFY(back.has_value());
-        QCOMPARE(back->accum, 16);
-        QCOMPARE(back->microBatchSize, 4);
-        QCOMPARE(back->schedule, std::string("paci"));
+        QCOMPARE(back->accum(), 16);
+        QCOMPARE(back->microBatchSize(), 4);
+        QCOMPARE(back->schedule(), std::string("paci"));
         QString error;
         QVERIFY(!configFromToml(QStringLiteral("[pipeline]\nstages = -3\n"), &error).has_value());
         QVERIFY(!error.isEmpty());
@@ -269,7 +269,7 @@ private Q_SLOTS:
         // A run measured on another machine (H100 profile) with training metrics and a target.
         QTemporaryDir dir;
         WhatIfConfig measured;
-        measured.device = "h100";
+        measured.deviceProfile = "h100";
         measured.batches = 3;
         auto rc = toRunConfig(measured);
         rc.training.steps = 3;
@@ -323,7 +323,7 @@ private Q_SLOTS:
         QVERIFY(p->config.calibration == window.calibration());
         WhatIfConfig plain = p->config;
         plain.calibration = nullptr;
-        auto uncalibrated = predictRun(plain, plain.schedule);
+        auto uncalibrated = predictRun(plain, plain.schedule());
         QVERIFY(uncalibrated);
         QVERIFY(p->primary.result.report.makespan * 2 < uncalibrated->result.report.makespan);
     }

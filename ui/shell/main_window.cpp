@@ -248,7 +248,7 @@ void MainWindow::onPredicted(const PredictionPtr& prediction)
         const auto& schedule = run.result.schedule.params.name;
         return tr("predicted · %1 · ")
                    .arg(prediction->config.calibration ? toQt(prediction->config.calibration->sourceFor(schedule))
-                                                       : tr("device profile %1").arg(toQt(prediction->config.device)))
+                                                       : tr("device profile %1").arg(toQt(prediction->config.deviceProfile)))
             + figuresLine(run.result.report, run.result.throughputSamplesPerSecond);
     };
     const auto summary = [](const PredictedRun& run) {

@@ -77,11 +77,10 @@ void MainWindow::refreshChecks()
         const auto& params = live->plan.result.schedule.params;
         // The run's own settings, predicted through the same calibration the sliders and Suggest use.
         WhatIfConfig own = m_tuning->config();
-        own.schedule = params.name;
+        own.run = live->config;
+        own.run.pipeline.microbatches = params.microbatches; // the schedule as it ran: a = m
+        own.run.pipeline.accum = 0;
         own.baseline.clear();
-        own.stages = params.stages;
-        own.accum = params.microbatches;
-        own.microBatchSize = live->config.pipeline.microBatchSize;
         own.batches = std::max(1, params.batches);
         own.calibration = m_calibration;
         if (auto predicted = predictRun(own, params.name)) {
@@ -97,8 +96,8 @@ void MainWindow::showPredictionLane(const Prediction& prediction)
 {
     const auto& run = prediction.primary;
     const QString source = prediction.config.calibration
-        ? toQt(prediction.config.calibration->sourceFor(prediction.config.schedule))
-        : tr("device profile %1").arg(toQt(prediction.config.device));
+        ? toQt(prediction.config.calibration->sourceFor(prediction.config.schedule()))
+        : tr("device profile %1").arg(toQt(prediction.config.deviceProfile));
     m_compare->setPrediction(tr("Predicted: %1").arg(toQt(run.label)),
         source + QStringLiteral(" · ") + figuresLine(run.result.report, run.result.throughputSamplesPerSecond),
         run.index);
@@ -142,11 +141,7 @@ void MainWindow::selectSlot(int slot)
     const LiveRun& live = *m_live[static_cast<std::size_t>(slot)];
     // The panel takes the run's settings (silently: what it shows is the run, not a prediction).
     WhatIfConfig c = m_tuning->config();
-    const WhatIfConfig own = fromRunConfig(live.config);
-    c.schedule = own.schedule;
-    c.stages = own.stages;
-    c.accum = own.accum;
-    c.microBatchSize = own.microBatchSize;
+    c.run = live.config; // the whole RunConfig: schedule, p, m, a, b, model, device, steps, ...
     c.batches = std::max(1, live.config.training.steps);
     m_tuning->setConfig(c);
     clearPredictionLane();
@@ -161,18 +156,9 @@ void MainWindow::selectSlot(int slot)
 
 runtime::RunConfig MainWindow::configToExport() const
 {
-    const WhatIfConfig tuned = m_tuning->config();
-    const runtime::RunConfig panel = toRunConfig(tuned);
-    if (m_selected < 0 || !m_live[static_cast<std::size_t>(m_selected)]) {
-        return panel;
-    }
-    runtime::RunConfig rc = m_live[static_cast<std::size_t>(m_selected)]->config; // model, data, optimizer, steps
-    rc.schedule.name = panel.schedule.name;
-    rc.pipeline.stages = panel.pipeline.stages;
-    rc.pipeline.microbatches = panel.pipeline.microbatches;
-    rc.pipeline.accum = panel.pipeline.accum;
-    rc.pipeline.microBatchSize = panel.pipeline.microBatchSize;
-    return rc;
+    // Selecting a run put its whole RunConfig into the panel (selectSlot): the export is that run
+    // (model, data, optimizer, steps) with the panel's settings.
+    return toRunConfig(m_tuning->config());
 }
 
 } // namespace bs::ui

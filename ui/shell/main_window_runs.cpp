@@ -52,7 +52,7 @@ void MainWindow::startDemo(const DemoOptions& options)
     m_runs->stop();
     WhatIfConfig config; // 8-stage tiny GPT on the CPU profile, a = 8, b = 8
     config.batches = options.batches;
-    config.schedule = options.schedule;
+    config.run.schedule.name = options.schedule;
     config.baseline = options.baseline;
     config.calibration = m_tuning->calibration();
     m_tuning->setConfig(config);
@@ -69,7 +69,7 @@ void MainWindow::startDemo(const DemoOptions& options)
         }
         const std::string label = plan->label;
         WhatIfConfig runConfig = config;
-        runConfig.schedule = schedule;
+        runConfig.run.schedule.name = schedule;
         runtime::RunConfig rc = toRunConfig(runConfig);
         rc.training.steps = options.batches;
         // Time to target counts the validation loss: one small pass per batch (off the timeline
