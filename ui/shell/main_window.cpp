@@ -73,6 +73,7 @@ bool liveTrainingAvailable()
 
 MainWindow::MainWindow(bool restore, QWidget* parent)
     : QMainWindow(parent)
+    , m_workspace(new RunWorkspace(this))
     , m_engine(new PredictionEngine(this))
     , m_runs(new RunController(this))
 {
@@ -87,11 +88,12 @@ MainWindow::MainWindow(bool restore, QWidget* parent)
     });
     connect(m_metrics, &MetricsPanel::targetLossEdited, this, [this](double target) {
         m_targetLoss = target;
-        if (m_mode == Mode::Live) {
+        if (m_workspace->showsRuns()) {
             refreshLiveTable();
         }
     });
     connect(m_compare, &CompareView::slotClicked, this, &MainWindow::selectSlot);
+    connect(m_workspace, &RunWorkspace::calibrationChanged, this, &MainWindow::onCalibrationChanged);
     connect(m_runs, &RunController::runStarted, this, &MainWindow::onRunStarted);
     connect(m_runs, &RunController::runUpdated, this, &MainWindow::onRunUpdated);
     connect(m_runs, &RunController::runFinished, this, &MainWindow::onRunFinished);
@@ -239,7 +241,7 @@ void MainWindow::onConfigChanged(const WhatIfConfig& config)
 void MainWindow::onPredicted(const PredictionPtr& prediction)
 {
     m_tuning->showPrediction(*prediction, m_engine->lastLatencyMs());
-    if (m_mode != Mode::Prediction) {
+    if (m_workspace->showsRuns()) {
         showPredictionLane(*prediction); // runs stay in their slots; the prediction gets its own lane
         return;
     }

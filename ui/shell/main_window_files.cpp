@@ -76,12 +76,10 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
     if (!schedule) {
         return fail(schedule.error());
     }
-    PredictedRun run;
-    run.label = fromQt(QFileInfo(dir).fileName()) + " (" + scheduleDisplayName(loaded->config.schedule.name) + ")";
-    run.result.schedule = *schedule;
-    run.result.trace = loaded->trace;
     // Memory in micro-batch units unless the summary measured bytes.
-    run.result.report = profiler::analyze(*run.result.trace, runtime::analysisOptionsFor(*schedule));
+    PredictedRun run = measuredRun(
+        fromQt(QFileInfo(dir).fileName()) + " (" + scheduleDisplayName(loaded->config.schedule.name) + ")", *schedule,
+        loaded->trace, runtime::analysisOptionsFor(*schedule));
     const double seconds = toSeconds(run.result.report.makespan);
     if (seconds > 0) {
         run.result.throughputSamplesPerSecond = static_cast<double>(loaded->config.pipeline.microbatches)
@@ -93,8 +91,6 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
             run.result.report.perStage[s].peakMemoryBytes = stages[s].peakBytes;
         }
     }
-    run.lagBound = runtime::versionLagBound(*schedule, run.result.report);
-    run.index = TimelineIndex::build(run.result.trace, run.result.report.bubbles);
     LossCurve curve;
     curve.label = toQt(run.label);
     for (const auto& batch : loaded->metrics) {
@@ -106,9 +102,9 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
     m_targetLoss = loaded->config.training.targetLoss.value_or(m_targetLoss);
     m_metrics->setRuns(m_lossCurves, m_targetLoss);
 
-    const int slot = placeOpenedRun(run, loaded->config,
-        tr("opened · measured · ") + figuresLine(run.result.report, run.result.throughputSamplesPerSecond));
-    calibrateFrom(slot, run, loaded->config.pipeline.microBatchSize);
+    placeOpenedRun(run, loaded->config,
+        tr("opened · measured · ") + figuresLine(run.result.report, run.result.throughputSamplesPerSecond),
+        loaded->config.pipeline.microBatchSize);
     rememberFile(dir);
     if (loaded->cutShort) { // killed mid-run: say so, and how much it holds
         statusBar()->showMessage(tr("Opened %1 — cut short: %2 global batches were recorded before the run was "
@@ -209,22 +205,18 @@ bool MainWindow::exportPanelsTo(const QString& dir, QString* error)
     return true;
 }
 
-int MainWindow::placeOpenedRun(const PredictedRun& run, const runtime::RunConfig& config, const QString& slotText)
+int MainWindow::placeOpenedRun(
+    const PredictedRun& run, const runtime::RunConfig& config, const QString& slotText, int microBatchSize)
 {
-    if (m_mode == Mode::Prediction) {
+    if (!m_workspace->showsRuns()) {
         enterRunMode(); // the slots showed predictions: clear them before the run goes in
     }
-    const int slot = m_opened++ % 2;
-    auto final = std::make_shared<RunUpdate>();
-    final->label = run.label;
-    final->trace = run.result.trace;
-    final->report = run.result.report;
-    final->finished = true;
-    m_live[static_cast<std::size_t>(slot)] = LiveRun{run, final, true, false, config, {}};
+    const int slot = m_workspace->placeOpened(run, config);
     m_compare->setSlot(slot, toQt(run.label), slotText, run.index);
     m_compare->fitToRuns();
     refreshLiveTable();
     selectSlot(slot);
+    calibrateFrom(slot, run, microBatchSize); // the what-if now predicts from this run's measured times
     return slot;
 }
 
