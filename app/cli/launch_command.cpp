@@ -1,5 +1,6 @@
-#include "app/cli/option_checks.h"
 #include "app/cli/launch_command.h"
+
+#include "app/cli/option_checks.h"
 #include "app/cli/stop_signals.h"
 #include "runtime/dist/rank_merge.h"
 
@@ -86,21 +87,28 @@ std::optional<std::string> optionValue(const std::vector<std::string>& command, 
 const char* signalName(int sig)
 {
     switch (sig) {
-    case SIGINT: return "SIGINT";
-    case SIGTERM: return "SIGTERM";
-    case SIGKILL: return "SIGKILL";
-    case SIGSEGV: return "SIGSEGV";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    default: return "a signal";
+    case SIGINT:
+        return "SIGINT";
+    case SIGTERM:
+        return "SIGTERM";
+    case SIGKILL:
+        return "SIGKILL";
+    case SIGSEGV:
+        return "SIGSEGV";
+    case SIGABRT:
+        return "SIGABRT";
+    case SIGBUS:
+        return "SIGBUS";
+    default:
+        return "a signal";
     }
 }
 
 /// After a stop (or a failure) that left the ranks' own directories only: one run directory of
 /// the global batches every rank finished (rank_merge.h). Says what it kept; never fails the launch
 /// beyond its exit code.
-void mergeWhatRanksKept(const LaunchArgs& args, const std::vector<pid_t>& pids, const std::string& stoppedBy,
-                        const std::string& error)
+void mergeWhatRanksKept(
+    const LaunchArgs& args, const std::vector<pid_t>& pids, const std::string& stoppedBy, const std::string& error)
 {
     // --json: the merged summary is printed as rank 0's would have been.
     const std::optional<std::string> out = optionValue(args.command, "--out");
@@ -111,14 +119,14 @@ void mergeWhatRanksKept(const LaunchArgs& args, const std::vector<pid_t>& pids, 
     for (const std::string& a : args.command) {
         overwrite = overwrite || a == "--overwrite";
     }
-    auto merged = runtime::mergeStoppedRanks(*out, pids, overwrite, optionValue(args.command, "--backend").value_or(""),
-                                             stoppedBy, error);
+    auto merged = runtime::mergeStoppedRanks(
+        *out, pids, overwrite, optionValue(args.command, "--backend").value_or(""), stoppedBy, error);
     if (!merged) {
         std::fprintf(stderr, "[launch] nothing merged into %s: %s\n", out->c_str(), merged.error().describe().c_str());
         return;
     }
     std::fprintf(stderr, "[launch] merged the %d global batches every rank finished (of %d planned) into %s\n",
-                 merged->value("steps", 0), merged->value("steps_planned", 0), out->c_str());
+        merged->value("steps", 0), merged->value("steps_planned", 0), out->c_str());
     if (args.json) {
         std::cout << merged->dump(2) << '\n' << std::flush;
     }
@@ -310,13 +318,13 @@ int runLaunch(const LaunchArgs& args, const std::string& executable)
                 char how[96];
                 if (WIFSIGNALED(status)) {
                     std::snprintf(how, sizeof how, "was killed by %s (signal %d)", signalName(WTERMSIG(status)),
-                                  WTERMSIG(status));
+                        WTERMSIG(status));
                 } else {
                     std::snprintf(how, sizeof how, "exited with code %d", *r.exitCode);
                 }
                 failure = "rank " + std::to_string(k) + " " + how;
-                std::fprintf(stderr, "[launch] %s first; waiting up to %.0f s for the others\n", failure.c_str(),
-                             args.graceS);
+                std::fprintf(
+                    stderr, "[launch] %s first; waiting up to %.0f s for the others\n", failure.c_str(), args.graceS);
             } else if (*r.exitCode != 0 && !firstFailure) {
                 firstFailure = *r.exitCode;
             }

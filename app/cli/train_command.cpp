@@ -5,14 +5,13 @@
 #include "app/cli/stop_signals.h"
 #include "runtime/config/config_presets.h"
 #include "runtime/config/config_toml.h"
-#include "runtime/dist/dist_train.h"
-#include "runtime/sim/run_preflight.h"
 #include "runtime/config/config_validate.h"
-#include "base/atomic_file.h"
+#include "runtime/dist/dist_train.h"
 #include "runtime/exec/run_session.h"
 #include "runtime/schedule/catalogue.h"
+#include "runtime/sim/run_preflight.h"
 
-#include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -20,8 +19,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <thread>
-#include <unistd.h>
+
+#include "base/atomic_file.h"
 
 namespace bs::cli {
 

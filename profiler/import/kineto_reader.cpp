@@ -57,8 +57,8 @@ public:
         // like "dur": 7777…774 (117 digits, found by fuzz_kineto_trace) arrives here as 7.8e116.
         constexpr double kLimit = 9223372036854775808.0; // 2^63
         const std::int64_t clipped = std::isnan(v) ? 0
-                                     : v >= kLimit ? INT64_MAX
-                                     : v < -kLimit ? INT64_MIN
+            : v >= kLimit                          ? INT64_MAX
+            : v < -kLimit                          ? INT64_MIN
                                                    : static_cast<std::int64_t>(v);
         return number(clipped, &text, json(v));
     }

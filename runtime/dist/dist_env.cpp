@@ -4,8 +4,8 @@
 #include "runtime/dist/listen_socket.h"
 
 #include <charconv>
-#include <sstream>
 #include <cstdlib>
+#include <sstream>
 
 namespace bs::runtime {
 
@@ -126,7 +126,8 @@ std::string runIdentity(const DistEnv& env, const RunConfig& config, const std::
     return out;
 }
 
-std::optional<std::string> identityDifference(const std::string& mine, const std::string& theirs, const std::string& other)
+std::optional<std::string> identityDifference(
+    const std::string& mine, const std::string& theirs, const std::string& other)
 {
     std::istringstream a(mine), b(theirs);
     std::string x, y;
@@ -149,8 +150,8 @@ std::optional<std::string> identityDifference(const std::string& mine, const std
 
 GlooEndpoint glooEndpoint(const DistEnv& env, const std::function<const char*(const char*)>& getenvFn)
 {
-    const std::function<const char*(const char*)> getenv
-        = getenvFn ? getenvFn : [](const char* name) -> const char* { return std::getenv(name); };
+    const std::function<const char*(const char*)> getenv =
+        getenvFn ? getenvFn : [](const char* name) -> const char* { return std::getenv(name); };
     if (const char* ifname = getenv("GLOO_SOCKET_IFNAME"); ifname && *ifname) {
         std::string first(ifname);
         first = first.substr(0, first.find(','));

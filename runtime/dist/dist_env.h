@@ -2,12 +2,13 @@
 // The torchrun environment of one rank: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT.
 // Torch-free.
 
-#include "base/result.h"
 #include "runtime/config/run_config.h"
 
 #include <functional>
 #include <optional>
 #include <string>
+
+#include "base/result.h"
 
 namespace bs::runtime {
 
@@ -40,14 +41,20 @@ std::string runIdentity(const DistEnv& env, const RunConfig& config, const std::
 
 /// The first line where two identities differ, as "pipeline.microbatches = 2 here, 4 on rank 0"
 /// (`other` names the other rank), or nullopt when they are equal.
-std::optional<std::string> identityDifference(const std::string& mine, const std::string& theirs, const std::string& other);
+std::optional<std::string> identityDifference(
+    const std::string& mine, const std::string& theirs, const std::string& other);
 
 /// Where this rank's Gloo transport listens and is reached by its peers: its own interface or
 /// address, not MASTER_ADDR (every rank used to bind the master's address, which only works when
 /// all ranks run on the master's machine).
 struct GlooEndpoint
 {
-    enum class Kind { Interface, Hostname, ThisHost };
+    enum class Kind
+    {
+        Interface,
+        Hostname,
+        ThisHost
+    };
     Kind kind = Kind::ThisHost;
     std::string value; ///< the interface (Interface) or the name/address (Hostname)
 };

@@ -46,7 +46,8 @@ Result<std::unique_ptr<RendezvousFileServer>> RendezvousFileServer::start(const 
     std::unique_ptr<RendezvousFileServer> server(new RendezvousFileServer());
     char dir[] = "/tmp/bubblescope-rendezvous-XXXXXX"; // mkdtemp: mode 0700
     if (::mkdtemp(dir) == nullptr) {
-        return makeError(ErrorCode::IoError, std::string("cannot create the rendezvous directory: ") + std::strerror(errno), dir);
+        return makeError(
+            ErrorCode::IoError, std::string("cannot create the rendezvous directory: ") + std::strerror(errno), dir);
     }
     server->m_dir = dir;
     server->m_path = server->m_dir + "/store";
@@ -113,7 +114,8 @@ Result<std::string> fetchRendezvousFile(const std::string& host, int port, std::
         hints.ai_socktype = SOCK_STREAM;
         addrinfo* found = nullptr;
         if (const int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0) {
-            return makeError(ErrorCode::Unavailable, "cannot resolve MASTER_ADDR '" + host + "': " + ::gai_strerror(rc), where);
+            return makeError(
+                ErrorCode::Unavailable, "cannot resolve MASTER_ADDR '" + host + "': " + ::gai_strerror(rc), where);
         }
         for (addrinfo* a = found; a; a = a->ai_next) {
             const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
@@ -128,7 +130,7 @@ Result<std::string> fetchRendezvousFile(const std::string& host, int port, std::
             std::string path;
             char buf[256];
             for (ssize_t n; path.find('\n') == std::string::npos && path.size() < kMaxPath
-                            && (n = ::recv(fd, buf, sizeof buf, 0)) != 0;) {
+                 && (n = ::recv(fd, buf, sizeof buf, 0)) != 0;) {
                 if (n < 0) {
                     if (errno == EINTR) {
                         continue;

@@ -1,15 +1,15 @@
 #include "runtime/dist/gloo_transport.h"
 
-#include <c10/core/DeviceGuard.h>
-#include <c10/util/Exception.h>
-#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/csrc/distributed/c10d/FileStore.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
-#include <torch/version.h>
-
 #include "runtime/dist/file_rendezvous.h"
 #include "runtime/dist/listen_socket.h"
+
+#include <c10/core/DeviceGuard.h>
+#include <c10/util/Exception.h>
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/version.h>
 
 #include <unistd.h>
 
@@ -45,8 +45,8 @@ const char* kindName(HandOffKind kind) { return kind == HandOffKind::Activation 
 /// LibTorch whose TCPStore cannot bind an address (1.13) with a loopback MASTER_ADDR: a FileStore
 /// whose path rank 0 serves on exactly MASTER_ADDR:MASTER_PORT (file_rendezvous.h); `server`
 /// then holds rank 0's server.
-c10::intrusive_ptr<c10d::Store> makeStore(const DistEnv& env, std::chrono::milliseconds timeout,
-                                          std::unique_ptr<RendezvousFileServer>& server)
+c10::intrusive_ptr<c10d::Store> makeStore(
+    const DistEnv& env, std::chrono::milliseconds timeout, std::unique_ptr<RendezvousFileServer>& server)
 {
     auto fileStore = [&](const std::string& file) {
         auto store = c10::make_intrusive<c10d::FileStore>(file, env.worldSize);
@@ -97,8 +97,14 @@ c10::intrusive_ptr<c10d::Store> makeStore(const DistEnv& env, std::chrono::milli
     return c10::make_intrusive<c10d::TCPStore>(env.masterAddr, so);
 }
 
-std::string text(const std::vector<std::uint8_t>& v) { return std::string(v.begin(), v.end()); }
-std::vector<std::uint8_t> bytes(const std::string& s) { return std::vector<std::uint8_t>(s.begin(), s.end()); }
+std::string text(const std::vector<std::uint8_t>& v)
+{
+    return std::string(v.begin(), v.end());
+}
+std::vector<std::uint8_t> bytes(const std::string& s)
+{
+    return std::vector<std::uint8_t>(s.begin(), s.end());
+}
 
 /// The first line of a LibTorch exception: c10::Error's what() carries a stack trace.
 std::string firstLine(const std::exception& e)
@@ -112,7 +118,8 @@ std::string firstLine(const std::exception& e)
 /// 0's against theirs (GlooOptions::identity). A rank that finds a difference records it as the
 /// run's failure; rank 0 hosts a TCPStore, so it stays until the others have read its identity
 /// (bounded) lest they only see the store vanish.
-Status checkSameRun(c10d::Store& store, const DistEnv& env, const std::string& identity, std::chrono::milliseconds timeout)
+Status checkSameRun(
+    c10d::Store& store, const DistEnv& env, const std::string& identity, std::chrono::milliseconds timeout)
 {
     const std::string self = "rank " + std::to_string(env.rank);
     auto fetch = [&](int k) -> Result<std::string> {
@@ -122,9 +129,10 @@ Status checkSameRun(c10d::Store& store, const DistEnv& env, const std::string& i
             return text(store.get(key));
         } catch (const std::exception& e) {
             return makeError(ErrorCode::Unavailable,
-                             "rank " + std::to_string(k) + " did not join the rendezvous within "
-                                 + std::to_string(static_cast<double>(timeout.count()) / 1000.0).substr(0, 5) + " s (" + firstLine(e) + ")",
-                             self + ", rendezvous");
+                "rank " + std::to_string(k) + " did not join the rendezvous within "
+                    + std::to_string(static_cast<double>(timeout.count()) / 1000.0).substr(0, 5) + " s (" + firstLine(e)
+                    + ")",
+                self + ", rendezvous");
         }
     };
     auto fail = [&](std::string message) -> Status {
@@ -132,8 +140,7 @@ Status checkSameRun(c10d::Store& store, const DistEnv& env, const std::string& i
             if (!store.check({"bs/failure"})) {
                 store.set("bs/failure", bytes(message));
             }
-        } catch (...) {
-        }
+        } catch (...) {}
         return makeError(ErrorCode::InvalidArgument, std::move(message), self + ", rendezvous");
     };
     store.set("bs/identity/" + std::to_string(env.rank), bytes(identity));
@@ -141,8 +148,7 @@ Status checkSameRun(c10d::Store& store, const DistEnv& env, const std::string& i
         auto root = fetch(0);
         try {
             store.set("bs/identity-read/" + std::to_string(env.rank), bytes("1"));
-        } catch (...) {
-        }
+        } catch (...) {}
         if (!root) {
             return root.error();
         }
@@ -165,12 +171,12 @@ Status checkSameRun(c10d::Store& store, const DistEnv& env, const std::string& i
         const auto until = std::chrono::steady_clock::now() + std::min(timeout, std::chrono::milliseconds(5000));
         for (int k = 1; k < env.worldSize; ++k) {
             try {
-                const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+                const auto left =
+                    std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
                 if (left.count() > 0) {
                     store.wait({"bs/identity-read/" + std::to_string(k)}, left);
                 }
-            } catch (...) {
-            }
+            } catch (...) {}
         }
     }
     return result;
@@ -257,9 +263,10 @@ struct GlooTransport::Impl
             } catch (const std::exception& e) {
                 const PendingSend failed = *it;
                 pending.clear();
-                return peerError(failed.to, std::string("sending the ") + kindName(failed.kind) + " of micro-batch "
-                                                + std::to_string(failed.microbatch),
-                                 firstLine(e), self);
+                return peerError(failed.to,
+                    std::string("sending the ") + kindName(failed.kind) + " of micro-batch "
+                        + std::to_string(failed.microbatch),
+                    firstLine(e), self);
             }
             it = pending.erase(it);
         }
@@ -293,10 +300,10 @@ Result<std::shared_ptr<GlooTransport>> GlooTransport::connect(const DistEnv& env
         // listens where its peers can reach it.
         const GlooEndpoint endpoint = glooEndpoint(env);
         opts->devices.push_back(endpoint.kind == GlooEndpoint::Kind::Interface
-                                    ? c10d::ProcessGroupGloo::createDeviceForInterface(endpoint.value)
-                                : endpoint.kind == GlooEndpoint::Kind::Hostname
-                                    ? c10d::ProcessGroupGloo::createDeviceForHostname(endpoint.value)
-                                    : c10d::ProcessGroupGloo::createDefaultDevice());
+                ? c10d::ProcessGroupGloo::createDeviceForInterface(endpoint.value)
+                : endpoint.kind == GlooEndpoint::Kind::Hostname
+                ? c10d::ProcessGroupGloo::createDeviceForHostname(endpoint.value)
+                : c10d::ProcessGroupGloo::createDefaultDevice());
         impl->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, env.rank, env.worldSize, opts);
         if (impl->fileServer) {
             impl->fileServer->stop(); // every rank has joined the group: the path is no longer needed
@@ -362,8 +369,8 @@ Status GlooTransport::send(HandOffKind kind, int toStage, std::int64_t microbatc
         d.pending.push_back({work, std::move(held), toStage, microbatch, kind, onDevice});
     } catch (const std::exception& e) {
         return d.peerError(toStage,
-                           std::string("sending the ") + kindName(kind) + " of micro-batch " + std::to_string(microbatch),
-                           firstLine(e), *this);
+            std::string("sending the ") + kindName(kind) + " of micro-batch " + std::to_string(microbatch),
+            firstLine(e), *this);
     }
     return ok();
 }
@@ -454,7 +461,8 @@ void GlooTransport::reportFailure(const std::string& message) noexcept
         if (!m_impl->store->check({kFailureKey})) {
             // The rank at fault comes first: a peer this rank lost, else this rank itself.
             const std::string self = "rank " + std::to_string(m_impl->env.rank);
-            const std::string v = m_impl->blamed ? message : self + ": " + message; // the former's context names this rank
+            const std::string v =
+                m_impl->blamed ? message : self + ": " + message; // the former's context names this rank
             m_impl->store->set(kFailureKey, std::vector<std::uint8_t>(v.begin(), v.end()));
         }
     } catch (...) { // the store's host (rank 0) may be gone: nothing more to tell

@@ -15,8 +15,8 @@ namespace bs::runtime {
 namespace fs = std::filesystem;
 using profiler::TimeNs;
 
-MergedRun mergeRankParts(const RunConfig& config, nlohmann::json base, std::vector<RankPart> parts,
-                         const MergeLabels& labels)
+MergedRun mergeRankParts(
+    const RunConfig& config, nlohmann::json base, std::vector<RankPart> parts, const MergeLabels& labels)
 {
     const int p = static_cast<int>(parts.size());
     MergedRun run;
@@ -24,7 +24,7 @@ MergedRun mergeRankParts(const RunConfig& config, nlohmann::json base, std::vect
         run.events.insert(run.events.end(), part.events.begin(), part.events.end());
     }
     std::sort(run.events.begin(), run.events.end(),
-              [](const profiler::TraceEvent& a, const profiler::TraceEvent& b) { return a.start < b.start; });
+        [](const profiler::TraceEvent& a, const profiler::TraceEvent& b) { return a.start < b.start; });
     const TimeNs first = run.events.empty() ? 0 : run.events.front().start;
     TimeNs makespan = 0;
     for (profiler::TraceEvent& e : run.events) { // the timeline starts at the first action
@@ -42,7 +42,7 @@ MergedRun mergeRankParts(const RunConfig& config, nlohmann::json base, std::vect
     }
     const double seconds = static_cast<double>(makespan) * 1e-9;
     const double tokens = static_cast<double>(config.pipeline.microbatches) * config.pipeline.microBatchSize
-                          * config.model.shape.seqLen * merged.value("steps", 0);
+        * config.model.shape.seqLen * merged.value("steps", 0);
     merged["virtual_time_s"] = seconds; // the wall-clock timeline of the ranks
     merged["wall_time_s"] = wall;
     merged["busy_time_s"] = busy;
@@ -51,16 +51,17 @@ MergedRun mergeRankParts(const RunConfig& config, nlohmann::json base, std::vect
     // analyze()'s figure of the merged timeline (what the GUI shows when it opens this run).
     double bubble = 0.0;
     if (auto schedule = makeSchedule(toScheduleParams(config)); schedule && !run.events.empty()) {
-        bubble = profiler::analyze(*profiler::makeSnapshot({p, "wall", "", {}}, run.events), analysisOptionsFor(*schedule))
-                     .bubbleFraction;
+        bubble =
+            profiler::analyze(*profiler::makeSnapshot({p, "wall", "", {}}, run.events), analysisOptionsFor(*schedule))
+                .bubbleFraction;
     }
     merged["bubble_fraction"] = bubble;
     merged["ranks"] = p;
 
     run.meta.stages = p;
     run.meta.clock = "wall";
-    run.meta.title = config.schedule.name + " p=" + std::to_string(p) + " m=" + std::to_string(config.pipeline.microbatches)
-                     + " (" + std::to_string(p) + " ranks, " + labels.backend + ")";
+    run.meta.title = config.schedule.name + " p=" + std::to_string(p) + " m="
+        + std::to_string(config.pipeline.microbatches) + " (" + std::to_string(p) + " ranks, " + labels.backend + ")";
     run.meta.attributes["backend"] = labels.backend;
     run.meta.attributes["schedule"] = config.schedule.name;
     run.meta.attributes["ranks"] = std::to_string(p);
@@ -72,7 +73,7 @@ MergedRun mergeRankParts(const RunConfig& config, nlohmann::json base, std::vect
 }
 
 Status writeMergedRun(const fs::path& dir, bool overwrite, const RunConfig& config, const MergedRun& run,
-                      const std::vector<nlohmann::json>& metrics)
+    const std::vector<nlohmann::json>& metrics)
 {
     auto writer = RunDirWriter::create(dir, RunDirOptions{overwrite, false});
     if (!writer) {
@@ -143,8 +144,7 @@ double number(const nlohmann::json& record, const char* key)
 } // namespace
 
 Result<nlohmann::json> mergeStoppedRanks(const fs::path& outDir, const std::vector<pid_t>& rankPids, bool overwrite,
-                                         const std::string& requestedBackend, const std::string& stoppedBy,
-                                         const std::string& error)
+    const std::string& requestedBackend, const std::string& stoppedBy, const std::string& error)
 {
     const int p = static_cast<int>(rankPids.size());
     std::vector<RankDir> ranks;
@@ -174,8 +174,8 @@ Result<nlohmann::json> mergeStoppedRanks(const fs::path& outDir, const std::vect
             const nlohmann::json& own = ranks[static_cast<std::size_t>(k)].contents.metrics[step];
             const auto stages = own.find("per_stage");
             perStage.push_back(stages != own.end() && stages->is_array() && stages->size() > static_cast<std::size_t>(k)
-                                   ? (*stages)[static_cast<std::size_t>(k)]
-                                   : nlohmann::json{{"stage", k}});
+                    ? (*stages)[static_cast<std::size_t>(k)]
+                    : nlohmann::json{{"stage", k}});
             wall = std::max(wall, number(own, "wall_time_s"));
         }
         record["per_stage"] = std::move(perStage);
@@ -223,8 +223,8 @@ Result<nlohmann::json> mergeStoppedRanks(const fs::path& outDir, const std::vect
     }
     base["steps_planned"] = config.training.steps;
     const Result<std::string> backend = distBackend(requestedBackend, config);
-    MergedRun run = mergeRankParts(config, std::move(base), std::move(parts),
-                                   MergeLabels{backend ? *backend : requestedBackend, -1});
+    MergedRun run = mergeRankParts(
+        config, std::move(base), std::move(parts), MergeLabels{backend ? *backend : requestedBackend, -1});
     run.meta.attributes["cut_short"] = stoppedBy.empty() ? "failure" : stoppedBy;
     if (Status s = writeMergedRun(outDir, overwrite, config, run, metrics); !s) {
         return s.error();

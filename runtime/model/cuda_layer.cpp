@@ -2,8 +2,8 @@
 // of actions and the caching allocator's counters. Everything that uses them is torch-free and
 // tested on the CPU through the host timer and fake counters; this file only talks to CUDA.
 #include "runtime/model/device_p.h"
-#include "runtime/model/torch_error.h"
 #include "runtime/model/torch_devices.h"
+#include "runtime/model/torch_error.h"
 
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
@@ -51,7 +51,7 @@ public:
             return static_cast<TimeNs>(ms * 1e6);
         } catch (const std::exception& e) {
             return makeError(ErrorCode::Internal, std::string("CUDA event timing failed: ") + torchErrorText(e),
-                             "cuda:" + std::to_string(static_cast<int>(m_device)));
+                "cuda:" + std::to_string(static_cast<int>(m_device)));
         }
     }
 
@@ -94,7 +94,7 @@ Result<std::unique_ptr<ActionTimer>> makeCudaTimer(int device)
         return std::unique_ptr<ActionTimer>(std::make_unique<CudaTimer>(device));
     } catch (const std::exception& e) {
         return makeError(ErrorCode::Unavailable, std::string("cannot create CUDA events: ") + torchErrorText(e),
-                         "cuda:" + std::to_string(device));
+            "cuda:" + std::to_string(device));
     }
 }
 

@@ -1,7 +1,7 @@
 #include "runtime/model/pipeline_model.h"
-#include "runtime/model/torch_error.h"
 
 #include "runtime/model/pipeline_model_p.h"
+#include "runtime/model/torch_error.h"
 
 #include <ATen/Parallel.h>
 

@@ -1,9 +1,8 @@
 // PipelineModel's actions: forward, the three backward passes, the update, and the tensors handed
 // between stages (in memory, or to and from a StageTransport for multi-process runs).
 #include "runtime/model/pipeline_model.h"
-#include "runtime/model/torch_error.h"
-
 #include "runtime/model/pipeline_model_p.h"
+#include "runtime/model/torch_error.h"
 
 #include <cmath>
 

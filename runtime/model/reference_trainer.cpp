@@ -1,8 +1,8 @@
 #include "runtime/model/reference_trainer.h"
-#include "runtime/model/torch_error.h"
 
 #include "runtime/model/device_p.h"
 #include "runtime/model/gpt_modules_p.h"
+#include "runtime/model/torch_error.h"
 
 #include <torch/optim/adamw.h>
 
@@ -59,7 +59,8 @@ Result<ReferenceTrainer> ReferenceTrainer::create(const ModelOptions& options, T
         groups.emplace_back(noDecay, groupOptions(0.0));
         impl->optimizer = std::make_unique<torch::optim::AdamW>(std::move(groups));
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, std::string("building the reference model failed: ") + torchErrorText(e), "model");
+        return makeError(
+            ErrorCode::Internal, std::string("building the reference model failed: ") + torchErrorText(e), "model");
     }
     return ReferenceTrainer(std::move(impl));
 }

@@ -11,12 +11,14 @@
 // loses at most a record being written; `durable` also fdatasyncs each one (power loss).
 
 #include "profiler/trace/trace_store.h"
-#include "base/result.h"
 #include "runtime/config/run_config.h"
 
-#include <filesystem>
 #include <sys/types.h>
+
+#include <filesystem>
 #include <nlohmann/json.hpp>
+
+#include "base/result.h"
 
 namespace bs::runtime {
 

@@ -53,7 +53,8 @@ Status preflightRun(const RunConfig& config, const MemoryCapacity& capacity, con
         }
         available = *std::min_element(capacity.gpuBytes.begin(), capacity.gpuBytes.begin() + gpus);
         sharing = (p + gpus - 1) / gpus;
-        where = "the memory of each of " + std::to_string(gpus) + " GPUs (" + std::to_string(sharing) + " stages on each)";
+        where =
+            "the memory of each of " + std::to_string(gpus) + " GPUs (" + std::to_string(sharing) + " stages on each)";
     }
     if (available <= 0) {
         return ok();

@@ -13,18 +13,19 @@
 //                      the smallest GPU (conservative)
 //   cuda, distributed  one stage per rank on cuda:LOCAL_RANK
 
-#include "base/result.h"
 #include "runtime/config/run_config.h"
 
 #include <cstdint>
 #include <optional>
 #include <vector>
 
+#include "base/result.h"
+
 namespace bs::runtime {
 
 struct MemoryCapacity
 {
-    std::int64_t hostBytes = 0;         ///< available RAM; 0 = unknown (no check)
+    std::int64_t hostBytes = 0; ///< available RAM; 0 = unknown (no check)
     std::vector<std::int64_t> gpuBytes; ///< per visible CUDA device index: its memory capacity
 };
 
@@ -34,9 +35,9 @@ MemoryCapacity probeMemoryCapacity();
 /// Who is starting: a whole run in this process, or one rank of a distributed run.
 struct PreflightScope
 {
-    bool reference = false;  ///< the plain reference trainer: not checked (no pipeline to simulate)
+    bool reference = false; ///< the plain reference trainer: not checked (no pipeline to simulate)
     bool distributed = false;
-    int localRank = 0;       ///< distributed: this rank's GPU (cuda:LOCAL_RANK)
+    int localRank = 0; ///< distributed: this rank's GPU (cuda:LOCAL_RANK)
     int ranksOnThisHost = 0; ///< distributed CPU ranks sharing this host's RAM (0 = all stages)
 };
 

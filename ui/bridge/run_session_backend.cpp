@@ -1,9 +1,9 @@
 #include "ui/bridge/run_session_backend.h"
 
 #include "profiler/analysis/analyze.h"
+#include "runtime/schedule/catalogue.h"
 #include "runtime/sim/run_preflight.h"
 #include "runtime/sim/simulator.h"
-#include "runtime/schedule/catalogue.h"
 
 #include <atomic>
 #include <chrono>

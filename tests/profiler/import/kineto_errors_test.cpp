@@ -131,8 +131,8 @@ TEST(KinetoErrors, NumbersPastInt64AreRangeErrorsNotUndefinedBehaviour)
     auto dur = readKinetoTrace(hugeDur);
     ASSERT_FALSE(dur);
     EXPECT_NE(dur.error().context.find("traceEvents[0]"), std::string::npos) << dur.error().describe();
-    const std::string hugePid = dir.write(
-        "pid.json", R"({"traceEvents":[{"ph":"X","name":"aten::mm","pid":)" + digits + R"(,"tid":-1e300,"ts":1,"dur":2}]})");
+    const std::string hugePid = dir.write("pid.json",
+        R"({"traceEvents":[{"ph":"X","name":"aten::mm","pid":)" + digits + R"(,"tid":-1e300,"ts":1,"dur":2}]})");
     auto pid = readKinetoTrace(hugePid);
     ASSERT_TRUE(pid) << pid.error().describe();
 }

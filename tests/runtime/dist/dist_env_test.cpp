@@ -109,18 +109,19 @@ TEST(DistEnv, RunIdentityNamesTheFirstFieldThatDiffers)
     EXPECT_EQ(identityDifference(runIdentity(env, a, "gloo"), runIdentity(env, b, "gloo"), "rank 0"), std::nullopt);
     b.pipeline.microbatches = a.pipeline.microbatches + 2;
     EXPECT_EQ(identityDifference(runIdentity(env, b, "gloo"), runIdentity(env, a, "gloo"), "rank 0").value(),
-              "pipeline.microbatches = " + std::to_string(b.pipeline.microbatches) + " here, "
-                  + std::to_string(a.pipeline.microbatches) + " on rank 0");
+        "pipeline.microbatches = " + std::to_string(b.pipeline.microbatches) + " here, "
+            + std::to_string(a.pipeline.microbatches) + " on rank 0");
     DistEnv three = env;
     three.worldSize = 3;
     EXPECT_EQ(identityDifference(runIdentity(env, a, "gloo"), runIdentity(three, a, "gloo"), "rank 1").value(),
-              "WORLD_SIZE = 2 here, 3 on rank 1");
+        "WORLD_SIZE = 2 here, 3 on rank 1");
     EXPECT_EQ(identityDifference(runIdentity(env, a, "gloo"), runIdentity(env, a, "nccl"), "rank 1").value(),
-              "backend = gloo here, nccl on rank 1");
+        "backend = gloo here, nccl on rank 1");
     RunConfig gpu0 = a, gpu1 = a;
     gpu0.device.name = "cuda:0";
     gpu1.device.name = "cuda:1";
-    EXPECT_EQ(identityDifference(runIdentity(env, gpu0, "nccl"), runIdentity(env, gpu1, "nccl"), "rank 0"), std::nullopt);
+    EXPECT_EQ(
+        identityDifference(runIdentity(env, gpu0, "nccl"), runIdentity(env, gpu1, "nccl"), "rank 0"), std::nullopt);
     RunConfig text = a;
     text.data.spec = "text:/data/a # not a comment.txt";
     EXPECT_NE(identityDifference(runIdentity(env, text, "gloo"), runIdentity(env, a, "gloo"), "rank 0"), std::nullopt);

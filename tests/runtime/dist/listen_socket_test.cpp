@@ -1,12 +1,12 @@
-#include "runtime/dist/file_rendezvous.h"
 #include "runtime/dist/listen_socket.h"
 
-#include <sys/stat.h>
+#include "runtime/dist/file_rendezvous.h"
 
-#include <gtest/gtest.h>
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace bs::runtime {
@@ -55,7 +55,8 @@ TEST(FileRendezvous, RankZeroServesAPrivatePathOnTheLoopbackAddress)
         ASSERT_TRUE(fetched) << fetched.error().describe();
         EXPECT_EQ(*fetched, path);
     }
-    struct stat dir{};
+    struct stat dir
+    {};
     const std::string parent = path.substr(0, path.rfind('/'));
     ASSERT_EQ(::stat(parent.c_str(), &dir), 0);
     EXPECT_EQ(dir.st_mode & 0777, 0700u) << "only this user may open the store";
@@ -64,7 +65,8 @@ TEST(FileRendezvous, RankZeroServesAPrivatePathOnTheLoopbackAddress)
     auto late = fetchRendezvousFile("127.0.0.1", port, std::chrono::milliseconds(300));
     ASSERT_FALSE(late);
     EXPECT_EQ(late.error().code, ErrorCode::Unavailable);
-    EXPECT_NE(late.error().message.find("rank 0 did not answer at 127.0.0.1:" + std::to_string(port)), std::string::npos)
+    EXPECT_NE(
+        late.error().message.find("rank 0 did not answer at 127.0.0.1:" + std::to_string(port)), std::string::npos)
         << late.error().message;
     server->reset();
     EXPECT_NE(::access(parent.c_str(), F_OK), 0) << "the directory is removed";

@@ -5,7 +5,6 @@
 #include "runtime/rundir/run_dir_reader.h"
 
 #include <gtest/gtest.h>
-
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -107,8 +106,8 @@ void expectStoppedRunOpens(int sig, int expectedExit)
 {
     const fs::path dir = freshDir(sig == SIGTERM ? "stop_term" : "stop_int");
     const fs::path out = dir / "run";
-    const pid_t launcher = spawn(kCli + " launch --json --nproc-per-node 3 --grace 30 --" + kLongRun + " --stages 3 --out "
-                                 + out.string() + " >" + (dir / "out").string() + " 2>" + (dir / "err").string());
+    const pid_t launcher = spawn(kCli + " launch --json --nproc-per-node 3 --grace 30 --" + kLongRun
+        + " --stages 3 --out " + out.string() + " >" + (dir / "out").string() + " 2>" + (dir / "err").string());
     ASSERT_GT(launcher, 0);
     ASSERT_TRUE(waitForRecords(out, 3, 3)) << slurp(dir / "err");
     ::kill(launcher, sig);
@@ -142,7 +141,8 @@ void expectStoppedRunOpens(int sig, int expectedExit)
     std::vector<int> computeActions(3, 0);
     (*trace)->forEach([&](const bs::profiler::TraceEvent& e) {
         EXPECT_LT(e.microbatch, steps * 2) << "an action of a batch some rank did not finish";
-        if ((e.kind == bs::profiler::EventKind::Forward || e.kind == bs::profiler::EventKind::Backward) && e.stage < 3) {
+        if ((e.kind == bs::profiler::EventKind::Forward || e.kind == bs::profiler::EventKind::Backward)
+            && e.stage < 3) {
             ++computeActions[e.stage];
         }
     });
@@ -158,14 +158,21 @@ void expectStoppedRunOpens(int sig, int expectedExit)
     fs::remove_all(dir);
 }
 
-TEST(StoppedLaunch, SigtermKeepsTheBatchesEveryRankFinished) { expectStoppedRunOpens(SIGTERM, 143); }
+TEST(StoppedLaunch, SigtermKeepsTheBatchesEveryRankFinished)
+{
+    expectStoppedRunOpens(SIGTERM, 143);
+}
 
-TEST(StoppedLaunch, SigintKeepsTheBatchesEveryRankFinished) { expectStoppedRunOpens(SIGINT, 130); }
+TEST(StoppedLaunch, SigintKeepsTheBatchesEveryRankFinished)
+{
+    expectStoppedRunOpens(SIGINT, 130);
+}
 
 /// The pid of the launcher's child whose environment has RANK=`rank`, or -1.
 pid_t rankPid(pid_t launcher, int rank)
 {
-    std::istringstream children(slurp("/proc/" + std::to_string(launcher) + "/task/" + std::to_string(launcher) + "/children"));
+    std::istringstream children(
+        slurp("/proc/" + std::to_string(launcher) + "/task/" + std::to_string(launcher) + "/children"));
     for (pid_t pid = 0; children >> pid;) {
         const std::string env = slurp("/proc/" + std::to_string(pid) + "/environ");
         if (env.find(std::string("RANK=") + std::to_string(rank) + '\0') != std::string::npos
@@ -185,10 +192,11 @@ TEST(FailedLaunch, AKilledRankIsNamedByEverySurvivorAndTheLauncher)
 {
     const fs::path dir = freshDir("kill4");
     const fs::path out = dir / "run";
-    const pid_t launcher = spawn(kCli + " launch --nproc-per-node 4 --grace 30 -- train --model tiny --schedule 1f1b"
-                                        " --stages 4 --microbatches 4 --micro-batch-size 1 --steps 5000 --eval-interval 0"
-                                        " --threads 1 --timeout 5 --out "
-                                 + out.string() + " >" + (dir / "out").string() + " 2>" + (dir / "err").string());
+    const pid_t launcher = spawn(kCli
+        + " launch --nproc-per-node 4 --grace 30 -- train --model tiny --schedule 1f1b"
+          " --stages 4 --microbatches 4 --micro-batch-size 1 --steps 5000 --eval-interval 0"
+          " --threads 1 --timeout 5 --out "
+        + out.string() + " >" + (dir / "out").string() + " 2>" + (dir / "err").string());
     ASSERT_GT(launcher, 0);
     ASSERT_TRUE(waitForRecords(out, 4, 2)) << slurp(dir / "err");
     const pid_t victim = rankPid(launcher, 2);
@@ -237,9 +245,8 @@ std::vector<RankRun> runRanks(const std::string& name, const std::vector<std::pa
     std::vector<pid_t> pids;
     for (std::size_t k = 0; k < ranks.size(); ++k) {
         pids.push_back(spawn("env RANK=" + std::to_string(k) + " WORLD_SIZE=" + std::to_string(ranks[k].first)
-                             + " MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) + " " + kCli + " train"
-                             + ranks[k].second + " --distributed --timeout 5 2>" + (dir / ("err" + std::to_string(k))).string()
-                             + " >/dev/null"));
+            + " MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) + " " + kCli + " train" + ranks[k].second
+            + " --distributed --timeout 5 2>" + (dir / ("err" + std::to_string(k))).string() + " >/dev/null"));
     }
     std::vector<RankRun> out(ranks.size());
     for (std::size_t k = 0; k < ranks.size(); ++k) {
@@ -250,20 +257,25 @@ std::vector<RankRun> runRanks(const std::string& name, const std::vector<std::pa
     return out;
 }
 
-const std::string kShortRun = " --model tiny --schedule 1f1b --micro-batch-size 1 --steps 3 --eval-interval 0 --threads 1";
+const std::string kShortRun =
+    " --model tiny --schedule 1f1b --micro-batch-size 1 --steps 3 --eval-interval 0 --threads 1";
 
 // Ranks started with different configurations (here: micro-batches) used to exchange tensors of the
 // wrong count until a Gloo timeout; now both sides say, in one line, which rank differs and how.
 TEST(MismatchedRanks, OtherSettingsAreNamedOnBothSides)
 {
-    const auto r = runRanks("mismatch_m", {{2, kShortRun + " --stages 2 --microbatches 4"},
-                                           {2, kShortRun + " --stages 2 --microbatches 2"}});
+    const auto r = runRanks("mismatch_m",
+        {{2, kShortRun + " --stages 2 --microbatches 4"}, {2, kShortRun + " --stages 2 --microbatches 2"}});
     EXPECT_EQ(r[0].code, 2) << r[0].err;
     EXPECT_EQ(r[1].code, 2) << r[1].err;
-    EXPECT_NE(r[0].err.find("rank 1 was started with other settings than rank 0: pipeline.microbatches = 4 here, 2 on rank 1"),
-              std::string::npos) << r[0].err;
-    EXPECT_NE(r[1].err.find("rank 1 was started with other settings than rank 0: pipeline.microbatches = 2 here, 4 on rank 0"),
-              std::string::npos) << r[1].err;
+    EXPECT_NE(r[0].err.find(
+                  "rank 1 was started with other settings than rank 0: pipeline.microbatches = 4 here, 2 on rank 1"),
+        std::string::npos)
+        << r[0].err;
+    EXPECT_NE(r[1].err.find(
+                  "rank 1 was started with other settings than rank 0: pipeline.microbatches = 2 here, 4 on rank 0"),
+        std::string::npos)
+        << r[1].err;
     for (const RankRun& rank : r) {
         EXPECT_LT(rank.took, 15.0) << rank.err;
         // One error line (the product's "  at: context" line may follow), no Gloo noise.
@@ -274,12 +286,13 @@ TEST(MismatchedRanks, OtherSettingsAreNamedOnBothSides)
 
 TEST(MismatchedRanks, AnotherWorldSizeIsNamed)
 {
-    const auto r = runRanks("mismatch_w", {{2, kShortRun + " --stages 2 --microbatches 2"},
-                                           {3, kShortRun + " --stages 3 --microbatches 2"}});
+    const auto r = runRanks("mismatch_w",
+        {{2, kShortRun + " --stages 2 --microbatches 2"}, {3, kShortRun + " --stages 3 --microbatches 2"}});
     EXPECT_EQ(r[0].code, 2) << r[0].err;
     EXPECT_EQ(r[1].code, 2) << r[1].err;
     EXPECT_NE(r[0].err.find("rank 1 was started with other settings than rank 0: WORLD_SIZE = 2 here, 3 on rank 1"),
-              std::string::npos) << r[0].err;
+        std::string::npos)
+        << r[0].err;
     EXPECT_NE(r[1].err.find("WORLD_SIZE = 3 here, 2 on rank 0"), std::string::npos) << r[1].err;
 }
 

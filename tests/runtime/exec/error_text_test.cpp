@@ -4,16 +4,17 @@
 #include "runtime/exec/stage_transport.h"
 #include "runtime/model/torch_error.h"
 
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
-#include "tests/support/tiny_run_config.h"
+#include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
-#include <unistd.h>
+
+#include "tests/support/tiny_run_config.h"
 
 namespace bs::runtime {
 namespace {
@@ -51,8 +52,8 @@ public:
     Result<HandOff> recv(HandOffKind, int, std::int64_t, const std::vector<std::int64_t>&) override
     {
         return makeError(ErrorCode::Unavailable,
-                         "recv failed: " + realTorchError(false) + "\nException raised from recv at x.cpp:1\nframe #0: f()",
-                         "rank 1");
+            "recv failed: " + realTorchError(false) + "\nException raised from recv at x.cpp:1\nframe #0: f()",
+            "rank 1");
     }
     Status flush() override { return ok(); }
 };
