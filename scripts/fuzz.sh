@@ -26,8 +26,12 @@ for harness in $harnesses; do
         >"$log" 2>&1
     rc=$?
     set -e
-    runs=$(grep -h "stat::number_of_executed_units" "$log" "$findings"/fuzz-*.log 2>/dev/null | awk '{s += $2} END {print s + 0}')
-    speed=$(grep -h "stat::average_exec_per_sec" "$log" "$findings"/fuzz-*.log 2>/dev/null | awk '{s += $2} END {print s + 0}')
+    # With -jobs the workers' logs (fuzz-N.log) hold the stats and the main log repeats them:
+    # count the workers' when there are any, else the main log's (never both: that doubled).
+    stats=("$log")
+    if compgen -G "$findings/fuzz-*.log" >/dev/null; then stats=("$findings"/fuzz-*.log); fi
+    runs=$(grep -h "stat::number_of_executed_units" "${stats[@]}" 2>/dev/null | awk '{s += $2} END {print s + 0}')
+    speed=$(grep -h "stat::average_exec_per_sec" "${stats[@]}" 2>/dev/null | awk '{s += $2} END {print s + 0}')
     result=ok
     if [[ $rc != 0 ]] || ls "$findings"/crash-* "$findings"/leak-* "$findings"/timeout-* "$findings"/oom-* >/dev/null 2>&1; then
         result="FOUND SOMETHING (exit $rc): see $findings"
