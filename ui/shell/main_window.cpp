@@ -249,8 +249,9 @@ void MainWindow::onPredicted(const PredictionPtr& prediction)
     const auto predicted = [&](const PredictedRun& run) -> QString {
         const auto& schedule = run.result.schedule.params.name;
         return tr("predicted · %1 · ")
-                   .arg(prediction->config.calibration ? toQt(prediction->config.calibration->sourceFor(schedule))
-                                                       : tr("device profile %1").arg(toQt(prediction->config.deviceProfile)))
+                   .arg(prediction->config.calibration
+                           ? toQt(prediction->config.calibration->sourceFor(schedule))
+                           : tr("device profile %1").arg(toQt(prediction->config.deviceProfile)))
             + figuresLine(run.result.report, run.result.throughputSamplesPerSecond);
     };
     const auto summary = [](const PredictedRun& run) {

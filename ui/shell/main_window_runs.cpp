@@ -207,7 +207,8 @@ Status MainWindow::applyToLiveRun()
         // The header names the settings the run switches to (from the next global-batch boundary).
         for (auto& live : m_workspace->slots()) {
             if (live && live->measured && live->latest && !live->latest->finished) {
-                live->applied = runLabel(wanted.schedule.name, wanted.pipeline.microbatches, wanted.pipeline.microBatchSize);
+                live->applied =
+                    runLabel(wanted.schedule.name, wanted.pipeline.microbatches, wanted.pipeline.microBatchSize);
             }
         }
         clearPredictionLane();
