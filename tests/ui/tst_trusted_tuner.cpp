@@ -25,6 +25,7 @@
 #include "runtime/exec/run_session.h"
 #endif
 
+#include <QAction>
 #include <QApplication>
 #include <QComboBox>
 #include <QSignalSpy>
@@ -54,6 +55,7 @@ private Q_SLOTS:
     void calibratedPredictionOfEachOpenedRunIsWithinTenPercent();
     void calibratedPredictionOfReplayedRunsAndAnUnmeasuredB();
     void exportFollowsTheOpenedRun();
+    void calibrationPassFitsTheCostsInB();
 
 private:
     /// A window with the PACI run (b = 2) in the top slot and the 1F1B run (b = 4) below.
@@ -333,6 +335,36 @@ void TestTrustedTuner::exportFollowsTheOpenedRun()
     QVERIFY(top && bottom);
     QCOMPARE(top->events.size(), window.compare()->timeline(0)->index()->snapshot()->size());
     QCOMPARE(bottom->events.size(), window.compare()->timeline(1)->index()->snapshot()->size());
+}
+
+// Run > Calibrate: two short LibTorch runs of the panel's settings at b and 2b feed the one
+// calibration, so every prediction is fitted affine in b from this machine and says so.
+void TestTrustedTuner::calibrationPassFitsTheCostsInB()
+{
+#ifdef BS_HAVE_RUN_SESSION
+    MainWindow window(false);
+    auto* action = window.findChild<QAction*>(QStringLiteral("calibrateAction"));
+    QVERIFY(action && action->isEnabled());
+    WhatIfConfig small = window.tuning()->config();
+    small.run = bs::test::tinyRunConfig("paci", 2);
+    small.run.pipeline.microBatchSize = 2;
+    window.tuning()->setConfig(small);
+    QSignalSpy idle(window.runs(), &RunController::idle);
+    QVERIFY(window.startCalibrationPass());
+    QVERIFY(idle.wait(240'000));
+    QApplication::processEvents(); // the last queued updates
+    const CalibrationPtr calibration = window.calibration();
+    QVERIFY(calibration);
+    const std::string source = calibration->sourceFor("paci");
+    QVERIFY2(source.find("b = 2, 4") != std::string::npos, source.c_str());
+    QVERIFY2(source.find("affine in b") != std::string::npos, source.c_str());
+    QVERIFY(window.tuning()->sourceText().contains(QStringLiteral("calibrated from")));
+    // Both runs are shown, measured, in the two slots.
+    QVERIFY(window.workspace()->slot(0) && window.workspace()->slot(1));
+    QCOMPARE(window.workspace()->slot(1)->config.pipeline.microBatchSize, 4);
+#else
+    QSKIP("built without the LibTorch runtime: nothing to calibrate from");
+#endif
 }
 
 QTEST_MAIN(TestTrustedTuner)

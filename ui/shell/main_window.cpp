@@ -24,6 +24,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QEventLoop>
 #include <QFileDialog>
@@ -40,6 +41,7 @@
 #include <QToolBar>
 
 #include <algorithm>
+#include <utility>
 
 
 namespace bs::ui {
@@ -102,6 +104,14 @@ MainWindow::MainWindow(bool restore, QWidget* parent)
     connect(m_runs, &RunController::idle, this, [this] {
         m_stopAction->setEnabled(false);
         m_applyAction->setEnabled(false);
+        if (std::exchange(m_calibrating, false)) {
+            const CalibrationPtr calibration = m_workspace->calibration();
+            statusBar()->showMessage(calibration
+                    ? tr("Calibration done: predictions now use %1")
+                          .arg(toQt(calibration->sourceFor(fromQt(m_tuning->scheduleBox()->currentData().toString()))))
+                    : tr("Calibration pass ended without a measured trace"),
+                15000);
+        }
     });
     resize(1600, 1000);
     if (restore) {
@@ -196,6 +206,16 @@ void MainWindow::buildActions()
             startDemo(live);
         });
     }
+    QAction* calibrate =
+        run->addAction(tr("&Calibrate from short runs at two b"), this, [this] { (void)startCalibrationPass(); });
+    calibrate->setObjectName(QStringLiteral("calibrateAction"));
+    calibrate->setIconText(tr("Calibrate"));
+    calibrate->setEnabled(liveTrainingAvailable());
+    calibrate->setToolTip(liveTrainingAvailable()
+            ? tr("Train the panel's settings for %1 global batches at b and 2b with LibTorch; every prediction "
+                 "is then calibrated from what this machine measured")
+                  .arg(kCalibrationBatches)
+            : tr("Calibrate needs the training runtime (this build has none)"));
     m_stopAction = run->addAction(tr("&Stop"), this, &MainWindow::stopRuns);
     m_stopAction->setEnabled(false);
     m_applyAction = run->addAction(tr("&Apply settings to the live run"), this, [this] { (void)applyToLiveRun(); });
@@ -228,6 +248,7 @@ void MainWindow::buildActions()
         trainLive->setIconText(tr("Train live"));
         tools->addAction(trainLive);
     }
+    tools->addAction(calibrate);
     tools->addAction(m_stopAction);
     tools->addAction(m_applyAction);
     tools->addAction(fit);
