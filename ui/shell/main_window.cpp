@@ -43,7 +43,6 @@
 #include <algorithm>
 #include <utility>
 
-
 namespace bs::ui {
 
 
@@ -224,6 +223,18 @@ void MainWindow::buildActions()
                                  "from its next global-batch boundary"));
     m_applyAction->setEnabled(false);
     QAction* fit = run->addAction(tr("&Fit timelines"), m_compare, &CompareView::fitToRuns);
+    // Per-stage charts: both compared runs side by side (one bar per run at each stage), or only
+    // the selected one.
+    m_bothRunsAction = run->addAction(tr("Stage charts show &both runs"));
+    m_bothRunsAction->setObjectName(QStringLiteral("bothRunsAction"));
+    m_bothRunsAction->setCheckable(true);
+    m_bothRunsAction->setChecked(true);
+    connect(m_bothRunsAction, &QAction::toggled, this, [this] {
+        const int selected = std::max(0, m_workspace->selected());
+        if (const auto& shown = m_workspace->slot(selected); m_workspace->showsRuns() && shown && shown->finished()) {
+            showCharts(shown->plan, m_liveBudget);
+        }
+    });
     run->addAction(tr("&Find in the timeline…"), QKeySequence::Find, this, [this] {
         m_compare->findBox()->setFocus();
         m_compare->findBox()->selectAll();
@@ -294,7 +305,8 @@ void MainWindow::onPredicted(const PredictionPtr& prediction)
     showCharts(a, prediction->config.memoryBudgetBytes);
 }
 
-void MainWindow::showCharts(const PredictedRun& run, std::int64_t budget)
+namespace {
+StageChartData chartDataOf(const PredictedRun& run, std::int64_t budget)
 {
     StageChartData chart;
     chart.title = toQt(scheduleDisplayName(run.result.schedule.params.name));
@@ -303,9 +315,26 @@ void MainWindow::showCharts(const PredictedRun& run, std::int64_t budget)
     chart.paramBytes = run.paramBytes;
     chart.lagBound = runtime::lagBounds(run.result.schedule.params);
     chart.memoryBudgetBytes = budget;
-    m_bubbles->setData(chart);
-    m_memory->setData(chart);
-    m_lag->setData(chart);
+    return chart;
+}
+} // namespace
+
+void MainWindow::showCharts(const PredictedRun& run, std::int64_t budget)
+{
+    std::vector<StageChartData> runs;
+    if (m_bothRunsAction->isChecked() && m_workspace->showsRuns()) { // every finished run, in slot order
+        for (const auto& slot : m_workspace->slots()) {
+            if (slot && slot->finished()) {
+                runs.push_back(chartDataOf(slot->plan, budget));
+            }
+        }
+    }
+    if (runs.size() < 2) {
+        runs = {chartDataOf(run, budget)};
+    }
+    m_bubbles->setRuns(runs);
+    m_memory->setRuns(runs);
+    m_lag->setRuns(runs);
     m_compare->setStageReport(run.result.report);
 }
 

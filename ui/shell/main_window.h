@@ -192,6 +192,7 @@ private:
     std::array<AsyncIndexBuilder*, 2> m_indexers{}; ///< per slot: live traces indexed off the UI thread
     QAction* m_stopAction = nullptr;
     QAction* m_applyAction = nullptr;
+    QAction* m_bothRunsAction = nullptr;
     QMenu* m_recentMenu = nullptr;
     std::deque<QueuedRun> m_queuedPlans; ///< plans of enqueued runs, in start order
     std::map<int, int> m_runSlot; ///< controller run id -> slot

@@ -89,6 +89,13 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
         for (std::size_t s = 0; s < stages.size() && s < run.result.report.perStage.size(); ++s) {
             run.result.report.perStage[s].peakMemoryBytes = stages[s].peakBytes;
         }
+        // The memory chart's weights + optimizer band and one stashed copy, as measured.
+        run.staticBytes.clear();
+        run.paramBytes.clear();
+        for (const auto& stage : stages) {
+            run.staticBytes.push_back(stage.paramBytes + stage.gradBytes + stage.optimizerBytes);
+            run.paramBytes.push_back(stage.paramBytes);
+        }
     }
     LossCurve curve;
     curve.label = toQt(run.label);
