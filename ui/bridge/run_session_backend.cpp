@@ -1,6 +1,7 @@
 #include "ui/bridge/run_session_backend.h"
 
 #include "profiler/analysis/analyze.h"
+#include "runtime/sim/run_preflight.h"
 #include "runtime/sim/simulator.h"
 #include "runtime/schedule/catalogue.h"
 
@@ -33,6 +34,13 @@ RunSessionBackend::RunSessionBackend(std::string label, runtime::RunConfig confi
 
 Status RunSessionBackend::run(RunContext& ctx)
 {
+    // Pre-flight (issue 14): a run that cannot fit is refused with the estimate, before anything
+    // is allocated; the GUI shows the refusal like any run that cannot start.
+    runtime::PreflightScope preflight;
+    preflight.reference = m_options.reference;
+    if (Status fits = runtime::preflightRun(m_config, runtime::probeMemoryCapacity(), preflight); !fits) {
+        return fits;
+    }
     if (m_warmUp && !ctx.stopRequested()) {
         if (Status warm = runtime::RunSession::warmUp(m_config); !warm) {
             return warm;
