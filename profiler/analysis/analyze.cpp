@@ -167,6 +167,15 @@ public:
         const double capacity = static_cast<double>(report.stages) * static_cast<double>(report.makespan);
         report.bubbleFraction = capacity > 0 ? static_cast<double>(report.totalIdle) / capacity : 0.0;
         report.utilization = 1.0 - report.bubbleFraction;
+        // The zero-bubble authors' bubble rate: (cost − busy) / cost with cost the longest
+        // per-stage span, so a stage's late start and early finish do not count.
+        TimeNs longest = 0, busy = 0;
+        for (const auto& st : report.perStage) {
+            longest = std::max(longest, st.span);
+            busy += st.busy;
+        }
+        const double meanBusy = static_cast<double>(busy) / static_cast<double>(report.stages);
+        report.spanBubbleFraction = longest > 0 ? 1.0 - meanBusy / static_cast<double>(longest) : 0.0;
         steadyWindow(report);
         return report;
     }
@@ -404,6 +413,7 @@ private:
             st.busyByKind[static_cast<std::size_t>(kindIndex(e.kind))] += e.duration();
         }
         emit(BubbleCause::Drain, cursor, m_t1);
+        st.span = cursor - events.front().start;
         st.idle = makespan - st.busy;
         st.bubbleFraction = makespan > 0 ? static_cast<double>(st.idle) / static_cast<double>(makespan) : 0.0;
         inflightAndMemory(st, events);
