@@ -114,7 +114,12 @@ public:
         , m_clock(static_cast<std::size_t>(m_ranks), 0)
         , m_pc(static_cast<std::size_t>(m_ranks), 0)
         , m_version(static_cast<std::size_t>(m_stages), 0)
+        , m_chunkOf(static_cast<std::size_t>(m_stages), 0)
     {
+        std::vector<int> held(static_cast<std::size_t>(m_ranks), 0);
+        for (int s = 0; s < m_stages; ++s) { // chunk c of a rank = its c-th stage in stage order
+            m_chunkOf[static_cast<std::size_t>(s)] = held[static_cast<std::size_t>(schedule.rankOf(s))]++;
+        }
         if (options.initialVersions.size() == m_version.size()) {
             m_version = options.initialVersions;
         }
@@ -261,6 +266,9 @@ private:
         const auto su = static_cast<std::size_t>(a.stage);
         auto event = actionEvent(a, m_options.timeOrigin + start, m_options.timeOrigin + end, m_version[su], bytes);
         event.stage = static_cast<std::uint16_t>(r);
+        if (a.kind != ActionKind::Update && !m_schedule.onePerRank()) {
+            event.aux = static_cast<std::uint16_t>(m_chunkOf[su]); // which of the rank's stages
+        }
         if (a.kind != ActionKind::Update) {
             event.microbatch += m_options.microbatchOffset;
         }
@@ -328,6 +336,7 @@ private:
     std::vector<TimeNs> m_clock;     // per rank
     std::vector<std::size_t> m_pc;   // per rank
     std::vector<int> m_version;      // per stage: each stage (chunk) has its own weights
+    std::vector<int> m_chunkOf;      // per stage: its index among its rank's stages
     std::vector<TimeNs> m_ready;     // cached readyTime() per rank
     std::vector<int> m_sentTo;       // ranks the last action sent to
     int m_started = 0;        // 1 + the highest micro-batch forwarded so far

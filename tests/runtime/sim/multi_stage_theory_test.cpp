@@ -43,6 +43,8 @@ TEST(MultiStageTheory, InterleavedOneFOneBBubbleIsPMinusOneOverVmPlusPMinusOne)
                 for (const auto& st : rep.perStage) {
                     EXPECT_EQ(st.peakInflight, std::min(v * m, (v - 1) * p + 2 * (p - 1 - st.stage) + 1))
                         << "p=" << p << " v=" << v << " m=" << m << " rank " << st.stage;
+                    // Memory counts each chunk's activations of a micro-batch apart (a full B frees them).
+                    EXPECT_EQ(st.peakMemoryBytes, st.peakInflight) << "p=" << p << " v=" << v << " m=" << m;
                 }
             }
         }
