@@ -2,6 +2,7 @@
 // between stages (in memory, or to and from a StageTransport for multi-process runs).
 #include "runtime/model/hand_off_tensor_p.h"
 #include "runtime/model/pipeline_model.h"
+#include "runtime/model/torch_error.h"
 #include "runtime/model/pipeline_model_p.h"
 
 #include <cmath>
@@ -91,7 +92,7 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
         }
         st.pending[mb] = std::move(p);
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, std::string("forward failed: ") + e.what(), where(s, mb));
+        return makeError(ErrorCode::Internal, std::string("forward failed: ") + torchErrorText(e), where(s, mb));
     }
     info.activationBytes = stageMemory(s).liveOf(MemoryCategory::Activations) - before;
     return info;
@@ -202,7 +203,7 @@ Status PipelineModel::update(int s, int microbatches)
         const MemoryScope scope(s, MemoryCategory::OptimizerState); // AdamW's temporaries
         st.acc->step();
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, std::string("update failed: ") + e.what(), at);
+        return makeError(ErrorCode::Internal, std::string("update failed: ") + torchErrorText(e), at);
     }
     return ok();
 }
