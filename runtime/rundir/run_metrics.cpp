@@ -21,9 +21,9 @@ void to_json(nlohmann::json& j, const StageMetrics& m)
             {{"params", m.paramBytes}, {"grads", m.gradBytes}, {"optimizer", m.optimizerBytes}, {"stash", m.stashBytes},
                 {"activations", m.activationBytes}}},
         {"peak_activation_bytes", m.peakActivationBytes}, {"peak_stash_bytes", m.peakStashBytes},
-        {"peak_reserved_bytes", m.peakReservedBytes},
-        {"max_version_lag", m.maxLag}, {"version_lag_histogram", m.lagHistogram}, {"drift_samples", m.driftSamples},
-        {"mean_drift", m.meanDrift}, {"max_drift", m.maxDrift}};
+        {"peak_reserved_bytes", m.peakReservedBytes}, {"max_version_lag", m.maxLag},
+        {"version_lag_histogram", m.lagHistogram}, {"drift_samples", m.driftSamples}, {"mean_drift", m.meanDrift},
+        {"max_drift", m.maxDrift}};
 }
 
 void to_json(nlohmann::json& j, const BatchMetrics& m)
