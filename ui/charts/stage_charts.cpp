@@ -150,6 +150,11 @@ void StageBarChartView::rebuild(const Bars& bars, const std::optional<Line>& lin
         categories << QString::number(s);
     }
     x->append(categories);
+    if (!bars.categories.isEmpty()) { // runs side by side: twice the bars in the same width
+        QFont small = x->labelsFont();
+        small.setPointSizeF(6.5);
+        x->setLabelsFont(small);
+    }
     x->setTitleText(tr("stage"));
     c->addAxis(x, Qt::AlignBottom);
     m_series->attachAxis(x);
@@ -189,7 +194,7 @@ void StageBarChartView::rebuild(const Bars& bars, const std::optional<Line>& lin
 }
 
 std::pair<StageBarChartView::Bars, std::optional<StageBarChartView::Line>> StageBarChartView::sideBySide(
-    const std::vector<std::pair<Bars, std::optional<Line>>>& runs, const QStringList& tags, const QString& title)
+    const std::vector<std::pair<Bars, std::optional<Line>>>& runs, const QString& title)
 {
     Bars out;
     if (runs.empty()) {
@@ -218,7 +223,10 @@ std::pair<StageBarChartView::Bars, std::optional<StageBarChartView::Line>> Stage
         static_cast<std::size_t>(out.names.size()), std::vector<double>(stages * static_cast<std::size_t>(k), 0.0));
     for (std::size_t st = 0; st < stages; ++st) {
         for (int r = 0; r < k; ++r) {
-            out.categories << QStringLiteral("%1%2").arg(st).arg(tags.value(r));
+            // The first bar of each stage carries its number ("3a" / "3b" would be elided on a
+            // laptop screen); categories must differ, so the others are r zero-width spaces + st.
+            out.categories << (r == 0 ? QString::number(st)
+                                      : QString(r, QChar(0x200B)) + QString::number(st) + QString(r, QChar(0x200B)));
         }
     }
     std::optional<Line> line;
@@ -269,9 +277,9 @@ void StageBarChartView::showRuns(
     }
     const QString kind = each.empty() ? QString() : each.front().first.title.section(QStringLiteral(" · "), 0, 0);
     const QString title = kind + QStringLiteral(" · ") + titles.join(QStringLiteral(", "));
-    const auto [bars, line] = sideBySide(each, tags, title);
+    const auto [bars, line] = sideBySide(each, title);
     showBars(bars, line);
-    setToolTip(title); // the title elides on a narrow window; bars "3a", "3b": stage 3 of run a, b
+    setToolTip(title + tr(" (at each stage: left bar a, right bar b)")); // the title elides on a narrow window
 }
 
 QStringList runTags(const std::vector<StageChartData>& runs)

@@ -79,10 +79,11 @@ protected:
         double axisMax = 1;
     };
     void showBars(const Bars& bars, const std::optional<Line>& line);
-    /// Several runs on one stage axis: at each stage one bar per run, side by side (categories
-    /// "s·tag"; a bar set one run lacks is 0 for it), lines mapped onto the same positions.
+    /// Several runs on one stage axis: at each stage one bar per run, side by side, each labelled
+    /// with the stage (the title names the runs a, b, … from the left; a bar set one run lacks is
+    /// 0 for it), lines mapped onto the same positions.
     static std::pair<Bars, std::optional<Line>> sideBySide(
-        const std::vector<std::pair<Bars, std::optional<Line>>>& runs, const QStringList& tags, const QString& title);
+        const std::vector<std::pair<Bars, std::optional<Line>>>& runs, const QString& title);
     /// One run: its bars; several: sideBySide() of each run's `barsOf`.
     void showRuns(
         const std::vector<StageChartData>& runs, std::pair<Bars, std::optional<Line>> (*barsOf)(const StageChartData&));
@@ -146,6 +147,6 @@ private:
     static std::pair<Bars, std::optional<Line>> barsOf(const StageChartData& input);
 };
 
-/// Tags telling runs apart on a shared stage axis: a, b, … (bars "3a", "3b"; the title names them).
+/// Tags telling runs apart on a shared stage axis: a, b, … from the left (the title names them).
 
 } // namespace bs::ui
