@@ -21,6 +21,11 @@ void to_json(nlohmann::json& j, const StageMetrics& m)
         {"peak_activation_bytes", m.peakActivationBytes}, {"peak_stash_bytes", m.peakStashBytes}, {"peak_reserved_bytes", m.peakReservedBytes},
         {"max_version_lag", m.maxLag}, {"version_lag_histogram", m.lagHistogram}, {"drift_samples", m.driftSamples},
         {"mean_drift", m.meanDrift}, {"max_drift", m.maxDrift}};
+    if (m.recomputes > 0) { // model.recompute: PACI's recompute drift
+        j["recomputes"] = m.recomputes;
+        j["recomputes_on_newer_weights"] = m.recomputesOnNewerWeights;
+        j["max_recompute_lag"] = m.maxRecomputeLag;
+    }
 }
 
 void to_json(nlohmann::json& j, const BatchMetrics& m)
@@ -41,6 +46,11 @@ void to_json(nlohmann::json& j, const RunSummary& s)
         {"time_to_target_s", optional(s.timeToTargetS)}, {"step_to_target", optional(s.stepToTarget)},
         {"error", s.error}, {"device", s.device}, {"dtype", s.dtype}, {"notes", s.notes},
         {"kernel_profiling", s.kernelProfiling}, {"per_stage", s.stages}};
+    if (s.checkpoints > 0) { // training.checkpoint_every: what this session's checkpoints cost
+        j["checkpoints"] = s.checkpoints;
+        j["checkpoint_wall_s"] = s.checkpointWallS;
+        j["checkpoint_bytes"] = s.checkpointBytes;
+    }
 }
 
 } // namespace bs::runtime

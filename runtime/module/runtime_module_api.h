@@ -45,7 +45,7 @@ public:
 };
 
 /// Bumped whenever this table or ModuleSession changes.
-inline constexpr int kRuntimeModuleAbi = 1;
+inline constexpr int kRuntimeModuleAbi = 2; // 2: SessionOptions::resume, checkpoints
 
 /// Sizes of the types that cross the boundary: a module built from other sources differs here.
 constexpr std::size_t runtimeModuleLayoutKey()
