@@ -116,8 +116,7 @@ Status RunSession::Impl::writeCheckpoint()
     {
         const std::lock_guard<std::mutex> lock(mutex);
         for (const AppliedChange& c : changes) {
-            s.changes.push_back({c.step, c.firstMicrobatch, c.time, c.label, c.settings.schedule, c.settings.microbatches,
-                c.settings.accum, c.settings.microBatchSize});
+            s.changes.push_back({c.step, c.firstMicrobatch, c.time, c.label, c.config});
         }
         s.losses = summary.losses;
         s.valLosses = summary.valLosses;
@@ -186,10 +185,7 @@ Status RunSession::Impl::restoreSession(const CheckpointState& s)
             a.firstMicrobatch = c.firstMicrobatch;
             a.time = c.time;
             a.label = c.label;
-            a.settings.schedule = c.schedule;
-            a.settings.microbatches = c.microbatches;
-            a.settings.accum = c.accum;
-            a.settings.microBatchSize = c.microBatchSize;
+            a.config = c.config;
             changes.push_back(a);
             meta.attributes["marker." + std::to_string(c.step)] = c.label;
         }

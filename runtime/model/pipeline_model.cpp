@@ -1,4 +1,5 @@
 #include "runtime/model/pipeline_model.h"
+#include "runtime/model/torch_error.h"
 
 #include "runtime/model/pipeline_model_p.h"
 
@@ -74,7 +75,7 @@ Result<PipelineModel> PipelineModel::create(const ModelOptions& options, TokenFn
             impl->stages.push_back(std::move(st));
         }
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, std::string("building the model failed: ") + e.what(), "model");
+        return makeError(ErrorCode::Internal, std::string("building the model failed: ") + torchErrorText(e), "model");
     }
     return PipelineModel(std::move(impl));
 }
@@ -113,7 +114,7 @@ Status PipelineModel::reconfigure(const ModelOptions& options)
             st.stash.clear(); // nothing pending: no old version is needed
         }
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, std::string("reconfigure failed: ") + e.what(), "model");
+        return makeError(ErrorCode::Internal, std::string("reconfigure failed: ") + torchErrorText(e), "model");
     }
     const std::vector<int> layers = d.options.layersPerStage; // the partition stays: the weights live there
     const int onlyStage = d.options.onlyStage;
@@ -179,7 +180,7 @@ Result<double> PipelineModel::evaluate(const std::vector<TokenBatch>& batches)
         }
         return sum / static_cast<double>(batches.size());
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, std::string("evaluation failed: ") + e.what(), "validation");
+        return makeError(ErrorCode::Internal, std::string("evaluation failed: ") + torchErrorText(e), "validation");
     }
 }
 

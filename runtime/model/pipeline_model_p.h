@@ -4,6 +4,7 @@
 // pipeline_model_steps.cpp (the F/B/I/W/U actions and the hand-offs between stages).
 
 #include "runtime/model/device_memory.h"
+#include "runtime/model/torch_error.h"
 #include "runtime/model/device_p.h"
 #include "runtime/model/gpt_modules_p.h"
 #include "runtime/model/pipeline_model.h"
@@ -129,7 +130,7 @@ struct PipelineModel::Impl
                 return done.error();
             }
         } catch (const std::exception& e) {
-            return makeError(ErrorCode::Internal, std::string(pass) + " failed: " + e.what(), detail::where(s, mb));
+            return makeError(ErrorCode::Internal, std::string(pass) + " failed: " + torchErrorText(e), detail::where(s, mb));
         }
         return info;
     }

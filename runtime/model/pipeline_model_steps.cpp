@@ -1,6 +1,7 @@
 // PipelineModel's actions: forward, the three backward passes, the update, and the tensors handed
 // between stages (in memory, or to and from a StageTransport for multi-process runs).
 #include "runtime/model/pipeline_model.h"
+#include "runtime/model/torch_error.h"
 
 #include "runtime/model/pipeline_model_p.h"
 
@@ -113,7 +114,7 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
         }
         st.pending[mb] = std::move(p);
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, std::string("forward failed: ") + e.what(), where(s, mb));
+        return makeError(ErrorCode::Internal, std::string("forward failed: ") + torchErrorText(e), where(s, mb));
     }
     info.activationBytes = stageMemory(s).liveOf(MemoryCategory::Activations) - before;
     return info;
@@ -226,7 +227,7 @@ Status PipelineModel::update(int s, int microbatches)
         const MemoryScope scope(s, MemoryCategory::OptimizerState); // AdamW's temporaries
         st.acc->step();
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, std::string("update failed: ") + e.what(), at);
+        return makeError(ErrorCode::Internal, std::string("update failed: ") + torchErrorText(e), at);
     }
     return ok();
 }

@@ -1,4 +1,5 @@
 #include "runtime/model/reference_trainer.h"
+#include "runtime/model/torch_error.h"
 
 #include "runtime/model/device_p.h"
 #include "runtime/model/gpt_modules_p.h"
@@ -58,7 +59,7 @@ Result<ReferenceTrainer> ReferenceTrainer::create(const ModelOptions& options, T
         groups.emplace_back(noDecay, groupOptions(0.0));
         impl->optimizer = std::make_unique<torch::optim::AdamW>(std::move(groups));
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, std::string("building the reference model failed: ") + e.what(), "model");
+        return makeError(ErrorCode::Internal, std::string("building the reference model failed: ") + torchErrorText(e), "model");
     }
     return ReferenceTrainer(std::move(impl));
 }
@@ -97,7 +98,7 @@ Result<double> ReferenceTrainer::trainBatch(std::int64_t firstMicrobatch, int mi
         d.optimizer->zero_grad();
         d.updates += 1;
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, std::string("reference step failed: ") + e.what(), "reference");
+        return makeError(ErrorCode::Internal, std::string("reference step failed: ") + torchErrorText(e), "reference");
     }
     return sum * scale;
 }

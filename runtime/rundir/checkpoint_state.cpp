@@ -192,8 +192,7 @@ Status writeCheckpointState(const fs::path& checkpointDir, const CheckpointState
     json changes = json::array();
     for (const CheckpointChange& c : s.changes) {
         changes.push_back({{"step", c.step}, {"first_microbatch", c.firstMicrobatch}, {"time_ns", c.time},
-            {"label", c.label}, {"schedule", c.schedule}, {"microbatches", c.microbatches}, {"accum", c.accum},
-            {"micro_batch_size", c.microBatchSize}});
+            {"label", c.label}, {"config", toToml(c.config)}});
     }
     json j = {
         {"format", s.format},
@@ -268,10 +267,7 @@ Result<CheckpointState> parseCheckpointState(std::string_view text, std::string_
             cf.integer("first_microbatch", ch.firstMicrobatch, 0);
             cf.integer("time_ns", ch.time, 0);
             cf.text("label", ch.label);
-            cf.text("schedule", ch.schedule);
-            cf.integer("microbatches", ch.microbatches, 1, std::numeric_limits<int>::max());
-            cf.integer("accum", ch.accum, 0, std::numeric_limits<int>::max());
-            cf.integer("micro_batch_size", ch.microBatchSize, 1, std::numeric_limits<int>::max());
+            cf.config("config", ch.config);
             if (cf.error()) {
                 return *cf.error();
             }

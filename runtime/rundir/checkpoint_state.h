@@ -38,10 +38,7 @@ struct CheckpointChange
     std::int64_t firstMicrobatch = 0;
     TimeNs time = 0;
     std::string label;
-    std::string schedule;
-    int microbatches = 0;
-    int accum = 0;
-    int microBatchSize = 0;
+    RunConfig config; ///< the configuration in force from `step` on
 
     friend bool operator==(const CheckpointChange&, const CheckpointChange&) = default;
 };

@@ -13,6 +13,8 @@
 #include "ui/tuning/prediction_check_view.h"
 #include "ui/tuning/tuning_panel.h"
 
+#include <QAction>
+#include <QMenu>
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QFile>
@@ -131,14 +133,14 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         WhatIfConfig config;
-        config.accum = 16;
-        config.microBatchSize = 4;
+        config.run.pipeline.microbatches = 16;
+        config.run.pipeline.microBatchSize = 4;
         // TOML round trip (what QSettings keeps and what cluster jobs run).
         const auto back = configFromToml(configToToml(config));
         QVERIFY(back.has_value());
-        QCOMPARE(back->accum, 16);
-        QCOMPARE(back->microBatchSize, 4);
-        QCOMPARE(back->schedule, std::string("paci"));
+        QCOMPARE(back->accum(), 16);
+        QCOMPARE(back->microBatchSize(), 4);
+        QCOMPARE(back->schedule(), std::string("paci"));
         QString error;
         QVERIFY(!configFromToml(QStringLiteral("[pipeline]\nstages = -3\n"), &error).has_value());
         QVERIFY(!error.isEmpty());
@@ -188,6 +190,11 @@ private Q_SLOTS:
         QCOMPARE(summary.bubbleFraction, run->result.report.bubbleFraction); // same trace, same analysis
         QVERIFY(!window.openRunDirectory(dir.filePath(QStringLiteral("missing")), &error));
         QVERIFY(!error.isEmpty());
+        // recent/files was saved and never read: File > Open recent now lists it, newest first.
+        QCOMPARE(MainWindow::recentFiles().value(0), dir.path());
+        Q_EMIT window.recentMenu()->aboutToShow();
+        QVERIFY(!window.recentMenu()->actions().isEmpty());
+        QCOMPARE(window.recentMenu()->actions().at(0)->text(), dir.path());
     }
 
     // Issue 14: a killed run (SIGKILL, OOM) has good loss curves but no trace.json; the GUI refused
@@ -262,7 +269,7 @@ private Q_SLOTS:
         // A run measured on another machine (H100 profile) with training metrics and a target.
         QTemporaryDir dir;
         WhatIfConfig measured;
-        measured.device = "h100";
+        measured.deviceProfile = "h100";
         measured.batches = 3;
         auto rc = toRunConfig(measured);
         rc.training.steps = 3;
@@ -316,7 +323,7 @@ private Q_SLOTS:
         QVERIFY(p->config.calibration == window.calibration());
         WhatIfConfig plain = p->config;
         plain.calibration = nullptr;
-        auto uncalibrated = predictRun(plain, plain.schedule);
+        auto uncalibrated = predictRun(plain, plain.schedule());
         QVERIFY(uncalibrated);
         QVERIFY(p->primary.result.report.makespan * 2 < uncalibrated->result.report.makespan);
     }

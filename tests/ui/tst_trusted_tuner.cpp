@@ -157,8 +157,8 @@ void TestTrustedTuner::suggestTopRowPredictsWhatItListed()
     Q_EMIT table->cellDoubleClicked(0, 0);
     QVERIFY(predicted.wait(5000));
     const auto p = predicted.last().at(0).value<PredictionPtr>();
-    QCOMPARE(p->config.accum, table->item(0, 0)->text().toInt());
-    QCOMPARE(p->config.microBatchSize, table->item(0, 1)->text().toInt());
+    QCOMPARE(p->config.accum(), table->item(0, 0)->text().toInt());
+    QCOMPARE(p->config.microBatchSize(), table->item(0, 1)->text().toInt());
     QVERIFY(p->config.calibration == window.calibration());
     const double got = p->primary.result.throughputSamplesPerSecond;
     QVERIFY2(std::abs(got - listed) <= 0.01 * listed, qPrintable(QStringLiteral("%1 vs %2").arg(got).arg(listed)));
@@ -211,7 +211,7 @@ bool writeReplayedRun(const QString& dir, const WhatIfConfig& settings, const st
 {
     auto run = predictRun(settings, schedule);
     WhatIfConfig own = settings;
-    own.schedule = schedule;
+    own.run.schedule.name = schedule;
     auto rc = toRunConfig(own);
     rc.training.steps = settings.batches;
     QString error;
@@ -225,16 +225,16 @@ bool writeReplayedRun(const QString& dir, const WhatIfConfig& settings, const st
 void TestTrustedTuner::calibratedPredictionOfReplayedRunsAndAnUnmeasuredB()
 {
     WhatIfConfig device; // the "real" machine: an H100 running the tiny GPT on 4 stages
-    device.device = "h100";
-    device.stages = 4;
+    device.deviceProfile = "h100";
+    device.run.pipeline.stages = 4;
     device.batches = 3;
-    device.accum = 4;
+    device.run.pipeline.microbatches = 4;
     device.baseline.clear();
     QTemporaryDir dir;
     WhatIfConfig paci = device;
-    paci.microBatchSize = 2;
+    paci.run.pipeline.microBatchSize = 2;
     WhatIfConfig flush = device;
-    flush.microBatchSize = 8;
+    flush.run.pipeline.microBatchSize = 8;
     QVERIFY(writeReplayedRun(dir.filePath(QStringLiteral("paci")), paci, "paci"));
     QVERIFY(writeReplayedRun(dir.filePath(QStringLiteral("1f1b")), flush, "1f1b"));
     MainWindow window(false);
@@ -249,9 +249,9 @@ void TestTrustedTuner::calibratedPredictionOfReplayedRunsAndAnUnmeasuredB()
     }
     // The b slider: b = 4 was never measured; the fit predicts what the device does there.
     WhatIfConfig unmeasured = device;
-    unmeasured.microBatchSize = 4;
+    unmeasured.run.pipeline.microBatchSize = 4;
     auto truth = predictRun(unmeasured, "paci");
-    unmeasured.device = "cpu"; // the panel's profile: the calibration must replace it
+    unmeasured.deviceProfile = "cpu"; // the panel's profile: the calibration must replace it
     unmeasured.calibration = window.calibration();
     auto predicted = predictRun(unmeasured, "paci");
     QVERIFY(truth && predicted);

@@ -73,6 +73,7 @@ bool liveTrainingAvailable()
 
 MainWindow::MainWindow(bool restore, QWidget* parent)
     : QMainWindow(parent)
+    , m_workspace(new RunWorkspace(this))
     , m_engine(new PredictionEngine(this))
     , m_runs(new RunController(this))
 {
@@ -87,11 +88,12 @@ MainWindow::MainWindow(bool restore, QWidget* parent)
     });
     connect(m_metrics, &MetricsPanel::targetLossEdited, this, [this](double target) {
         m_targetLoss = target;
-        if (m_mode == Mode::Live) {
+        if (m_workspace->showsRuns()) {
             refreshLiveTable();
         }
     });
     connect(m_compare, &CompareView::slotClicked, this, &MainWindow::selectSlot);
+    connect(m_workspace, &RunWorkspace::calibrationChanged, this, &MainWindow::onCalibrationChanged);
     connect(m_runs, &RunController::runStarted, this, &MainWindow::onRunStarted);
     connect(m_runs, &RunController::runUpdated, this, &MainWindow::onRunUpdated);
     connect(m_runs, &RunController::runFinished, this, &MainWindow::onRunFinished);
@@ -170,6 +172,11 @@ void MainWindow::buildActions()
 {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open run directory…"), QKeySequence::Open, this, &MainWindow::openRunDialog);
+    // The runs opened before (rememberFile), newest first, read when the menu opens.
+    m_recentMenu = file->addMenu(tr("Open &recent"));
+    m_recentMenu->setObjectName(QStringLiteral("recentMenu"));
+    connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::fillRecentMenu);
+    fillRecentMenu();
     file->addSeparator();
     file->addAction(tr("Export tuned &config…"), this, &MainWindow::exportConfig);
     file->addAction(tr("Export &trace (Chrome JSON)…"), this, &MainWindow::exportTrace);
@@ -234,7 +241,7 @@ void MainWindow::onConfigChanged(const WhatIfConfig& config)
 void MainWindow::onPredicted(const PredictionPtr& prediction)
 {
     m_tuning->showPrediction(*prediction, m_engine->lastLatencyMs());
-    if (m_mode != Mode::Prediction) {
+    if (m_workspace->showsRuns()) {
         showPredictionLane(*prediction); // runs stay in their slots; the prediction gets its own lane
         return;
     }
@@ -243,16 +250,16 @@ void MainWindow::onPredicted(const PredictionPtr& prediction)
         const auto& schedule = run.result.schedule.params.name;
         return tr("predicted · %1 · ")
                    .arg(prediction->config.calibration ? toQt(prediction->config.calibration->sourceFor(schedule))
-                                                       : tr("device profile %1").arg(toQt(prediction->config.device)))
+                                                       : tr("device profile %1").arg(toQt(prediction->config.deviceProfile)))
             + figuresLine(run.result.report, run.result.throughputSamplesPerSecond);
     };
     const auto summary = [](const PredictedRun& run) {
-        RunSummary s = summaryOf(run, run.result.report);
+        ComparisonRow s = summaryOf(run, run.result.report);
         s.label += " · predicted";
         return s;
     };
     m_compare->setSlot(0, toQt(a.label), predicted(a), a.index);
-    std::vector<RunSummary> summaries{summary(a)};
+    std::vector<ComparisonRow> summaries{summary(a)};
     if (prediction->baseline) {
         const auto& b = *prediction->baseline;
         m_compare->setSlot(1, toQt(b.label), predicted(b), b.index);
@@ -303,6 +310,28 @@ void MainWindow::restoreSettings()
     if (auto config = configFromToml(settings.value(QStringLiteral("tuning/config")).toString())) {
         m_tuning->setConfig(*config);
     }
+}
+
+QStringList MainWindow::recentFiles()
+{
+    return QSettings().value(QStringLiteral("recent/files")).toStringList();
+}
+
+void MainWindow::fillRecentMenu()
+{
+    m_recentMenu->clear();
+    QStringList recent = recentFiles();
+    // Exported files are remembered too (the file dialogs start there); only folders open as runs.
+    recent.removeIf([](const QString& path) { return !QFileInfo(path).isDir(); });
+    for (const QString& path : recent) {
+        m_recentMenu->addAction(path, this, [this, path] {
+            QString error;
+            if (!openRunDirectory(path, &error)) {
+                QMessageBox::warning(this, tr("Cannot open run"), error);
+            }
+        });
+    }
+    m_recentMenu->setEnabled(!recent.isEmpty());
 }
 
 void MainWindow::rememberFile(const QString& path)

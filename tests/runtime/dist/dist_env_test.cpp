@@ -97,6 +97,35 @@ TEST(DistEnv, EachCudaRankTakesItsLocalGpu)
     EXPECT_EQ(rankDevice(env, config), "cuda:3");
 }
 
+// Ranks compare identities at the rendezvous: equal for the ranks of one run (CUDA ranks differ
+// only in their own GPU), and the first difference names the field and both values.
+TEST(DistEnv, RunIdentityNamesTheFirstFieldThatDiffers)
+{
+    DistEnv env;
+    env.worldSize = 2;
+    RunConfig a;
+    a.pipeline.stages = 2;
+    RunConfig b = a;
+    EXPECT_EQ(identityDifference(runIdentity(env, a, "gloo"), runIdentity(env, b, "gloo"), "rank 0"), std::nullopt);
+    b.pipeline.microbatches = a.pipeline.microbatches + 2;
+    EXPECT_EQ(identityDifference(runIdentity(env, b, "gloo"), runIdentity(env, a, "gloo"), "rank 0").value(),
+              "pipeline.microbatches = " + std::to_string(b.pipeline.microbatches) + " here, "
+                  + std::to_string(a.pipeline.microbatches) + " on rank 0");
+    DistEnv three = env;
+    three.worldSize = 3;
+    EXPECT_EQ(identityDifference(runIdentity(env, a, "gloo"), runIdentity(three, a, "gloo"), "rank 1").value(),
+              "WORLD_SIZE = 2 here, 3 on rank 1");
+    EXPECT_EQ(identityDifference(runIdentity(env, a, "gloo"), runIdentity(env, a, "nccl"), "rank 1").value(),
+              "backend = gloo here, nccl on rank 1");
+    RunConfig gpu0 = a, gpu1 = a;
+    gpu0.device.name = "cuda:0";
+    gpu1.device.name = "cuda:1";
+    EXPECT_EQ(identityDifference(runIdentity(env, gpu0, "nccl"), runIdentity(env, gpu1, "nccl"), "rank 0"), std::nullopt);
+    RunConfig text = a;
+    text.data.spec = "text:/data/a # not a comment.txt";
+    EXPECT_NE(identityDifference(runIdentity(env, text, "gloo"), runIdentity(env, a, "gloo"), "rank 0"), std::nullopt);
+}
+
 TEST(DistEnv, TagsSeparateMicrobatchAndDirection)
 {
     EXPECT_NE(handOffTag(HandOffKind::Activation, 3), handOffTag(HandOffKind::Gradient, 3));

@@ -174,11 +174,11 @@ TEST(Checkpoint, StopRequestEndsTheBatchInProgressAndCheckpoints)
 
 TEST(Checkpoint, LiveApplyBeforeTheCheckpointIsResumedWithItsSettingsDataAndLr)
 {
-    LiveSettings apply;
-    apply.schedule = "paci";
-    apply.microbatches = 2;
-    apply.accum = 1;
-    apply.microBatchSize = 3; // the data cursor moves off the b = 2 grid
+    RunConfig apply = config("1f1b", 6, 2);
+    apply.schedule.name = "paci";
+    apply.pipeline.microbatches = 2;
+    apply.pipeline.accum = 1;
+    apply.pipeline.microBatchSize = 3; // the data cursor moves off the b = 2 grid
     const fs::path whole = freshDir("apply_whole");
     const fs::path cut = freshDir("apply_cut");
     auto one = RunSession::create(config("1f1b", 6, 2), in(whole));
@@ -248,7 +248,7 @@ TEST(CheckpointState, RoundTripsAndNamesTheBadField)
     s.initialConfig = bs::test::tinyRunConfig("1f1b", 8);
     s.versions = {3, 3, 3, 3};
     s.losses = {4.1, std::nan(""), 3.9};
-    s.changes.push_back({1, 4, 1000, "apply: paci m=4 a=4 b=2", "paci", 4, 0, 2});
+    s.changes.push_back({1, 4, 1000, "apply: paci m=4 a=4 b=2", bs::test::tinyRunConfig("paci", 8)});
     s.timeToTargetS = 1.5;
     ASSERT_TRUE(writeCheckpointState(dir, s).has_value());
     auto back = readCheckpointState(dir);

@@ -10,7 +10,7 @@
 namespace bs::runtime {
 namespace {
 
-std::vector<double> losses(const RunConfig& c, int before = 0, const LiveSettings* apply = nullptr)
+std::vector<double> losses(const RunConfig& c, int before = 0, const RunConfig* apply = nullptr)
 {
     auto session = RunSession::create(c, {});
     EXPECT_TRUE(session.has_value()) << session.error().describe();
@@ -53,10 +53,8 @@ TEST(LrScalingRun, LiveApplyOfALargerBatchRescales)
     RunConfig c = bs::test::tinyRunConfig("1f1b", 4);
     c.optimizer.warmupSteps = 0;
     c.optimizer.decay = "constant";
-    LiveSettings bigger;
-    bigger.schedule = "1f1b";
-    bigger.microbatches = 4;
-    bigger.microBatchSize = 8; // G 8 -> 32: sqrt doubles lr
+    RunConfig bigger = c;
+    bigger.pipeline.microBatchSize = 8; // G 8 -> 32: sqrt doubles lr
     c.optimizer.lrScaling = "sqrt";
     const std::vector<double> sqrt = losses(c, 2, &bigger);
     c.optimizer.lrScaling = "none";

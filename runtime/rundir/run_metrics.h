@@ -90,4 +90,11 @@ void to_json(nlohmann::json& j, const BatchMetrics& m);
 /// mean_drift, ...), and more.
 void to_json(nlohmann::json& j, const RunSummary& s);
 
+/// The readers of what to_json wrote (run_loader.h). They expect records readRunDir() has checked
+/// (types and ranges, run_dir_schema.h): absent or null fields read as their defaults, null
+/// losses as NaN; a field of another type throws nlohmann::json::type_error (loadRun catches it).
+void from_json(const nlohmann::json& j, StageMetrics& m);
+void from_json(const nlohmann::json& j, BatchMetrics& m);
+void from_json(const nlohmann::json& j, RunSummary& s);
+
 } // namespace bs::runtime
