@@ -121,6 +121,33 @@ TEST_P(ResumeIsBitIdentical, KilledAfterACheckpointThenResumed)
 
 INSTANTIATE_TEST_SUITE_P(Families, ResumeIsBitIdentical, ::testing::Values("1f1b", "paci", "pipedream"));
 
+TEST(Checkpoint, ThreadedExecutorResumesToTheSameLosses)
+{
+    // One thread per stage: periodic checkpoints (a stop there is immediate, not at a boundary).
+    const fs::path whole = freshDir("threaded_whole");
+    const fs::path cut = freshDir("threaded_cut");
+    SessionOptions threadedWhole = in(whole);
+    threadedWhole.executor = ExecutorKind::Threaded;
+    auto uninterrupted = RunSession::create(config("paci", 4, 2), threadedWhole);
+    ASSERT_TRUE(uninterrupted.has_value()) << uninterrupted.error().describe();
+    ASSERT_TRUE(uninterrupted->run().has_value());
+    {
+        SessionOptions o = in(cut);
+        o.executor = ExecutorKind::Threaded;
+        auto first = RunSession::create(config("paci", 4, 2), o);
+        ASSERT_TRUE(first.has_value());
+        ASSERT_TRUE(first->runSteps(2).has_value());
+    }
+    SessionOptions o = in(cut, true);
+    o.executor = ExecutorKind::Threaded;
+    auto resumed = RunSession::create(config("paci", 4, 2), o);
+    ASSERT_TRUE(resumed.has_value()) << resumed.error().describe();
+    ASSERT_TRUE(resumed->run().has_value());
+    EXPECT_EQ(resumed->summary().losses, uninterrupted->summary().losses);
+    fs::remove_all(whole);
+    fs::remove_all(cut);
+}
+
 TEST(Checkpoint, SynchronousSchedulesTrainTheSameWithAndWithoutCheckpoints)
 {
     const fs::path dir = freshDir("sync_same");

@@ -5,6 +5,8 @@
 
 #include "runtime/sim/cost_model.h"
 #include "runtime/sim/recompute_costs.h"
+#include "runtime/sim/simulator.h"
+#include "runtime/sim/tuner.h"
 
 #include <gtest/gtest.h>
 
@@ -104,6 +106,41 @@ TEST(Recompute, PaciRecomputesOnNewerWeightsAndCountsThem)
     }
     // Against stored activations PIpeDream's numbers stay the same (its backward sees the forward's weights).
     EXPECT_EQ(stash.losses, train(config("pipedream", false, 3)).losses);
+}
+
+TEST(Recompute, SimulatorPaysAForwardPerBackwardAndHoldsInputsOnly)
+{
+    GptScenario s;
+    s.schedule = "1f1b";
+    s.stages = 8;
+    s.shape = *gptPreset("gpt2-medium");
+    s.device = *deviceProfile("h100");
+    s.accum = 8;
+    s.microBatchSize = 8;
+    s.batches = 2;
+    auto stored = makeGptRequest(s);
+    s.recompute = true;
+    auto recomputed = makeGptRequest(s);
+    ASSERT_TRUE(stored.has_value() && recomputed.has_value());
+    for (std::size_t i = 0; i < 8; ++i) {
+        const StageCost& a = stored->costs.stages[i];
+        const StageCost& b = recomputed->costs.stages[i];
+        EXPECT_EQ(b.backwardInput, a.backwardInput + a.forward) << "stage " << i;
+        EXPECT_EQ(b.recomputeBytes, a.activationBytes);
+        EXPECT_EQ(b.activationBytes, recomputeInputBytes(s.shape, 8, static_cast<int>(i), 8));
+    }
+    EXPECT_EQ(recomputeInputBytes(s.shape, 8, 3, 8), 8LL * 1024 * 1024 * 4); // b·T·C fp32
+    auto a = simulate(*stored);
+    auto b = simulate(*recomputed);
+    ASSERT_TRUE(a.has_value() && b.has_value());
+    EXPECT_GT(b->report.makespan, a->report.makespan);
+    // Stage 0 holds p = 8 micro-batches at 1F1B's peak: 8 inputs and one full set instead of 8 full sets.
+    const auto& a0 = a->report.perStage[0];
+    const auto& b0 = b->report.perStage[0];
+    const std::int64_t staticBytes = 4 * stored->costs.stages[0].paramBytes;
+    EXPECT_EQ(a0.peakMemoryBytes - staticBytes, 8 * stored->costs.stages[0].activationBytes);
+    EXPECT_EQ(b0.peakMemoryBytes - staticBytes,
+              8 * recomputed->costs.stages[0].activationBytes + recomputed->costs.stages[0].recomputeBytes);
 }
 
 } // namespace
