@@ -102,6 +102,7 @@ const char* signalName(int sig)
 void mergeWhatRanksKept(const LaunchArgs& args, const std::vector<pid_t>& pids, const std::string& stoppedBy,
                         const std::string& error)
 {
+    // --json: the merged summary is printed as rank 0's would have been.
     const std::optional<std::string> out = optionValue(args.command, "--out");
     if (!out || out->empty()) {
         return; // nothing was written
@@ -118,6 +119,9 @@ void mergeWhatRanksKept(const LaunchArgs& args, const std::vector<pid_t>& pids, 
     }
     std::fprintf(stderr, "[launch] merged the %d global batches every rank finished (of %d planned) into %s\n",
                  merged->value("steps", 0), merged->value("steps_planned", 0), out->c_str());
+    if (args.json) {
+        std::cout << merged->dump(2) << '\n' << std::flush;
+    }
 }
 
 } // namespace

@@ -39,6 +39,10 @@ struct PipelineConfig
     int accum = 0; ///< a: backward passes per local update (paci); 0 = m
     int microBatchSize = 4; ///< b, sequences per micro-batch
     int extraDepth = 0; ///< k: extra in-flight depth for asynchronous schedules
+    /// v: model stages (chunks) per rank; 0 = the schedule's own (1; 2 for interleaved and V ones).
+    int stagesPerRank = 0;
+    /// "one-per-rank", "loop" or "v"; empty = the schedule's own (it must match when given).
+    std::string placement = "";
     std::vector<int> layersPerStage; ///< empty = balanced by cost; else one count per stage
 
     /// The accumulation window actually used: accum, or m when accum is 0.

@@ -1,6 +1,7 @@
 #include "runtime/dist/dist_env.h"
 
 #include "runtime/config/config_toml.h"
+#include "runtime/dist/listen_socket.h"
 
 #include <charconv>
 #include <sstream>
@@ -144,6 +145,26 @@ std::optional<std::string> identityDifference(const std::string& mine, const std
             return key + " = " + value(moreA, x) + " here, " + value(moreB, y) + " on " + other;
         }
     }
+}
+
+GlooEndpoint glooEndpoint(const DistEnv& env, const std::function<const char*(const char*)>& getenvFn)
+{
+    const std::function<const char*(const char*)> getenv
+        = getenvFn ? getenvFn : [](const char* name) -> const char* { return std::getenv(name); };
+    if (const char* ifname = getenv("GLOO_SOCKET_IFNAME"); ifname && *ifname) {
+        std::string first(ifname);
+        first = first.substr(0, first.find(','));
+        if (!first.empty()) {
+            return {GlooEndpoint::Kind::Interface, first};
+        }
+    }
+    if (const char* host = getenv("BUBBLESCOPE_GLOO_HOSTNAME"); host && *host) {
+        return {GlooEndpoint::Kind::Hostname, host};
+    }
+    if (isLoopback(env.masterAddr)) {
+        return {GlooEndpoint::Kind::Hostname, env.masterAddr == "::1" ? "::1" : "127.0.0.1"};
+    }
+    return {GlooEndpoint::Kind::ThisHost, ""};
 }
 
 std::string rankDevice(const DistEnv& env, const RunConfig& config)

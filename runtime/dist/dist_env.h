@@ -42,6 +42,22 @@ std::string runIdentity(const DistEnv& env, const RunConfig& config, const std::
 /// (`other` names the other rank), or nullopt when they are equal.
 std::optional<std::string> identityDifference(const std::string& mine, const std::string& theirs, const std::string& other);
 
+/// Where this rank's Gloo transport listens and is reached by its peers: its own interface or
+/// address, not MASTER_ADDR (every rank used to bind the master's address, which only works when
+/// all ranks run on the master's machine).
+struct GlooEndpoint
+{
+    enum class Kind { Interface, Hostname, ThisHost };
+    Kind kind = Kind::ThisHost;
+    std::string value; ///< the interface (Interface) or the name/address (Hostname)
+};
+
+/// GLOO_SOCKET_IFNAME (PyTorch's variable; the first of a comma-separated list) names an
+/// interface; else BUBBLESCOPE_GLOO_HOSTNAME a name or address of this rank; else a loopback
+/// MASTER_ADDR means one machine, so 127.0.0.1 (nothing reachable from outside); else this
+/// machine's hostname (ThisHost: Gloo resolves it, falling back to loopback).
+GlooEndpoint glooEndpoint(const DistEnv& env, const std::function<const char*(const char*)>& getenv = {});
+
 /// The device of this rank: on CUDA one GPU per rank, cuda:LOCAL_RANK (torchrun's convention);
 /// "cpu" stays "cpu".
 std::string rankDevice(const DistEnv& env, const RunConfig& config);

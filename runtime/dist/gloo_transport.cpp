@@ -10,6 +10,8 @@
 
 #include "runtime/dist/file_rendezvous.h"
 #include "runtime/dist/listen_socket.h"
+#include "runtime/model/hand_off_tensor_p.h"
+#include "runtime/model/memory_tracker.h"
 
 #include <unistd.h>
 
@@ -192,7 +194,7 @@ struct GlooTransport::Impl
         int to;
         std::int64_t microbatch;
         HandOffKind kind;
-        at::Tensor onDevice; // NCCL: the GPU copy being sent
+        at::Tensor onDevice; // NCCL: the GPU tensor being sent
     };
     // NCCL (see the header): one group per direction; undefined with Gloo tensors.
     c10::intrusive_ptr<PointToPoint> activations, gradients;
@@ -244,9 +246,11 @@ struct GlooTransport::Impl
     }
     std::optional<int> blamed; // the peer a failed exchange named (no report existed yet)
 
-    // Completes finished sends; with `all`, waits for every one.
+    // Completes finished sends; with `all`, waits for every one. NCCL: the tensors sent are the
+    // stage's own (HandOffForm::Tensor), so their frees here are charged to this rank's stage.
     Status reap(bool all, GlooTransport& self)
     {
+        const MemoryScope scope(nccl() ? env.rank : -1, MemoryCategory::Activations);
         for (auto it = pending.begin(); it != pending.end();) {
             try {
                 if (!all && !it->work->isCompleted()) {
@@ -289,8 +293,14 @@ Result<std::shared_ptr<GlooTransport>> GlooTransport::connect(const DistEnv& env
             }
         }
         auto opts = c10d::ProcessGroupGloo::Options::create(options.timeout);
-        opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(
-            env.masterAddr == "localhost" ? std::string("127.0.0.1") : env.masterAddr));
+        // This rank's own endpoint (dist_env.h), not MASTER_ADDR: on several machines each rank
+        // listens where its peers can reach it.
+        const GlooEndpoint endpoint = glooEndpoint(env);
+        opts->devices.push_back(endpoint.kind == GlooEndpoint::Kind::Interface
+                                    ? c10d::ProcessGroupGloo::createDeviceForInterface(endpoint.value)
+                                : endpoint.kind == GlooEndpoint::Kind::Hostname
+                                    ? c10d::ProcessGroupGloo::createDeviceForHostname(endpoint.value)
+                                    : c10d::ProcessGroupGloo::createDefaultDevice());
         impl->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, env.rank, env.worldSize, opts);
         if (impl->fileServer) {
             impl->fileServer->stop(); // every rank has joined the group: the path is no longer needed
@@ -342,15 +352,27 @@ Status GlooTransport::send(HandOffKind kind, int toStage, std::int64_t microbatc
     }
     try {
         // Gloo: sent straight from the hand-off's own vector (no copy); it lives in `pending` until
-        // done. NCCL: copied to this rank's GPU first (the hand-off is host memory).
+        // done. NCCL: the stage's GPU tensor itself (handOffForm() asks for it), no host copy; NCCL's
+        // stream waits for the stage's current stream, where the tensor was produced.
         auto held = std::make_shared<HandOff>(std::move(value));
-        std::vector<at::Tensor> tensors{at::from_blob(held->values.data(), held->shape, at::kFloat)};
         at::Tensor onDevice;
         std::optional<c10::DeviceGuard> onGpu;
+        std::vector<at::Tensor> tensors;
         if (d.nccl()) {
             onGpu.emplace(d.device());
-            onDevice = tensors[0].to(d.device());
-            tensors[0] = onDevice;
+            const MemoryScope scope(d.env.rank, MemoryCategory::Activations); // a conversion is the stage's
+            onDevice = held->tensor ? held->tensor->tensor.to(d.device(), at::kFloat).contiguous()
+                                    : at::from_blob(held->values.data(), held->shape, at::kFloat).to(d.device());
+            tensors.push_back(onDevice);
+            held.reset(); // onDevice holds the storage now
+        } else {
+            if (!held->onHost()) { // a tensor for Gloo: its host values (handOffForm() is HostValues, so never in a
+                                   // run)
+                const at::Tensor host = held->tensor->tensor.to(at::kCPU, at::kFloat).contiguous();
+                held->values.assign(host.data_ptr<float>(), host.data_ptr<float>() + host.numel());
+                held->tensor.reset();
+            }
+            tensors.push_back(at::from_blob(held->values.data(), held->shape, at::kFloat));
         }
         auto work = d.tensorGroup(kind).send(tensors, toStage, static_cast<int>(handOffTag(kind, microbatch)));
         d.pending.push_back({work, std::move(held), toStage, microbatch, kind, onDevice});
@@ -377,16 +399,28 @@ Result<HandOff> GlooTransport::recv(HandOffKind kind, int fromStage, std::int64_
         if (d.nccl()) {
             onGpu.emplace(d.device());
         }
+        if (d.nccl()) {
+            // A fresh buffer on this rank's GPU (the stage keeps it as its input), charged to the
+            // stage. wait() makes the current stream wait for the receive, not the host: the
+            // stage's next kernels queue behind it, and the tensor never visits host memory.
+            at::Tensor buffer;
+            {
+                const MemoryScope scope(d.env.rank, MemoryCategory::Activations);
+                buffer = at::empty(shape, at::TensorOptions().dtype(at::kFloat).device(d.device()));
+            }
+            std::vector<at::Tensor> tensors{buffer};
+            auto work = d.tensorGroup(kind).recv(tensors, fromStage, static_cast<int>(handOffTag(kind, microbatch)));
+            work->wait(d.options.timeout);
+            return handOffOf(std::move(buffer));
+        }
         at::Tensor& buffer = d.recvBuffers[shape];
         if (!buffer.defined()) {
-            buffer = at::empty(shape, at::TensorOptions().dtype(at::kFloat).device(d.nccl() ? d.device() : at::Device(at::kCPU)));
+            buffer = at::empty(shape, at::TensorOptions().dtype(at::kFloat));
         }
         std::vector<at::Tensor> tensors{buffer};
         auto work = d.tensorGroup(kind).recv(tensors, fromStage, static_cast<int>(handOffTag(kind, microbatch)));
         work->wait(d.options.timeout);
-        // NCCL: wait() orders the current stream after the receive; the copy to the host below
-        // runs on that stream and blocks until the data is there.
-        const at::Tensor host = d.nccl() ? tensors[0].to(at::kCPU) : tensors[0];
+        const at::Tensor& host = tensors[0];
         HandOff out;
         out.shape = shape;
         const float* p = host.data_ptr<float>();
@@ -401,6 +435,11 @@ Result<HandOff> GlooTransport::recv(HandOffKind kind, int fromStage, std::int64_
 }
 
 Status GlooTransport::flush() { return m_impl->reap(true, *this); }
+
+HandOffForm GlooTransport::handOffForm() const
+{
+    return m_impl->nccl() ? HandOffForm::Tensor : HandOffForm::HostValues;
+}
 
 Status GlooTransport::barrier()
 {

@@ -8,7 +8,9 @@
 // receive queued behind it (the deadlock of mixing both directions on one stream). NCCL ignores
 // tags and delivers in issue order: sends and receives must come in ascending micro-batch order
 // per direction, which every catalogue schedule's static per-stage order has (checked: an out-of-
-// order call is an error, never a silent swap). Torch-free header (pimpl); the one torch TU of
+// order call is an error, never a silent swap). With NCCL the hand-offs stay on the GPU: sends take
+// the stage's tensor (HandOffForm::Tensor), receives land in a fresh GPU buffer the stage keeps, and
+// the host never waits for a receive (the stage's stream does). Torch-free header (pimpl); the one torch TU of
 // runtime/dist is gloo_transport.cpp.
 //
 // Failures: every blocking call is bounded by `timeout`. When a call fails, the rank first looks
@@ -57,6 +59,8 @@ public:
     Result<HandOff> recv(HandOffKind kind, int fromStage, std::int64_t microbatch,
                          const std::vector<std::int64_t>& shape) override;
     Status flush() override;
+    /// NCCL: Tensor (the stage's GPU tensors are sent and received as they are); Gloo: HostValues.
+    HandOffForm handOffForm() const override;
 
     /// All ranks wait for each other (Gloo barrier).
     Status barrier();

@@ -3,15 +3,14 @@
 // model, the data, the trace and the run directory; runs the schedule through the scheduler core
 // with the TensorExecutor (or the plain reference trainer). Pimpl: no torch in this header.
 
-#include "profiler/analysis/report.h"
-#include "profiler/trace/trace_store.h"
 #include "base/result.h"
 #include "base/time.h"
+#include "profiler/analysis/report.h"
+#include "profiler/trace/trace_store.h"
 #include "runtime/config/run_config.h"
 #include "runtime/rundir/run_metrics.h"
 
 #include <chrono>
-
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -68,7 +67,7 @@ struct AppliedChange
     std::int64_t firstMicrobatch = 0;  ///< its first run-wide micro-batch id (trace ids)
     TimeNs time = 0;                   ///< on the trace's clock: every earlier micro-batch ended by then
     std::string label;                 ///< "apply: paci m=8 a=4 b=8" (also the trace marker's label)
-    RunConfig config;                  ///< the configuration in force from `step` on
+    RunConfig config; ///< the configuration in force from `step` on
 };
 
 /// The analysis segments of the changes applied to a run (profiler::AnalysisOptions::laterSettings):

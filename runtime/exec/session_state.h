@@ -119,8 +119,9 @@ struct RunSession::Impl
 
     // batch_recorder.cpp
     /// Mean training loss of the global batch whose first run-wide micro-batch is `firstMb`
-    /// (NaN when a micro-batch's loss is not known here).
-    double batchLoss(std::int64_t firstMb) const;
+    /// (NaN when a micro-batch's loss is not known here), read from the device in one transfer
+    /// after the batch's last action. Diverged when a known loss is not finite.
+    Result<double> batchLoss(std::int64_t firstMb) const;
     bool evaluationDue(int step) const;
     std::optional<double> maybeEvaluate(bool due);
     /// `completedAt`: when the batch completed (default: now). `evaluate`: run the validation

@@ -139,16 +139,6 @@ const ModelOptions& PipelineModel::options() const
 }
 void PipelineModel::setTargetsFromTokens(bool on) { m_impl->targetsFromTokens = on; }
 
-std::optional<double> PipelineModel::loss(std::int64_t microbatch) const
-{
-    const std::lock_guard<std::mutex> lock(m_impl->mailbox);
-    auto it = m_impl->losses.find(microbatch);
-    if (it == m_impl->losses.end()) {
-        return std::nullopt;
-    }
-    return it->second;
-}
-
 Result<double> PipelineModel::evaluate(const std::vector<TokenBatch>& batches)
 {
     if (batches.empty()) {

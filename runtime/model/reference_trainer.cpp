@@ -3,6 +3,7 @@
 
 #include "runtime/model/device_p.h"
 #include "runtime/model/gpt_modules_p.h"
+#include "runtime/model/pipeline_model.h"
 
 #include <torch/optim/adamw.h>
 
@@ -67,6 +68,10 @@ Result<ReferenceTrainer> ReferenceTrainer::create(const ModelOptions& options, T
 Result<double> ReferenceTrainer::trainBatch(std::int64_t firstMicrobatch, int microbatches)
 {
     Impl& d = *m_impl;
+    // As the pipeline's executor does before every action. Without it PyPI's LibTorch (MKL + OpenMP)
+    // runs with MKL's and OpenMP's thread pools at different sizes and resizes the OpenMP pool
+    // around every GEMM: --reference ran 9x slower than 1f1b on 2 loaded cores (BENCHMARKS.md).
+    initIntraOpThreadsOnThisThread();
     const double scale = 1.0 / static_cast<double>(microbatches);
     double sum = 0.0;
     try {
@@ -108,6 +113,7 @@ Result<double> ReferenceTrainer::evaluate(const std::vector<TokenBatch>& batches
     if (batches.empty()) {
         return makeError(ErrorCode::InvalidArgument, "no validation batches", "data.validation");
     }
+    initIntraOpThreadsOnThisThread();
     torch::NoGradGuard noGrad;
     const detail::ComputeScope compute(m_impl->options.deviceOf(0), m_impl->options.bf16);
     const torch::Device device = detail::torchDevice(m_impl->options.deviceOf(0));

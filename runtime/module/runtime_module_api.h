@@ -15,8 +15,8 @@
 #include "runtime/config/run_config.h"
 #include "runtime/dist/dist_env.h"
 #include "runtime/dist/dist_train.h"
-#include "runtime/rundir/run_metrics.h"
 #include "runtime/exec/run_session.h"
+#include "runtime/rundir/run_metrics.h"
 
 #include <nlohmann/json.hpp>
 
@@ -50,9 +50,8 @@ inline constexpr int kRuntimeModuleAbi = 3; // 2: requestApply takes a RunConfig
 /// Sizes of the types that cross the boundary: a module built from other sources differs here.
 constexpr std::size_t runtimeModuleLayoutKey()
 {
-    return sizeof(RunConfig) * 1000003u + sizeof(SessionOptions) * 10007u + sizeof(RunSummary) * 101u +
-           sizeof(BatchMetrics) * 7u + sizeof(AppliedChange) + sizeof(DistEnv) + sizeof(DistRunOptions) +
-           sizeof(Error);
+    return sizeof(RunConfig) * 1000003u + sizeof(SessionOptions) * 10007u + sizeof(RunSummary) * 101u
+        + sizeof(BatchMetrics) * 7u + sizeof(AppliedChange) + sizeof(DistEnv) + sizeof(DistRunOptions) + sizeof(Error);
 }
 
 struct RuntimeModuleApi

@@ -2,8 +2,9 @@
 // What a training run reports: one BatchMetrics per global batch (metrics.jsonl) and a
 // RunSummary at the end (summary.json, `train --json`). Plain values, no torch.
 
-#include <cstdint>
 #include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -24,7 +25,8 @@ struct StageMetrics
     std::int64_t peakBytes = 0; ///< highest total (all categories but instrumentation) since the run began
     std::int64_t peakActivationBytes = 0;
     std::int64_t peakStashBytes = 0;
-    std::int64_t peakReservedBytes = 0; ///< CUDA stages: the device's caching-allocator reserve while the stage ran (shared by the stages on it); 0 on the CPU
+    std::int64_t peakReservedBytes = 0; ///< CUDA stages: the device's caching-allocator reserve while the stage ran
+                                        ///< (shared by the stages on it); 0 on the CPU
     int maxLag = 0; ///< most updates any micro-batch's backward crossed so far
     std::vector<std::int64_t> lagHistogram;
     std::int64_t driftSamples = 0;
@@ -73,7 +75,7 @@ struct RunSummary
     std::optional<int> stepToTarget;
     std::string error; ///< non-empty when the run stopped on an error
     std::string device; ///< where the stages ran: "cpu", "cuda:0 (8 stages)", ...
-    std::string dtype;  ///< "fp32" or "bf16"
+    std::string dtype; ///< "fp32" or "bf16"
     std::vector<std::string> notes; ///< said once: e.g. why CUPTI kernel lanes are off
     /// GPU runs: the trace's cupti.* attributes (kernels, dropped_records, host_overhead_ns, ...).
     std::map<std::string, std::string> kernelProfiling;

@@ -42,7 +42,8 @@ private Q_SLOTS:
         const WhatIfConfig settings = measuredSettings();
         auto measured = predictRun(settings, "paci");
         QVERIFY(measured);
-        auto calibration = calibrationFromTrace(*measured->result.trace, settings.run.pipeline.stages, settings.microBatchSize(), "run");
+        auto calibration = calibrationFromTrace(
+            *measured->result.trace, settings.run.pipeline.stages, settings.microBatchSize(), "run");
         QVERIFY2(calibration, calibration ? "" : calibration.error().describe().c_str());
         QCOMPARE((*calibration)->stages, 8);
 

@@ -41,8 +41,8 @@ private Q_SLOTS:
         const auto flush = makeReport(0.30, 1'500'000, {{300, 0}, {250, 0}, {100, 0}});
         ComparisonModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        model.setRuns(
-            {ComparisonRow::fromReport("paci a=8", paci, 640.0, 1), ComparisonRow::fromReport("1f1b a=8", flush, 420.0, -1)});
+        model.setRuns({ComparisonRow::fromReport("paci a=8", paci, 640.0, 1),
+            ComparisonRow::fromReport("1f1b a=8", flush, 420.0, -1)});
         QCOMPARE(model.rowCount(), ComparisonModel::kMetricCount);
         QCOMPARE(model.columnCount(), 3); // two runs + difference
         const auto raw = [&](Metric m, int column) {

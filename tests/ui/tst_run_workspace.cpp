@@ -1,9 +1,8 @@
 // RunWorkspace: the run slots and the one calibration, without the window. Opened runs alternate
 // between the two slots, the first one clears the predictions, selection only lands on a slot
 // that holds a run, and the calibration keeps one sample per run at one stage count.
-#include "ui/shell/run_workspace.h"
-
 #include "runtime/sim/simulator.h"
+#include "ui/shell/run_workspace.h"
 
 #include <QSignalSpy>
 #include <QTest>
@@ -20,8 +19,8 @@ PredictedRun replayed(const std::string& schedule, int stages, const std::string
     c.baseline.clear();
     c.batches = 2;
     auto run = predictRun(c, schedule);
-    return run ? measuredRun(label, run->result.schedule, run->result.trace,
-                     bs::runtime::analysisOptionsFor(run->result.schedule))
+    return run ? measuredRun(
+               label, run->result.schedule, run->result.trace, bs::runtime::analysisOptionsFor(run->result.schedule))
                : PredictedRun{};
 }
 

@@ -3,6 +3,7 @@
 // live LibTorch RunSession (RunSessionBackend, when the runtime is built). Pure C++ (no Qt, no torch), so any backend can be written
 // and tested without the UI. RunController drives one on its worker thread.
 
+#include "base/result.h"
 #include "profiler/analysis/report.h"
 #include "profiler/trace/trace_store.h"
 #include "runtime/config/run_config.h"
@@ -13,8 +14,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "base/result.h"
 
 namespace bs::ui {
 

@@ -31,5 +31,4 @@ bool hasWallTime(const std::vector<MetricSample>& samples);
 /// being fitted.
 std::optional<double> timeToTarget(const std::vector<MetricSample>& samples, double target, TimeAxis axis);
 
-
 } // namespace bs::ui

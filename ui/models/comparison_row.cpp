@@ -4,7 +4,8 @@
 
 namespace bs::ui {
 
-ComparisonRow ComparisonRow::fromReport(std::string label, const profiler::Report& report, double throughput, int lagBound)
+ComparisonRow ComparisonRow::fromReport(
+    std::string label, const profiler::Report& report, double throughput, int lagBound)
 {
     ComparisonRow s;
     s.label = std::move(label);

@@ -66,6 +66,13 @@ public:
     void startDemo(const DemoOptions& options);
     /// Runs the demo without pacing and returns when both runs finished (screenshot mode).
     bool runDemoToEnd(const DemoOptions& options, int timeoutMs = 30'000);
+    /// Run ▸ Calibrate: trains the tuning panel's settings for kCalibrationBatches global batches
+    /// at two micro-batch sizes (b and 2b) with LibTorch and feeds both runs to the one
+    /// calibration (RunWorkspace): every prediction (sliders, Suggest, the prediction check) then
+    /// says "calibrated from …" with the b-fit and its error. False (and nothing started) in a
+    /// build without the training runtime: a replayed simulation measures nothing.
+    bool startCalibrationPass();
+    static constexpr int kCalibrationBatches = 2;
     void stopRuns();
     /// Apply: sends the tuning panel's schedule, a and b to the running live run, which continues
     /// from its current weights with them from its next global-batch boundary (the timeline marks
@@ -133,6 +140,8 @@ private:
         runtime::RunConfig config;
     };
 
+    /// Enqueues `runs` (each its own schedule and b) in the two slots, one after the other.
+    void startRuns(const std::vector<WhatIfConfig>& runs, const DemoOptions& options);
     void buildUi();
     void buildActions();
     void onConfigChanged(const WhatIfConfig& config);
@@ -179,6 +188,7 @@ private:
     RunWorkspace* m_workspace = nullptr;
     std::optional<ComparisonRow> m_predictedSummary; ///< the prediction lane's column in the table
     bool m_stopping = false; ///< Stop was pressed: runs that end now are labelled stopped
+    bool m_calibrating = false; ///< the runs are a calibration pass: say so when they are done
     std::array<std::size_t, 2> m_calibratedBatches{}; ///< metrics count of the last live calibration
     double m_targetLoss = 0;
     PredictionEngine* m_engine = nullptr;
@@ -186,6 +196,7 @@ private:
     std::array<AsyncIndexBuilder*, 2> m_indexers{}; ///< per slot: live traces indexed off the UI thread
     QAction* m_stopAction = nullptr;
     QAction* m_applyAction = nullptr;
+    QAction* m_bothRunsAction = nullptr;
     QMenu* m_recentMenu = nullptr;
     std::deque<QueuedRun> m_queuedPlans; ///< plans of enqueued runs, in start order
     std::map<int, int> m_runSlot; ///< controller run id -> slot

@@ -67,7 +67,8 @@ void MainWindow::refreshChecks()
     const CalibrationPtr calibration = m_workspace->calibration();
     for (const auto& live : m_workspace->slots()) {
         if (!calibration || !live || !live->measured || !live->latest || !live->latest->finished
-            || !live->plan.result.trace || live->plan.result.throughputSamplesPerSecond <= 0) { // imported jobs: no throughput
+            || !live->plan.result.trace
+            || live->plan.result.throughputSamplesPerSecond <= 0) { // imported jobs: no throughput
             continue;
         }
         const auto& params = live->plan.result.schedule.params;

@@ -1,11 +1,9 @@
 // MainWindow: opening run directories and the exports (config, trace, panels).
-#include "ui/shell/main_window.h"
-
 #include "profiler/analysis/analyze.h"
-#include "runtime/sim/simulator.h"
 #include "profiler/io/chrome_trace.h"
 #include "runtime/rundir/run_loader.h"
 #include "runtime/schedule/catalogue.h"
+#include "runtime/sim/simulator.h"
 #include "ui/bridge/simulated_backend.h"
 #include "ui/charts/loss_chart.h"
 #include "ui/charts/metric_series.h"
@@ -13,6 +11,7 @@
 #include "ui/charts/stage_charts.h"
 #include "ui/common/format.h"
 #include "ui/compare/compare_view.h"
+#include "ui/shell/main_window.h"
 #ifdef BS_HAVE_RUN_SESSION
 #include "ui/bridge/run_session_backend.h"
 #endif
@@ -77,9 +76,9 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
         return fail(schedule.error());
     }
     // Memory in micro-batch units unless the summary measured bytes.
-    PredictedRun run = measuredRun(
-        fromQt(QFileInfo(dir).fileName()) + " (" + scheduleDisplayName(loaded->config.schedule.name) + ")", *schedule,
-        loaded->trace, runtime::analysisOptionsFor(*schedule));
+    PredictedRun run =
+        measuredRun(fromQt(QFileInfo(dir).fileName()) + " (" + scheduleDisplayName(loaded->config.schedule.name) + ")",
+            *schedule, loaded->trace, runtime::analysisOptionsFor(*schedule));
     const double seconds = toSeconds(run.result.report.makespan);
     if (seconds > 0) {
         run.result.throughputSamplesPerSecond = static_cast<double>(loaded->config.pipeline.microbatches)
@@ -89,6 +88,13 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
         const auto& stages = loaded->summary->stages;
         for (std::size_t s = 0; s < stages.size() && s < run.result.report.perStage.size(); ++s) {
             run.result.report.perStage[s].peakMemoryBytes = stages[s].peakBytes;
+        }
+        // The memory chart's weights + optimizer band and one stashed copy, as measured.
+        run.staticBytes.clear();
+        run.paramBytes.clear();
+        for (const auto& stage : stages) {
+            run.staticBytes.push_back(stage.paramBytes + stage.gradBytes + stage.optimizerBytes);
+            run.paramBytes.push_back(stage.paramBytes);
         }
     }
     LossCurve curve;

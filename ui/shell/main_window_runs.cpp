@@ -49,26 +49,65 @@ namespace bs::ui {
 
 void MainWindow::startDemo(const DemoOptions& options)
 {
-    m_runs->stop();
     WhatIfConfig config; // 8-stage tiny GPT on the CPU profile, a = 8, b = 8
     config.batches = options.batches;
     config.run.schedule.name = options.schedule;
     config.baseline = options.baseline;
     config.calibration = m_tuning->calibration();
     m_tuning->setConfig(config);
+    WhatIfConfig baseline = config;
+    baseline.run.schedule.name = options.baseline;
+    startRuns({config, baseline}, options);
+}
+
+bool MainWindow::startCalibrationPass()
+{
+    if (!liveTrainingAvailable()) {
+        statusBar()->showMessage(tr("Calibrate needs the training runtime (this build has none)"), 8000);
+        return false;
+    }
+    // The panel's settings at two micro-batch sizes (b and 2b, or b/2 and b at the top of the
+    // slider): two points fit the affine cost t = fixed + perSample·b (runtime/sim/cost_fit.h).
+    WhatIfConfig at = m_tuning->config();
+    at.baseline.clear();
+    at.batches = kCalibrationBatches;
+    WhatIfConfig other = at;
+    const int b = at.run.pipeline.microBatchSize;
+    if (b * 2 <= 64) {
+        other.run.pipeline.microBatchSize = b * 2;
+    } else {
+        at.run.pipeline.microBatchSize = std::max(1, b / 2);
+    }
+    DemoOptions pace;
+    pace.batches = kCalibrationBatches;
+    pace.wallSeconds = 0;
+    pace.live = true;
+    m_calibrating = true;
+    startRuns({at, other}, pace);
+    statusBar()->showMessage(tr("Calibrating: %1 at b = %2 and b = %3 (%4 global batches each)")
+                                 .arg(toQt(scheduleDisplayName(at.run.schedule.name)))
+                                 .arg(at.run.pipeline.microBatchSize)
+                                 .arg(other.run.pipeline.microBatchSize)
+                                 .arg(kCalibrationBatches),
+        15000);
+    return true;
+}
+
+void MainWindow::startRuns(const std::vector<WhatIfConfig>& runs, const DemoOptions& options)
+{
+    m_runs->stop();
     enterRunMode();
     m_stopping = false;
-    m_liveBudget = config.memoryBudgetBytes;
+    m_liveBudget = runs.empty() ? 0 : runs.front().memoryBudgetBytes;
     m_queuedPlans.clear();
-    for (const std::string& schedule : {options.schedule, options.baseline}) {
-        auto plan = predictRun(config, schedule);
+    for (const WhatIfConfig& runConfig : runs) {
+        const std::string& schedule = runConfig.run.schedule.name;
+        auto plan = predictRun(runConfig, schedule);
         if (!plan) {
             statusBar()->showMessage(toQt(plan.error().describe()), 8000);
             continue;
         }
         const std::string label = plan->label;
-        WhatIfConfig runConfig = config;
-        runConfig.run.schedule.name = schedule;
         runtime::RunConfig rc = toRunConfig(runConfig);
         rc.training.steps = options.batches;
         // Time to target counts the validation loss: one small pass per batch (off the timeline
@@ -79,7 +118,7 @@ void MainWindow::startDemo(const DemoOptions& options)
 #ifdef BS_HAVE_RUN_SESSION
         if (options.live) {
             auto backend = std::make_unique<RunSessionBackend>(label, rc);
-            backend->setWarmUp(schedule == options.schedule); // the first run pays no start-up costs
+            backend->setWarmUp(&runConfig == &runs.front()); // the first run pays no start-up costs
             m_runs->enqueue(std::move(backend));
             continue;
         }
@@ -207,7 +246,8 @@ Status MainWindow::applyToLiveRun()
         // The header names the settings the run switches to (from the next global-batch boundary).
         for (auto& live : m_workspace->slots()) {
             if (live && live->measured && live->latest && !live->latest->finished) {
-                live->applied = runLabel(wanted.schedule.name, wanted.pipeline.microbatches, wanted.pipeline.microBatchSize);
+                live->applied =
+                    runLabel(wanted.schedule.name, wanted.pipeline.microbatches, wanted.pipeline.microBatchSize);
             }
         }
         clearPredictionLane();

@@ -23,8 +23,7 @@ PredictedRun measuredRun(std::string label, runtime::Schedule schedule,
 
 RunWorkspace::RunWorkspace(QObject* parent)
     : QObject(parent)
-{
-}
+{}
 
 void RunWorkspace::enterRunMode()
 {
@@ -69,9 +68,8 @@ Result<CalibrationPtr> RunWorkspace::addCalibrationSample(runtime::CostSample sa
 {
     const std::size_t stages = sample.costs.stages.size();
     std::vector<runtime::CostSample> samples = m_samples;
-    std::erase_if(samples, [&](const runtime::CostSample& s) {
-        return s.source == sample.source || s.costs.stages.size() != stages;
-    });
+    std::erase_if(samples,
+        [&](const runtime::CostSample& s) { return s.source == sample.source || s.costs.stages.size() != stages; });
     samples.push_back(std::move(sample));
     auto calibration = calibrationFromSamples(samples);
     if (!calibration) {

@@ -269,7 +269,8 @@ void TuningPanel::setConfig(const WhatIfConfig& c)
         }
         select(box, value);
     };
-    selectOrAdd(m_model, c.run.model.preset, c.run.model.preset.empty() ? tr("explicit shape") : toQt(c.run.model.preset));
+    selectOrAdd(
+        m_model, c.run.model.preset, c.run.model.preset.empty() ? tr("explicit shape") : toQt(c.run.model.preset));
     select(m_device, c.deviceProfile);
     selectOrAdd(m_runDevice, c.run.device.name, tr("%1 (not on this machine)").arg(toQt(c.run.device.name)));
     m_stages->setValue(c.run.pipeline.stages);

@@ -126,6 +126,37 @@ TEST(DistEnv, RunIdentityNamesTheFirstFieldThatDiffers)
     EXPECT_NE(identityDifference(runIdentity(env, text, "gloo"), runIdentity(env, a, "gloo"), "rank 0"), std::nullopt);
 }
 
+// Each rank's Gloo endpoint is its own: it used to bind MASTER_ADDR on every rank, which fails
+// (or binds nothing useful) on every machine but the master's.
+TEST(DistEnv, GlooListensOnTheRanksOwnEndpoint)
+{
+    std::map<std::string, std::string> vars;
+    auto getenv = [&](const char* name) -> const char* {
+        auto it = vars.find(name);
+        return it == vars.end() ? nullptr : it->second.c_str();
+    };
+    DistEnv env;
+    env.masterAddr = "10.1.2.3"; // rank 0's machine, not this one
+    env.rank = 5;
+    GlooEndpoint e = glooEndpoint(env, getenv);
+    EXPECT_EQ(e.kind, GlooEndpoint::Kind::ThisHost) << "this machine's hostname, never the master's address";
+    vars["BUBBLESCOPE_GLOO_HOSTNAME"] = "node7.cluster";
+    e = glooEndpoint(env, getenv);
+    EXPECT_EQ(e.kind, GlooEndpoint::Kind::Hostname);
+    EXPECT_EQ(e.value, "node7.cluster");
+    vars["GLOO_SOCKET_IFNAME"] = "ib0,eth0"; // PyTorch's variable wins, first interface
+    e = glooEndpoint(env, getenv);
+    EXPECT_EQ(e.kind, GlooEndpoint::Kind::Interface);
+    EXPECT_EQ(e.value, "ib0");
+    vars.clear();
+    for (const char* loop : {"127.0.0.1", "localhost", "127.0.1.1"}) {
+        env.masterAddr = loop; // one machine: loopback only, nothing reachable from outside
+        e = glooEndpoint(env, getenv);
+        EXPECT_EQ(e.kind, GlooEndpoint::Kind::Hostname) << loop;
+        EXPECT_EQ(e.value, "127.0.0.1") << loop;
+    }
+}
+
 TEST(DistEnv, TagsSeparateMicrobatchAndDirection)
 {
     EXPECT_NE(handOffTag(HandOffKind::Activation, 3), handOffTag(HandOffKind::Gradient, 3));

@@ -107,7 +107,7 @@ void expectStoppedRunOpens(int sig, int expectedExit)
 {
     const fs::path dir = freshDir(sig == SIGTERM ? "stop_term" : "stop_int");
     const fs::path out = dir / "run";
-    const pid_t launcher = spawn(kCli + " launch --nproc-per-node 3 --grace 30 --" + kLongRun + " --stages 3 --out "
+    const pid_t launcher = spawn(kCli + " launch --json --nproc-per-node 3 --grace 30 --" + kLongRun + " --stages 3 --out "
                                  + out.string() + " >" + (dir / "out").string() + " 2>" + (dir / "err").string());
     ASSERT_GT(launcher, 0);
     ASSERT_TRUE(waitForRecords(out, 3, 3)) << slurp(dir / "err");
@@ -116,6 +116,10 @@ void expectStoppedRunOpens(int sig, int expectedExit)
     EXPECT_EQ(waitFor(launcher, std::chrono::seconds(60), &took), expectedExit) << slurp(dir / "err");
     const std::string err = slurp(dir / "err");
     EXPECT_NE(err.find("merged the"), std::string::npos) << err;
+    // --json prints the merged summary, as a finished run's.
+    const std::string printed = slurp(dir / "out");
+    EXPECT_NE(printed.find(sig == SIGTERM ? "\"stopped\": \"SIGTERM\"" : "\"stopped\": \"SIGINT\""), std::string::npos)
+        << printed;
 
     // The run directory opens; it holds the batches every rank finished, all three stages traced.
     auto run = bs::runtime::readRunDir(out);

@@ -3,11 +3,11 @@
 #include "runtime/exec/run_session.h"
 
 #include "runtime/schedule/catalogue.h"
+#include "tests/support/tiny_run_config.h"
 
 #include <bubblescope/paci/lag_bound.h>
 #include <gtest/gtest.h>
-
-#include "tests/support/tiny_run_config.h"
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -15,7 +15,6 @@
 #include <cmath>
 #include <filesystem>
 #include <thread>
-#include <unistd.h>
 
 namespace bs::runtime {
 namespace {
