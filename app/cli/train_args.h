@@ -28,6 +28,9 @@ struct TrainArgs
     std::string executor = "serial";     ///< --executor serial|threaded (one thread per stage)
     bool distributed = false;            ///< --distributed: this process is one rank (torchrun env)
     double timeoutS = 60.0;              ///< --timeout: bound on each wait for another rank (distributed)
+    std::optional<int> checkpointEvery;  ///< --checkpoint-every N (training.checkpoint_every)
+    std::string resumeDir;               ///< --resume DIR: continue DIR's run from its checkpoint
+    bool recompute = false;              ///< --recompute (model.recompute)
 };
 
 } // namespace bs::cli

@@ -3,6 +3,7 @@
 #include "app/cli/cli_common.h"
 #include "app/cli/option_checks.h"
 #include "app/cli/stop_signals.h"
+#include "runtime/rundir/checkpoint_state.h"
 #include "runtime/config/config_presets.h"
 #include "runtime/config/config_toml.h"
 #include "runtime/config/config_validate.h"
@@ -52,11 +53,47 @@ int stoppedOrError(const Error& error, const std::string& outDir)
     }
     std::cerr << "stopped by " << (stopSignal() == SIGTERM ? "SIGTERM" : "SIGINT")
               << (outDir.empty() ? std::string() : "; what ran is kept in " + outDir) << '\n';
+    if (!outDir.empty() && error.message.find("checkpoint written") != std::string::npos) {
+        std::cerr << error.message << "; continue with: bubblescope-cli train --resume " << outDir << '\n';
+    }
     return stoppedExitCode();
+}
+
+// --resume DIR: the checkpoint's settings; only how long, how often to checkpoint and the thread
+// count may be given (anything else would make the continued run another run).
+Result<runtime::RunConfig> resumeConfig(const TrainArgs& a)
+{
+    const bool other = !a.configPath.empty() || a.schedule || a.stages || a.microbatches || a.accum || a.microBatchSize
+        || a.evalInterval || a.model || a.seed || a.data || a.targetLoss || a.device || a.dtype || a.reference || a.recompute
+        || !a.outDir.empty() || a.overwrite || a.distributed;
+    if (other) {
+        return makeError(ErrorCode::InvalidArgument,
+                         "--resume continues the run with its checkpoint's settings; only --steps, --checkpoint-every, "
+                         "--threads, --executor and --json may be given with it",
+                         "--resume");
+    }
+    auto state = runtime::readCheckpointState(std::filesystem::path(a.resumeDir) / runtime::kCheckpointDirName);
+    if (!state) {
+        return state.error();
+    }
+    runtime::RunConfig c = state->config;
+    if (a.steps) {
+        c.training.steps = *a.steps;
+    }
+    if (a.checkpointEvery) {
+        c.training.checkpointEvery = *a.checkpointEvery;
+    }
+    if (a.threads) {
+        c.device.intraOpThreads = *a.threads;
+    }
+    return c;
 }
 
 Result<runtime::RunConfig> buildConfig(const TrainArgs& a)
 {
+    if (!a.resumeDir.empty()) {
+        return resumeConfig(a);
+    }
     runtime::RunConfig c = runtime::demoConfig();
     if (!a.configPath.empty()) {
         auto loaded = runtime::loadRunConfig(a.configPath);
@@ -126,6 +163,12 @@ Result<runtime::RunConfig> buildConfig(const TrainArgs& a)
     if (a.dtype) {
         c.model.dtype = *a.dtype;
     }
+    if (a.checkpointEvery) {
+        c.training.checkpointEvery = *a.checkpointEvery;
+    }
+    if (a.recompute) {
+        c.model.recompute = true;
+    }
     return c;
 }
 
@@ -165,9 +208,10 @@ Result<runtime::RunSummary> trainOne(const runtime::RunConfig& config, const Tra
     runtime::SessionOptions options;
     options.reference = a.reference;
     options.overwrite = a.overwrite;
+    options.resume = !a.resumeDir.empty();
     options.executor = a.executor == "threaded" ? runtime::ExecutorKind::Threaded : runtime::ExecutorKind::Serial;
-    if (!a.outDir.empty()) {
-        options.outDir = a.outDir;
+    if (!a.outDir.empty() || options.resume) {
+        options.outDir = options.resume ? a.resumeDir : a.outDir;
     }
     auto session = runtime::RunSession::create(config, options);
     if (!session) {
@@ -185,7 +229,8 @@ Result<runtime::RunSummary> trainOne(const runtime::RunConfig& config, const Tra
     });
     while (!done) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        if (stopRequested()) { // SIGINT or SIGTERM: stop after the current action, keep the files
+        if (stopRequested()) { // SIGINT or SIGTERM: stop after the current action (with checkpoints: the
+                               // current batch), keep the files
             session->requestStop();
         }
         for (const runtime::BatchMetrics& b : session->pollMetrics()) {
@@ -259,6 +304,16 @@ void addTrainOptions(CLI::App& sub, TrainArgs& a)
     sub.add_flag("--distributed", a.distributed,
                  "Run as one rank of a multi-process run (one rank per stage; RANK, WORLD_SIZE, LOCAL_RANK, "
                  "MASTER_ADDR, MASTER_PORT as torchrun sets them; Gloo on the CPU)");
+    sub.add_option("--checkpoint-every", a.checkpointEvery,
+                   "Checkpoint every N global batches into the run directory's checkpoint/ (and at a clean stop: "
+                   "SIGINT/SIGTERM then end the batch in progress); 0 = none")
+        ->check(CLI::Range(0, 1000000000));
+    sub.add_flag("--recompute", a.recompute,
+                 "Activation recompute (model.recompute): forwards keep only each stage's input, the backward "
+                 "runs the forward again (under paci possibly on newer weights: counted per stage)");
+    sub.add_option("--resume", a.resumeDir,
+                   "Continue the run in DIR from its checkpoint (metrics appended, trace continued); with --steps N "
+                   "to train to N batches in all");
     sub.add_option("--timeout", a.timeoutS,
                    "--distributed: seconds any wait for another rank may take before the run fails naming it")
         ->check(finiteIn(0.001, kMaxSeconds, "s"));
@@ -351,7 +406,7 @@ int runTrain(const TrainArgs& args)
     }
     auto summary = trainOne(*config, args, isatty(STDERR_FILENO) != 0 && !args.json);
     if (!summary) {
-        return stoppedOrError(summary.error(), args.outDir);
+        return stoppedOrError(summary.error(), args.resumeDir.empty() ? args.outDir : args.resumeDir);
     }
     if (args.json) {
         std::cout << nlohmann::json(*summary).dump(2) << '\n';

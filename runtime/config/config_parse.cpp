@@ -218,6 +218,7 @@ std::optional<Error> readModel(TableReader& r, ModelConfig& model, std::string_v
     r.readDouble("dropout", s.dropout);
     r.readBool("tied_head", s.tiedHead);
     r.readString("dtype", model.dtype);
+    r.readBool("recompute", model.recompute);
     return r.finish();
 }
 
@@ -244,6 +245,8 @@ void readOptimizer(TableReader& r, OptimizerConfig& o)
     r.readInt("total_steps", o.totalSteps);
     r.readDouble("min_lr", o.minLr);
     r.readString("decay", o.decay);
+    r.readString("lr_scaling", o.lrScaling);
+    r.readInt("base_global_batch", o.baseGlobalBatch);
 }
 
 void readTraining(TableReader& r, TrainingConfig& t)
@@ -253,6 +256,7 @@ void readTraining(TableReader& r, TrainingConfig& t)
     r.readInt("eval_interval", t.evalInterval);
     r.readInt("eval_batches", t.evalBatches);
     r.readOptionalDouble("target_loss", t.targetLoss);
+    r.readInt("checkpoint_every", t.checkpointEvery);
 }
 
 const toml::table* subTable(

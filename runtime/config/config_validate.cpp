@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <sstream>
 
@@ -244,6 +245,8 @@ void checkOptimizer(Checker& c, const OptimizerConfig& o)
         c.realRange("optimizer.min_lr", o.minLr, 0.0, o.lr);
     }
     c.oneOf("optimizer.decay", o.decay, {"cosine", "constant"});
+    c.oneOf("optimizer.lr_scaling", o.lrScaling, {"sqrt", "linear", "none"});
+    c.intRange("optimizer.base_global_batch", o.baseGlobalBatch, 0, std::numeric_limits<int>::max());
 }
 
 bool startsWith(const std::string& s, std::string_view prefix)
@@ -286,6 +289,7 @@ void checkTraining(Checker& c, const TrainingConfig& t)
     c.intRange("training.seed", t.seed, 0, std::numeric_limits<std::int64_t>::max());
     c.intRange("training.eval_interval", t.evalInterval, 0, kMaxSteps);
     c.intRange("training.eval_batches", t.evalBatches, 1, kMaxMicrobatches);
+    c.intRange("training.checkpoint_every", t.checkpointEvery, 0, kMaxSteps);
     if (t.targetLoss) {
         c.realRange("training.target_loss", *t.targetLoss, 0.0, 1e6, true);
     }

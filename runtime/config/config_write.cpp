@@ -83,7 +83,8 @@ std::string toToml(const RunConfig& c)
       << "seq_len = " << m.seqLen << "\n"
       << "vocab = " << m.vocab << "\n"
       << "dropout = " << tomlFloat(m.dropout) << "\n"
-      << "tied_head = " << tomlBool(m.tiedHead) << "\n";
+      << "tied_head = " << tomlBool(m.tiedHead) << "\n"
+      << "recompute = " << tomlBool(c.model.recompute) << "  # activation recompute: keep stage inputs only\n";
     if (!c.model.dtype.empty()) {
         o << "dtype = " << tomlString(c.model.dtype) << "  # fp32 or bf16 (mixed precision, fp32 master weights)\n";
     } else {
@@ -115,7 +116,9 @@ std::string toToml(const RunConfig& c)
       << "warmup_steps = " << opt.warmupSteps << "\n"
       << "total_steps = " << opt.totalSteps << "  # 0 = training.steps\n"
       << "min_lr = " << tomlFloat(opt.minLr) << "\n"
-      << "decay = " << tomlString(opt.decay) << "  # cosine or constant\n\n";
+      << "decay = " << tomlString(opt.decay) << "  # cosine or constant\n"
+      << "lr_scaling = " << tomlString(opt.lrScaling) << "  # sqrt, linear, none: lr and steps follow m*b vs base_global_batch\n"
+      << "base_global_batch = " << opt.baseGlobalBatch << "  # sequences; 0 = the run's first m*b\n\n";
     o << "[data]\n"
       << "spec = " << tomlString(c.data.spec) << "  # synthetic, text:PATH, bin:PATH\n"
       << "val_fraction = " << tomlFloat(c.data.valFraction) << "\n"
@@ -125,7 +128,8 @@ std::string toToml(const RunConfig& c)
       << "steps = " << t.steps << "  # global batches\n"
       << "seed = " << t.seed << "\n"
       << "eval_interval = " << t.evalInterval << "\n"
-      << "eval_batches = " << t.evalBatches << "\n";
+      << "eval_batches = " << t.evalBatches << "\n"
+      << "checkpoint_every = " << t.checkpointEvery << "  # global batches; 0 = no checkpoints\n";
     if (t.targetLoss) {
         o << "target_loss = " << tomlFloat(*t.targetLoss) << "\n";
     }

@@ -23,6 +23,9 @@ struct ModelConfig
     /// bf16, fp32 master weights, gradients and AdamW state), or "" = the device's default
     /// (bf16 on CUDA, fp32 on the CPU; effectiveDtype()).
     std::string dtype;
+    /// Activation recompute: forwards run under no-grad keeping only each stage's input; the
+    /// backward runs the forward again with grad (under PACI possibly on newer weights).
+    bool recompute = false;
 
     /// Field-by-field (GptShape itself has no operator==).
     friend bool operator==(const ModelConfig& a, const ModelConfig& b);
@@ -68,6 +71,13 @@ struct OptimizerConfig
     int totalSteps = 0; ///< length of the decay in global batches; 0 = training.steps
     double minLr = 3e-5; ///< floor of the cosine decay
     std::string decay = "cosine"; ///< "cosine" or "constant"
+    /// How lr and the step counts follow the global batch G = m·b when it differs from
+    /// baseGlobalBatch (runtime/config/lr_scaling.h): "sqrt" (the PACI authors' rule, default),
+    /// "linear" or "none".
+    std::string lrScaling = "sqrt";
+    /// The global batch (sequences) lr, warmup_steps and total_steps are given for; 0 = the run's
+    /// first m·b (set when a run starts, so a live Apply that changes m or b rescales).
+    int baseGlobalBatch = 0;
 
     friend bool operator==(const OptimizerConfig&, const OptimizerConfig&) = default;
 };
@@ -90,6 +100,9 @@ struct TrainingConfig
     int evalInterval = 10; ///< global batches between validation passes; 0 = never
     int evalBatches = 4; ///< validation micro-batches per pass
     std::optional<double> targetLoss; ///< validation loss that counts as "reached"
+    /// Global batches between checkpoints (and one at a clean stop); 0 = none. Asynchronous
+    /// schedules drain at each checkpoint (runtime/rundir/checkpoint_state.h).
+    int checkpointEvery = 0;
 
     friend bool operator==(const TrainingConfig&, const TrainingConfig&) = default;
 };

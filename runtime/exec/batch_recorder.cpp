@@ -28,6 +28,9 @@ StageMetrics stageMetrics(int s, const StageStats& st)
     m.driftSamples = st.driftSamples;
     m.meanDrift = st.meanDrift;
     m.maxDrift = st.maxDrift;
+    m.recomputes = st.recomputes;
+    m.recomputesOnNewerWeights = st.recomputesOnNewerWeights;
+    m.maxRecomputeLag = st.maxRecomputeLag;
     return m;
 }
 

@@ -77,10 +77,15 @@ Status RunSession::Impl::applyPending()
         return schedule.error();
     }
     ModelOptions mo = modelOptions(*next, *schedule);
-    // The LR schedule continues where the training is: `stepsDone` batches of the new window size.
+    // The LR schedule continues where the training is: `stepsDone` batches of the new window size;
+    // with optimizer.lr_scaling (sqrt, linear) the schedule's steps are of the new global batch,
+    // so the position is the sequences trained so far in batches of the new size (lr_scaling.h).
     const double updatesPerBatch = static_cast<double>(next->pipeline.microbatches) / mo.updateEvery;
-    mo.optimizer.updatesOffset =
-        static_cast<int>(std::lround(stepsDone * updatesPerBatch)) - model->version(0);
+    const double newBatch = static_cast<double>(next->pipeline.microbatches) * next->pipeline.microBatchSize;
+    const double position = next->optimizer.lrScaling == "none"
+        ? static_cast<double>(stepsDone)
+        : tokensUpTo(stepsDone) / config.model.shape.seqLen / newBatch;
+    mo.optimizer.updatesOffset = static_cast<int>(std::lround(position * updatesPerBatch)) - model->version(0);
     if (Status s = model->reconfigure(mo); !s) {
         return s;
     }

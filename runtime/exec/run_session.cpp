@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace bs::runtime {
 
 RunSession::RunSession(std::unique_ptr<Impl> impl)
@@ -30,11 +32,24 @@ Status RunSession::warmUp(const RunConfig& config)
     return session->runSteps(1);
 }
 
-Result<RunSession> RunSession::create(const RunConfig& config, const SessionOptions& options)
+Result<RunSession> RunSession::create(const RunConfig& requested, const SessionOptions& options)
 {
-    if (Status valid = validate(config); !valid) {
+    if (Status valid = validate(requested); !valid) {
         return valid.error();
     }
+    std::optional<CheckpointState> resumed;
+    if (options.resume) {
+        auto state = resumeState(requested, options);
+        if (!state) {
+            return state.error();
+        }
+        resumed = std::move(*state);
+    }
+    RunConfig config = resumed ? resumed->config : requested;
+    if (config.optimizer.baseGlobalBatch == 0) { // lr is given for the first m·b: an Apply rescales from it
+        config.optimizer.baseGlobalBatch = config.pipeline.microbatches * config.pipeline.microBatchSize;
+    }
+    const RunConfig& first = resumed ? resumed->initialConfig : config; // the validation set and the trace's analysis
     auto impl = std::make_unique<Impl>();
     DeviceRuntimeOptions deviceOptions;
     deviceOptions.profileKernels = config.profiling.trace;
@@ -46,6 +61,7 @@ Result<RunSession> RunSession::create(const RunConfig& config, const SessionOpti
     impl->device = std::move(device.value());
     impl->summary.notes = impl->device->notes();
     impl->config = config;
+    impl->initialConfig = first;
     impl->options = options;
     if (config.device.intraOpThreads > 0) {
         setIntraOpThreads(config.device.intraOpThreads);
@@ -63,8 +79,8 @@ Result<RunSession> RunSession::create(const RunConfig& config, const SessionOpti
     TokenFn tokens = [source, cursor = impl->cursor](std::int64_t mb) -> Result<TokenBatch> {
         return toTokenBatch(cursor->batch(*source, mb));
     };
-    for (int i = 0; i < config.training.evalBatches; ++i) {
-        MicroBatch v = source->batch(Split::Validation, i, b);
+    for (int i = 0; i < first.training.evalBatches; ++i) {
+        MicroBatch v = source->batch(Split::Validation, i, first.pipeline.microBatchSize);
         if (v.batchSize > 0) {
             impl->validation.push_back(toTokenBatch(std::move(v)));
         }
@@ -76,6 +92,9 @@ Result<RunSession> RunSession::create(const RunConfig& config, const SessionOpti
         return schedule.error();
     }
     ModelOptions mo = modelOptions(config, *schedule);
+    if (resumed) {
+        mo.optimizer.updatesOffset = resumed->updatesOffset; // the LR schedule where the live Applies left it
+    }
     impl->device->configure(mo);
     if (options.transport) {
         mo.onlyStage = options.transport->rank(); // a rank holds its own stage's weights only
@@ -93,7 +112,18 @@ Result<RunSession> RunSession::create(const RunConfig& config, const SessionOpti
         }
         impl->model.emplace(std::move(model.value()));
         impl->model->setTargetsFromTokens(options.transport != nullptr);
+        if (resumed) {
+            if (Status loaded = impl->model->loadCheckpoint(*options.outDir / kCheckpointDirName, resumed->step); !loaded) {
+                return loaded.error();
+            }
+        }
         MemoryTracker::resetPeaks();
+    }
+    ScheduleParams firstProbe = toScheduleParams(first);
+    firstProbe.batches = 1;
+    auto firstSchedule = makeSchedule(firstProbe);
+    if (!firstSchedule) {
+        return firstSchedule.error();
     }
     impl->summary.schedule = options.reference ? "reference" : config.schedule.name;
     impl->summary.reference = options.reference;
@@ -101,22 +131,30 @@ Result<RunSession> RunSession::create(const RunConfig& config, const SessionOpti
     profiler::TraceMeta meta;
     meta.stages = options.reference ? 1 : config.pipeline.stages;
     meta.clock = (options.executor == ExecutorKind::Threaded || options.transport) && !options.reference ? "wall" : "virtual";
-    meta.title = impl->summary.schedule + " p=" + std::to_string(config.pipeline.stages) + " m="
-        + std::to_string(config.pipeline.microbatches) + " a=" + std::to_string(config.pipeline.effectiveAccum());
-    meta.attributes["schedule"] = impl->summary.schedule;
-    meta.attributes["weights"] = std::string(weightPolicyName(schedule->weights));
+    const std::string firstName = options.reference ? "reference" : first.schedule.name;
+    meta.title = firstName + " p=" + std::to_string(first.pipeline.stages) + " m="
+        + std::to_string(first.pipeline.microbatches) + " a=" + std::to_string(first.pipeline.effectiveAccum());
+    meta.attributes["schedule"] = firstName;
+    meta.attributes["weights"] = std::string(weightPolicyName(firstSchedule->weights));
     impl->store.setMeta(meta);
     impl->meta = meta;
     if (!options.reference) { // the reference trainer's one lane per batch has no pipeline to analyse
-        impl->analysis = analysisOptionsFor(*schedule);
+        impl->analysis = analysisOptionsFor(*firstSchedule);
     }
     if (options.outDir) {
-        auto writer = RunDirWriter::create(*options.outDir, RunDirOptions{options.overwrite, false});
+        auto writer = resumed ? RunDirWriter::resume(*options.outDir, resumed->step)
+                              : RunDirWriter::create(*options.outDir, RunDirOptions{options.overwrite, false});
         if (!writer) {
             return writer.error();
         }
         impl->writer.emplace(std::move(writer.value()));
         if (Status s = impl->writer->writeConfig(config); !s) {
+            return s.error();
+        }
+    }
+    impl->setUpCheckpoints();
+    if (resumed) {
+        if (Status s = impl->restoreSession(*resumed); !s) {
             return s.error();
         }
     }
@@ -135,12 +173,32 @@ Status RunSession::runSteps(int count)
     }
     // Each pass trains one schedule; a requested Apply ends it early at a batch boundary and the
     // next pass continues the remaining steps with the new settings.
+    // With checkpoints every N batches, each pass also ends at the next multiple of N (asynchronous
+    // schedules drain there: the checkpoint needs nothing in flight).
     const int target = d.stepsDone + count;
     Status s = ok();
-    while (s && d.stepsDone < target) {
+    while (s && d.stepsDone < target && !d.stopAtBoundary) {
         s = d.applyPending();
+        if (d.stopAtBoundary) {
+            d.cut = true; // applyPending() cleared the cut the stop request set
+        }
         if (s) {
-            s = d.reference ? d.runReference(target - d.stepsDone) : d.runPipeline(target - d.stepsDone);
+            int chunk = target - d.stepsDone;
+            if (d.checkpointEvery > 0) {
+                chunk = std::min(chunk, d.checkpointEvery - d.stepsDone % d.checkpointEvery);
+            }
+            s = d.reference ? d.runReference(chunk) : d.runPipeline(chunk);
+        }
+        if (s && d.checkpointEvery > 0 && d.stepsDone % d.checkpointEvery == 0) {
+            s = d.writeCheckpoint();
+        }
+    }
+    if (s && d.stopAtBoundary && d.stepsDone < target) { // a stop request, honoured at a batch boundary
+        s = d.writeCheckpoint();
+        if (s) {
+            s = makeError(ErrorCode::Cancelled,
+                          "run stopped after global batch " + std::to_string(d.stepsDone) + "; checkpoint written",
+                          "step " + std::to_string(d.stepsDone));
         }
     }
     if (!s) {
@@ -203,6 +261,11 @@ std::vector<AppliedChange> RunSession::appliedChanges() const
 
 void RunSession::requestStop()
 {
+    if (m_impl->stopsAtBoundary) {
+        m_impl->stopAtBoundary = true;
+        m_impl->cut = true; // the serial driver ends the schedule at the end of the batch in progress
+        return;
+    }
     m_impl->stop = true;
 }
 

@@ -44,6 +44,12 @@ struct SessionOptions
     /// need every stage's weights). `executor` is ignored.
     std::shared_ptr<StageTransport> transport;
     std::chrono::steady_clock::time_point clockZero{};
+    /// Continue the run in `outDir` from its checkpoint (train --resume; checkpoint_state.h):
+    /// the checkpoint's settings with `config`'s training.steps, training.checkpoint_every and
+    /// device.intra_op_threads (any other difference is an InvalidArgument naming its section);
+    /// metrics.jsonl keeps the records before the checkpoint and is appended to; the trace
+    /// continues from the checkpoint's events. Serial or threaded pipelined runs only.
+    bool resume = false;
 };
 
 /// What a live Apply takes from the RunConfig it is given (RunSession::requestApply): the schedule
@@ -96,7 +102,10 @@ public:
     /// Writes trace.json and summary.json (when there is a run directory). Idempotent.
     Status finish();
 
-    /// Thread-safe; the running runSteps() returns Cancelled after the current action.
+    /// Thread-safe; the running runSteps() returns Cancelled after the current action. A serial
+    /// pipelined run with training.checkpoint_every > 0 and a run directory stops at the end of
+    /// the global batch in progress instead (the cut of a live Apply: asynchronous schedules drain
+    /// there), writes a checkpoint, and returns Cancelled; `train --resume` continues it.
     void requestStop();
 
     /// Live Apply. Thread-safe; validates `settings` at once exactly as RunConfig validation does

@@ -11,6 +11,7 @@
 #include "runtime/exec/tensor_executor.h"
 #include "runtime/model/pipeline_model.h"
 #include "runtime/model/reference_trainer.h"
+#include "runtime/rundir/checkpoint_state.h"
 #include "runtime/rundir/run_dir_writer.h"
 #include "runtime/schedule/schedule.h"
 #include "runtime/sim/scheduler_core.h"
@@ -53,6 +54,12 @@ struct DataCursor
 
 TokenBatch toTokenBatch(MicroBatch m);
 
+/// train --resume: the checkpoint in options.outDir with `requested`'s training.steps,
+/// training.checkpoint_every and device.intra_op_threads put into its config (checkpoint_run.cpp).
+/// Errors: no run directory, a reference or multi-process session (InvalidArgument / Unavailable),
+/// the checkpoint's read errors, settings that differ elsewhere (InvalidArgument naming the section).
+Result<CheckpointState> resumeState(const RunConfig& requested, const SessionOptions& options);
+
 /// One stage's reported metrics from its measured statistics.
 StageMetrics stageMetrics(int s, const StageStats& st);
 
@@ -61,6 +68,7 @@ struct RunSession::Impl
     using Clock = SessionClock;
 
     RunConfig config;
+    RunConfig initialConfig; // the run's first settings (before any Apply): validation set, trace analysis
     SessionOptions options;
     std::unique_ptr<TokenSource> data;
     std::unique_ptr<DeviceRuntime> device; // before the model: its memory attribution outlives the tensors' frees
@@ -70,6 +78,13 @@ struct RunSession::Impl
     profiler::TraceStore store;
     std::optional<RunDirWriter> writer;
     std::atomic<bool> stop{false};
+    // Checkpoints (checkpoint_run.cpp): every `checkpointEvery` batches (0 = off: no run directory,
+    // a reference or multi-process run); a stop request then ends the run at the next batch
+    // boundary (serial driver) and writes one more.
+    int checkpointEvery = 0;
+    bool stopsAtBoundary = false;
+    std::atomic<bool> stopAtBoundary{false};
+    int lastCheckpointStep = -1;
 
     mutable std::mutex mutex; // guards summary, fresh, pendingApply, changes; config's writes
     RunSummary summary;
@@ -128,6 +143,15 @@ struct RunSession::Impl
     // live_apply.cpp
     Result<RunConfig> liveConfig(const RunConfig& wanted) const;
     Status applyPending();
+
+    // checkpoint_run.cpp
+    /// Whether this session takes checkpoints (and why not, as a note) from config and options.
+    void setUpCheckpoints();
+    /// Checkpoint at stepsDone: the model's archives, then state.json, then older archives go.
+    Status writeCheckpoint();
+    /// Everything a resumed session takes from its checkpoint besides the model: counters, data
+    /// position, summary series, applied changes; the trace up to the checkpoint into the store.
+    Status restoreSession(const CheckpointState& state);
 
     // run_summary.cpp: the summary at the end of the run, from its trace.
     RunSummary closeSummary(const profiler::TraceSnapshot& trace);

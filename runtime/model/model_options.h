@@ -65,6 +65,11 @@ struct ModelOptions
     /// Mixed precision: forward passes autocast to bf16 (matmuls, attention), while weights,
     /// gradients and AdamW state stay fp32 (the master copy LocalAccumulator updates).
     bool bf16 = false;
+    /// Activation recompute: F runs under no-grad and keeps only the stage's input (and the last
+    /// stage's targets); B / I run the forward again with grad first, on the weights the stage
+    /// holds then (stash policies: the forward's version; in-place PACI: possibly newer, counted in
+    /// StageStats::recomputesOnNewerWeights). Dropout masks are replayed (the CPU generator's state).
+    bool recompute = false;
 
     int deviceOf(int stage) const
     {
@@ -88,6 +93,9 @@ struct StageStats
     double meanDrift = 0.0;
     double maxDrift = 0.0;
     int maxStashedVersions = 0; ///< pipedream / 2bw: most old weight versions held at once
+    std::int64_t recomputes = 0; ///< recompute: forwards run again in a backward
+    std::int64_t recomputesOnNewerWeights = 0; ///< of those, on a newer weight version than the forward's
+    int maxRecomputeLag = 0; ///< most updates between a forward and its recompute
     std::int64_t parameterCount = 0;
     StageMemory memory; ///< measured (see memory_tracker.h)
 };

@@ -195,6 +195,9 @@ StageStats PipelineModel::stageStats(int stage) const
     out.meanDrift = ds.meanDrift();
     out.maxDrift = ds.driftMax;
     out.maxStashedVersions = st.maxStashed;
+    out.recomputes = st.recomputes;
+    out.recomputesOnNewerWeights = st.recomputesOnNewerWeights;
+    out.maxRecomputeLag = st.maxRecomputeLag;
     for (const torch::Tensor& p : st.params) {
         out.parameterCount += p.numel();
     }
@@ -210,6 +213,9 @@ void PipelineModel::resetStats()
         }
         st.acc->resetStats();
         st.maxStashed = static_cast<int>(st.stash.size());
+        st.recomputes = 0;
+        st.recomputesOnNewerWeights = 0;
+        st.maxRecomputeLag = 0;
     }
 }
 

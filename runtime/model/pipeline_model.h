@@ -19,6 +19,7 @@
 #include "runtime/model/hand_off.h"
 #include "runtime/model/model_options.h"
 
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -48,6 +49,19 @@ public:
     /// nothing may be in flight and no gradient unapplied (Internal). The token function is the
     /// caller's: it must now deliver micro-batches of options.microBatchSize.
     Status reconfigure(const ModelOptions& options);
+
+    /// Checkpoint (runtime/rundir/checkpoint_state.h; pipeline_checkpoint.cpp): writes each stage
+    /// this process holds to `dir`/stage<s>-step<step>.pt (weights, AdamW moments and step counts,
+    /// version, drift-sampling position, lag/drift statistics) and torch's default generators (CPU,
+    /// and each CUDA device a stage uses) to rng-step<step>.pt, each file atomically. Only between
+    /// schedules with nothing in flight (no pending micro-batch, no gradient unapplied): Internal
+    /// otherwise; IoError when a file cannot be written.
+    Status saveCheckpoint(const std::filesystem::path& dir, int step);
+    /// Loads what saveCheckpoint() wrote into this freshly built model (same shape, partition and
+    /// stages): every value is replaced, so the model continues exactly where the saved one was.
+    /// IoError (a missing or oversized file), ParseError naming the file and the tensor (not an
+    /// archive, a missing tensor, a shape that differs).
+    Status loadCheckpoint(const std::filesystem::path& dir, int step);
 
     /// F: stage 0 reads the micro-batch's tokens; other stages take the activation the previous
     /// stage produced for it; the last stage computes the loss (kept on its device: a non-finite

@@ -11,6 +11,9 @@
 
 #include <bubblescope/paci/local_accumulator.h>
 
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -39,6 +42,10 @@ struct Pending
     torch::Tensor outGrad; // gradient of `root` kept between I and W (undefined on the last stage)
     paci::ForwardTag tag;
     bool inputGradDone = false;
+    // Activation recompute (ModelOptions::recompute): the forward ran under no-grad and kept only
+    // `input`; the backward runs it again with grad (recomputeForward) and `root` exists from then.
+    torch::Tensor targets; // last stage: the loss's targets, for the recomputed loss
+    torch::Tensor rngState; // dropout > 0: the CPU generator's state before the forward, replayed
 };
 
 // A tensor waiting in the mailbox for its receiving stage, and the stage whose memory scope
@@ -57,6 +64,11 @@ struct StageState
     std::map<std::int64_t, Pending> pending;
     std::map<int, std::vector<torch::Tensor>> stash; // weight version -> copy (stash policies)
     int maxStashed = 0;
+    // Recompute drift: forwards recomputed, how many of them on a newer weight version than their
+    // forward saw, and the most versions between a forward and its recompute.
+    std::int64_t recomputes = 0;
+    std::int64_t recomputesOnNewerWeights = 0;
+    int maxRecomputeLag = 0;
 };
 
 // A check that some tensor still holds `t`'s storage (a weak reference: it keeps nothing alive).
@@ -240,6 +252,36 @@ struct PipelineModel::Impl
             p.root.backward(grad, retain, /*create_graph=*/false, inputs);
         }
         (void)s;
+    }
+
+    // Recompute: the forward of `p` again, with grad, on the weights the stage holds now (stash
+    // policies: the forward's version, swapped in before this call). Under PACI's in-place updates
+    // those may be newer than the forward's: counted as recompute drift. No-op when the forward
+    // kept its graph.
+    void recomputeForward(int s, detail::StageState& st, detail::Pending& p)
+    {
+        if (p.root.defined()) {
+            return;
+        }
+        const detail::ComputeScope compute(options.deviceOf(s), options.bf16);
+        torch::Tensor replayed;
+        at::Generator gen = at::detail::getDefaultCPUGenerator();
+        if (p.rngState.defined()) { // the same dropout masks as the forward drew
+            const std::lock_guard<std::mutex> lock(gen.mutex());
+            replayed = gen.get_state();
+            gen.set_state(p.rngState);
+        }
+        torch::Tensor out = st.module->forward(p.input);
+        if (replayed.defined()) {
+            const std::lock_guard<std::mutex> lock(gen.mutex());
+            gen.set_state(replayed);
+        }
+        p.root = s == last() ? detail::GptStageImpl::loss(out, p.targets) * lossScale : out;
+        p.targets = torch::Tensor();
+        const int lag = detail::stashes(options.weights) ? 0 : st.acc->version() - p.tag.version;
+        st.recomputes += 1;
+        st.recomputesOnNewerWeights += lag > 0 ? 1 : 0;
+        st.maxRecomputeLag = std::max(st.maxRecomputeLag, lag);
     }
 
     void sendInputGrad(int s, std::int64_t mb, detail::Pending& p, StepInfo& info)

@@ -5,7 +5,10 @@
 #include "runtime/model/pipeline_model_p.h"
 #include "runtime/model/torch_error.h"
 
+#include <ATen/CPUGeneratorImpl.h>
+
 #include <cmath>
+#include <optional>
 
 namespace bs::runtime {
 
@@ -25,6 +28,12 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
             p.tag = st.acc->tagForward(mb);
         }
         const MemoryScope scope(s, MemoryCategory::Activations);
+        const bool recompute = d.options.recompute; // keep the input only; the backward recomputes
+        if (recompute && d.options.shape.dropout > 0.0) {
+            at::Generator gen = at::detail::getDefaultCPUGenerator();
+            const std::lock_guard<std::mutex> lock(gen.mutex());
+            p.rngState = gen.get_state();
+        }
         if (s == 0) {
             Result<TokenBatch> batch = d.tokens(mb);
             if (!batch) {
@@ -50,7 +59,14 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
             }
             p.input = received->requires_grad_(true);
         }
-        torch::Tensor out = st.module->forward(p.input);
+        torch::Tensor out;
+        {
+            std::optional<torch::NoGradGuard> noGrad;
+            if (recompute) {
+                noGrad.emplace();
+            }
+            out = st.module->forward(p.input);
+        }
         if (s == d.last()) {
             torch::Tensor targets;
             if (d.targetsFromTokens && s != 0) {
@@ -69,6 +85,11 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
                 targets = std::move(t->second);
                 d.targets.erase(t);
             }
+            std::optional<torch::NoGradGuard> noGrad;
+            if (recompute) {
+                noGrad.emplace();
+                p.targets = targets;
+            }
             const torch::Tensor loss = detail::GptStageImpl::loss(out, targets);
             // Kept on the device, read once per batch (readLosses): a .item() here would make the
             // host wait for the whole forward inside every last-stage action. The copy is nobody's
@@ -82,9 +103,13 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
                 const std::lock_guard<std::mutex> lock(d.mailbox);
                 d.lossesOnDevice[mb] = std::move(kept);
             }
-            p.root = loss * d.lossScale;
+            if (!recompute) {
+                p.root = loss * d.lossScale;
+            }
         } else {
-            p.root = out;
+            if (!recompute) {
+                p.root = out;
+            }
             info.sendBytes = static_cast<std::int64_t>(out.nbytes());
             torch::Tensor sent = out.detach();
             const std::lock_guard<std::mutex> lock(d.mailbox);
@@ -107,6 +132,7 @@ Result<StepInfo> PipelineModel::backward(int s, std::int64_t mb)
             return grad.error();
         }
         std::vector<torch::Tensor> current = d.swapIn(st, p.tag.version, s);
+        d.recomputeForward(s, st, p);
         st.acc->observeBackward(p.tag);
         d.runBackward(s, p, *grad, false, {});
         Impl::swapOut(st, current);
@@ -131,6 +157,7 @@ Result<StepInfo> PipelineModel::backwardInput(int s, std::int64_t mb)
             return grad.error();
         }
         p.outGrad = *grad;
+        d.recomputeForward(s, st, p); // W reuses the graph the input-gradient pass keeps
         st.acc->observeBackward(p.tag);
         if (s > 0) { // stage 0's input is token ids: no input gradient to compute
             d.runBackward(s, p, p.outGrad, true, {p.input});

@@ -45,7 +45,7 @@ public:
 };
 
 /// Bumped whenever this table or ModuleSession changes.
-inline constexpr int kRuntimeModuleAbi = 2; // 2: requestApply takes a RunConfig (LiveSettings removed)
+inline constexpr int kRuntimeModuleAbi = 3; // 2: requestApply takes a RunConfig; 3: SessionOptions::resume, checkpoints
 
 /// Sizes of the types that cross the boundary: a module built from other sources differs here.
 constexpr std::size_t runtimeModuleLayoutKey()

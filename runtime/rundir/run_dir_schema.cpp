@@ -113,13 +113,14 @@ Status checkStage(const json& stage, std::string_view where, const std::string& 
     if (!stage.is_object()) {
         return fieldError(where, prefix.substr(0, prefix.size() - 1), typeName(stage), "an object");
     }
-    for (const char* key : {"stage", "version", "max_version_lag"}) {
+    for (const char* key : {"stage", "version", "max_version_lag", "max_recompute_lag"}) {
         if (Status s = field(stage, key, Kind::Count, where, prefix); !s) {
             return s;
         }
     }
-    for (const char* key :
-        {"peak_memory_bytes", "peak_activation_bytes", "peak_stash_bytes", "peak_reserved_bytes", "drift_samples"}) {
+    for (const char* key : {
+             "peak_memory_bytes", "peak_activation_bytes", "peak_stash_bytes", "peak_reserved_bytes", "drift_samples",
+             "recomputes", "recomputes_on_newer_weights"}) {
         if (Status s = field(stage, key, Kind::Bytes, where, prefix); !s) {
             return s;
         }
@@ -207,8 +208,9 @@ Status checkSummary(const json& summary, std::string_view where)
                 {"wall_time_s", Kind::NonNegative}, {"busy_time_s", Kind::NonNegative},
                 {"tokens_per_s_virtual", Kind::NonNegative}, {"tokens_per_s_wall", Kind::NonNegative},
                 {"bubble_fraction", Kind::Real}, {"gpu_bubble_fraction", Kind::Real}, {"target_loss", Kind::Real},
-                {"time_to_target_s", Kind::NonNegative}, {"step_to_target", Kind::CountOrNull}, {"error", Kind::Text},
-                {"device", Kind::Text}, {"dtype", Kind::Text}},
+                {"time_to_target_s", Kind::NonNegative}, {"step_to_target", Kind::CountOrNull},
+                {"error", Kind::Text}, {"device", Kind::Text}, {"dtype", Kind::Text}, {"checkpoints", Kind::Count},
+                {"checkpoint_wall_s", Kind::NonNegative}, {"checkpoint_bytes", Kind::Bytes}},
             where);
         !s) {
         return s;

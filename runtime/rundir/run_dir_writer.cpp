@@ -3,6 +3,9 @@
 #include "profiler/io/chrome_trace.h"
 #include "runtime/config/config_toml.h"
 #include "base/atomic_file.h"
+#include "base/bounded_read.h"
+#include "runtime/rundir/checkpoint_state.h"
+#include "runtime/rundir/run_dir_reader.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -123,6 +126,52 @@ Result<RunDirWriter> RunDirWriter::create(const fs::path& dir, RunDirOptions opt
     return writer;
 }
 
+Result<RunDirWriter> RunDirWriter::resume(const fs::path& dir, int keepSteps, RunDirOptions options)
+{
+    std::error_code ec;
+    if (!fs::is_regular_file(dir / kConfigFileName, ec)) {
+        return makeError(ErrorCode::InvalidArgument, "'" + dir.string() + "' holds no run to resume (no config.toml)",
+                         (dir / kConfigFileName).string());
+    }
+    removeStaleFiles(dir);
+    const fs::path metrics = dir / kMetricsFileName;
+    if (fs::exists(metrics, ec)) {
+        auto text = readBoundedFile(metrics, kMaxMetricsFileBytes, "metrics file");
+        if (!text) {
+            return text.error();
+        }
+        auto log = parseMetricsJsonl(*text, metrics.string());
+        if (!log) {
+            return log.error();
+        }
+        std::string kept;
+        for (const nlohmann::json& record : log->records) {
+            const auto step = record.find("step");
+            if (step != record.end() && step->is_number_integer() && step->get<std::int64_t>() < keepSteps) {
+                kept += record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+            }
+        }
+        if (Status written = writeFileAtomic(metrics, kept); !written) {
+            return written.error();
+        }
+    }
+    fs::remove(dir / kSummaryFileName, ec);
+    fs::remove(dir / "error.log", ec); // the stopped session's; the resumed one writes its own
+    const int fd = ::open(metrics.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return ioError("cannot open", metrics, errno);
+    }
+    RunDirWriter writer(dir, fd, options.durable);
+    writer.m_finalDir = dir;
+    writer.m_dropOldTrace = true;
+    return writer;
+}
+
+fs::path RunDirWriter::checkpointDir() const
+{
+    return m_dir / kCheckpointDirName;
+}
+
 RunDirWriter::RunDirWriter(fs::path dir, int metricsFd, bool durable)
     : m_dir(std::move(dir))
     , m_metricsFd(metricsFd)
@@ -137,6 +186,7 @@ RunDirWriter::RunDirWriter(RunDirWriter&& other) noexcept
     , m_traceWritten(other.m_traceWritten)
     , m_traceHasEvents(other.m_traceHasEvents)
     , m_durable(other.m_durable)
+    , m_dropOldTrace(other.m_dropOldTrace)
 {}
 
 RunDirWriter& RunDirWriter::operator=(RunDirWriter&& other) noexcept
@@ -150,6 +200,7 @@ RunDirWriter& RunDirWriter::operator=(RunDirWriter&& other) noexcept
         m_traceWritten = other.m_traceWritten;
         m_traceHasEvents = other.m_traceHasEvents;
         m_durable = other.m_durable;
+        m_dropOldTrace = other.m_dropOldTrace;
     }
     return *this;
 }
@@ -215,6 +266,11 @@ Status RunDirWriter::appendTrace(const profiler::TraceSnapshot& trace)
     }
     m_traceWritten = trace.size();
     m_traceHasEvents = true;
+    if (m_dropOldTrace) { // the continued trace holds the old one's kept events: readers must take it
+        std::error_code ignored;
+        fs::remove(m_dir / kTraceFileName, ignored);
+        m_dropOldTrace = false;
+    }
     return ok();
 }
 
@@ -281,6 +337,14 @@ Status RunDirWriter::promote()
         } else {
             fs::remove(to, ec);
         }
+    }
+    if (fs::exists(m_dir / kCheckpointDirName, ec)) { // the new run's checkpoints replace the old run's
+        fs::remove_all(m_finalDir / kCheckpointDirName, ec);
+        if (::rename((m_dir / kCheckpointDirName).c_str(), (m_finalDir / kCheckpointDirName).c_str()) != 0) {
+            return ioError("cannot move the new run's checkpoint over", m_finalDir / kCheckpointDirName, errno);
+        }
+    } else {
+        fs::remove_all(m_finalDir / kCheckpointDirName, ec);
     }
     fs::remove_all(m_dir, ec);
     m_dir = m_finalDir;

@@ -51,6 +51,13 @@ public:
     /// Temp files and staging directories that killed writers left behind are removed first.
     /// IoError when the directory cannot be created or written.
     static Result<RunDirWriter> create(const std::filesystem::path& dir, RunDirOptions options = {});
+    /// Continues the run in `dir` from its checkpoint at `keepSteps` global batches (train
+    /// --resume): metrics.jsonl keeps only the records of steps < keepSteps (rewritten
+    /// atomically; later ones belong to batches the resumed run trains again) and is appended to;
+    /// summary.json is removed (the run is in progress again); the old trace.json stays until the
+    /// first appendTrace() has written the continued trace (the caller hands it every event it
+    /// keeps). InvalidArgument when `dir` holds no run (config.toml); the metrics reader's errors.
+    static Result<RunDirWriter> resume(const std::filesystem::path& dir, int keepSteps, RunDirOptions options = {});
 
     RunDirWriter(RunDirWriter&& other) noexcept;
     RunDirWriter& operator=(RunDirWriter&& other) noexcept;
@@ -60,6 +67,9 @@ public:
 
     /// Where the files are being written now (a staging directory while overwriting).
     const std::filesystem::path& dir() const { return m_dir; }
+    /// Where checkpoints go (checkpoint_state.h): dir()/checkpoint; an overwriting run's move
+    /// with its other files when it ends.
+    std::filesystem::path checkpointDir() const;
 
     Status writeConfig(const RunConfig& config);
     /// Appends `record` (must be an object) as one line. NaN/inf numbers become null (JSON has none).
@@ -84,6 +94,7 @@ private:
     std::size_t m_traceWritten = 0;
     bool m_traceHasEvents = false;
     bool m_durable = false;
+    bool m_dropOldTrace = false; ///< resumed: trace.json goes once trace.partial.json has the continued trace
 };
 
 } // namespace bs::runtime

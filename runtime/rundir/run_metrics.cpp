@@ -21,9 +21,14 @@ void to_json(nlohmann::json& j, const StageMetrics& m)
             {{"params", m.paramBytes}, {"grads", m.gradBytes}, {"optimizer", m.optimizerBytes}, {"stash", m.stashBytes},
                 {"activations", m.activationBytes}}},
         {"peak_activation_bytes", m.peakActivationBytes}, {"peak_stash_bytes", m.peakStashBytes},
-        {"peak_reserved_bytes", m.peakReservedBytes}, {"max_version_lag", m.maxLag},
-        {"version_lag_histogram", m.lagHistogram}, {"drift_samples", m.driftSamples}, {"mean_drift", m.meanDrift},
-        {"max_drift", m.maxDrift}};
+        {"peak_reserved_bytes", m.peakReservedBytes},
+        {"max_version_lag", m.maxLag}, {"version_lag_histogram", m.lagHistogram}, {"drift_samples", m.driftSamples},
+        {"mean_drift", m.meanDrift}, {"max_drift", m.maxDrift}};
+    if (m.recomputes > 0) { // model.recompute: PACI's recompute drift
+        j["recomputes"] = m.recomputes;
+        j["recomputes_on_newer_weights"] = m.recomputesOnNewerWeights;
+        j["max_recompute_lag"] = m.maxRecomputeLag;
+    }
 }
 
 void to_json(nlohmann::json& j, const BatchMetrics& m)
@@ -44,6 +49,11 @@ void to_json(nlohmann::json& j, const RunSummary& s)
         {"target_loss", optional(s.targetLoss)}, {"time_to_target_s", optional(s.timeToTargetS)},
         {"step_to_target", optional(s.stepToTarget)}, {"error", s.error}, {"device", s.device}, {"dtype", s.dtype},
         {"notes", s.notes}, {"kernel_profiling", s.kernelProfiling}, {"per_stage", s.stages}};
+    if (s.checkpoints > 0) { // training.checkpoint_every: what this session's checkpoints cost
+        j["checkpoints"] = s.checkpoints;
+        j["checkpoint_wall_s"] = s.checkpointWallS;
+        j["checkpoint_bytes"] = s.checkpointBytes;
+    }
 }
 
 namespace {
@@ -109,6 +119,9 @@ void from_json(const nlohmann::json& j, StageMetrics& m)
     read(j, "drift_samples", m.driftSamples);
     read(j, "mean_drift", m.meanDrift);
     read(j, "max_drift", m.maxDrift);
+    read(j, "recomputes", m.recomputes);
+    read(j, "recomputes_on_newer_weights", m.recomputesOnNewerWeights);
+    read(j, "max_recompute_lag", m.maxRecomputeLag);
 }
 
 void from_json(const nlohmann::json& j, BatchMetrics& m)
@@ -152,6 +165,9 @@ void from_json(const nlohmann::json& j, RunSummary& s)
     read(j, "notes", s.notes);
     read(j, "kernel_profiling", s.kernelProfiling);
     read(j, "per_stage", s.stages);
+    read(j, "checkpoints", s.checkpoints);
+    read(j, "checkpoint_wall_s", s.checkpointWallS);
+    read(j, "checkpoint_bytes", s.checkpointBytes);
 }
 
 } // namespace bs::runtime

@@ -32,6 +32,11 @@ struct StageMetrics
     std::int64_t driftSamples = 0;
     double meanDrift = 0.0; ///< sampled ‖θ_B − θ_F‖/‖θ_F‖ (every (updateEvery+1)-th micro-batch)
     double maxDrift = 0.0;
+    /// model.recompute: forwards recomputed in a backward, how many on newer weights than their
+    /// forward's (PACI's in-place updates), and the most versions between forward and recompute.
+    std::int64_t recomputes = 0;
+    std::int64_t recomputesOnNewerWeights = 0;
+    int maxRecomputeLag = 0;
 };
 
 struct BatchMetrics
@@ -75,6 +80,9 @@ struct RunSummary
     /// GPU runs: the trace's cupti.* attributes (kernels, dropped_records, host_overhead_ns, ...).
     std::map<std::string, std::string> kernelProfiling;
     std::vector<StageMetrics> stages;
+    int checkpoints = 0; ///< checkpoints this session wrote
+    double checkpointWallS = 0.0; ///< wall time they took, in all (not in wall_time_s' training time)
+    std::int64_t checkpointBytes = 0; ///< size of the last one (every file of checkpoint/)
 };
 
 void to_json(nlohmann::json& j, const StageMetrics& m);

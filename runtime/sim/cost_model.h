@@ -25,6 +25,9 @@ struct StageCost
     std::int64_t activationBytes = 1; ///< per in-flight micro-batch (1 = "micro-batch units")
     std::int64_t sendBytes = 0;       ///< activation / gradient handed to a neighbour
     std::int64_t paramBytes = 0;      ///< one copy of this stage's weights
+    /// Activation recompute (recompute_costs.h): one micro-batch's full activations, held only
+    /// while its backward runs; counted once on top of the in-flight inputs.
+    std::int64_t recomputeBytes = 0;
 
     TimeNs duration(ActionKind kind) const;
 };

@@ -71,6 +71,7 @@ Status preflightRun(const RunConfig& config, const MemoryCapacity& capacity, con
     scenario.accum = config.pipeline.microbatches;
     scenario.microBatchSize = config.pipeline.microBatchSize;
     scenario.batches = 1;
+    scenario.recompute = config.model.recompute; // recompute_costs.h: inputs only per in-flight micro-batch
     Status fits = checkMemoryFits(scenario, available, sharing);
     if (fits) {
         return ok();

@@ -43,7 +43,8 @@ profiler::AnalysisOptions analysisOptionsFor(const Schedule& schedule, const Cos
     }
     for (const StageCost& cost : costs.stages) {
         // Parameters, gradients and AdamW's two moments: four copies of the weights.
-        options.staticBytes.push_back(costs.bytesKnown ? 4 * cost.paramBytes : 0);
+        // Recompute: the one micro-batch being recomputed holds its full activations on top.
+        options.staticBytes.push_back(costs.bytesKnown ? 4 * cost.paramBytes + cost.recomputeBytes : 0);
         options.paramBytes.push_back(costs.bytesKnown ? cost.paramBytes : 0);
         options.activationBytes.push_back(costs.bytesKnown ? cost.activationBytes : 1);
     }

@@ -1,5 +1,7 @@
 #include "runtime/sim/tuner.h"
 
+#include "runtime/sim/recompute_costs.h"
+
 #include "runtime/schedule/catalogue.h"
 
 #include <algorithm>
@@ -19,6 +21,9 @@ Result<SimulationRequest> makeGptRequest(const GptScenario& scenario)
     auto costs = costModelFromGpt(scenario.shape, scenario.stages, scenario.microBatchSize, scenario.device);
     if (!costs) {
         return costs.error();
+    }
+    if (scenario.recompute) {
+        *costs = withRecompute(*costs, scenario.shape, scenario.microBatchSize);
     }
     SimulationRequest request;
     request.schedule.name = scenario.schedule;

@@ -12,10 +12,14 @@
 #endif
 
 #include <QAction>
+#include <QFileInfo>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include "tests/support/tiny_run_config.h"
+
+#include <filesystem>
 
 using namespace bs::ui;
 
@@ -28,6 +32,7 @@ private Q_SLOTS:
     void applyWithoutALiveRunIsRefused();
     void applyChangesTheLiveRunAtABatchBoundary();
     void mainWindowApplyMarksTheLiveTimeline();
+    void resumeRunDirectoryContinuesFromItsCheckpoint();
 };
 
 void TestLiveApply::traceMarkersCarryTheirLabels()
@@ -223,6 +228,41 @@ void TestLiveApply::mainWindowApplyMarksTheLiveTimeline()
     const auto& markers = window.compare()->timeline(0)->markers();
     QCOMPARE(markers.size(), std::size_t{1});
     QCOMPARE(markers[0].label, QStringLiteral("apply: paci m=4 a=4 b=8"));
+    window.stopRuns();
+#endif
+}
+
+// Run ▸ Resume run directory (main_window_resume.cpp): a run killed after its checkpoint at step 2
+// continues live in the GUI to its 4 steps, in the same directory; a folder without a checkpoint
+// is refused with the reason.
+void TestLiveApply::resumeRunDirectoryContinuesFromItsCheckpoint()
+{
+#ifndef BS_HAVE_RUN_SESSION
+    QSKIP("built without the LibTorch runtime");
+#else
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    MainWindow window(false);
+    QString error;
+    QVERIFY(!window.resumeRunDirectory(dir.path(), &error));
+    QVERIFY2(error.contains(QStringLiteral("no checkpoint")), qPrintable(error));
+    bs::runtime::RunConfig config = bs::test::tinyRunConfig("1f1b", 4);
+    config.training.checkpointEvery = 2;
+    {
+        bs::runtime::SessionOptions options;
+        options.outDir = std::filesystem::path(dir.path().toStdString());
+        auto first = bs::runtime::RunSession::create(config, options);
+        QVERIFY(first.has_value());
+        QVERIFY(first->runSteps(3).has_value()); // checkpoint at 2; batch 3 is trained again
+    }
+    QSignalSpy finished(window.runs(), &RunController::runFinished);
+    QVERIFY2(window.resumeRunDirectory(dir.path(), &error), qPrintable(error));
+    QVERIFY(finished.wait(240'000));
+    const auto update = finished.takeFirst().at(1).value<RunUpdatePtr>();
+    QVERIFY(update && update->finished);
+    QCOMPARE(static_cast<int>(update->metrics.size()), 2); // steps 2 and 3, this session's
+    QCOMPARE(update->metrics.back().step, 3);
+    QVERIFY(QFileInfo::exists(dir.filePath(QStringLiteral("summary.json"))));
     window.stopRuns();
 #endif
 }

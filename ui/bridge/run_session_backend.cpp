@@ -84,7 +84,8 @@ Status RunSessionBackend::run(RunContext& ctx)
             ctx.publish(std::move(update));
         }
     });
-    const Status trained = session.runSteps(steps);
+    // A resumed session (SessionOptions::resume) starts at its checkpoint's step: train the rest.
+    const Status trained = session.runSteps(steps - session.stepsDone());
     training = false;
     poller.join();
     {

@@ -181,6 +181,7 @@ void MainWindow::buildActions()
 {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open run directory…"), QKeySequence::Open, this, &MainWindow::openRunDialog);
+    file->addAction(tr("&Resume run directory…"), this, &MainWindow::resumeRunDialog); // from its checkpoint
     // The runs opened before (rememberFile), newest first, read when the menu opens.
     m_recentMenu = file->addMenu(tr("Open &recent"));
     m_recentMenu->setObjectName(QStringLiteral("recentMenu"));

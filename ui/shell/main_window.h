@@ -86,6 +86,9 @@ public:
     /// Opens a run directory (config.toml, trace.json, metrics.jsonl, summary.json) into the next
     /// slot (alternating top/bottom). False with `error` set when it cannot be read.
     bool openRunDirectory(const QString& dir, QString* error);
+    /// Continues the run in `dir` from its checkpoint as a live run (main_window_resume.cpp).
+    /// False with `error` set when it has no checkpoint or this build cannot train.
+    bool resumeRunDirectory(const QString& dir, QString* error);
     /// A folder of torch.profiler rank traces (no config.toml): imported as one job (main_window_kineto.cpp).
     static bool isKinetoJobFolder(const QString& dir);
     bool openKinetoJob(const QString& dir, QString* error);
@@ -166,6 +169,7 @@ private:
     /// Slots switch from predictions to runs: both are cleared first (nothing predicted stays).
     void enterRunMode();
     void openRunDialog();
+    void resumeRunDialog();
     void exportConfig();
     void exportTrace();
     void exportPanels();

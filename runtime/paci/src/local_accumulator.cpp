@@ -136,6 +136,59 @@ void LocalAccumulator::step()
     m_impl->version += 1;
 }
 
+AccumulatorState LocalAccumulator::exportState() const
+{
+    if (m_impl->counted != 0) {
+        throw std::invalid_argument("LocalAccumulator::exportState: " + std::to_string(m_impl->counted)
+                                    + " backward passes are counted in the current window");
+    }
+    at::NoGradGuard noGrad;
+    AccumulatorState out;
+    for (const ParamState& st : m_impl->state) {
+        out.expAvg.push_back(st.expAvg.detach().clone());
+        out.expAvgSq.push_back(st.expAvgSq.detach().clone());
+        out.steps.push_back(st.steps);
+    }
+    out.version = m_impl->version;
+    out.tagged = m_impl->tagged;
+    out.stats = m_impl->stats;
+    return out;
+}
+
+void LocalAccumulator::importState(const AccumulatorState& state)
+{
+    if (m_impl->counted != 0) {
+        throw std::invalid_argument("LocalAccumulator::importState: " + std::to_string(m_impl->counted)
+                                    + " backward passes are counted in the current window");
+    }
+    const std::size_t n = m_impl->state.size();
+    if (state.expAvg.size() != n || state.expAvgSq.size() != n || state.steps.size() != n) {
+        throw std::invalid_argument("LocalAccumulator::importState: " + std::to_string(state.expAvg.size())
+                                    + " moment tensors for " + std::to_string(n) + " parameters");
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        const at::Tensor& like = m_impl->state[i].expAvg;
+        if (!state.expAvg[i].defined() || !state.expAvgSq[i].defined() || state.expAvg[i].sizes() != like.sizes()
+            || state.expAvgSq[i].sizes() != like.sizes() || state.steps[i] < 0) {
+            throw std::invalid_argument("LocalAccumulator::importState: parameter " + std::to_string(i)
+                                        + ": moment shape or step count does not match");
+        }
+    }
+    if (state.version < 0 || state.tagged < 0) {
+        throw std::invalid_argument("LocalAccumulator::importState: negative version or tag count");
+    }
+    at::NoGradGuard noGrad;
+    for (std::size_t i = 0; i < n; ++i) {
+        ParamState& st = m_impl->state[i];
+        st.expAvg.copy_(state.expAvg[i]); // in place: the moments keep their device and memory charge
+        st.expAvgSq.copy_(state.expAvgSq[i]);
+        st.steps = state.steps[i];
+    }
+    m_impl->version = state.version;
+    m_impl->tagged = state.tagged;
+    m_impl->stats = state.stats;
+}
+
 int LocalAccumulator::version() const
 {
     return m_impl->version;

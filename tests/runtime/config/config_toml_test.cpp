@@ -134,9 +134,9 @@ const BadToml kBadToml[] = {
      "extra_depth, stages_per_rank, placement, layers_per_stage", "run.toml:3:1"},
     {"unknownModelKey", "[model]\nlayer = 4\n", ErrorCode::ParseError,
      "unknown key 'layer' in table [model]; allowed keys: preset, layers, d_model, heads, seq_len, vocab, dropout, "
-     "tied_head, dtype", "run.toml:2:1"},
+     "tied_head, dtype, recompute", "run.toml:2:1"},
     {"unknownTrainingKey", "[training]\nstep = 4\n", ErrorCode::ParseError,
-     "unknown key 'step' in table [training]; allowed keys: steps, seed, eval_interval, eval_batches, target_loss",
+     "unknown key 'step' in table [training]; allowed keys: steps, seed, eval_interval, eval_batches, target_loss, checkpoint_every",
      "run.toml:2:1"},
     {"unknownTable", "[modle]\nlayers = 4\n", ErrorCode::ParseError,
      "unknown table or key 'modle' at top level; allowed tables: model, pipeline, schedule, optimizer, data, "

@@ -93,6 +93,20 @@ struct DriftStats
     double meanDrift() const { return driftSamples > 0 ? driftSum / static_cast<double>(driftSamples) : 0.0; }
 };
 
+/// Everything an accumulator carries between two windows that a resumed run needs to continue
+/// exactly (checkpoint and resume): the AdamW moments and per-parameter step counts, the update
+/// count (version), the drift-sampling position and the lag / drift statistics. The parameters
+/// themselves belong to the caller. Taken only between windows (no backward counted).
+struct AccumulatorState
+{
+    std::vector<at::Tensor> expAvg; ///< one per parameter, the parameter's shape
+    std::vector<at::Tensor> expAvgSq;
+    std::vector<std::int64_t> steps; ///< AdamW steps per parameter (bias correction)
+    int version = 0;
+    std::int64_t tagged = 0; ///< forwards tagged so far (drift sampling position)
+    DriftStats stats;
+};
+
 class LocalAccumulator
 {
 public:
@@ -124,6 +138,12 @@ public:
     /// a batch boundary. Throws std::invalid_argument when backward passes are counted in the
     /// current window or the options are invalid.
     void reconfigure(const AccumulatorOptions& options);
+
+    /// A copy of the state (exportState) or its replacement (importState), between two windows.
+    /// Both throw std::invalid_argument when backward passes are counted in the current window;
+    /// importState also when the tensor count or a shape differs from the parameters'.
+    AccumulatorState exportState() const;
+    void importState(const AccumulatorState& state);
 
     int version() const; ///< updates applied so far
     int accum() const; ///< a
