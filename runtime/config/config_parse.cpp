@@ -135,6 +135,29 @@ public:
         out = std::move(values);
     }
 
+    /// A key that is either a string or an array of integers (pipeline.partition): a string
+    /// goes to `text`, an array to `list` with `text` set to `listName`.
+    void readStringOrIntList(std::string_view key, std::string& text, std::vector<int>& list, const char* listName)
+    {
+        const toml::node* n = find(key);
+        if (!n) {
+            return;
+        }
+        if (const auto* str = n->as_string()) {
+            text = str->get();
+            return;
+        }
+        if (!n->as_array()) {
+            wrongType(key, *n, "a string or an array of integers");
+            return;
+        }
+        m_known.pop_back(); // readIntList records the key again
+        readIntList(key, list);
+        if (!m_error) {
+            text = listName;
+        }
+    }
+
     const std::optional<Error>& error() const { return m_error; }
 
     bool present(std::string_view key) const { return m_table && m_table->get(key) != nullptr; }
@@ -229,6 +252,8 @@ void readPipeline(TableReader& r, PipelineConfig& p)
     r.readInt("micro_batch_size", p.microBatchSize);
     r.readInt("extra_depth", p.extraDepth);
     r.readIntList("layers_per_stage", p.layersPerStage);
+    r.readStringOrIntList("partition", p.partition, p.partitionUnits, "explicit");
+    r.readDouble("memory_budget_mib", p.memoryBudgetMiB);
 }
 
 void readOptimizer(TableReader& r, OptimizerConfig& o)

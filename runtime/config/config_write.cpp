@@ -97,7 +97,10 @@ std::string toToml(const RunConfig& c)
       << "accum = " << p.accum << "  # 0 = microbatches\n"
       << "micro_batch_size = " << p.microBatchSize << "\n"
       << "extra_depth = " << p.extraDepth << "\n"
-      << "layers_per_stage = " << tomlIntList(p.layersPerStage) << "  # [] = balanced by cost\n\n";
+      << "layers_per_stage = " << tomlIntList(p.layersPerStage) << "  # [] = balanced by cost\n"
+      << "partition = " << (p.partition == "explicit" ? tomlIntList(p.partitionUnits) : tomlString(p.partition))
+      << "  # \"flops\", \"measured\" or layer units per stage (embedding, blocks, final norm, head)\n"
+      << "memory_budget_mib = " << tomlFloat(p.memoryBudgetMiB) << "  # per stage, measured partition; 0 = none\n\n";
     o << "[schedule]\n"
       << "name = " << tomlString(c.schedule.name) << "\n\n";
     const OptimizerConfig& opt = c.optimizer;
