@@ -56,14 +56,17 @@ Result<GptShape> gptPreset(const std::string& name)
     if (name == "small") {
         return GptShape{.layers = 16, .dModel = 256, .heads = 8, .seqLen = 128, .vocab = 256};
     }
+    if (name == "deep") {
+        return GptShape{.layers = 40, .dModel = 64, .heads = 4, .seqLen = 64, .vocab = 256};
+    }
     if (name == "gpt2-medium") {
         return GptShape{.layers = 24, .dModel = 1024, .heads = 16, .seqLen = 1024, .vocab = 50257, .dropout = 0.1};
     }
     return makeError(ErrorCode::InvalidArgument, "unknown model preset '" + name + "'",
-                     "model.preset: allowed values are tiny, small, gpt2-medium");
+                     "model.preset: allowed values are tiny, small, deep, gpt2-medium");
 }
 
-std::vector<std::string> gptPresetNames() { return {"tiny", "small", "gpt2-medium"}; }
+std::vector<std::string> gptPresetNames() { return {"tiny", "small", "deep", "gpt2-medium"}; }
 
 Result<StagePartition> partitionLayers(const GptShape& shape, int stages, int microBatch,
                                        const std::vector<int>& explicitCounts)

@@ -227,7 +227,7 @@ std::optional<Error> readModel(TableReader& r, ModelConfig& model, std::string_v
         if (!shape) {
             return makeError(ErrorCode::InvalidArgument,
                 "model.preset: " + shape.error().message
-                    + " (allowed: tiny, small, gpt2-medium, or \"\" for an explicit shape)",
+                    + " (allowed: tiny, small, deep, gpt2-medium, or \"\" for an explicit shape)",
                 std::string(source));
         }
         model.shape = *shape;

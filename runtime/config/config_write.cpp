@@ -76,7 +76,7 @@ std::string toToml(const RunConfig& c)
     const GptShape& m = c.model.shape;
     o << "# Bubblescope run configuration\n\n";
     o << "[model]\n"
-      << "preset = " << tomlString(c.model.preset) << "  # tiny, small, gpt2-medium; keys below override it\n"
+      << "preset = " << tomlString(c.model.preset) << "  # tiny, small, deep, gpt2-medium; keys below override it\n"
       << "layers = " << m.layers << "\n"
       << "d_model = " << m.dModel << "\n"
       << "heads = " << m.heads << "\n"

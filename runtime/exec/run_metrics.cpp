@@ -41,6 +41,12 @@ void to_json(nlohmann::json& j, const RunSummary& s)
         {"time_to_target_s", optional(s.timeToTargetS)}, {"step_to_target", optional(s.stepToTarget)},
         {"error", s.error}, {"device", s.device}, {"dtype", s.dtype}, {"notes", s.notes},
         {"kernel_profiling", s.kernelProfiling}, {"per_stage", s.stages}};
+    if (s.partition) {
+        const PartitionRecord& p = *s.partition;
+        j["partition"] = {{"mode", p.mode}, {"costs", p.costs}, {"units_per_stage", p.unitsPerStage},
+            {"layers_per_stage", p.layersPerStage}, {"predicted_stage_ms", p.predictedStageMs},
+            {"predicted_stage_bytes", p.predictedStageBytes}, {"predicted_imbalance", p.predictedImbalance}};
+    }
 }
 
 } // namespace bs::runtime

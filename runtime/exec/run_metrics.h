@@ -44,6 +44,18 @@ struct BatchMetrics
     std::vector<StageMetrics> stages;
 };
 
+/// The partition a run used (runtime/partition/partition_choice.h), as summary.json records it.
+struct PartitionRecord
+{
+    std::string mode; ///< pipeline.partition: "flops", "measured", "explicit"
+    std::string costs; ///< what the prediction used: "measured" (profiling pass) or "flops"
+    std::vector<int> unitsPerStage; ///< layer units (embedding, blocks, final norm, head) per stage
+    std::vector<int> layersPerStage; ///< blocks per stage
+    std::vector<double> predictedStageMs; ///< forward + backward per micro-batch
+    std::vector<std::int64_t> predictedStageBytes; ///< static + in-flight activations
+    double predictedImbalance = 1.0; ///< slowest / mean predicted stage time
+};
+
 struct RunSummary
 {
     std::string schedule;
@@ -73,6 +85,7 @@ struct RunSummary
     /// GPU runs: the trace's cupti.* attributes (kernels, dropped_records, host_overhead_ns, ...).
     std::map<std::string, std::string> kernelProfiling;
     std::vector<StageMetrics> stages;
+    std::optional<PartitionRecord> partition; ///< pipeline runs: the stages' layer units
 };
 
 void to_json(nlohmann::json& j, const StageMetrics& m);

@@ -182,7 +182,7 @@ const BadToml kBadToml[] = {
     {"syntax", "[pipeline\nstages = 4\n", ErrorCode::ParseError,
      "TOML syntax error: Error while parsing table header: expected ']', saw '\\n'", "run.toml:1:10"},
     {"badPreset", "[model]\npreset = \"huge\"\n", ErrorCode::InvalidArgument,
-     "model.preset: unknown model preset 'huge' (allowed: tiny, small, gpt2-medium, or \"\" for an explicit shape)",
+     "model.preset: unknown model preset 'huge' (allowed: tiny, small, deep, gpt2-medium, or \"\" for an explicit shape)",
      "run.toml"},
 };
 // clang-format on

@@ -65,7 +65,7 @@ const BadValue kBadValues[] = {
     {"paciAccumAboveM", [](RunConfig& c) { c.schedule.name = "paci"; c.pipeline.accum = 16; },
      "pipeline.accum", "pipeline.accum = 16 must divide pipeline.microbatches = 8 so every update applies whole windows"},
     {"preset", [](RunConfig& c) { c.model.preset = "huge"; }, "model.preset",
-     "model.preset = \"huge\" is not allowed; allowed values: tiny, small, gpt2-medium"},
+     "model.preset = \"huge\" is not allowed; allowed values: tiny, small, deep, gpt2-medium"},
     {"layers0", [](RunConfig& c) { c.model.shape.layers = 0; c.pipeline.stages = 1; }, "model.layers",
      "model.layers = 0 is out of range; allowed: 1..1024"},
     {"dModel", [](RunConfig& c) { c.model.shape.dModel = 100000; }, "model.d_model",
