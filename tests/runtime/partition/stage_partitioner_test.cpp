@@ -193,3 +193,35 @@ TEST(StagePartitioner, FlopsCostsPutTheHeadOnTheScale)
 
 } // namespace
 } // namespace bs::runtime
+
+namespace bs {
+namespace {
+
+TEST(LayerUnitPartition, MapsUnitsToBlocksNormAndHead)
+{
+    const GptShape shape{.layers = 4};
+    ASSERT_EQ(layerUnitCount(shape), 7);
+    EXPECT_EQ(layerUnitName(shape, 0), "embedding");
+    EXPECT_EQ(layerUnitName(shape, 3), "block 2");
+    EXPECT_EQ(layerUnitName(shape, 5), "final norm");
+    EXPECT_EQ(layerUnitName(shape, 6), "head");
+    // embedding | blocks 0-1 | blocks 2-3 + final norm | head
+    auto part = partitionFromUnits(shape, 4, {1, 2, 3, 1});
+    ASSERT_TRUE(part) << part.error().describe();
+    EXPECT_EQ(part->layerCount, (std::vector<int>{0, 2, 2, 0}));
+    EXPECT_EQ(part->firstLayer, (std::vector<int>{0, 0, 2, 4}));
+    EXPECT_EQ(part->finalNormStage, 2);
+    // The block split in units: the embedding joins stage 0, norm and head the last stage.
+    auto blocks = partitionLayers(shape, 2, 1, {1, 3});
+    ASSERT_TRUE(blocks);
+    EXPECT_EQ(blocks->unitCount, (std::vector<int>{2, 5}));
+    EXPECT_EQ(blocks->finalNormStage, 1);
+    auto back = partitionFromUnits(shape, 2, blocks->unitCount);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->layerCount, blocks->layerCount);
+    EXPECT_FALSE(partitionFromUnits(shape, 2, {7, 0}));
+    EXPECT_FALSE(partitionFromUnits(shape, 3, {2, 5}));
+}
+
+} // namespace
+} // namespace bs
