@@ -12,6 +12,7 @@
 #include "runtime/exec/run_session.h"
 #include "runtime/exec/unit_profile.h"
 #include "runtime/partition/partition_choice.h"
+#include "runtime/sim/simulator.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -124,7 +125,17 @@ void runStream(const std::string& label, const std::string& spec, const std::vec
         const double busy = (f.busyTimeS / f.steps) / (p.busyTimeS / p.steps); // same work: != 1 is machine speed
         std::printf("%s split, 1f1b / paci: virtual time per batch %.3f raw, %.3f busy-normalised (busy ratio %.3f)\n",
             arms[i].partition.c_str(), perBatch, perBatch / busy, busy);
-        for (double target : targets) {
+        // Targets: the fixed ones, then 25 / 50 / 75 / 90 % of the way from the first validation
+        // loss to the higher of the two last ones (reached by both runs whatever the curve).
+        std::vector<double> all = targets;
+        if (!f.valLosses.empty() && !p.valLosses.empty()) {
+            const double start = std::max(f.valLosses.front(), p.valLosses.front());
+            const double end = std::max(f.valLosses.back(), p.valLosses.back());
+            for (double frac : {0.25, 0.5, 0.75, 0.9}) {
+                all.push_back(start - frac * (start - end));
+            }
+        }
+        for (double target : all) {
             const auto rf = reach(f, target);
             const auto rp = reach(p, target);
             std::printf("  target %.2f: batches 1f1b %s paci %s", target, rf ? std::to_string(rf->first).c_str() : "-",
@@ -136,6 +147,13 @@ void runStream(const std::string& label, const std::string& spec, const std::vec
             std::printf("\n");
         }
     }
+    for (const Arm& a : arms) {
+        std::printf("val curve %s %s:", a.partition.c_str(), a.schedule.c_str());
+        for (std::size_t i = 0; i < a.summary.valLosses.size(); ++i) {
+            std::printf(" %d:%.3f", a.summary.valSteps[i] + 1, a.summary.valLosses[i]);
+        }
+        std::printf("\n");
+    }
     bool same = true;
     for (std::size_t i = 2; i < arms.size(); ++i) {
         same = same && arms[i].summary.losses == arms[i - 2].summary.losses;
@@ -145,10 +163,77 @@ void runStream(const std::string& label, const std::string& spec, const std::vec
 
 } // namespace
 
+// train_bench ttt-replay [steps]: what the stage times alone allow. A short paci run of the deep
+// preset gives every stage's mean F, B and U; the cost-model executor replays 1f1b and paci over
+// 100 batches with exactly those means. The ratio is the figure without timing noise: the gap
+// between it and the measured per-batch ratio is what varying action durations cost.
+int replayTimeToTarget(int argc, char** argv)
+{
+    const int steps = argc > 2 ? std::atoi(argv[2]) : 12;
+    RunConfig c = bs::runtime::configPreset("deep").value();
+    c.training.steps = steps;
+    c.training.evalInterval = 0;
+    c.profiling.trace = true;
+    c.pipeline.partition = "flops";
+    auto session = RunSession::create(c, {});
+    if (!session) {
+        die(session.error());
+    }
+    if (auto st = session->run(); !st) {
+        die(st.error());
+    }
+    const auto p = static_cast<std::size_t>(c.pipeline.stages);
+    std::vector<double> f(p, 0), b(p, 0), u(p, 0), nf(p, 0), nb(p, 0), nu(p, 0);
+    session->trace()->forEach([&](const bs::profiler::TraceEvent& e) {
+        if (!e.isCompute() || e.stage >= p) {
+            return;
+        }
+        const double ns = static_cast<double>(e.duration());
+        if (e.kind == bs::profiler::EventKind::Forward) {
+            f[e.stage] += ns, nf[e.stage] += 1;
+        } else if (e.kind == bs::profiler::EventKind::Backward) {
+            b[e.stage] += ns, nb[e.stage] += 1;
+        } else if (e.kind == bs::profiler::EventKind::Update) {
+            u[e.stage] += ns, nu[e.stage] += 1;
+        }
+    });
+    bs::runtime::CostModel costs;
+    std::printf("per-stage mean F / B / U ms:");
+    for (std::size_t s = 0; s < p; ++s) {
+        bs::runtime::StageCost sc;
+        sc.forward = static_cast<bs::TimeNs>(f[s] / std::max(1.0, nf[s]));
+        sc.backwardInput = static_cast<bs::TimeNs>(b[s] / std::max(1.0, nb[s]));
+        sc.update = static_cast<bs::TimeNs>(u[s] / std::max(1.0, nu[s]));
+        costs.stages.push_back(sc);
+        std::printf(" %.2f/%.2f/%.2f", static_cast<double>(sc.forward) / 1e6, static_cast<double>(sc.backwardInput) / 1e6,
+            static_cast<double>(sc.update) / 1e6);
+    }
+    std::printf("\n");
+    double makespan[2] = {0, 0};
+    int i = 0;
+    for (const std::string name : {"1f1b", "paci"}) {
+        c.schedule.name = name;
+        c.pipeline.accum = name == "paci" ? c.pipeline.microbatches : 0;
+        c.training.steps = 100;
+        auto sim = bs::runtime::simulate({bs::runtime::toScheduleParams(c), costs, c.pipeline.microBatchSize});
+        if (!sim) {
+            die(sim.error());
+        }
+        makespan[i++] = static_cast<double>(sim->trace->endTime());
+        std::printf("%s replay: bubble %.3f\n", name.c_str(), sim->report.bubbleFraction);
+    }
+    std::printf("cost-model replay over 100 batches with these means: 1f1b / paci time per batch = %.3f (theory (m+p-1)/m = "
+                "%.3f)\n",
+        makespan[0] / makespan[1],
+        static_cast<double>(c.pipeline.microbatches + c.pipeline.stages - 1) / c.pipeline.microbatches);
+    return 0;
+}
+
 int measuredTimeToTarget(int argc, char** argv)
 {
     const int steps = argc > 2 ? std::atoi(argv[2]) : 100;
     const std::string textPath = argc > 3 ? argv[3] : "/usr/share/common-licenses/GPL-3";
+    const std::string only = argc > 4 ? argv[4] : ""; // "synthetic" or "text": one stream (two processes in parallel)
     RunConfig probe = bs::runtime::configPreset("deep").value();
     auto units = bs::runtime::measureLayerUnits(probe);
     if (!units) {
@@ -169,7 +254,11 @@ int measuredTimeToTarget(int argc, char** argv)
     std::printf("\n");
     const std::vector<int> flopsUnits = flopsChoice ? flopsChoice->plan.unitCount : std::vector<int>{};
     // Synthetic: entropy floor 1.708 nats; English bytes start at ln 256 = 5.5 nats.
-    runStream("synthetic", "synthetic", {5.0, 4.5, 4.0, 3.5, 3.0}, steps, choice->plan.unitCount, flopsUnits);
-    runStream("English text", "text:" + textPath, {3.4, 3.2, 3.0, 2.8, 2.6}, steps, choice->plan.unitCount, flopsUnits);
+    if (only.empty() || only == "synthetic") {
+        runStream("synthetic", "synthetic", {5.0, 4.5}, steps, choice->plan.unitCount, flopsUnits);
+    }
+    if (only.empty() || only == "text") {
+        runStream("English text", "text:" + textPath, {4.5, 4.0}, steps, choice->plan.unitCount, flopsUnits);
+    }
     return 0;
 }
