@@ -22,6 +22,8 @@ PACKAGES=(
   dpkg-dev fakeroot file
   # fuzzing (tests/fuzz, the fuzz preset): clang and its libFuzzer runtime
   clang-14 libclang-rt-14-dev
+  # the formatting check (scripts/check-format.sh: git clang-format on the changed lines)
+  clang-format
 )
 
 missing=()

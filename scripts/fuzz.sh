@@ -2,6 +2,7 @@
 # Runs every libFuzzer harness (tests/fuzz) for a while under ASan + UBSan and prints how many
 # inputs each tried. CI runs them for a few seconds each (scripts/test.sh, ctest -L fuzz); this is
 # the longer local run.  Usage: scripts/fuzz.sh [SECONDS_PER_HARNESS=600] [JOBS=1]
+# (BS_FUZZ_HARNESSES="kineto_trace token_files" runs only those.)
 # New interesting inputs go to build/fuzz/corpus-work/<harness>/; a crash leaves crash-* files
 # in build/fuzz/findings/<harness>/: add it to tests/fuzz/corpus/<harness>/ with the fix, and the
 # corpus replay in ctest keeps it fixed.
@@ -14,7 +15,8 @@ cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
 status=0
 printf '%-14s %12s %10s %s\n' harness runs "exec/s" result
-for harness in config_toml chrome_trace schedule_csv run_files token_files; do
+harnesses=${BS_FUZZ_HARNESSES:-config_toml chrome_trace schedule_csv run_files token_files kineto_trace}
+for harness in $harnesses; do
     work=build/fuzz/corpus-work/$harness findings=build/fuzz/findings/$harness
     mkdir -p "$work" "$findings"
     log=build/fuzz/findings/$harness.log

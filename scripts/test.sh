@@ -6,9 +6,12 @@
 #      packaging/install-torch.sh, cached outside the clone) and runs its tests on the CPU: the GPU
 #      tests compile, link and skip without a GPU,
 #   4. builds the torch-free core under ASan+UBSan and TSan and runs its tests again,
-#   5. builds the libFuzzer harnesses (clang, ASan+UBSan) and runs each for a few seconds.
+#   5. builds the libFuzzer harnesses (clang, ASan+UBSan) and runs each for a few seconds,
+#   6. checks the formatting of the C++ lines this branch changed (scripts/check-format.sh: the
+#      repository's .clang-format on the lines changed since the merge base with main).
 # Set BS_CUDA_TORCH=0 to skip step 3 (the first run downloads about 3 GB), BS_SANITIZERS=0 to skip
-# step 4 (it adds a few minutes), BS_FUZZ=0 to skip step 5. Each step prints its wall time.
+# step 4 (it adds a few minutes), BS_FUZZ=0 to skip step 5, BS_FORMAT=0 to skip step 6. Each step
+# prints its wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -52,4 +55,8 @@ if [[ "${BS_FUZZ:-1}" != 0 ]]; then
   ctest --preset fuzz
 fi
 # --- end fuzzing
+if [[ "${BS_FORMAT:-1}" != 0 ]]; then
+  step "format: changed lines (scripts/check-format.sh)"
+  bash scripts/check-format.sh
+fi
 echo "== all tests passed (${SECONDS} s)"

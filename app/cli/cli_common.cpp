@@ -3,6 +3,7 @@
 #include "app/cli/option_checks.h"
 #include "runtime/schedule/catalogue.h"
 
+#include <cmath>
 #include <iostream>
 
 namespace bs::cli {
@@ -34,7 +35,16 @@ void SimulationOptions::addTo(CLI::App& app, bool withSchedule)
     app.add_option("-n,--batches", batches, "Global batches to run")->capture_default_str();
     app.add_option("-k,--extra-depth", extraDepth, "Async schedules: extra in-flight micro-batches per stage")
         ->capture_default_str();
-    app.add_option("--cost", cost, "Per-action costs F,I,W[,U] in ms (full backward B = I+W)")->capture_default_str();
+    app.add_option("--stages-per-rank", stagesPerRank,
+                   "Stages (model chunks) per rank for interleaved schedules (0 = the schedule's own)")
+        ->capture_default_str();
+    app.add_option("--cost", cost, "Per-action costs F,I,W[,U] in ms per rank (full backward B = I+W; a rank's v "
+                                   "chunks split them)")
+        ->capture_default_str();
+    app.add_option("--overlap-cost", overlapMs,
+                   "dualpipev: one overlapped forward-and-backward pair per rank in ms (0 = F + B, no overlap gain)")
+        ->capture_default_str()
+        ->check(finiteIn(0, runtime::kMaxActionMs, "ms"));
     app.add_option("--comm", commMs, "Communication time per transfer in ms")
         ->capture_default_str()
         ->check(finiteIn(0, runtime::kMaxActionMs, "ms"));
@@ -52,6 +62,7 @@ Result<runtime::SimulationRequest> SimulationOptions::request(const std::string&
     req.schedule.accum = accum;
     req.schedule.batches = batches;
     req.schedule.extraDepth = extraDepth;
+    req.schedule.stagesPerRank = stagesPerRank;
     req.microBatchSize = microBatchSize;
     const bool microbatchesGiven = microbatchesOption && microbatchesOption->count() > 0;
     const runtime::ScheduleInfo* info = runtime::findSchedule(scheduleName);
@@ -64,6 +75,9 @@ Result<runtime::SimulationRequest> SimulationOptions::request(const std::string&
     }
     if (comparing && info && !info->asynchronous) { // and --extra-depth only the asynchronous rows
         req.schedule.extraDepth = 0;
+    }
+    if (comparing && info && info->placement != runtime::Placement::Loop) { // --stages-per-rank: the loop rows
+        req.schedule.stagesPerRank = 0;
     }
     if (stages < 1 || stages > runtime::limits::kMaxStages) {
         return makeError(ErrorCode::InvalidArgument, "stages: got " + std::to_string(stages),
@@ -89,6 +103,9 @@ Result<runtime::SimulationRequest> SimulationOptions::request(const std::string&
             return costs.error();
         }
         req.costs = std::move(*costs);
+    }
+    for (auto& stage : req.costs.stages) {
+        stage.forwardBackward = static_cast<TimeNs>(std::llround(overlapMs * 1e6));
     }
     return req;
 }

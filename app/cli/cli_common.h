@@ -25,7 +25,9 @@ struct SimulationOptions
     int accum = 0;
     int batches = 1;
     int extraDepth = 0;
+    int stagesPerRank = 0;       ///< v; 0 = the schedule's own
     std::string cost = "1,1,1";
+    double overlapMs = 0;        ///< DualPipeV's overlapped F&B pair per rank; 0 = F + B
     double commMs = 0;
     std::string model;           ///< GPT preset; when set, costs come from the model and device
     int microBatchSize = 1;
@@ -33,8 +35,9 @@ struct SimulationOptions
 
     CLI::Option* microbatchesOption = nullptr;
 
-    /// Adds --stages, --microbatches, --accum, --batches, --extra-depth, --cost, --comm, --model,
-    /// --micro-batch-size, --device-profile (and --schedule when `withSchedule`).
+    /// Adds --stages, --microbatches, --accum, --batches, --extra-depth, --stages-per-rank, --cost,
+    /// --overlap-cost, --comm, --model, --micro-batch-size, --device-profile (and --schedule when
+    /// `withSchedule`).
     void addTo(CLI::App& app, bool withSchedule);
     /// Builds the request for `scheduleName`, applying "paci: m = a unless --microbatches is set".
     /// In a comparison (`comparing`), --accum shapes only the paci row instead of being an error

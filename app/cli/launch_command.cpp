@@ -1,6 +1,7 @@
 #include "app/cli/option_checks.h"
 #include "app/cli/launch_command.h"
 #include "app/cli/stop_signals.h"
+#include "runtime/dist/rank_merge.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -66,6 +67,61 @@ void flushLines(std::string& buf, int rank, FILE* to, bool all)
         buf.clear();
     }
     std::fflush(to);
+}
+
+/// The value of `--name VALUE` or `--name=VALUE` in the ranks' command, if given.
+std::optional<std::string> optionValue(const std::vector<std::string>& command, const std::string& name)
+{
+    for (std::size_t i = 0; i < command.size(); ++i) {
+        if (command[i] == name && i + 1 < command.size()) {
+            return command[i + 1];
+        }
+        if (command[i].rfind(name + "=", 0) == 0) {
+            return command[i].substr(name.size() + 1);
+        }
+    }
+    return std::nullopt;
+}
+
+const char* signalName(int sig)
+{
+    switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGKILL: return "SIGKILL";
+    case SIGSEGV: return "SIGSEGV";
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
+    default: return "a signal";
+    }
+}
+
+/// After a stop (or a failure) that left the ranks' own directories only: one run directory of
+/// the global batches every rank finished (rank_merge.h). Says what it kept; never fails the launch
+/// beyond its exit code.
+void mergeWhatRanksKept(const LaunchArgs& args, const std::vector<pid_t>& pids, const std::string& stoppedBy,
+                        const std::string& error)
+{
+    // --json: the merged summary is printed as rank 0's would have been.
+    const std::optional<std::string> out = optionValue(args.command, "--out");
+    if (!out || out->empty()) {
+        return; // nothing was written
+    }
+    bool overwrite = false;
+    for (const std::string& a : args.command) {
+        overwrite = overwrite || a == "--overwrite";
+    }
+    auto merged = runtime::mergeStoppedRanks(*out, pids, overwrite, optionValue(args.command, "--backend").value_or(""),
+                                             stoppedBy, error);
+    if (!merged) {
+        std::fprintf(stderr, "[launch] nothing merged into %s: %s\n", out->c_str(), merged.error().describe().c_str());
+        return;
+    }
+    std::fprintf(stderr, "[launch] merged the %d global batches every rank finished (of %d planned) into %s\n",
+                 merged->value("steps", 0), merged->value("steps_planned", 0), out->c_str());
+    if (args.json) {
+        std::cout << merged->dump(2) << '\n' << std::flush;
+    }
 }
 
 } // namespace
@@ -168,6 +224,7 @@ int runLaunch(const LaunchArgs& args, const std::string& executable)
     }
 
     std::optional<int> firstFailure;
+    std::string failure; // "rank K was killed by SIGKILL (signal 9)": the rank that failed first
     std::optional<Clock::time_point> failedAt;
     bool killed = false;
     bool forwarded = false;
@@ -247,11 +304,21 @@ int runLaunch(const LaunchArgs& args, const std::string& executable)
                 continue;
             }
             r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-            if (*r.exitCode != 0 && !firstFailure) {
+            if (*r.exitCode != 0 && !firstFailure && !forwarded) {
                 firstFailure = *r.exitCode;
                 failedAt = Clock::now();
-                std::fprintf(stderr, "[launch] rank %zu exited with code %d; waiting up to %.0f s for the others\n", k,
-                             *r.exitCode, args.graceS);
+                char how[96];
+                if (WIFSIGNALED(status)) {
+                    std::snprintf(how, sizeof how, "was killed by %s (signal %d)", signalName(WTERMSIG(status)),
+                                  WTERMSIG(status));
+                } else {
+                    std::snprintf(how, sizeof how, "exited with code %d", *r.exitCode);
+                }
+                failure = "rank " + std::to_string(k) + " " + how;
+                std::fprintf(stderr, "[launch] %s first; waiting up to %.0f s for the others\n", failure.c_str(),
+                             args.graceS);
+            } else if (*r.exitCode != 0 && !firstFailure) {
+                firstFailure = *r.exitCode;
             }
         }
         if (!running) {
@@ -277,8 +344,24 @@ int runLaunch(const LaunchArgs& args, const std::string& executable)
     if (args.json && !ranks.empty()) {
         std::cout << ranks[0].captured << std::flush;
     }
+    // Rank 0 merges the run when every rank finished; otherwise what the ranks kept (their metrics
+    // and per-batch trace chunks in OUT/rankK) becomes the run directory here.
+    std::vector<pid_t> pids;
+    for (const Rank& r : ranks) {
+        pids.push_back(r.pid);
+    }
+    const bool rank0Merged = !ranks.empty() && ranks[0].exitCode == 0;
     if (forwarded) {
+        if (!rank0Merged) {
+            mergeWhatRanksKept(args, pids, stopSignal() == SIGTERM ? "SIGTERM" : "SIGINT", "");
+        }
         return stoppedExitCode();
+    }
+    if (firstFailure) {
+        if (!rank0Merged) {
+            mergeWhatRanksKept(args, pids, "", "the run failed: " + failure);
+        }
+        std::fprintf(stderr, "[launch] the run failed: %s\n", failure.c_str());
     }
     return firstFailure.value_or(0);
 }

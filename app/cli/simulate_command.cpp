@@ -38,6 +38,8 @@ nlohmann::json simulationJson(const runtime::SimulationResult& r, int microBatch
     out["accum"] = p.accum;
     out["batches"] = p.batches;
     out["extra_depth"] = p.extraDepth;
+    out["stages_per_rank"] = r.schedule.stagesPerRank();
+    out["placement"] = std::string(runtime::placementName(r.schedule.placement));
     out["micro_batch_size"] = microBatchSize;
     out["time_unit"] = "s";
     out["memory_unit"] = bytesKnown ? "bytes" : "micro-batches";
@@ -57,13 +59,22 @@ void printSimulation(const runtime::SimulationResult& r, bool bytesKnown, std::o
 {
     const auto& p = r.schedule.params;
     const auto& rep = r.report;
-    out << p.name << ": " << p.stages << " stages, " << p.microbatches << " micro-batches per batch, " << p.batches
+    const std::string shape = r.schedule.onePerRank()
+                                  ? std::to_string(p.stages) + " stages"
+                                  : std::to_string(r.schedule.ranks()) + " ranks holding " + std::to_string(r.schedule.stages())
+                                        + " stages";
+    out << p.name << ": " << shape << ", " << p.microbatches << " micro-batches per batch, " << p.batches
         << (p.batches == 1 ? " batch" : " batches") << (takesWindow(p.name) ? ", a = " + std::to_string(p.accum) : "")
-        << (p.extraDepth > 0 ? ", extra depth " + std::to_string(p.extraDepth) : "") << "\n";
+        << (p.extraDepth > 0 ? ", extra depth " + std::to_string(p.extraDepth) : "")
+        << (r.schedule.onePerRank() ? ""
+                                    : ", " + std::to_string(r.schedule.stagesPerRank()) + " stages per rank ("
+                                          + std::string(runtime::placementName(r.schedule.placement)) + ")")
+        << "\n";
     out << "makespan " << fixed(ms(rep.makespan), 3) << " ms   bubble " << percent(rep.bubbleFraction)
-        << "   steady bubble " << percent(rep.steadyBubbleFraction) << "   utilization " << percent(rep.utilization)
+        << "   steady bubble " << percent(rep.steadyBubbleFraction) << "   per-stage-span bubble "
+        << percent(rep.spanBubbleFraction) << "   utilization " << percent(rep.utilization)
         << "   throughput " << fixed(r.throughputSamplesPerSecond, 1) << " samples/s\n\n";
-    Table table({"stage", "busy ms", "idle ms", "bubble", "warm-up", "drain", "flush", "dep", "comm", "in-flight",
+    Table table({r.schedule.onePerRank() ? "stage" : "rank", "busy ms", "idle ms", "bubble", "warm-up", "drain", "flush", "dep", "comm", "in-flight",
                  "memory", "max lag", "lag histogram", "versions"});
     for (const auto& s : rep.perStage) {
         std::string hist;
@@ -77,7 +88,10 @@ void printSimulation(const runtime::SimulationResult& r, bool bytesKnown, std::o
                       std::to_string(s.maxVersionLag), hist, std::to_string(s.peakWeightVersions)});
     }
     out << table.render();
-    out << "(idle by cause in ms; memory is " << (bytesKnown ? "peak bytes per stage" : "peak in-flight micro-batches")
+    out << "(idle by cause in ms; memory is "
+        << (bytesKnown ? (r.schedule.onePerRank() ? "peak bytes per stage" : "peak bytes per rank, all its stages")
+                       : (r.schedule.onePerRank() ? "peak in-flight micro-batches"
+                                                  : "peak in-flight stage-micro-batches per rank, all its stages"))
         << ")\n";
 }
 
@@ -185,6 +199,10 @@ struct CompareCommand
         if (names.empty()) {
             for (const auto& info : runtime::scheduleCatalogue()) {
                 // Training all eight takes long: by default the flush baseline and the windowed schedule.
+                // The multi-stage ones have their own micro-batch rules: name them with -s.
+                if (info.multiStage()) {
+                    continue;
+                }
                 if (!train || info.name == "1f1b" || info.takesAccumWindow()) {
                     names.push_back(info.name);
                 }
@@ -247,7 +265,7 @@ void addSimulationCommands(CLI::App& app, int& exitCode, TrainComparison train)
     auto* list = app.add_subcommand("schedules", "List the schedules, one line each");
     list->callback([&exitCode] {
         for (const auto& info : runtime::scheduleCatalogue()) {
-            std::printf("%-11s %s %s\n", info.name.c_str(), info.asynchronous ? "async" : "sync ", info.summary.c_str());
+            std::printf("%-16s %s %s\n", info.name.c_str(), info.asynchronous ? "async" : "sync ", info.summary.c_str());
         }
         exitCode = kExitOk;
     });

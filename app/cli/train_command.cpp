@@ -6,7 +6,7 @@
 #include "runtime/config/config_presets.h"
 #include "runtime/config/config_toml.h"
 #include "runtime/dist/dist_train.h"
-#include "runtime/sim/preflight.h"
+#include "runtime/sim/run_preflight.h"
 #include "runtime/config/config_validate.h"
 #include "base/atomic_file.h"
 #include "runtime/exec/run_session.h"
@@ -128,31 +128,13 @@ Result<runtime::RunConfig> buildConfig(const TrainArgs& a)
     return c;
 }
 
-/// Pre-flight: the simulator's memory estimate for the run against the RAM the stages share (CPU).
-/// CUDA: runtime/sim/preflight.h's hook takes the device's free memory instead (not wired here yet).
+/// Pre-flight (runtime/sim/run_preflight.h): the simulator's memory estimate against host RAM or
+/// each GPU's memory, before anything is allocated.
 Status preflight(const runtime::RunConfig& c, const TrainArgs& a)
 {
-    if (a.reference || c.device.name.rfind("cpu", 0) != 0 || !runtime::validate(c)) {
-        return ok(); // an invalid config gets the validator's message when the session starts
-    }
-    auto device = runtime::deviceProfile("cpu");
-    if (!device) {
-        return ok();
-    }
-    runtime::GptScenario scenario;
-    scenario.schedule = c.schedule.name;
-    scenario.stages = c.pipeline.stages;
-    scenario.shape = c.model.shape;
-    scenario.device = *device;
-    scenario.accum = c.pipeline.microbatches;
-    scenario.microBatchSize = c.pipeline.microBatchSize;
-    scenario.batches = 1;
-    const std::int64_t available = runtime::availableHostMemoryBytes();
-    Status fits = runtime::checkMemoryFits(scenario, available);
-    if (!fits && fits.error().context.rfind("pre-flight", 0) != 0) {
-        return ok(); // a scenario the simulator cannot model: the run itself will tell
-    }
-    return fits;
+    runtime::PreflightScope scope;
+    scope.reference = a.reference;
+    return runtime::preflightRun(c, runtime::probeMemoryCapacity(), scope);
 }
 
 std::string optionalText(const std::optional<double>& v, int precision = 4)
@@ -308,6 +290,16 @@ int runDistributed(const TrainArgs& args)
     }
     if (auto backend = runtime::distBackend(args.backend, *config); !backend) {
         return printError(backend.error()); // before any rendezvous
+    }
+    runtime::PreflightScope scope; // this rank's stage against its GPU, or the host's RAM
+    scope.distributed = true;
+    scope.localRank = env->localRank;
+    scope.ranksOnThisHost = env->worldSize;
+    if (const char* local = std::getenv("LOCAL_WORLD_SIZE"); local && std::atoi(local) > 0) {
+        scope.ranksOnThisHost = std::atoi(local);
+    }
+    if (Status fits = runtime::preflightRun(*config, runtime::probeMemoryCapacity(), scope); !fits) {
+        return printError(fits.error()); // before the rendezvous: the others name this rank
     }
     runtime::DistRunOptions options;
     if (!args.outDir.empty()) {

@@ -1,6 +1,7 @@
 #include "profiler/analysis/analyze.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 
 namespace bs::profiler {
@@ -116,6 +117,13 @@ public:
             stages = std::max(stages, e.stage + 1);
             maxMb = std::max(maxMb, e.microbatch);
         });
+        // Stages per lane, from the trace's own metadata (the simulator writes it; other traces
+        // have one stage per lane). Bounded: a hand-edited file cannot make the slots explode.
+        if (const auto it = trace.meta().attributes.find("stages_per_rank"); it != trace.meta().attributes.end()) {
+            int v = 1;
+            const auto [ptr, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
+            m_chunks = ec == std::errc() && ptr == it->second.data() + it->second.size() ? std::clamp(v, 1, 64) : 1;
+        }
         m_mbs = static_cast<std::size_t>(maxMb) + 1;
         m_compute.assign(static_cast<std::size_t>(stages), StageEvents(trace));
         for (auto& events : m_compute) {
@@ -167,6 +175,15 @@ public:
         const double capacity = static_cast<double>(report.stages) * static_cast<double>(report.makespan);
         report.bubbleFraction = capacity > 0 ? static_cast<double>(report.totalIdle) / capacity : 0.0;
         report.utilization = 1.0 - report.bubbleFraction;
+        // The zero-bubble authors' bubble rate: (cost − busy) / cost with cost the longest
+        // per-stage span, so a stage's late start and early finish do not count.
+        TimeNs longest = 0, busy = 0;
+        for (const auto& st : report.perStage) {
+            longest = std::max(longest, st.span);
+            busy += st.busy;
+        }
+        const double meanBusy = static_cast<double>(busy) / static_cast<double>(report.stages);
+        report.spanBubbleFraction = longest > 0 ? 1.0 - meanBusy / static_cast<double>(longest) : 0.0;
         steadyWindow(report);
         return report;
     }
@@ -404,6 +421,7 @@ private:
             st.busyByKind[static_cast<std::size_t>(kindIndex(e.kind))] += e.duration();
         }
         emit(BubbleCause::Drain, cursor, m_t1);
+        st.span = cursor - events.front().start;
         st.idle = makespan - st.busy;
         st.bubbleFraction = makespan > 0 ? static_cast<double>(st.idle) / static_cast<double>(makespan) : 0.0;
         inflightAndMemory(st, events);
@@ -416,8 +434,9 @@ private:
         const int s = st.stage;
         const std::int64_t unitBytes = at(m_options.activationBytes, s, std::int64_t{1});
         constexpr int kNone = -1;
-        std::vector<int> forwardVersion(m_mbs, kNone); // mb -> version its forward saw
-        std::vector<std::int64_t> heldBytes(m_mbs, 0); // mb -> activation bytes still held
+        const std::size_t slots = m_mbs * static_cast<std::size_t>(m_chunks);
+        std::vector<int> forwardVersion(slots, kNone); // slot -> version its forward saw
+        std::vector<std::int64_t> heldBytes(slots, 0); // slot -> activation bytes still held
         std::map<int, int> liveVersions;               // stashed version -> micro-batches using it
         constexpr int kMaxLagTracked = 4096; // lags beyond this are counted in the last bucket
         std::vector<int> lagCounts(kMaxLagTracked + 1, 0);
@@ -442,15 +461,19 @@ private:
             if (e.microbatch < 0) {
                 continue;
             }
+            // One slot per (micro-batch, chunk): a rank with several stages holds each chunk's
+            // activations of a micro-batch separately (aux = the chunk on compute events).
+            const int chunk = e.kind != EventKind::Update && e.aux < m_chunks ? e.aux : 0;
+            const int slot = e.microbatch * m_chunks + chunk;
             switch (e.kind) {
             case EventKind::Forward: {
                 ++inflight;
                 st.peakInflight = std::max(st.peakInflight, inflight);
                 const std::int64_t bytes = e.bytes > 0 ? e.bytes : unitBytes;
-                held(e.microbatch) += bytes;
+                held(slot) += bytes;
                 activation += bytes;
                 peakActivation = std::max(peakActivation, activation);
-                forwardVersion[static_cast<std::size_t>(e.microbatch)] = e.version;
+                forwardVersion[static_cast<std::size_t>(slot)] = e.version;
                 if (m_options.stashesWeights) {
                     ++liveVersions[e.version];
                 }
@@ -459,7 +482,7 @@ private:
             case EventKind::Backward:
             case EventKind::BackwardInput: {
                 --inflight;
-                const int fv = forwardVersion[static_cast<std::size_t>(e.microbatch)];
+                const int fv = forwardVersion[static_cast<std::size_t>(slot)];
                 if (fv != kNone) {
                     const int lag = e.version - fv;
                     ++lagCounts[static_cast<std::size_t>(std::max(0, std::min(lag, kMaxLagTracked)))];
@@ -467,16 +490,16 @@ private:
                 }
                 // A split backward keeps what the weight gradient needs (about half) until W.
                 if (e.kind == EventKind::Backward) {
-                    release(e.microbatch, held(e.microbatch));
-                    dropVersion(e.microbatch);
+                    release(slot, held(slot));
+                    dropVersion(slot);
                 } else {
-                    release(e.microbatch, held(e.microbatch) / 2);
+                    release(slot, held(slot) / 2);
                 }
                 break;
             }
             case EventKind::BackwardWeight:
-                release(e.microbatch, held(e.microbatch));
-                dropVersion(e.microbatch);
+                release(slot, held(slot));
+                dropVersion(slot);
                 break;
             case EventKind::Update: current = e.version + 1; break;
             default: break;
@@ -502,6 +525,7 @@ private:
     std::vector<BubbleSpan>* m_spans = nullptr; ///< the report's bubbles, while run() fills them
     std::vector<StageEvents> m_compute;
     std::size_t m_mbs = 1;
+    int m_chunks = 1; ///< stages per lane (1 + the largest chunk in a compute event's aux)
     std::vector<Interval> m_activationIn;
     std::vector<Interval> m_gradientIn;
     TimeNs m_t0 = 0, m_t1 = 0;

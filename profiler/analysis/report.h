@@ -57,6 +57,7 @@ struct StageReport
     int stage = 0;
     TimeNs busy = 0;
     TimeNs idle = 0;
+    TimeNs span = 0;           ///< from the stage's first action's start to its last action's end
     std::array<TimeNs, kBubbleCauseCount> idleByCause{};
     double bubbleFraction = 0; ///< idle / makespan
     int peakInflight = 0;      ///< micro-batches with F done and B/I not yet started
@@ -75,6 +76,9 @@ struct Report
     double bubbleFraction = 0; ///< totalIdle / (stages · makespan)
     TimeNs steadyStart = 0, steadyEnd = 0; ///< window excluding the first and last global batch
     double steadyBubbleFraction = 0;
+    /// The zero-bubble authors' bubble rate (Qi et al. 2023): (cost − mean busy) / cost, with cost
+    /// the longest per-stage span; a stage's staggered start and end are not bubble here.
+    double spanBubbleFraction = 0;
     double utilization = 0;    ///< 1 − bubbleFraction
     int microbatches = 0;      ///< distinct micro-batches seen at stage 0's forward
     std::array<TimeNs, kBubbleCauseCount> idleByCause{};

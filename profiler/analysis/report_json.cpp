@@ -47,6 +47,7 @@ nlohmann::json toJson(const Report& report)
         {"makespan", seconds(report.makespan)},
         {"bubble_fraction", report.bubbleFraction},
         {"steady_bubble_fraction", report.steadyBubbleFraction},
+        {"span_bubble_fraction", report.spanBubbleFraction},
         {"utilization", report.utilization},
         {"idle_by_cause", causes(report.idleByCause)},
         {"per_stage", perStage},

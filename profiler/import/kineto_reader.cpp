@@ -3,6 +3,8 @@
 #include "profiler/import/byte_source_p.h"
 #include "profiler/io/micros.h"
 
+#include <cmath>
+#include <cstdint>
 #include <istream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -51,7 +53,14 @@ public:
     }
     bool number_float(json::number_float_t v, const json::string_t& text)
     {
-        return number(static_cast<std::int64_t>(v), &text, json(v));
+        // Saturated: converting a double past int64's range is undefined behaviour, and a literal
+        // like "dur": 7777…774 (117 digits, found by fuzz_kineto_trace) arrives here as 7.8e116.
+        constexpr double kLimit = 9223372036854775808.0; // 2^63
+        const std::int64_t clipped = std::isnan(v) ? 0
+                                     : v >= kLimit ? INT64_MAX
+                                     : v < -kLimit ? INT64_MIN
+                                                   : static_cast<std::int64_t>(v);
+        return number(clipped, &text, json(v));
     }
     bool string(json::string_t& value);
     bool key(json::string_t& value)

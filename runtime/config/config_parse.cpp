@@ -251,6 +251,8 @@ void readPipeline(TableReader& r, PipelineConfig& p)
     r.readInt("accum", p.accum);
     r.readInt("micro_batch_size", p.microBatchSize);
     r.readInt("extra_depth", p.extraDepth);
+    r.readInt("stages_per_rank", p.stagesPerRank);
+    r.readString("placement", p.placement);
     r.readIntList("layers_per_stage", p.layersPerStage);
     r.readStringOrIntList("partition", p.partition, p.partitionUnits, "explicit");
     r.readDouble("memory_budget_mib", p.memoryBudgetMiB);

@@ -146,6 +146,51 @@ bool checkUnitPartition(Checker& c, const RunConfig& cfg)
     return true;
 }
 
+// pipeline.stages_per_rank and pipeline.placement against the schedule's traits (catalogue.h).
+void checkPlacement(Checker& c, const RunConfig& cfg, const ScheduleInfo* info)
+{
+    const PipelineConfig& p = cfg.pipeline;
+    c.intRange("pipeline.stages_per_rank", p.stagesPerRank, 0, kMaxStagesPerRank);
+    if (!p.placement.empty()) {
+        c.oneOf("pipeline.placement", p.placement, {"one-per-rank", "loop", "v"});
+    }
+    if (!info) {
+        return;
+    }
+    const std::string own(placementName(info->placement));
+    if (!p.placement.empty() && placementFromName(p.placement) && p.placement != own) {
+        c.fail("pipeline.placement", "pipeline.placement = \"" + p.placement + "\" does not fit " + info->name
+                                         + "; allowed for " + info->name + ": \"" + own + "\" or \"\"");
+    }
+    const int least = info->placement == Placement::Loop ? 2 : info->defaultStagesPerRank;
+    if (p.stagesPerRank > 0 && p.stagesPerRank <= kMaxStagesPerRank
+        && (p.stagesPerRank < least || p.stagesPerRank > info->maxStagesPerRank)) {
+        c.fail("pipeline.stages_per_rank",
+               "pipeline.stages_per_rank = " + std::to_string(p.stagesPerRank) + " does not fit " + info->name
+                   + "; allowed: 0 or "
+                   + (least == info->maxStagesPerRank ? std::to_string(least)
+                                                      : std::to_string(least) + ".." + std::to_string(info->maxStagesPerRank)));
+    }
+    if (info->needsMicrobatchesMultipleOfRanks && p.stages >= 1 && p.microbatches % p.stages != 0) {
+        c.fail("pipeline.microbatches", "pipeline.microbatches = " + std::to_string(p.microbatches) + " for " + info->name
+                                            + " must be a multiple of pipeline.stages = " + std::to_string(p.stages));
+    }
+    const int v = info->stagesPerRank(p.stagesPerRank);
+    const int layers = cfg.model.shape.layers;
+    if (v > 1 && v >= least && v <= info->maxStagesPerRank && p.stages >= 1 && p.stages * v > layers) {
+        c.fail("pipeline.stages_per_rank", "pipeline.stages x pipeline.stages_per_rank = " + std::to_string(p.stages * v)
+                                               + " model chunks for " + info->name + " exceed model.layers = "
+                                               + std::to_string(layers) + "; allowed: at most "
+                                               + std::to_string(layers) + " chunks (each needs a block)");
+    }
+    if (info->minMicrobatchesPerRank > 0 && p.microbatches < info->minMicrobatchesPerRank * p.stages) {
+        c.fail("pipeline.microbatches", "pipeline.microbatches = " + std::to_string(p.microbatches) + " is too few for "
+                                            + info->name + "; allowed: >= " + std::to_string(info->minMicrobatchesPerRank)
+                                            + " x pipeline.stages = "
+                                            + std::to_string(info->minMicrobatchesPerRank * p.stages));
+    }
+}
+
 void checkLayerSplit(Checker& c, const RunConfig& cfg)
 {
     const PipelineConfig& p = cfg.pipeline;
@@ -222,6 +267,7 @@ void checkPipeline(Checker& c, const RunConfig& cfg)
                   "pipeline.stages + pipeline.extra_depth - 1 = "
                 + std::to_string(info->minMicrobatches(p.stages, p.extraDepth)));
     }
+    checkPlacement(c, cfg, info);
     if (p.stages >= 1 && p.stages <= kMaxStages) {
         checkLayerSplit(c, cfg);
     }

@@ -96,7 +96,12 @@ std::string toToml(const RunConfig& c)
       << "microbatches = " << p.microbatches << "\n"
       << "accum = " << p.accum << "  # 0 = microbatches\n"
       << "micro_batch_size = " << p.microBatchSize << "\n"
-      << "extra_depth = " << p.extraDepth << "\n"
+      << "extra_depth = " << p.extraDepth << "\n";
+    if (p.stagesPerRank != 0 || !p.placement.empty()) { // written only when set: older files stay byte-equal
+        o << "stages_per_rank = " << p.stagesPerRank << "  # 0 = the schedule's own\n"
+          << "placement = " << tomlString(p.placement) << "  # one-per-rank, loop, v; \"\" = the schedule's own\n";
+    }
+    o
       << "layers_per_stage = " << tomlIntList(p.layersPerStage) << "  # [] = balanced by cost\n"
       << "partition = " << (p.partition == "explicit" ? tomlIntList(p.partitionUnits) : tomlString(p.partition))
       << "  # \"flops\", \"measured\" or layer units per stage (embedding, blocks, final norm, head)\n"

@@ -49,6 +49,8 @@ ScheduleParams toScheduleParams(const RunConfig& config)
     params.accum = config.pipeline.accum;
     params.batches = config.training.steps;
     params.extraDepth = config.pipeline.extraDepth;
+    params.stagesPerRank = config.pipeline.stagesPerRank;
+    params.placement = placementFromName(config.pipeline.placement); // empty (or invalid, refused by validate) = own
     return params;
 }
 

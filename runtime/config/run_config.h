@@ -36,6 +36,10 @@ struct PipelineConfig
     int accum = 0; ///< a: backward passes per local update (paci); 0 = m
     int microBatchSize = 4; ///< b, sequences per micro-batch
     int extraDepth = 0; ///< k: extra in-flight depth for asynchronous schedules
+    /// v: model stages (chunks) per rank; 0 = the schedule's own (1; 2 for interleaved and V ones).
+    int stagesPerRank = 0;
+    /// "one-per-rank", "loop" or "v"; empty = the schedule's own (it must match when given).
+    std::string placement = "";
     std::vector<int> layersPerStage; ///< empty = balanced by cost; else one count per stage
     /// How the layer units (embedding, each block, final norm, head; gpt_shape.h) are grouped into
     /// stages: "flops" (blocks balanced by forward FLOPs, the default; layers_per_stage overrides),

@@ -1,6 +1,10 @@
 #include "runtime/dist/dist_env.h"
 
+#include "runtime/config/config_toml.h"
+#include "runtime/dist/listen_socket.h"
+
 #include <charconv>
+#include <sstream>
 #include <cstdlib>
 
 namespace bs::runtime {
@@ -97,6 +101,70 @@ Result<std::string> distBackend(const std::string& requested, const RunConfig& c
                          "--backend");
     }
     return requested;
+}
+
+std::string runIdentity(const DistEnv& env, const RunConfig& config, const std::string& backend)
+{
+    RunConfig shared = config;
+    shared.device.name = parseDeviceName(config.device.name).cuda ? "cuda" : config.device.name;
+    std::string out = "WORLD_SIZE = " + std::to_string(env.worldSize) + "\nbackend = " + backend + "\n";
+    std::istringstream toml(toToml(shared));
+    std::string section;
+    for (std::string line; std::getline(toml, line);) {
+        if (const std::size_t comment = line.find("  #"); comment != std::string::npos) {
+            line.erase(comment); // toToml's explanations, never part of a value
+        }
+        if (line.empty() || line[0] == '#') {
+            continue;
+        }
+        if (line[0] == '[') {
+            section = line.substr(1, line.find(']') - 1);
+            continue;
+        }
+        out += section + "." + line + "\n";
+    }
+    return out;
+}
+
+std::optional<std::string> identityDifference(const std::string& mine, const std::string& theirs, const std::string& other)
+{
+    std::istringstream a(mine), b(theirs);
+    std::string x, y;
+    for (;;) {
+        const bool moreA = static_cast<bool>(std::getline(a, x));
+        const bool moreB = static_cast<bool>(std::getline(b, y));
+        if (!moreA && !moreB) {
+            return std::nullopt;
+        }
+        if (!moreA || !moreB || x != y) {
+            const std::string& line = moreA ? x : y;
+            const std::string key = line.substr(0, line.find(" = "));
+            auto value = [&](bool more, const std::string& l) {
+                return more && l.rfind(key + " = ", 0) == 0 ? l.substr(key.size() + 3) : std::string("(missing)");
+            };
+            return key + " = " + value(moreA, x) + " here, " + value(moreB, y) + " on " + other;
+        }
+    }
+}
+
+GlooEndpoint glooEndpoint(const DistEnv& env, const std::function<const char*(const char*)>& getenvFn)
+{
+    const std::function<const char*(const char*)> getenv
+        = getenvFn ? getenvFn : [](const char* name) -> const char* { return std::getenv(name); };
+    if (const char* ifname = getenv("GLOO_SOCKET_IFNAME"); ifname && *ifname) {
+        std::string first(ifname);
+        first = first.substr(0, first.find(','));
+        if (!first.empty()) {
+            return {GlooEndpoint::Kind::Interface, first};
+        }
+    }
+    if (const char* host = getenv("BUBBLESCOPE_GLOO_HOSTNAME"); host && *host) {
+        return {GlooEndpoint::Kind::Hostname, host};
+    }
+    if (isLoopback(env.masterAddr)) {
+        return {GlooEndpoint::Kind::Hostname, env.masterAddr == "::1" ? "::1" : "127.0.0.1"};
+    }
+    return {GlooEndpoint::Kind::ThisHost, ""};
 }
 
 std::string rankDevice(const DistEnv& env, const RunConfig& config)

@@ -1,11 +1,8 @@
 #include "runtime/dist/dist_train.h"
 
 #include "runtime/dist/gloo_transport.h"
+#include "runtime/dist/rank_merge.h"
 #include "runtime/exec/run_session.h"
-#include "runtime/rundir/run_dir_writer.h"
-#include "runtime/schedule/catalogue.h"
-#include "runtime/sim/simulator.h"
-#include "profiler/analysis/analyze.h"
 
 #include <algorithm>
 
@@ -41,14 +38,15 @@ profiler::TraceEvent eventFromJson(const nlohmann::json& j)
     return e;
 }
 
-// Rank 0: one timeline and one summary from every rank's. Losses and validation come from the
-// last stage (the only one that computes them); per-stage figures from the rank that ran it.
+// Rank 0: one timeline and one summary from every rank's (rank_merge.h). Losses and validation
+// come from the last stage (the only one that computes them); per-stage figures from the rank that
+// ran it.
 Result<nlohmann::json> mergeRanks(GlooTransport& net, const RunConfig& config, const DistRunOptions& options,
                                   double skewBoundUs, const std::string& backend)
 {
     const int p = net.worldSize();
     std::vector<nlohmann::json> summaries;
-    std::vector<profiler::TraceEvent> events;
+    std::vector<RankPart> parts;
     for (int k = 0; k < p; ++k) {
         auto s = net.fetch("bs/summary/" + std::to_string(k));
         auto t = net.fetch("bs/trace/" + std::to_string(k));
@@ -56,74 +54,22 @@ Result<nlohmann::json> mergeRanks(GlooTransport& net, const RunConfig& config, c
             return (!s ? s : t).error();
         }
         summaries.push_back(nlohmann::json::parse(*s));
+        RankPart part;
+        part.perStage = summaries.back()["per_stage"].at(static_cast<std::size_t>(k));
+        part.wallTimeS = summaries.back().value("wall_time_s", 0.0);
+        part.busyTimeS = summaries.back().value("busy_time_s", 0.0);
         for (const nlohmann::json& e : nlohmann::json::parse(*t)) {
-            events.push_back(eventFromJson(e));
+            part.events.push_back(eventFromJson(e));
         }
+        parts.push_back(std::move(part));
     }
-    std::sort(events.begin(), events.end(),
-              [](const profiler::TraceEvent& a, const profiler::TraceEvent& b) { return a.start < b.start; });
-    TimeNs first = events.empty() ? 0 : events.front().start;
-    TimeNs makespan = 0;
-    for (profiler::TraceEvent& e : events) { // the timeline starts at the first action
-        e.start -= first;
-        e.end -= first;
-        makespan = std::max(makespan, e.end);
-    }
-    nlohmann::json merged = summaries.back();
-    merged["per_stage"] = nlohmann::json::array();
-    double wall = 0.0, busy = 0.0;
-    for (int k = 0; k < p; ++k) {
-        merged["per_stage"].push_back(summaries[static_cast<std::size_t>(k)]["per_stage"].at(static_cast<std::size_t>(k)));
-        wall = std::max(wall, summaries[static_cast<std::size_t>(k)].value("wall_time_s", 0.0));
-        busy += summaries[static_cast<std::size_t>(k)].value("busy_time_s", 0.0);
-    }
-    const double seconds = static_cast<double>(makespan) * 1e-9;
-    const double tokens = static_cast<double>(config.pipeline.microbatches) * config.pipeline.microBatchSize
-                          * config.model.shape.seqLen * merged.value("steps", 0);
-    merged["virtual_time_s"] = seconds; // the wall-clock timeline of the ranks
-    merged["wall_time_s"] = wall;
-    merged["busy_time_s"] = busy;
-    merged["tokens_per_s_virtual"] = seconds > 0 ? tokens / seconds : 0.0;
-    merged["tokens_per_s_wall"] = wall > 0 ? tokens / wall : 0.0;
-    // analyze()'s figure of the merged timeline (what the GUI shows when it opens this run).
-    double bubble = 0.0;
-    if (auto schedule = makeSchedule(toScheduleParams(config)); schedule && !events.empty()) {
-        bubble = profiler::analyze(*profiler::makeSnapshot({p, "wall", "", {}}, events), analysisOptionsFor(*schedule))
-                     .bubbleFraction;
-    }
-    merged["bubble_fraction"] = bubble;
-    merged["ranks"] = p;
+    MergedRun run = mergeRankParts(config, summaries.back(), std::move(parts), MergeLabels{backend, skewBoundUs});
     if (options.outDir) {
-        auto writer = RunDirWriter::create(*options.outDir, RunDirOptions{options.overwrite, false});
-        if (!writer) {
-            return writer.error();
-        }
-        if (Status s = writer->writeConfig(config); !s) {
-            return s.error();
-        }
-        if (config.profiling.trace) {
-            profiler::TraceStore store;
-            profiler::TraceMeta meta;
-            meta.stages = p;
-            meta.clock = "wall";
-            meta.title = config.schedule.name + " p=" + std::to_string(p) + " m=" + std::to_string(config.pipeline.microbatches)
-                         + " (" + std::to_string(p) + " ranks, " + backend + ")";
-            meta.attributes["backend"] = backend;
-            meta.attributes["schedule"] = config.schedule.name;
-            meta.attributes["ranks"] = std::to_string(p);
-            meta.attributes["clock_alignment"] = "rendezvous barrier";
-            meta.attributes["clock_skew_bound_us"] = std::to_string(skewBoundUs);
-            store.setMeta(meta);
-            store.append(events.data(), events.size());
-            if (Status s = writer->writeTrace(*store.snapshot()); !s) {
-                return s.error();
-            }
-        }
-        if (Status s = writer->writeSummary(merged); !s) {
+        if (Status s = writeMergedRun(*options.outDir, options.overwrite, config, run, {}); !s) {
             return s.error();
         }
     }
-    return merged;
+    return run.summary;
 }
 
 } // namespace
@@ -139,8 +85,11 @@ Result<nlohmann::json> trainDistributed(const RunConfig& config, const DistEnv& 
     }
     RunConfig rankConfig = config;
     rankConfig.device.name = rankDevice(env, config); // one GPU per rank
-    GlooOptions gloo{options.timeout, options.timeout};
+    GlooOptions gloo;
+    gloo.timeout = options.timeout;
+    gloo.rendezvousTimeout = options.timeout;
     gloo.nccl = *backend == "nccl";
+    gloo.identity = runIdentity(env, config, *backend); // ranks with other settings are named at once
     gloo.cudaDevice = parseDeviceName(rankConfig.device.name).index;
     auto connected = GlooTransport::connect(env, gloo);
     if (!connected) {

@@ -1,13 +1,17 @@
 #include "runtime/dist/gloo_transport.h"
 
 #include <c10/core/DeviceGuard.h>
+#include <c10/util/Exception.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/version.h>
 
+#include "runtime/dist/file_rendezvous.h"
 #include "runtime/dist/listen_socket.h"
+#include "runtime/model/hand_off_tensor_p.h"
+#include "runtime/model/memory_tracker.h"
 
 #include <unistd.h>
 
@@ -39,19 +43,47 @@ using PointToPoint = c10d::ProcessGroup;
 const char* kindName(HandOffKind kind) { return kind == HandOffKind::Activation ? "activation" : "gradient"; }
 
 /// The rendezvous store, listening nowhere it should not (listen_socket.h): a FileStore when the
-/// launcher gave one; else a TCPStore whose server socket is bound to MASTER_ADDR itself.
-c10::intrusive_ptr<c10d::Store> makeStore(const DistEnv& env, std::chrono::milliseconds timeout)
+/// launcher gave one; else a TCPStore whose server socket is bound to MASTER_ADDR itself. A
+/// LibTorch whose TCPStore cannot bind an address (1.13) with a loopback MASTER_ADDR: a FileStore
+/// whose path rank 0 serves on exactly MASTER_ADDR:MASTER_PORT (file_rendezvous.h); `server`
+/// then holds rank 0's server.
+c10::intrusive_ptr<c10d::Store> makeStore(const DistEnv& env, std::chrono::milliseconds timeout,
+                                          std::unique_ptr<RendezvousFileServer>& server)
 {
-    if (const char* file = std::getenv(kRendezvousFileEnv); file && *file) {
+    auto fileStore = [&](const std::string& file) {
         auto store = c10::make_intrusive<c10d::FileStore>(file, env.worldSize);
         store->setTimeout(timeout);
         return store;
+    };
+    if (const char* file = std::getenv(kRendezvousFileEnv); file && *file) {
+        return fileStore(file);
     }
+#if TORCH_VERSION_MAJOR < 2
+    if (isLoopback(env.masterAddr)) {
+        if (env.rank == 0) {
+            auto started = RendezvousFileServer::start(env.masterAddr, env.masterPort);
+            if (!started) {
+                throw std::runtime_error(started.error().describe());
+            }
+            server = std::move(*started);
+            return fileStore(server->path());
+        }
+        auto path = fetchRendezvousFile(env.masterAddr, env.masterPort, timeout);
+        if (!path) {
+            throw std::runtime_error(path.error().describe());
+        }
+        return fileStore(*path);
+    }
+#else
+    (void)server;
+#endif
     c10d::TCPStoreOptions so;
     so.port = static_cast<std::uint16_t>(env.masterPort);
     so.isServer = env.rank == 0;
     so.numWorkers = static_cast<std::size_t>(env.worldSize);
-    so.waitWorkers = true;
+    // Not waiting here for WORLD_SIZE clients: the identity exchange (connect) waits for each rank
+    // by name, so a missing or mismatched rank is named instead of timing out anonymously.
+    so.waitWorkers = false;
     so.timeout = timeout;
 #if TORCH_VERSION_MAJOR >= 2
     if (so.isServer) { // LibTorch 2.x takes over a socket we bound to exactly MASTER_ADDR
@@ -62,8 +94,88 @@ c10::intrusive_ptr<c10d::Store> makeStore(const DistEnv& env, std::chrono::milli
         so.masterListenFd = *fd;
     }
 #endif
-    // LibTorch 1.13's TCPStore has no such option and binds every interface: see README (network).
+    // LibTorch 1.13's TCPStore has no such option and binds every interface: multi-node runs
+    // (MASTER_ADDR not loopback) still listen on *:PORT there (docs/RELIABILITY.md).
     return c10::make_intrusive<c10d::TCPStore>(env.masterAddr, so);
+}
+
+std::string text(const std::vector<std::uint8_t>& v) { return std::string(v.begin(), v.end()); }
+std::vector<std::uint8_t> bytes(const std::string& s) { return std::vector<std::uint8_t>(s.begin(), s.end()); }
+
+/// The first line of a LibTorch exception: c10::Error's what() carries a stack trace.
+std::string firstLine(const std::exception& e)
+{
+    const auto* c10 = dynamic_cast<const c10::Error*>(&e);
+    std::string s = c10 ? c10->what_without_backtrace() : e.what();
+    return s.substr(0, s.find('\n'));
+}
+
+/// Every rank publishes its identity; rank 0 checks each rank's against its own, the others rank
+/// 0's against theirs (GlooOptions::identity). A rank that finds a difference records it as the
+/// run's failure; rank 0 hosts a TCPStore, so it stays until the others have read its identity
+/// (bounded) lest they only see the store vanish.
+Status checkSameRun(c10d::Store& store, const DistEnv& env, const std::string& identity, std::chrono::milliseconds timeout)
+{
+    const std::string self = "rank " + std::to_string(env.rank);
+    auto fetch = [&](int k) -> Result<std::string> {
+        const std::string key = "bs/identity/" + std::to_string(k);
+        try {
+            store.wait({key}, timeout);
+            return text(store.get(key));
+        } catch (const std::exception& e) {
+            return makeError(ErrorCode::Unavailable,
+                             "rank " + std::to_string(k) + " did not join the rendezvous within "
+                                 + std::to_string(static_cast<double>(timeout.count()) / 1000.0).substr(0, 5) + " s (" + firstLine(e) + ")",
+                             self + ", rendezvous");
+        }
+    };
+    auto fail = [&](std::string message) -> Status {
+        try {
+            if (!store.check({"bs/failure"})) {
+                store.set("bs/failure", bytes(message));
+            }
+        } catch (...) {
+        }
+        return makeError(ErrorCode::InvalidArgument, std::move(message), self + ", rendezvous");
+    };
+    store.set("bs/identity/" + std::to_string(env.rank), bytes(identity));
+    if (env.rank != 0) {
+        auto root = fetch(0);
+        try {
+            store.set("bs/identity-read/" + std::to_string(env.rank), bytes("1"));
+        } catch (...) {
+        }
+        if (!root) {
+            return root.error();
+        }
+        if (auto diff = identityDifference(identity, *root, "rank 0")) {
+            return fail(self + " was started with other settings than rank 0: " + *diff);
+        }
+        return ok();
+    }
+    Status result = ok();
+    for (int k = 1; k < env.worldSize && result; ++k) {
+        auto other = fetch(k);
+        if (!other) {
+            return other.error(); // a rank that never came: nobody to wait for
+        }
+        if (auto diff = identityDifference(identity, *other, "rank " + std::to_string(k))) {
+            result = fail("rank " + std::to_string(k) + " was started with other settings than rank 0: " + *diff);
+        }
+    }
+    if (!result) { // let the others read rank 0's identity (and the report) before the store goes
+        const auto until = std::chrono::steady_clock::now() + std::min(timeout, std::chrono::milliseconds(5000));
+        for (int k = 1; k < env.worldSize; ++k) {
+            try {
+                const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+                if (left.count() > 0) {
+                    store.wait({"bs/identity-read/" + std::to_string(k)}, left);
+                }
+            } catch (...) {
+            }
+        }
+    }
+    return result;
 }
 
 } // namespace
@@ -72,6 +184,7 @@ struct GlooTransport::Impl
 {
     DistEnv env;
     GlooOptions options;
+    std::unique_ptr<RendezvousFileServer> fileServer; // rank 0 of a file rendezvous (until all joined)
     c10::intrusive_ptr<c10d::Store> store;
     c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
     struct PendingSend
@@ -81,7 +194,7 @@ struct GlooTransport::Impl
         int to;
         std::int64_t microbatch;
         HandOffKind kind;
-        at::Tensor onDevice; // NCCL: the GPU copy being sent
+        at::Tensor onDevice; // NCCL: the GPU tensor being sent
     };
     // NCCL (see the header): one group per direction; undefined with Gloo tensors.
     c10::intrusive_ptr<PointToPoint> activations, gradients;
@@ -127,13 +240,17 @@ struct GlooTransport::Impl
         if (std::optional<std::string> report = self.failureReport()) {
             return makeError(ErrorCode::Unavailable, "the run failed: " + *report, at);
         }
+        blamed = peer;
         return makeError(ErrorCode::Unavailable,
                          "rank " + std::to_string(peer) + " failed or is unreachable (" + detail + ")", at);
     }
+    std::optional<int> blamed; // the peer a failed exchange named (no report existed yet)
 
-    // Completes finished sends; with `all`, waits for every one.
+    // Completes finished sends; with `all`, waits for every one. NCCL: the tensors sent are the
+    // stage's own (HandOffForm::Tensor), so their frees here are charged to this rank's stage.
     Status reap(bool all, GlooTransport& self)
     {
+        const MemoryScope scope(nccl() ? env.rank : -1, MemoryCategory::Activations);
         for (auto it = pending.begin(); it != pending.end();) {
             try {
                 if (!all && !it->work->isCompleted()) {
@@ -146,7 +263,7 @@ struct GlooTransport::Impl
                 pending.clear();
                 return peerError(failed.to, std::string("sending the ") + kindName(failed.kind) + " of micro-batch "
                                                 + std::to_string(failed.microbatch),
-                                 e.what(), self);
+                                 firstLine(e), self);
             }
             it = pending.erase(it);
         }
@@ -169,11 +286,25 @@ Result<std::shared_ptr<GlooTransport>> GlooTransport::connect(const DistEnv& env
     const std::string where = "rendezvous at " + env.masterAddr + ":" + std::to_string(env.masterPort) + ", rank "
                               + std::to_string(env.rank) + " of " + std::to_string(env.worldSize);
     try {
-        impl->store = makeStore(env, options.rendezvousTimeout);
+        impl->store = makeStore(env, options.rendezvousTimeout, impl->fileServer);
+        if (!options.identity.empty()) {
+            if (Status same = checkSameRun(*impl->store, env, options.identity, options.rendezvousTimeout); !same) {
+                return same.error();
+            }
+        }
         auto opts = c10d::ProcessGroupGloo::Options::create(options.timeout);
-        opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(
-            env.masterAddr == "localhost" ? std::string("127.0.0.1") : env.masterAddr));
+        // This rank's own endpoint (dist_env.h), not MASTER_ADDR: on several machines each rank
+        // listens where its peers can reach it.
+        const GlooEndpoint endpoint = glooEndpoint(env);
+        opts->devices.push_back(endpoint.kind == GlooEndpoint::Kind::Interface
+                                    ? c10d::ProcessGroupGloo::createDeviceForInterface(endpoint.value)
+                                : endpoint.kind == GlooEndpoint::Kind::Hostname
+                                    ? c10d::ProcessGroupGloo::createDeviceForHostname(endpoint.value)
+                                    : c10d::ProcessGroupGloo::createDefaultDevice());
         impl->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, env.rank, env.worldSize, opts);
+        if (impl->fileServer) {
+            impl->fileServer->stop(); // every rank has joined the group: the path is no longer needed
+        }
         if (options.nccl) {
 #ifdef USE_C10D_NCCL
             if (options.cudaDevice < 0) {
@@ -193,7 +324,7 @@ Result<std::shared_ptr<GlooTransport>> GlooTransport::connect(const DistEnv& env
 #endif
         }
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::Unavailable, std::string("c10d rendezvous failed: ") + e.what(), where);
+        return makeError(ErrorCode::Unavailable, "c10d rendezvous failed: " + firstLine(e), where);
     }
     return std::shared_ptr<GlooTransport>(new GlooTransport(std::move(impl)));
 }
@@ -221,22 +352,34 @@ Status GlooTransport::send(HandOffKind kind, int toStage, std::int64_t microbatc
     }
     try {
         // Gloo: sent straight from the hand-off's own vector (no copy); it lives in `pending` until
-        // done. NCCL: copied to this rank's GPU first (the hand-off is host memory).
+        // done. NCCL: the stage's GPU tensor itself (handOffForm() asks for it), no host copy; NCCL's
+        // stream waits for the stage's current stream, where the tensor was produced.
         auto held = std::make_shared<HandOff>(std::move(value));
-        std::vector<at::Tensor> tensors{at::from_blob(held->values.data(), held->shape, at::kFloat)};
         at::Tensor onDevice;
         std::optional<c10::DeviceGuard> onGpu;
+        std::vector<at::Tensor> tensors;
         if (d.nccl()) {
             onGpu.emplace(d.device());
-            onDevice = tensors[0].to(d.device());
-            tensors[0] = onDevice;
+            const MemoryScope scope(d.env.rank, MemoryCategory::Activations); // a conversion is the stage's
+            onDevice = held->tensor ? held->tensor->tensor.to(d.device(), at::kFloat).contiguous()
+                                    : at::from_blob(held->values.data(), held->shape, at::kFloat).to(d.device());
+            tensors.push_back(onDevice);
+            held.reset(); // onDevice holds the storage now
+        } else {
+            if (!held->onHost()) { // a tensor for Gloo: its host values (handOffForm() is HostValues, so never in a
+                                   // run)
+                const at::Tensor host = held->tensor->tensor.to(at::kCPU, at::kFloat).contiguous();
+                held->values.assign(host.data_ptr<float>(), host.data_ptr<float>() + host.numel());
+                held->tensor.reset();
+            }
+            tensors.push_back(at::from_blob(held->values.data(), held->shape, at::kFloat));
         }
         auto work = d.tensorGroup(kind).send(tensors, toStage, static_cast<int>(handOffTag(kind, microbatch)));
         d.pending.push_back({work, std::move(held), toStage, microbatch, kind, onDevice});
     } catch (const std::exception& e) {
         return d.peerError(toStage,
                            std::string("sending the ") + kindName(kind) + " of micro-batch " + std::to_string(microbatch),
-                           e.what(), *this);
+                           firstLine(e), *this);
     }
     return ok();
 }
@@ -256,24 +399,35 @@ Result<HandOff> GlooTransport::recv(HandOffKind kind, int fromStage, std::int64_
         if (d.nccl()) {
             onGpu.emplace(d.device());
         }
+        if (d.nccl()) {
+            // A fresh buffer on this rank's GPU (the stage keeps it as its input), charged to the
+            // stage. wait() makes the current stream wait for the receive, not the host: the
+            // stage's next kernels queue behind it, and the tensor never visits host memory.
+            at::Tensor buffer;
+            {
+                const MemoryScope scope(d.env.rank, MemoryCategory::Activations);
+                buffer = at::empty(shape, at::TensorOptions().dtype(at::kFloat).device(d.device()));
+            }
+            std::vector<at::Tensor> tensors{buffer};
+            auto work = d.tensorGroup(kind).recv(tensors, fromStage, static_cast<int>(handOffTag(kind, microbatch)));
+            work->wait(d.options.timeout);
+            return handOffOf(std::move(buffer));
+        }
         at::Tensor& buffer = d.recvBuffers[shape];
         if (!buffer.defined()) {
-            buffer = at::empty(shape, at::TensorOptions().dtype(at::kFloat).device(d.nccl() ? d.device() : at::Device(at::kCPU)));
+            buffer = at::empty(shape, at::TensorOptions().dtype(at::kFloat));
         }
         std::vector<at::Tensor> tensors{buffer};
         auto work = d.tensorGroup(kind).recv(tensors, fromStage, static_cast<int>(handOffTag(kind, microbatch)));
         work->wait(d.options.timeout);
-        // NCCL: wait() orders the current stream after the receive; the copy to the host below
-        // runs on that stream and blocks until the data is there.
-        const at::Tensor host = d.nccl() ? tensors[0].to(at::kCPU) : tensors[0];
+        const at::Tensor& host = tensors[0];
         HandOff out;
         out.shape = shape;
         const float* p = host.data_ptr<float>();
         out.values.assign(p, p + host.numel());
         return out;
     } catch (const std::exception& e) {
-        std::string detail = e.what();
-        detail = detail.substr(0, detail.find('\n'));
+        const std::string detail = firstLine(e);
         return d.peerError(fromStage,
                            std::string("waiting for the ") + kindName(kind) + " of micro-batch " + std::to_string(microbatch),
                            detail + "; timeout " + std::to_string(d.options.timeout.count()) + " ms", *this);
@@ -282,13 +436,17 @@ Result<HandOff> GlooTransport::recv(HandOffKind kind, int fromStage, std::int64_
 
 Status GlooTransport::flush() { return m_impl->reap(true, *this); }
 
+HandOffForm GlooTransport::handOffForm() const
+{
+    return m_impl->nccl() ? HandOffForm::Tensor : HandOffForm::HostValues;
+}
+
 Status GlooTransport::barrier()
 {
     try {
         m_impl->group->barrier()->wait(m_impl->options.timeout);
     } catch (const std::exception& e) {
-        std::string detail = e.what();
-        detail = detail.substr(0, detail.find('\n'));
+        const std::string detail = firstLine(e);
         if (std::optional<std::string> report = failureReport()) {
             return makeError(ErrorCode::Unavailable, "the run failed: " + *report, "barrier");
         }
@@ -303,7 +461,7 @@ Status GlooTransport::publish(const std::string& key, const std::string& value)
     try {
         m_impl->store->set(key, std::vector<std::uint8_t>(value.begin(), value.end()));
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::Unavailable, std::string("the rendezvous store is unreachable: ") + e.what(), key);
+        return makeError(ErrorCode::Unavailable, "the rendezvous store is unreachable: " + firstLine(e), key);
     }
     return ok();
 }
@@ -315,8 +473,7 @@ Result<std::string> GlooTransport::fetch(const std::string& key)
         const std::vector<std::uint8_t> v = m_impl->store->get(key);
         return std::string(v.begin(), v.end());
     } catch (const std::exception& e) {
-        std::string detail = e.what();
-        detail = detail.substr(0, detail.find('\n'));
+        const std::string detail = firstLine(e);
         if (std::optional<std::string> report = failureReport()) {
             return makeError(ErrorCode::Unavailable, "the run failed: " + *report, key);
         }
@@ -328,7 +485,9 @@ void GlooTransport::reportFailure(const std::string& message) noexcept
 {
     try {
         if (!m_impl->store->check({kFailureKey})) {
-            const std::string v = "rank " + std::to_string(m_impl->env.rank) + ": " + message;
+            // The rank at fault comes first: a peer this rank lost, else this rank itself.
+            const std::string self = "rank " + std::to_string(m_impl->env.rank);
+            const std::string v = m_impl->blamed ? message : self + ": " + message; // the former's context names this rank
             m_impl->store->set(kFailureKey, std::vector<std::uint8_t>(v.begin(), v.end()));
         }
     } catch (...) { // the store's host (rank 0) may be gone: nothing more to tell

@@ -8,7 +8,9 @@
 // receive queued behind it (the deadlock of mixing both directions on one stream). NCCL ignores
 // tags and delivers in issue order: sends and receives must come in ascending micro-batch order
 // per direction, which every catalogue schedule's static per-stage order has (checked: an out-of-
-// order call is an error, never a silent swap). Torch-free header (pimpl); the one torch TU of
+// order call is an error, never a silent swap). With NCCL the hand-offs stay on the GPU: sends take
+// the stage's tensor (HandOffForm::Tensor), receives land in a fresh GPU buffer the stage keeps, and
+// the host never waits for a receive (the stage's stream does). Torch-free header (pimpl); the one torch TU of
 // runtime/dist is gloo_transport.cpp.
 //
 // Failures: every blocking call is bounded by `timeout`. When a call fails, the rank first looks
@@ -32,6 +34,11 @@ struct GlooOptions
     /// Joining: ranks of one job may start seconds apart (process start-up, loading LibTorch).
     /// `train --timeout` sets both (the rendezvous used to wait max(timeout, 120 s)).
     std::chrono::milliseconds rendezvousTimeout{std::chrono::seconds(60)};
+    /// runIdentity() of this rank (dist_env.h): exchanged before the process group is built, so
+    /// ranks started with other settings or another WORLD_SIZE fail at once naming the rank and
+    /// the first field that differs (rank 0 compares every rank's with its own, the others rank
+    /// 0's with theirs). Empty: not checked.
+    std::string identity;
     bool nccl = false;   ///< tensors over NCCL (needs cudaDevice >= 0 and a LibTorch with ProcessGroupNCCL)
     int cudaDevice = -1; ///< this rank's GPU (cuda:LOCAL_RANK)
 };
@@ -52,13 +59,18 @@ public:
     Result<HandOff> recv(HandOffKind kind, int fromStage, std::int64_t microbatch,
                          const std::vector<std::int64_t>& shape) override;
     Status flush() override;
+    /// NCCL: Tensor (the stage's GPU tensors are sent and received as they are); Gloo: HostValues.
+    HandOffForm handOffForm() const override;
 
     /// All ranks wait for each other (Gloo barrier).
     Status barrier();
     /// Key/value through the rendezvous store (results gathering). fetch waits up to the timeout.
     Status publish(const std::string& key, const std::string& value);
     Result<std::string> fetch(const std::string& key);
-    /// Records "rank K: message" as the run's failure unless one is already recorded. Never throws.
+    /// Records the run's failure unless one is already recorded: "rank K: message" for this rank's
+    /// own error, or `message` alone when a failed exchange of this rank named a peer (the message
+    /// then starts with "rank P failed or is unreachable", its context names this rank), so every rank that
+    /// reads the report names the rank that died first. Never throws.
     void reportFailure(const std::string& message) noexcept;
     /// The recorded failure, if any (and the store is reachable).
     std::optional<std::string> failureReport() noexcept;

@@ -11,8 +11,9 @@ std::vector<profiler::AnalysisOptions::Segment> analysisSegments(const std::vect
 {
     std::vector<profiler::AnalysisOptions::Segment> out;
     for (const auto& change : changes) {
-        const ScheduleInfo* info = findSchedule(change.settings.schedule);
-        out.push_back({static_cast<int>(change.firstMicrobatch), change.settings.microbatches, !info || !info->asynchronous});
+        const ScheduleInfo* info = findSchedule(change.config.schedule.name);
+        out.push_back({static_cast<int>(change.firstMicrobatch), change.config.pipeline.microbatches,
+            !info || !info->asynchronous});
     }
     return out;
 }

@@ -31,11 +31,16 @@ StageMetrics stageMetrics(int s, const StageStats& st)
     return m;
 }
 
-double RunSession::Impl::batchLoss(std::int64_t firstMb) const
+Result<double> RunSession::Impl::batchLoss(std::int64_t firstMb) const
 {
     double sum = 0.0;
-    for (int i = 0; i < m(); ++i) {
-        sum += model->loss(firstMb + i).value_or(NAN);
+    const std::vector<std::optional<double>> losses = model->readLosses(firstMb, m());
+    for (std::size_t i = 0; i < losses.size(); ++i) {
+        if (losses[i] && !std::isfinite(*losses[i])) {
+            return makeError(ErrorCode::Diverged, "training diverged: the loss is " + std::to_string(*losses[i]),
+                "microbatch " + std::to_string(firstMb + static_cast<std::int64_t>(i)));
+        }
+        sum += losses[i].value_or(NAN);
     }
     return sum / m();
 }

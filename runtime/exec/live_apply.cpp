@@ -8,36 +8,42 @@
 
 namespace bs::runtime {
 
-Result<RunConfig> RunSession::Impl::liveConfig(const LiveSettings& settings) const
+RunConfig withLiveSettings(const RunConfig& running, const RunConfig& wanted)
+{
+    RunConfig next = running;
+    next.schedule.name = wanted.schedule.name;
+    next.pipeline.microbatches = wanted.pipeline.microbatches;
+    next.pipeline.accum = wanted.pipeline.accum;
+    next.pipeline.microBatchSize = wanted.pipeline.microBatchSize;
+    return next;
+}
+
+Result<RunConfig> RunSession::Impl::liveConfig(const RunConfig& wanted) const
 {
     if (reference || options.transport || options.executor != ExecutorKind::Serial) {
         return makeError(ErrorCode::Unavailable,
             "Apply needs the serial pipelined executor (not the threaded executor, a multi-process rank or the reference trainer)",
             "executor");
     }
-    if (settings.stages && *settings.stages != config.pipeline.stages) {
+    if (wanted.pipeline.stages != config.pipeline.stages) {
         return makeError(ErrorCode::InvalidArgument,
             "pipeline.stages cannot change in a live run (" + std::to_string(config.pipeline.stages) + " -> "
-                + std::to_string(*settings.stages) + "); start a new run",
+                + std::to_string(wanted.pipeline.stages) + "); start a new run",
             "pipeline.stages");
     }
-    if (settings.model && *settings.model != config.model.preset) {
+    if (wanted.model.preset != config.model.preset) {
         return makeError(ErrorCode::InvalidArgument,
-            "model.preset cannot change in a live run ('" + config.model.preset + "' -> '" + *settings.model
+            "model.preset cannot change in a live run ('" + config.model.preset + "' -> '" + wanted.model.preset
                 + "'); start a new run",
             "model.preset");
     }
-    if (settings.device && *settings.device != config.device.name) {
+    if (wanted.device.name != config.device.name) {
         return makeError(ErrorCode::InvalidArgument,
-            "device.name cannot change in a live run ('" + config.device.name + "' -> '" + *settings.device
+            "device.name cannot change in a live run ('" + config.device.name + "' -> '" + wanted.device.name
                 + "'); start a new run",
             "device.name");
     }
-    RunConfig next = config;
-    next.schedule.name = settings.schedule;
-    next.pipeline.microbatches = settings.microbatches;
-    next.pipeline.accum = settings.accum;
-    next.pipeline.microBatchSize = settings.microBatchSize;
+    RunConfig next = withLiveSettings(config, wanted);
     if (Status valid = validate(next); !valid) {
         return valid.error();
     }
@@ -51,7 +57,7 @@ Result<RunConfig> RunSession::Impl::liveConfig(const LiveSettings& settings) con
 
 Status RunSession::Impl::applyPending()
 {
-    std::optional<LiveSettings> settings;
+    std::optional<RunConfig> settings;
     {
         const std::lock_guard<std::mutex> lock(mutex);
         settings.swap(pendingApply);
@@ -95,7 +101,7 @@ Status RunSession::Impl::applyPending()
     change.time = virtualNow;
     change.label = "apply: " + config.schedule.name + " m=" + std::to_string(config.pipeline.microbatches)
         + " a=" + std::to_string(config.pipeline.effectiveAccum()) + " b=" + std::to_string(config.pipeline.microBatchSize);
-    change.settings = *settings;
+    change.config = config;
     profiler::TraceEvent marker;
     marker.start = virtualNow;
     marker.end = virtualNow;
@@ -116,7 +122,7 @@ Status RunSession::Impl::applyPending()
     return ok();
 }
 
-Status RunSession::requestApply(const LiveSettings& settings)
+Status RunSession::requestApply(const RunConfig& settings)
 {
     Impl& d = *m_impl;
     if (d.broken || d.finished) {

@@ -41,7 +41,7 @@ Status RunSession::Impl::runRank(int count, const Schedule& schedule, TensorExec
     };
     links.send = [&](const Action& a, int to) -> Status {
         const std::int64_t mb = offset + a.microbatch;
-        std::optional<HandOff> value = model->takeHandOff(kindOf(a), to, mb);
+        std::optional<HandOff> value = model->takeHandOff(kindOf(a), to, mb, net.handOffForm());
         if (!value) {
             return makeError(ErrorCode::Internal, "the stage produced no tensor to send", toString(a));
         }
@@ -58,8 +58,12 @@ Status RunSession::Impl::runRank(int count, const Schedule& schedule, TensorExec
         }
         // This stage finished batch n. Only the last stage knows the losses. No validation pass:
         // it needs every stage's current weights, and a rank has one.
-        const double loss = s == last ? batchLoss(offset + static_cast<std::int64_t>(n) * m()) : NAN;
-        return recordBatch(firstStep + n, loss, event.end, wallStart, std::nullopt, false);
+        const Result<double> loss =
+            s == last ? batchLoss(offset + static_cast<std::int64_t>(n) * m()) : Result<double>(NAN);
+        if (!loss) {
+            return loss.error();
+        }
+        return recordBatch(firstStep + n, *loss, event.end, wallStart, std::nullopt, false);
     };
     DriveOptions drive = driveOptions();
     auto stats = driveRank(schedule, s, executor, store, drive, links);

@@ -16,7 +16,7 @@ Status RunSession::Impl::runReference(int count)
         if (!loss) {
             return loss.error();
         }
-        const TimeNs ns = std::chrono::duration_cast<std::chrono::nanoseconds>(dt).count();
+        const TimeNs ns = std::chrono::duration_cast<std::chrono::nanoseconds>(dt).count(); // training only
         profiler::TraceEvent ev;
         ev.start = virtualNow;
         ev.end = virtualNow + ns;
@@ -25,9 +25,13 @@ Status RunSession::Impl::runReference(int count)
         store.append(ev);
         virtualNow += ns;
         busy += ns;
-        trainWall += dt;
-        if (Status s = recordBatch(stepsDone, *loss, virtualNow, Clock::now()); !s) {
-            return s;
+        // The wall clock runs through the batch's recording (and validation pass, which the
+        // summary subtracts through evalWall), as the pipeline drivers' does: before, evalWall was
+        // subtracted from a trainWall that never held it, overstating --reference's tokens/s.
+        const Status recorded = recordBatch(stepsDone, *loss, virtualNow, t0);
+        trainWall += Clock::now() - t0;
+        if (!recorded) {
+            return recorded;
         }
         stepsDone += 1;
         mbDone += m();

@@ -160,7 +160,11 @@ Status RunSession::runSteps(int count)
     if (!s) {
         d.broken = true;
         const std::lock_guard<std::mutex> lock(d.mutex);
-        d.summary.error = s.error().describe();
+        // One human line (issue 14): a multi-line message's first line; the CLI puts the whole
+        // text in RUN_DIR/error.log.
+        Error brief = s.error();
+        brief.message = brief.message.substr(0, brief.message.find('\n'));
+        d.summary.error = brief.describe();
     }
     return s;
 }

@@ -3,15 +3,14 @@
 // model, the data, the trace and the run directory; runs the schedule through the scheduler core
 // with the TensorExecutor (or the plain reference trainer). Pimpl: no torch in this header.
 
-#include "profiler/analysis/report.h"
-#include "profiler/trace/trace_store.h"
 #include "base/result.h"
 #include "base/time.h"
+#include "profiler/analysis/report.h"
+#include "profiler/trace/trace_store.h"
 #include "runtime/config/run_config.h"
-#include "runtime/exec/run_metrics.h"
+#include "runtime/rundir/run_metrics.h"
 
 #include <chrono>
-
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -47,20 +46,13 @@ struct SessionOptions
     std::chrono::steady_clock::time_point clockZero{};
 };
 
-/// What a live Apply may change (RunSession::requestApply): the schedule and the batch geometry.
-/// The pipeline's stages, the model and the device are fixed for a run's life: they may be given
-/// (the GUI sends its whole tuning state) but must then equal the run's, else InvalidArgument
-/// naming the field.
-struct LiveSettings
-{
-    std::string schedule;   ///< schedule.name (a catalogue name)
-    int microbatches = 0;   ///< pipeline.microbatches: m per global batch
-    int accum = 0;          ///< pipeline.accum: paci's a (0 = m; other schedules: 0 or m)
-    int microBatchSize = 0; ///< pipeline.micro_batch_size: b
-    std::optional<int> stages;         ///< checked against pipeline.stages
-    std::optional<std::string> model;  ///< checked against model.preset
-    std::optional<std::string> device; ///< checked against device.name
-};
+/// What a live Apply takes from the RunConfig it is given (RunSession::requestApply): the schedule
+/// and the batch geometry (schedule.name, pipeline.microbatches, pipeline.accum,
+/// pipeline.micro_batch_size). The stages, the model and the device are fixed for a run's life:
+/// the given config's pipeline.stages, model.preset and device.name must equal the run's (else
+/// InvalidArgument naming the field); every other field is the run's. No mirror type: the GUI
+/// sends the RunConfig its tuning panel holds.
+RunConfig withLiveSettings(const RunConfig& running, const RunConfig& wanted);
 
 /// One Apply as it took effect.
 struct AppliedChange
@@ -69,7 +61,7 @@ struct AppliedChange
     std::int64_t firstMicrobatch = 0;  ///< its first run-wide micro-batch id (trace ids)
     TimeNs time = 0;                   ///< on the trace's clock: every earlier micro-batch ended by then
     std::string label;                 ///< "apply: paci m=8 a=4 b=8" (also the trace marker's label)
-    LiveSettings settings;
+    RunConfig config; ///< the configuration in force from `step` on
 };
 
 /// The analysis segments of the changes applied to a run (profiler::AnalysisOptions::laterSettings):
@@ -129,7 +121,7 @@ public:
     /// the change applies when the next runSteps() starts. A later request before the boundary
     /// replaces an earlier one. Only the serial pipelined executor supports it: the threaded
     /// executor, multi-process ranks and the reference trainer answer Unavailable.
-    Status requestApply(const LiveSettings& settings);
+    Status requestApply(const RunConfig& wanted);
     /// The changes applied so far, in order. Thread-safe.
     std::vector<AppliedChange> appliedChanges() const;
     /// Metrics of the batches completed since the last call. Thread-safe.

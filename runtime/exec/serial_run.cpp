@@ -27,6 +27,9 @@ Status RunSession::Impl::runPipeline(int count)
     if (!schedule) {
         return schedule.error();
     }
+    if (Status one = requireOneStagePerRank(*schedule, "training"); !one) {
+        return one; // the model holds one chunk per rank so far
+    }
     const int p = schedule->stages();
     const int firstStep = stepsDone;
     const std::int64_t firstMb = mbDone;
@@ -59,8 +62,9 @@ Status RunSession::Impl::runPipeline(int count)
         updates[static_cast<std::size_t>(a.stage)] += 1;
         const int slowest = *std::min_element(updates.begin(), updates.end());
         while (nextBatch < count && slowest >= (nextBatch + 1) * updatesPerBatch) {
-            const double loss = batchLoss(firstMb + static_cast<std::int64_t>(nextBatch) * m());
-            if (Status s = recordBatch(firstStep + nextBatch, loss, ev.end, wallStart); !s && callbackStatus) {
+            const Result<double> loss = batchLoss(firstMb + static_cast<std::int64_t>(nextBatch) * m());
+            Status s = loss ? recordBatch(firstStep + nextBatch, *loss, ev.end, wallStart) : Status(loss.error());
+            if (!s && callbackStatus) {
                 callbackStatus = s;
             }
             ++nextBatch;

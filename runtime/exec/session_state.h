@@ -82,14 +82,14 @@ struct RunSession::Impl
     RunSummary summary;
     std::vector<BatchMetrics> fresh;
 
-    int stepsDone = 0;
+    std::atomic<int> stepsDone{0}; // written by the training thread; read by stepsDone(), requestApply()
     std::int64_t mbDone = 0; // run-wide micro-batches trained (data index, trace ids)
     std::shared_ptr<DataCursor> cursor; // the token function's position (moved on by Apply)
     profiler::TraceMeta meta;
     profiler::AnalysisOptions analysis; // how the first settings' trace is analysed (the summary's figures)
     // Live Apply: pendingApply and changes are guarded by `mutex`; `cut` tells the driver.
     std::atomic<bool> cut{false};
-    std::optional<LiveSettings> pendingApply;
+    std::optional<RunConfig> pendingApply; // as requested (withLiveSettings() picks the live fields)
     std::vector<AppliedChange> changes;
     double tokensBefore = 0; // tokens trained before the settings in force (since step settingsStep)
     int settingsStep = 0;
@@ -111,8 +111,9 @@ struct RunSession::Impl
 
     // batch_recorder.cpp
     /// Mean training loss of the global batch whose first run-wide micro-batch is `firstMb`
-    /// (NaN when a micro-batch's loss is not known here).
-    double batchLoss(std::int64_t firstMb) const;
+    /// (NaN when a micro-batch's loss is not known here), read from the device in one transfer
+    /// after the batch's last action. Diverged when a known loss is not finite.
+    Result<double> batchLoss(std::int64_t firstMb) const;
     bool evaluationDue(int step) const;
     std::optional<double> maybeEvaluate(bool due);
     /// `completedAt`: when the batch completed (default: now). `evaluate`: run the validation
@@ -132,7 +133,7 @@ struct RunSession::Impl
     Status runReference(int count);
 
     // live_apply.cpp
-    Result<RunConfig> liveConfig(const LiveSettings& settings) const;
+    Result<RunConfig> liveConfig(const RunConfig& wanted) const;
     Status applyPending();
 
     // run_summary.cpp: the summary at the end of the run, from its trace.

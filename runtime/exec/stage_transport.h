@@ -27,6 +27,10 @@ public:
                                  const std::vector<std::int64_t>& shape) = 0;
     /// Waits until every send has completed.
     virtual Status flush() = 0;
+    /// What send() wants from the stage (PipelineModel::takeHandOff): host values (Gloo), or the
+    /// tensor itself where it lives (a transport that moves device memory: NCCL), and what
+    /// recv() returns in turn.
+    virtual HandOffForm handOffForm() const { return HandOffForm::HostValues; }
 };
 
 /// The message tag of a hand-off: micro-batch and direction (activation 0, gradient 1).

@@ -58,6 +58,9 @@ Result<StepInfo> TensorExecutor::run(const Action& action, std::int64_t mb)
         }
         return StepInfo{};
     }
+    case ActionKind::OverlapForwardBackward: // DualPipeV; training refuses multi-stage schedules first
+        return makeError(ErrorCode::InvalidArgument, "the tensor executor has no overlapped forward-backward pair",
+                         toString(action));
     }
     return StepInfo{};
 }

@@ -47,8 +47,9 @@ Status RunSession::Impl::runThreaded(int count, const Schedule& schedule, Tensor
     for (std::size_t i = 0; i < completed.size() && recorded; ++i) {
         const Completed& c = completed[i];
         const bool lastOfChunk = i + 1 == completed.size();
-        const double loss = batchLoss(mbDone + static_cast<std::int64_t>(c.batch) * m());
-        recorded = recordBatch(firstStep + c.batch, loss, c.end, wallStart, c.at, lastOfChunk && evalDue);
+        const Result<double> loss = batchLoss(mbDone + static_cast<std::int64_t>(c.batch) * m());
+        recorded = loss ? recordBatch(firstStep + c.batch, *loss, c.end, wallStart, c.at, lastOfChunk && evalDue)
+                        : Status(loss.error());
     }
     evalWall = evalBefore;
     trainWall += wallEnd - wallStart;

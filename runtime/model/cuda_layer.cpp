@@ -2,6 +2,7 @@
 // of actions and the caching allocator's counters. Everything that uses them is torch-free and
 // tested on the CPU through the host timer and fake counters; this file only talks to CUDA.
 #include "runtime/model/device_p.h"
+#include "runtime/model/torch_error.h"
 #include "runtime/model/torch_devices.h"
 
 #include <ATen/cuda/CUDAContext.h>
@@ -49,7 +50,7 @@ public:
             const double ms = static_cast<double>(m_start.elapsed_time(m_end));
             return static_cast<TimeNs>(ms * 1e6);
         } catch (const std::exception& e) {
-            return makeError(ErrorCode::Internal, std::string("CUDA event timing failed: ") + e.what(),
+            return makeError(ErrorCode::Internal, std::string("CUDA event timing failed: ") + torchErrorText(e),
                              "cuda:" + std::to_string(static_cast<int>(m_device)));
         }
     }
@@ -92,7 +93,7 @@ Result<std::unique_ptr<ActionTimer>> makeCudaTimer(int device)
     try {
         return std::unique_ptr<ActionTimer>(std::make_unique<CudaTimer>(device));
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::Unavailable, std::string("cannot create CUDA events: ") + e.what(),
+        return makeError(ErrorCode::Unavailable, std::string("cannot create CUDA events: ") + torchErrorText(e),
                          "cuda:" + std::to_string(device));
     }
 }

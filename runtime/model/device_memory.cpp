@@ -56,6 +56,48 @@ void DeviceMemoryAttributor::close(const Segment& seg)
     }
     m.live[k] += delta;
     m.peakReserved = std::max(m.peakReserved, now.peakReserved);
+    settleShared(seg);
+}
+
+void DeviceMemoryAttributor::settleShared(const Segment& seg)
+{
+    for (auto it = m_shared.begin(); it != m_shared.end();) {
+        if (it->device != seg.device || it->alive()) {
+            ++it;
+            continue;
+        }
+        // The segment's delta holds −bytes for this free: give them back to it, take them from the owner.
+        if (it->owner != seg.stage || it->category != seg.category) {
+            StageMemory& freer = m_memory[static_cast<std::size_t>(seg.stage)];
+            StageMemory& owner = m_memory[static_cast<std::size_t>(it->owner)];
+            freer.live[static_cast<std::size_t>(seg.category)] += it->bytes;
+            owner.live[static_cast<std::size_t>(it->category)] -= it->bytes;
+            if (seg.category != MemoryCategory::Other) {
+                freer.liveTotal += it->bytes;
+            }
+            if (it->category != MemoryCategory::Other) {
+                owner.liveTotal -= it->bytes;
+            }
+        }
+        it = m_shared.erase(it);
+    }
+}
+
+void DeviceMemoryAttributor::shareBuffer(
+    int owner, MemoryCategory category, std::int64_t bytes, std::function<bool()> alive)
+{
+    const int device = deviceOf(owner);
+    if (device < 0 || bytes <= 0 || !alive) {
+        return;
+    }
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    m_shared.push_back(Shared{owner, category, device, bytes, std::move(alive)});
+}
+
+std::size_t DeviceMemoryAttributor::sharedBuffers() const
+{
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    return m_shared.size();
 }
 
 void DeviceMemoryAttributor::enter(int stage, MemoryCategory category)

@@ -19,8 +19,11 @@
 // the device between two samples belongs to the innermost scope of the one thread issuing work.
 // Frees count for the stage that frees: a tensor handed from stage s to s+1 and freed by s+1's
 // backward lowers s+1's activations (it was charged to s+1 when s+1 received it, so that
-// balances). Reserved bytes are the device's, shared by all stages on it: per stage, the most the
-// device held while that stage ran. Allocations outside any scope are not seen (nor on the CPU).
+// balances). A tensor both stages use at once (a zero-copy hand-off on one GPU) is freed by
+// whichever drops it last, maybe not the stage that allocated it: shareBuffer() tells the
+// attributor, which moves that free onto the allocating stage's books. Reserved bytes are the device's, shared by all
+// stages on it: per stage, the most the device held while that stage ran. Allocations outside any scope are not seen
+// (nor on the CPU).
 //
 // Torch-free: the allocator's counters come through AllocatorStats (torch_devices.h), so the
 // logic is tested on the CPU with fake counters; cuda_layer.cpp reads CUDACachingAllocator.
@@ -28,6 +31,7 @@
 #include "runtime/model/memory_tracker.h"
 #include "runtime/model/torch_devices.h"
 
+#include <functional>
 #include <mutex>
 #include <vector>
 
@@ -43,6 +47,16 @@ public:
     /// Called by MemoryScope on the thread that opens / closes it (installDeviceMemory()).
     void enter(int stage, MemoryCategory category);
     void leave();
+
+    /// A buffer of `bytes` that stage `owner` allocated (charged to its `category`) and another
+    /// stage on the same device now also holds (a zero-copy hand-off). The last holder frees it,
+    /// inside one of its scopes; at the end of the first segment of that device after `alive()`
+    /// turned false, the free is moved from the segment's (stage, kind) to the owner's. `alive`
+    /// is called under the attributor's lock from the thread closing a segment: keep it a
+    /// reference-count check.
+    void shareBuffer(int owner, MemoryCategory category, std::int64_t bytes, std::function<bool()> alive);
+    /// Buffers shareBuffer() still watches (tests).
+    std::size_t sharedBuffers() const;
 
     /// The stage's memory on its device (all zero for CPU stages).
     StageMemory stage(int stage) const;
@@ -61,10 +75,22 @@ private:
     void open(Segment& seg);
     void close(const Segment& seg);
 
+    struct Shared
+    {
+        int owner;
+        MemoryCategory category;
+        int device;
+        std::int64_t bytes;
+        std::function<bool()> alive;
+    };
+    // With m_mutex held: moves the frees of shared buffers that died during `seg` to their owners.
+    void settleShared(const Segment& seg);
+
     AllocatorStats& m_stats;
     std::vector<int> m_device;
     mutable std::mutex m_mutex;
     std::vector<StageMemory> m_memory;
+    std::vector<Shared> m_shared;
 };
 
 /// Makes every MemoryScope of this process report to `attributor` (nullptr: none). The caller

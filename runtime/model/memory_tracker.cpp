@@ -166,6 +166,11 @@ void MemoryTracker::resetPeaks()
         m.peak = m.live;
         m.peakTotal = m.liveTotal;
     }
+    // CUDA stages' books too, so a CPU run's and a GPU run's peaks start at the same moment (a run
+    // resets them once its model is built: construction temporaries are nobody's peak).
+    if (DeviceMemoryAttributor* device = installedDeviceMemory()) {
+        device->resetPeaks();
+    }
 }
 
 StageMemory MemoryTracker::stage(int stage)

@@ -49,7 +49,8 @@ public:
     /// Installs the allocator wrapper once per process (idempotent, thread-safe).
     static void install();
     static bool installed();
-    /// Zeroes the peaks of every stage (live bytes stay: tensors still alive are still counted).
+    /// Zeroes the peaks of every stage (live bytes stay: tensors still alive are still counted),
+    /// also those of the installed DeviceMemoryAttributor (CUDA stages).
     static void resetPeaks();
     static StageMemory stage(int stage);
 };

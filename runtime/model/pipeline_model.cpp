@@ -1,4 +1,5 @@
 #include "runtime/model/pipeline_model.h"
+#include "runtime/model/torch_error.h"
 
 #include "runtime/model/pipeline_model_p.h"
 
@@ -76,7 +77,7 @@ Result<PipelineModel> PipelineModel::create(const ModelOptions& options, TokenFn
             impl->stages.push_back(std::move(st));
         }
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, std::string("building the model failed: ") + e.what(), "model");
+        return makeError(ErrorCode::Internal, std::string("building the model failed: ") + torchErrorText(e), "model");
     }
     return PipelineModel(std::move(impl));
 }
@@ -115,7 +116,7 @@ Status PipelineModel::reconfigure(const ModelOptions& options)
             st.stash.clear(); // nothing pending: no old version is needed
         }
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, std::string("reconfigure failed: ") + e.what(), "model");
+        return makeError(ErrorCode::Internal, std::string("reconfigure failed: ") + torchErrorText(e), "model");
     }
     const std::vector<int> layers = d.options.layersPerStage; // the partition stays: the weights live there
     const std::vector<int> units = d.options.unitsPerStage;
@@ -141,16 +142,6 @@ const ModelOptions& PipelineModel::options() const
     return m_impl->options;
 }
 void PipelineModel::setTargetsFromTokens(bool on) { m_impl->targetsFromTokens = on; }
-
-std::optional<double> PipelineModel::loss(std::int64_t microbatch) const
-{
-    const std::lock_guard<std::mutex> lock(m_impl->mailbox);
-    auto it = m_impl->losses.find(microbatch);
-    if (it == m_impl->losses.end()) {
-        return std::nullopt;
-    }
-    return it->second;
-}
 
 Result<double> PipelineModel::evaluate(const std::vector<TokenBatch>& batches)
 {
@@ -183,7 +174,7 @@ Result<double> PipelineModel::evaluate(const std::vector<TokenBatch>& batches)
         }
         return sum / static_cast<double>(batches.size());
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, std::string("evaluation failed: ") + e.what(), "validation");
+        return makeError(ErrorCode::Internal, std::string("evaluation failed: ") + torchErrorText(e), "validation");
     }
 }
 

@@ -16,6 +16,7 @@
 //   TwoVersions  PipeDream-2BW: the same mechanism; the schedule keeps at most two versions.
 // All updates use the paci library's AdamW (one implementation).
 
+#include "runtime/model/hand_off.h"
 #include "runtime/model/model_options.h"
 
 #include <memory>
@@ -23,14 +24,6 @@
 #include <vector>
 
 namespace bs::runtime {
-
-/// A tensor handed between stages, as plain fp32 values (row-major).
-struct HandOff
-{
-    std::vector<std::int64_t> shape;
-    std::vector<float> values;
-};
-enum class HandOffKind { Activation, Gradient };
 
 /// Threads: forward/backward/backwardInput/backwardWeight/update for different stages may run
 /// concurrently (the threaded driver), never two calls for the same stage at once; loss() may be
@@ -57,7 +50,8 @@ public:
     Status reconfigure(const ModelOptions& options);
 
     /// F: stage 0 reads the micro-batch's tokens; other stages take the activation the previous
-    /// stage produced for it; the last stage computes the loss (ErrorCode::Diverged if not finite).
+    /// stage produced for it; the last stage computes the loss (kept on its device: a non-finite
+    /// loss shows as non-finite gradients, ErrorCode::Diverged at the next update, and in readLosses()).
     Result<StepInfo> forward(int stage, std::int64_t microbatch);
     /// B: full backward; hands the input gradient to the previous stage.
     Result<StepInfo> backward(int stage, std::int64_t microbatch);
@@ -68,8 +62,16 @@ public:
     /// Internal when a different number completed; Diverged for non-finite gradients.
     Status update(int stage, int microbatches);
 
-    /// Last-stage loss of a micro-batch (unscaled), once its forward ran.
+    /// Last-stage loss of a micro-batch (unscaled), once its forward ran. The forward keeps it on
+    /// the stage's device (no host synchronisation inside the action); the first read copies it to
+    /// the host: prefer readLosses() for a whole batch (one transfer).
     std::optional<double> loss(std::int64_t microbatch) const;
+    /// The losses of micro-batches [first, first + count) (nullopt: no forward of it ran on the
+    /// last stage here), copied to the host in one transfer for all that are still on the device.
+    std::vector<std::optional<double>> readLosses(std::int64_t first, int count) const;
+    /// Device-to-host loss transfers so far (one per readLosses() or loss() call that found losses
+    /// still on the device).
+    std::int64_t lossReads() const;
     /// Mean loss over `batches` with the current weights of every stage; no gradients, memory
     /// not charged to any stage.
     Result<double> evaluate(const std::vector<TokenBatch>& batches);
@@ -84,10 +86,16 @@ public:
     // Multi-process runs (runtime/dist): each process runs one stage; the tensors handed between
     // stages travel as HandOff values. Thread-safe (the hand-off lock).
     /// Removes and returns the tensor waiting for `toStage` (Activation: from toStage − 1 after a
-    /// forward; Gradient: from toStage + 1 after B/I); nullopt when none is waiting.
-    std::optional<HandOff> takeHandOff(HandOffKind kind, int toStage, std::int64_t microbatch);
-    /// Delivers a tensor that another process produced for `toStage`.
+    /// forward; Gradient: from toStage + 1 after B/I); nullopt when none is waiting. HostValues:
+    /// copied into fp32 host values (Gloo); Tensor: the tensor itself, where it lives (NCCL sends
+    /// it from the GPU, no host copy).
+    std::optional<HandOff> takeHandOff(
+        HandOffKind kind, int toStage, std::int64_t microbatch, HandOffForm form = HandOffForm::HostValues);
+    /// Delivers a tensor that another process produced for `toStage`: host values are copied onto
+    /// the stage's device; a HandOff tensor already there is used as it is (else copied there).
     void putHandOff(HandOffKind kind, int toStage, std::int64_t microbatch, const HandOff& value);
+    /// How this model's hand-offs travelled so far (in memory and through takeHandOff/putHandOff).
+    HandOffCounts handOffCounts() const;
     /// On: the last stage reads its targets from the token source itself and stage 0 keeps none
     /// for it (stage 0 runs in another process). Off (default): stage 0 hands them over in memory.
     void setTargetsFromTokens(bool on);

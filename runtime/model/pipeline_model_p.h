@@ -4,12 +4,14 @@
 // pipeline_model_steps.cpp (the F/B/I/W/U actions and the hand-offs between stages).
 
 #include "runtime/model/device_memory.h"
+#include "runtime/model/torch_error.h"
 #include "runtime/model/device_p.h"
 #include "runtime/model/gpt_modules_p.h"
 #include "runtime/model/pipeline_model.h"
 
 #include <bubblescope/paci/local_accumulator.h>
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -39,6 +41,14 @@ struct Pending
     bool inputGradDone = false;
 };
 
+// A tensor waiting in the mailbox for its receiving stage, and the stage whose memory scope
+// allocated it (the producer in this process; the receiver itself for one put by a transport).
+struct Parcel
+{
+    torch::Tensor tensor;
+    int owner = -1;
+};
+
 struct StageState
 {
     detail::GptStage module{nullptr};
@@ -48,6 +58,12 @@ struct StageState
     std::map<int, std::vector<torch::Tensor>> stash; // weight version -> copy (stash policies)
     int maxStashed = 0;
 };
+
+// A check that some tensor still holds `t`'s storage (a weak reference: it keeps nothing alive).
+inline std::function<bool()> aliveWhileHeld(const torch::Tensor& t)
+{
+    return [weak = t.storage().getWeakStorageImpl()] { return !weak.expired(); };
+}
 
 inline paci::AccumulatorOptions accumulatorOptions(const ModelOptions& o)
 {
@@ -76,13 +92,19 @@ struct PipelineModel::Impl
     ModelOptions options;
     TokenFn tokens;
     std::vector<detail::StageState> stages;
-    std::map<std::pair<int, std::int64_t>, torch::Tensor> activationsIn; // (receiving stage, mb) -> (B, T, C)
-    std::map<std::pair<int, std::int64_t>, torch::Tensor> gradsIn; // (receiving stage, mb) -> (B, T, C)
+    using Mailbox = std::map<std::pair<int, std::int64_t>, detail::Parcel>; // (receiving stage, mb) -> (B, T, C)
+    Mailbox activationsIn;
+    Mailbox gradsIn;
+    HandOffCounts handOffs; // how they travelled (guarded by `mailbox`)
     std::map<std::int64_t, torch::Tensor> targets; // mb -> (B, T) int64
+    // Losses: the last stage's forward keeps each one on its device (lossesOnDevice); they are read
+    // to the host in one transfer per batch (readLosses) into `losses`.
+    std::map<std::int64_t, torch::Tensor> lossesOnDevice;
     std::map<std::int64_t, double> losses;
+    std::int64_t lossReads = 0;
     double lossScale = 1.0;
     bool targetsFromTokens = false; // multi-process: the last stage fetches its own targets
-    // Guards the hand-off maps above (activationsIn, gradsIn, targets, losses): with the threaded
+    // Guards the hand-off maps above (activationsIn, gradsIn, targets, losses, lossesOnDevice): with the threaded
     // driver, stages run concurrently and meet only here. Everything in StageState belongs to the
     // one thread that runs that stage.
     mutable std::mutex mailbox;
@@ -117,24 +139,46 @@ struct PipelineModel::Impl
                 return done.error();
             }
         } catch (const std::exception& e) {
-            return makeError(ErrorCode::Internal, std::string(pass) + " failed: " + e.what(), detail::where(s, mb));
+            return makeError(ErrorCode::Internal, std::string(pass) + " failed: " + torchErrorText(e), detail::where(s, mb));
         }
         return info;
     }
 
-    // The received tensor, copied into the receiving stage's own buffer (what a real recv does).
-    Result<torch::Tensor> receive(std::map<std::pair<int, std::int64_t>, torch::Tensor>& box, int s,
-                                  std::int64_t mb, const char* what)
+    // The received tensor on the receiving stage's device (handOffRoute()): on the CPU a copy into
+    // the stage's own buffer (what a real recv does, so the CPU tracker charges the receiver); on
+    // the producer's GPU the producer's tensor itself, zero copy (the memory attribution learns that
+    // two stages share it); from another GPU a device-to-device copy on the receiver's copy stream.
+    Result<torch::Tensor> receive(Mailbox& box, int s, std::int64_t mb, const char* what)
     {
         const std::lock_guard<std::mutex> lock(mailbox);
         auto it = box.find({s, mb});
         if (it == box.end()) {
             return makeError(ErrorCode::Internal, std::string("no ") + what + " was sent to this stage", detail::where(s, mb));
         }
-        // A copy on the receiving stage's device (clone when it is the sender's).
-        torch::Tensor t = detail::copyToDevice(it->second, options.deviceOf(s));
+        detail::Parcel parcel = std::move(it->second);
         box.erase(it);
-        return t;
+        const int to = options.deviceOf(s);
+        const torch::Tensor& t = parcel.tensor;
+        switch (handOffRoute(t.is_cuda() ? static_cast<int>(t.get_device()) : -1, to)) {
+        case HandOffRoute::SameDevice:
+            handOffs.sameDevice += 1;
+            if (DeviceMemoryAttributor* memory = installedDeviceMemory();
+                memory && parcel.owner != s && parcel.owner >= 0) {
+                memory->shareBuffer(parcel.owner, MemoryCategory::Activations,
+                    static_cast<std::int64_t>(t.storage().nbytes()), detail::aliveWhileHeld(t));
+            }
+            return std::move(parcel.tensor);
+        case HandOffRoute::PeerCopy:
+            handOffs.peerCopies += 1;
+            break;
+        case HandOffRoute::Clone:
+            handOffs.cloned += 1;
+            break;
+        case HandOffRoute::HostStaged:
+            handOffs.hostStaged += 1;
+            break;
+        }
+        return detail::copyToDevice(t, to);
     }
 
     // The gradient of stage s's output for micro-batch mb: received from stage s + 1, or undefined
@@ -205,7 +249,7 @@ struct PipelineModel::Impl
         torch::Tensor g = p.input.grad(); // (B, T, C)
         info.sendBytes = static_cast<std::int64_t>(g.nbytes());
         const std::lock_guard<std::mutex> lock(mailbox);
-        gradsIn[{s - 1, mb}] = g;
+        gradsIn[{s - 1, mb}] = detail::Parcel{g, s};
     }
 };
 

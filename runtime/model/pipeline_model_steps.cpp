@@ -1,7 +1,8 @@
 // PipelineModel's actions: forward, the three backward passes, the update, and the tensors handed
 // between stages (in memory, or to and from a StageTransport for multi-process runs).
+#include "runtime/model/hand_off_tensor_p.h"
 #include "runtime/model/pipeline_model.h"
-
+#include "runtime/model/torch_error.h"
 #include "runtime/model/pipeline_model_p.h"
 
 #include <cmath>
@@ -69,14 +70,17 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
                 d.targets.erase(t);
             }
             const torch::Tensor loss = detail::GptStageImpl::loss(out, targets);
-            const double value = loss.item<double>();
-            if (!std::isfinite(value)) {
-                return makeError(
-                    ErrorCode::Diverged, "training diverged: the loss is " + std::to_string(value), where(s, mb));
+            // Kept on the device, read once per batch (readLosses): a .item() here would make the
+            // host wait for the whole forward inside every last-stage action. The copy is nobody's
+            // memory (the CPU tracker then sees the stage's tensors exactly as before).
+            torch::Tensor kept;
+            {
+                const MemoryScope none(-1, MemoryCategory::Other);
+                kept = loss.detach().clone();
             }
             {
                 const std::lock_guard<std::mutex> lock(d.mailbox);
-                d.losses[mb] = value;
+                d.lossesOnDevice[mb] = std::move(kept);
             }
             p.root = loss * d.lossScale;
         } else {
@@ -84,11 +88,11 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
             info.sendBytes = static_cast<std::int64_t>(out.nbytes());
             torch::Tensor sent = out.detach();
             const std::lock_guard<std::mutex> lock(d.mailbox);
-            d.activationsIn[{s + 1, mb}] = std::move(sent);
+            d.activationsIn[{s + 1, mb}] = Parcel{std::move(sent), s};
         }
         st.pending[mb] = std::move(p);
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, std::string("forward failed: ") + e.what(), where(s, mb));
+        return makeError(ErrorCode::Internal, std::string("forward failed: ") + torchErrorText(e), where(s, mb));
     }
     info.activationBytes = stageMemory(s).liveOf(MemoryCategory::Activations) - before;
     return info;
@@ -199,15 +203,16 @@ Status PipelineModel::update(int s, int microbatches)
         const MemoryScope scope(s, MemoryCategory::OptimizerState); // AdamW's temporaries
         st.acc->step();
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, std::string("update failed: ") + e.what(), at);
+        return makeError(ErrorCode::Internal, std::string("update failed: ") + torchErrorText(e), at);
     }
     return ok();
 }
 
-std::optional<HandOff> PipelineModel::takeHandOff(HandOffKind kind, int toStage, std::int64_t microbatch)
+std::optional<HandOff> PipelineModel::takeHandOff(
+    HandOffKind kind, int toStage, std::int64_t microbatch, HandOffForm form)
 {
     Impl& d = *m_impl;
-    torch::Tensor t;
+    Parcel parcel;
     {
         const std::lock_guard<std::mutex> lock(d.mailbox);
         auto& box = kind == HandOffKind::Activation ? d.activationsIn : d.gradsIn;
@@ -215,29 +220,110 @@ std::optional<HandOff> PipelineModel::takeHandOff(HandOffKind kind, int toStage,
         if (it == box.end()) {
             return std::nullopt;
         }
-        t = std::move(it->second);
+        parcel = std::move(it->second);
         box.erase(it);
     }
-    const MemoryScope scope(-1, MemoryCategory::Other);
-    t = t.to(torch::kCPU, torch::kFloat32).contiguous();
+    // Frees of the producer's tensor below happen in its (the producer's) memory scope.
+    const MemoryScope owner(parcel.owner, MemoryCategory::Activations);
+    if (form == HandOffForm::Tensor) {
+        const std::lock_guard<std::mutex> lock(d.mailbox);
+        d.handOffs.tensorsPassed += 1;
+        return handOffOf(std::move(parcel.tensor));
+    }
+    torch::Tensor t;
+    {
+        const MemoryScope scope(-1, MemoryCategory::Other);
+        t = parcel.tensor.to(torch::kCPU, torch::kFloat32).contiguous();
+    }
+    parcel.tensor = torch::Tensor();
     HandOff out;
     out.shape = t.sizes().vec();
     const float* p = t.data_ptr<float>();
     out.values.assign(p, p + t.numel());
+    const std::lock_guard<std::mutex> lock(d.mailbox);
+    d.handOffs.hostStaged += 1;
     return out;
 }
 
 void PipelineModel::putHandOff(HandOffKind kind, int toStage, std::int64_t microbatch, const HandOff& value)
 {
     Impl& d = *m_impl;
+    const torch::Device device = detail::torchDevice(d.options.deviceOf(toStage));
     torch::Tensor t;
+    bool staged = true;
     {
         const MemoryScope scope(toStage, MemoryCategory::Activations);
-        t = torch::from_blob(const_cast<float*>(value.values.data()), value.shape, torch::kFloat32)
-                .to(detail::torchDevice(d.options.deviceOf(toStage)), torch::kFloat32, false, /*copy=*/true);
+        if (value.tensor) { // a transport's tensor: used as it is when it is on this stage's device
+            t = value.tensor->tensor;
+            staged = t.device() != device && (t.device().is_cpu() || device.is_cpu());
+            if (t.device() != device) {
+                t = detail::copyToDevice(t, d.options.deviceOf(toStage));
+            }
+        } else {
+            t = torch::from_blob(const_cast<float*>(value.values.data()), value.shape, torch::kFloat32)
+                    .to(device, torch::kFloat32, false, /*copy=*/true);
+        }
     }
     const std::lock_guard<std::mutex> lock(d.mailbox);
-    (kind == HandOffKind::Activation ? d.activationsIn : d.gradsIn)[{toStage, microbatch}] = std::move(t);
+    if (value.tensor) {
+        d.handOffs.tensorsPassed += 1;
+    }
+    d.handOffs.hostStaged += staged ? 1 : 0;
+    (kind == HandOffKind::Activation ? d.activationsIn : d.gradsIn)[{toStage, microbatch}] =
+        Parcel{std::move(t), toStage};
+}
+
+std::vector<std::optional<double>> PipelineModel::readLosses(std::int64_t first, int count) const
+{
+    Impl& d = *m_impl;
+    const std::lock_guard<std::mutex> lock(d.mailbox);
+    std::vector<std::int64_t> ids;
+    std::vector<torch::Tensor> onDevice;
+    for (std::int64_t mb = first; mb < first + count; ++mb) {
+        if (auto it = d.lossesOnDevice.find(mb); it != d.lossesOnDevice.end()) {
+            ids.push_back(mb);
+            onDevice.push_back(it->second);
+        }
+    }
+    if (!onDevice.empty()) {
+        try {
+            const MemoryScope none(-1, MemoryCategory::Other);
+            // One transfer (the one host synchronisation) for the batch; float -> double as item<double>() did.
+            const torch::Tensor host = torch::stack(onDevice).to(torch::kCPU).to(torch::kFloat64).contiguous();
+            const double* v = host.data_ptr<double>();
+            for (std::size_t i = 0; i < ids.size(); ++i) {
+                d.losses[ids[i]] = v[i];
+                d.lossesOnDevice.erase(ids[i]);
+            }
+            d.lossReads += 1;
+        } catch (const std::exception&) {
+            // A failed device read leaves the losses unknown (NaN in the metrics); the device's own
+            // error surfaces in the next action.
+        }
+    }
+    std::vector<std::optional<double>> out;
+    for (std::int64_t mb = first; mb < first + count; ++mb) {
+        auto it = d.losses.find(mb);
+        out.push_back(it == d.losses.end() ? std::nullopt : std::optional<double>(it->second));
+    }
+    return out;
+}
+
+std::optional<double> PipelineModel::loss(std::int64_t microbatch) const
+{
+    return readLosses(microbatch, 1).front();
+}
+
+std::int64_t PipelineModel::lossReads() const
+{
+    const std::lock_guard<std::mutex> lock(m_impl->mailbox);
+    return m_impl->lossReads;
+}
+
+HandOffCounts PipelineModel::handOffCounts() const
+{
+    const std::lock_guard<std::mutex> lock(m_impl->mailbox);
+    return m_impl->handOffs;
 }
 
 } // namespace bs::runtime

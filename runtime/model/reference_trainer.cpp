@@ -1,7 +1,9 @@
 #include "runtime/model/reference_trainer.h"
+#include "runtime/model/torch_error.h"
 
 #include "runtime/model/device_p.h"
 #include "runtime/model/gpt_modules_p.h"
+#include "runtime/model/pipeline_model.h"
 
 #include <torch/optim/adamw.h>
 
@@ -58,7 +60,7 @@ Result<ReferenceTrainer> ReferenceTrainer::create(const ModelOptions& options, T
         groups.emplace_back(noDecay, groupOptions(0.0));
         impl->optimizer = std::make_unique<torch::optim::AdamW>(std::move(groups));
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, std::string("building the reference model failed: ") + e.what(), "model");
+        return makeError(ErrorCode::Internal, std::string("building the reference model failed: ") + torchErrorText(e), "model");
     }
     return ReferenceTrainer(std::move(impl));
 }
@@ -66,6 +68,10 @@ Result<ReferenceTrainer> ReferenceTrainer::create(const ModelOptions& options, T
 Result<double> ReferenceTrainer::trainBatch(std::int64_t firstMicrobatch, int microbatches)
 {
     Impl& d = *m_impl;
+    // As the pipeline's executor does before every action. Without it PyPI's LibTorch (MKL + OpenMP)
+    // runs with MKL's and OpenMP's thread pools at different sizes and resizes the OpenMP pool
+    // around every GEMM: --reference ran 9x slower than 1f1b on 2 loaded cores (BENCHMARKS.md).
+    initIntraOpThreadsOnThisThread();
     const double scale = 1.0 / static_cast<double>(microbatches);
     double sum = 0.0;
     try {
@@ -97,7 +103,7 @@ Result<double> ReferenceTrainer::trainBatch(std::int64_t firstMicrobatch, int mi
         d.optimizer->zero_grad();
         d.updates += 1;
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, std::string("reference step failed: ") + e.what(), "reference");
+        return makeError(ErrorCode::Internal, std::string("reference step failed: ") + torchErrorText(e), "reference");
     }
     return sum * scale;
 }
@@ -107,6 +113,7 @@ Result<double> ReferenceTrainer::evaluate(const std::vector<TokenBatch>& batches
     if (batches.empty()) {
         return makeError(ErrorCode::InvalidArgument, "no validation batches", "data.validation");
     }
+    initIntraOpThreadsOnThisThread();
     torch::NoGradGuard noGrad;
     const detail::ComputeScope compute(m_impl->options.deviceOf(0), m_impl->options.bf16);
     const torch::Device device = detail::torchDevice(m_impl->options.deviceOf(0));

@@ -27,7 +27,7 @@ public:
     Status run() override { return m_session.run(); }
     Status finish() override { return m_session.finish(); }
     void requestStop() override { m_session.requestStop(); }
-    Status requestApply(const LiveSettings& settings) override { return m_session.requestApply(settings); }
+    Status requestApply(const RunConfig& wanted) override { return m_session.requestApply(wanted); }
     std::vector<AppliedChange> appliedChanges() const override { return m_session.appliedChanges(); }
     std::vector<BatchMetrics> pollMetrics() override { return m_session.pollMetrics(); }
     int stepsDone() const override { return m_session.stepsDone(); }

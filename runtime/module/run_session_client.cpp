@@ -59,7 +59,10 @@ Status RunSession::runSteps(int count) { return m_impl->session->runSteps(count)
 Status RunSession::run() { return m_impl->session->run(); }
 Status RunSession::finish() { return m_impl->session->finish(); }
 void RunSession::requestStop() { m_impl->session->requestStop(); }
-Status RunSession::requestApply(const LiveSettings& settings) { return m_impl->session->requestApply(settings); }
+Status RunSession::requestApply(const RunConfig& wanted)
+{
+    return m_impl->session->requestApply(wanted);
+}
 std::vector<AppliedChange> RunSession::appliedChanges() const { return m_impl->session->appliedChanges(); }
 std::vector<BatchMetrics> RunSession::pollMetrics() { return m_impl->session->pollMetrics(); }
 int RunSession::stepsDone() const { return m_impl->session->stepsDone(); }

@@ -15,8 +15,8 @@
 #include "runtime/config/run_config.h"
 #include "runtime/dist/dist_env.h"
 #include "runtime/dist/dist_train.h"
-#include "runtime/exec/run_metrics.h"
 #include "runtime/exec/run_session.h"
+#include "runtime/rundir/run_metrics.h"
 #include "runtime/exec/unit_profile.h"
 
 #include <nlohmann/json.hpp>
@@ -36,7 +36,7 @@ public:
     virtual Status run() = 0;
     virtual Status finish() = 0;
     virtual void requestStop() = 0;
-    virtual Status requestApply(const LiveSettings& settings) = 0;
+    virtual Status requestApply(const RunConfig& wanted) = 0;
     virtual std::vector<AppliedChange> appliedChanges() const = 0;
     virtual std::vector<BatchMetrics> pollMetrics() = 0;
     virtual int stepsDone() const = 0;
@@ -46,14 +46,13 @@ public:
 };
 
 /// Bumped whenever this table or ModuleSession changes.
-inline constexpr int kRuntimeModuleAbi = 2;
+inline constexpr int kRuntimeModuleAbi = 3; // 2: requestApply takes a RunConfig (LiveSettings removed); 3: measureLayerUnits
 
 /// Sizes of the types that cross the boundary: a module built from other sources differs here.
 constexpr std::size_t runtimeModuleLayoutKey()
 {
-    return sizeof(RunConfig) * 1000003u + sizeof(SessionOptions) * 10007u + sizeof(RunSummary) * 101u +
-           sizeof(BatchMetrics) * 7u + sizeof(LiveSettings) + sizeof(DistEnv) + sizeof(DistRunOptions) +
-           sizeof(Error);
+    return sizeof(RunConfig) * 1000003u + sizeof(SessionOptions) * 10007u + sizeof(RunSummary) * 101u
+        + sizeof(BatchMetrics) * 7u + sizeof(AppliedChange) + sizeof(DistEnv) + sizeof(DistRunOptions) + sizeof(Error);
 }
 
 struct RuntimeModuleApi

@@ -118,7 +118,8 @@ Status checkStage(const json& stage, std::string_view where, const std::string& 
             return s;
         }
     }
-    for (const char* key : {"peak_memory_bytes", "peak_activation_bytes", "peak_stash_bytes", "drift_samples"}) {
+    for (const char* key :
+        {"peak_memory_bytes", "peak_activation_bytes", "peak_stash_bytes", "peak_reserved_bytes", "drift_samples"}) {
         if (Status s = field(stage, key, Kind::Bytes, where, prefix); !s) {
             return s;
         }
@@ -205,17 +206,28 @@ Status checkSummary(const json& summary, std::string_view where)
                 {"final_train_loss", Kind::Real}, {"val_loss", Kind::Real}, {"virtual_time_s", Kind::NonNegative},
                 {"wall_time_s", Kind::NonNegative}, {"busy_time_s", Kind::NonNegative},
                 {"tokens_per_s_virtual", Kind::NonNegative}, {"tokens_per_s_wall", Kind::NonNegative},
-                {"bubble_fraction", Kind::Real}, {"target_loss", Kind::Real},
-                {"time_to_target_s", Kind::NonNegative}, {"step_to_target", Kind::CountOrNull},
-                {"error", Kind::Text}},
+                {"bubble_fraction", Kind::Real}, {"gpu_bubble_fraction", Kind::Real}, {"target_loss", Kind::Real},
+                {"time_to_target_s", Kind::NonNegative}, {"step_to_target", Kind::CountOrNull}, {"error", Kind::Text},
+                {"device", Kind::Text}, {"dtype", Kind::Text}},
             where);
         !s) {
         return s;
     }
     for (const Rule& r : {Rule{"losses", Kind::Real}, Rule{"val_losses", Kind::Real}, Rule{"val_steps", Kind::Count},
-             Rule{"val_virtual_times_s", Kind::NonNegative}}) {
+             Rule{"val_virtual_times_s", Kind::NonNegative}, Rule{"notes", Kind::Text}}) {
         if (Status s = arrayField(summary, r.key, r.kind, where, ""); !s) {
             return s;
+        }
+    }
+    // GPU runs: the trace's cupti.* attributes, each a string.
+    if (const auto it = summary.find("kernel_profiling"); it != summary.end()) {
+        if (!it->is_object()) {
+            return fieldError(where, "kernel_profiling", typeName(*it), "an object of strings");
+        }
+        for (const auto& [key, value] : it->items()) {
+            if (!fits(value, Kind::Text)) {
+                return fieldError(where, "kernel_profiling." + key, typeName(value), allowed(Kind::Text));
+            }
         }
     }
     return checkStages(summary, where);

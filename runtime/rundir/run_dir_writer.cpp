@@ -243,6 +243,28 @@ Status RunDirWriter::writeSummary(const nlohmann::json& summary)
     return promote();
 }
 
+Status adoptStagedRun(const fs::path& dir, pid_t pid)
+{
+    const fs::path staged = dir / (std::string(kStagingPrefix) + std::to_string(pid));
+    std::error_code ec;
+    if (!fs::is_directory(staged, ec)) {
+        return ok();
+    }
+    for (const char* name : kRunFileNames) {
+        const fs::path from = staged / name;
+        const fs::path to = dir / name;
+        if (fs::exists(from, ec)) {
+            if (::rename(from.c_str(), to.c_str()) != 0) {
+                return ioError("cannot move the stopped run's file over", to, errno);
+            }
+        } else {
+            fs::remove(to, ec);
+        }
+    }
+    fs::remove_all(staged, ec);
+    return ok();
+}
+
 Status RunDirWriter::promote()
 {
     // Every file of the new run is in place: each replaces the old run's file of that name by a

@@ -15,6 +15,7 @@
 #include "runtime/config/run_config.h"
 
 #include <filesystem>
+#include <sys/types.h>
 #include <nlohmann/json.hpp>
 
 namespace bs::runtime {
@@ -30,6 +31,12 @@ struct RunDirOptions
     bool overwrite = false; ///< replace an existing run's files instead of refusing
     bool durable = false; ///< fdatasync after every metrics record
 };
+
+/// A writer killed while overwriting `dir` (process `pid`) left the files of its run in a staging
+/// directory: moves them over the old run's files (they are what the killed run measured; the old
+/// run's files it has none of go) and removes the staging directory. Nothing to adopt: ok.
+/// `launch` calls it for each rank after a stop, before merging the ranks' directories.
+Status adoptStagedRun(const std::filesystem::path& dir, pid_t pid);
 
 /// Not thread-safe: one writer per run, used from the thread that drives the run.
 class RunDirWriter

@@ -12,6 +12,7 @@ char actionLetter(ActionKind kind)
     case ActionKind::BackwardInput: return 'I';
     case ActionKind::BackwardWeight: return 'W';
     case ActionKind::Update: return 'U';
+    case ActionKind::OverlapForwardBackward: return 'O';
     }
     return '?';
 }
@@ -24,12 +25,16 @@ std::string_view actionKindName(ActionKind kind)
     case ActionKind::BackwardInput: return "backward-input";
     case ActionKind::BackwardWeight: return "backward-weight";
     case ActionKind::Update: return "update";
+    case ActionKind::OverlapForwardBackward: return "overlapped forward-backward";
     }
     return "unknown";
 }
 
 std::string toString(const Action& action)
 {
+    if (action.isOverlap()) {
+        return "(" + toString(action.forwardHalf()) + ";" + toString(action.backwardHalf()) + ")OVERLAP_F_B";
+    }
     std::string out = std::to_string(action.stage);
     out += actionLetter(action.kind);
     out += std::to_string(action.microbatch);
@@ -69,8 +74,43 @@ Result<ActionKind> kindFromLetter(char letter)
 
 } // namespace
 
+namespace {
+
+constexpr std::string_view kOverlapSuffix = ")OVERLAP_F_B";
+
+// "(0F3;1B2)OVERLAP_F_B": PyTorch's overlapped pair, a forward then a full backward.
+Result<Action> parseOverlap(std::string_view text)
+{
+    const std::string original(text);
+    auto fail = [&](const std::string& why) {
+        return makeError(ErrorCode::ParseError, "bad action '" + original + "': " + why,
+                         "expected (<stage>F<microbatch>;<stage>B<microbatch>)OVERLAP_F_B");
+    };
+    text.remove_prefix(1);
+    text.remove_suffix(kOverlapSuffix.size());
+    const auto semicolon = text.find(';');
+    if (semicolon == std::string_view::npos) {
+        return fail("an overlapped pair needs two actions separated by ';'");
+    }
+    auto first = parseAction(text.substr(0, semicolon));
+    auto second = parseAction(text.substr(semicolon + 1));
+    if (!first || !second) {
+        return fail(!first ? first.error().message : second.error().message);
+    }
+    if (first->kind != ActionKind::Forward || second->kind != ActionKind::Backward) {
+        return fail("an overlapped pair is a forward (F) then a full backward (B)");
+    }
+    return overlapForwardBackward(first->stage, first->microbatch, second->stage, second->microbatch);
+}
+
+} // namespace
+
 Result<Action> parseAction(std::string_view text)
 {
+    if (text.size() > kOverlapSuffix.size() + 1 && text.front() == '('
+        && text.substr(text.size() - kOverlapSuffix.size()) == kOverlapSuffix) {
+        return parseOverlap(text);
+    }
     const std::string original(text);
     auto fail = [&](const std::string& why) {
         return makeError(ErrorCode::ParseError, "bad action '" + original + "': " + why,

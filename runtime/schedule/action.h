@@ -16,6 +16,10 @@ enum class ActionKind : std::uint8_t {
     BackwardInput,  ///< I: input-gradient only (zero-bubble split)
     BackwardWeight, ///< W: weight-gradient only (zero-bubble split)
     Update,         ///< U: optimizer step applying the gradients of micro-batches [firstMb, lastMb]
+    /// DualPipe's overlapped pair: the forward of (stage, microbatch) and the full backward of
+    /// (pairStage, pairMicrobatch) on one rank at once, so one's compute hides the other's comm.
+    /// Its own cost in the cost model (StageCost::overlapped). PyTorch writes it "(0F3;1B2)OVERLAP_F_B".
+    OverlapForwardBackward,
 };
 
 char actionLetter(ActionKind kind);
@@ -30,8 +34,16 @@ struct Action
     /// U only: the micro-batches whose gradients this update applies (inclusive range).
     int firstMb = -1;
     int lastMb = -1;
+    /// OverlapForwardBackward only: the backward half's stage and micro-batch.
+    int pairStage = -1;
+    int pairMicrobatch = -1;
 
     bool isBackwardLike() const { return kind == ActionKind::Backward || kind == ActionKind::BackwardInput; }
+    bool isOverlap() const { return kind == ActionKind::OverlapForwardBackward; }
+    /// The forward half of an overlapped pair (as a plain F), for code that walks single actions.
+    Action forwardHalf() const { return {stage, ActionKind::Forward, microbatch}; }
+    /// The backward half of an overlapped pair (as a plain B).
+    Action backwardHalf() const { return {pairStage, ActionKind::Backward, pairMicrobatch}; }
     friend bool operator==(const Action&, const Action&) = default;
 };
 
@@ -44,7 +56,28 @@ inline Action update(int stage, int index, int firstMb, int lastMb)
     return {stage, ActionKind::Update, index, firstMb, lastMb};
 }
 
-/// "3F12", "0I4", "7W3"; updates as "2U1:8-15" (stage 2, update 1, micro-batches 8..15).
+inline Action overlapForwardBackward(int forwardStage, int forwardMb, int backwardStage, int backwardMb)
+{
+    Action a{forwardStage, ActionKind::OverlapForwardBackward, forwardMb};
+    a.pairStage = backwardStage;
+    a.pairMicrobatch = backwardMb;
+    return a;
+}
+
+/// Calls f(part) for each plain action `action` performs: itself, or an overlapped pair's F then B.
+template<typename F>
+void forEachPart(const Action& action, F&& f)
+{
+    if (action.isOverlap()) {
+        f(action.forwardHalf());
+        f(action.backwardHalf());
+    } else {
+        f(action);
+    }
+}
+
+/// "3F12", "0I4", "7W3"; updates as "2U1:8-15" (stage 2, update 1, micro-batches 8..15);
+/// an overlapped pair as PyTorch writes it, "(0F3;1B2)OVERLAP_F_B".
 std::string toString(const Action& action);
 
 /// Parses the form written by toString(). Errors name the text and what was expected.

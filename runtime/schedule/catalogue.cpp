@@ -26,6 +26,42 @@ Error badParam(const std::string& field, const std::string& message, const std::
     return makeError(ErrorCode::InvalidArgument, field + ": " + message, "allowed: " + allowed);
 }
 
+// pipeline.stages_per_rank, pipeline.placement and the micro-batch rules that come with them.
+Status checkPlacement(const ScheduleInfo& info, const ScheduleParams& params)
+{
+    const int v = params.stagesPerRank;
+    const int least = info.placement == Placement::Loop ? 2 : info.defaultStagesPerRank;
+    if (v != 0 && (v < least || v > info.maxStagesPerRank)) {
+        const std::string allowed = least == info.maxStagesPerRank
+                                        ? std::to_string(least) + " (or 0 for the schedule's own)"
+                                        : std::to_string(least) + ".." + std::to_string(info.maxStagesPerRank)
+                                              + " (or 0 for the schedule's own, " + std::to_string(info.defaultStagesPerRank)
+                                              + ")";
+        return badParam("stages-per-rank", "got " + std::to_string(v) + " for " + params.name, allowed);
+    }
+    if (params.placement && *params.placement != info.placement) {
+        return badParam("placement",
+                        "got '" + std::string(placementName(*params.placement)) + "' for " + params.name
+                            + ", which places its stages '" + std::string(placementName(info.placement)) + "'",
+                        std::string(placementName(info.placement)) + " for " + params.name);
+    }
+    const int p = params.stages;
+    if (info.needsMicrobatchesMultipleOfRanks && params.microbatches % p != 0) {
+        return badParam("microbatches",
+                        "got " + std::to_string(params.microbatches) + " for " + params.name
+                            + ": micro-batches go through each chunk in groups of p = " + std::to_string(p),
+                        "a multiple of stages (" + std::to_string(p) + ")");
+    }
+    if (info.minMicrobatchesPerRank > 0 && params.microbatches < info.minMicrobatchesPerRank * p) {
+        return badParam("microbatches",
+                        "got " + std::to_string(params.microbatches) + " for " + params.name + " at " + std::to_string(p)
+                            + " ranks",
+                        ">= " + std::to_string(info.minMicrobatchesPerRank) + " x stages = "
+                            + std::to_string(info.minMicrobatchesPerRank * p));
+    }
+    return ok();
+}
+
 Status checkParams(const ScheduleParams& params)
 {
     const ScheduleInfo* info = findSchedule(params.name);
@@ -69,12 +105,34 @@ Status checkParams(const ScheduleParams& params)
                             + ": two weight versions need every backward before the second update after its forward",
                         ">= stages + extra depth - 1 = " + std::to_string(least));
     }
-    const long actions = 3L * params.stages * params.microbatches * params.batches;
+    if (Status shape = checkPlacement(*info, params); !shape) {
+        return shape;
+    }
+    const long actions = 3L * params.stages * info->stagesPerRank(params.stagesPerRank) * params.microbatches
+                         * params.batches;
     if (actions > kMaxActions) {
         return badParam("batches", "stages x microbatches x batches is too large (" + std::to_string(actions) + " actions)",
                         "at most " + std::to_string(kMaxActions) + " actions");
     }
     return ok();
+}
+
+Schedule generate(const ScheduleInfo& info, ScheduleParams params)
+{
+    if (info.multiStage()) {
+        return detail::makeMultiStage(params);
+    }
+    switch (info.family) {
+    case ScheduleFamily::Flush: return info.name == "gpipe" ? detail::makeGpipe(params) : detail::makeOneFOneB(params);
+    case ScheduleFamily::ZeroBubble: return detail::makeZeroBubble(params, info.name == "zb-h2");
+    case ScheduleFamily::Asynchronous:
+    case ScheduleFamily::LocalAccumulation: break;
+    }
+    const int every = info.updateWindow(params.microbatches, params.accum);
+    if (info.updates == UpdateRule::PerMicrobatch) {
+        params.accum = 1; // updates after every backward
+    }
+    return detail::makeAsyncOneFOneB(params, every, info.weights);
 }
 
 } // namespace
@@ -124,6 +182,20 @@ const std::vector<ScheduleInfo>& scheduleCatalogue()
          F::Asynchronous, W::InPlace, U::PerMicrobatch, false},
         {"paci", "PACI", "PACI: async 1F1B, no flush, each stage updates after every a local backwards", true,
          F::LocalAccumulation, W::InPlace, U::PerWindow, false},
+        {"interleaved-1f1b", "Interleaved 1F1B",
+         "Interleaved 1F1B (Megatron virtual stages): v chunks per rank, loop placement, m a multiple of p", false,
+         F::Flush, W::Flush, U::PerGlobalBatch, false, Placement::Loop, 2, kMaxStagesPerRank, true, 0},
+        {"looped-bfs", "Looped BFS",
+         "Looped BFS (breadth-first): v chunks per rank, each chunk forwards every micro-batch before the next", false,
+         F::Flush, W::Flush, U::PerGlobalBatch, false, Placement::Loop, 2, kMaxStagesPerRank, false, 0},
+        {"interleaved-zb", "Interleaved ZB",
+         "Interleaved zero-bubble (ZB1P on a loop placement): split backward, W fills the bubbles, m a multiple of p",
+         false, F::ZeroBubble, W::Flush, U::PerGlobalBatch, false, Placement::Loop, 2, kMaxStagesPerRank, true, 0},
+        {"zb-v", "ZB-V", "ZB-V: two chunks per rank in a V, split backward, zero steady bubble when F = I = W", false,
+         F::ZeroBubble, W::Flush, U::PerGlobalBatch, false, Placement::V, 2, 2, false, 0},
+        {"dualpipev", "DualPipeV",
+         "DualPipeV (DeepSeek): V placement, overlapped forward-and-backward pairs, m >= 2p", false, F::ZeroBubble,
+         W::Flush, U::PerGlobalBatch, false, Placement::V, 2, 2, false, 2},
     };
     return catalogue;
 }
@@ -178,21 +250,9 @@ Result<Schedule> makeSchedule(const ScheduleParams& input)
     if (params.accum == 0) {
         params.accum = params.microbatches;
     }
-    Schedule schedule;
-    const int every = info.updateWindow(params.microbatches, params.accum);
-    switch (info.family) {
-    case ScheduleFamily::Flush:
-        schedule = info.name == "gpipe" ? detail::makeGpipe(params) : detail::makeOneFOneB(params);
-        break;
-    case ScheduleFamily::ZeroBubble: schedule = detail::makeZeroBubble(params, info.name == "zb-h2"); break;
-    case ScheduleFamily::Asynchronous:
-    case ScheduleFamily::LocalAccumulation:
-        if (info.updates == UpdateRule::PerMicrobatch) {
-            params.accum = 1; // updates after every backward
-        }
-        schedule = detail::makeAsyncOneFOneB(params, every, info.weights);
-        break;
-    }
+    params.stagesPerRank = info.stagesPerRank(params.stagesPerRank);
+    params.placement = info.placement;
+    Schedule schedule = generate(info, params);
     if (auto status = validate(schedule); !status) {
         return makeError(ErrorCode::Internal, "generated schedule '" + info.name + "' is invalid: " + status.error().message,
                          status.error().context);

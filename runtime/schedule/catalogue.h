@@ -33,6 +33,16 @@ struct ScheduleInfo
     /// Two weight versions suffice only when every backward comes before the second update after
     /// its forward: microbatches >= stages + extra depth − 1 (PipeDream-2BW's m ≥ depth rule).
     bool needsMicrobatchesCoveringDepth = false;
+    /// Where its stages live, and how many stages per rank it takes (v; the default when
+    /// pipeline.stages_per_rank is 0). One-per-rank schedules take exactly v = 1, V schedules v = 2.
+    Placement placement = Placement::OnePerRank;
+    int defaultStagesPerRank = 1;
+    int maxStagesPerRank = 1;
+    /// Micro-batches per batch must be a multiple of the ranks p (Megatron's and PyTorch's rule
+    /// for interleaved 1F1B: micro-batches go through each chunk in groups of p).
+    bool needsMicrobatchesMultipleOfRanks = false;
+    /// Micro-batches per batch must be at least this many times p (DualPipeV: m >= 2p).
+    int minMicrobatchesPerRank = 0;
 
     /// Takes an accumulation window a (pipeline.accum, --accum) other than m.
     bool takesAccumWindow() const { return updates == UpdateRule::PerWindow; }
@@ -41,18 +51,32 @@ struct ScheduleInfo
     /// The fewest micro-batches per global batch at p stages and extra depth k: p + k − 1 for
     /// needsMicrobatchesCoveringDepth (2bw), else 1.
     int minMicrobatches(int stages, int extraDepth) const;
+    /// Whether m micro-batches per batch at p ranks and extra depth k satisfy every rule above.
+    bool acceptsMicrobatches(int stages, int microbatches, int extraDepth) const
+    {
+        return microbatches >= minMicrobatches(stages, extraDepth)
+               && (!needsMicrobatchesMultipleOfRanks || microbatches % stages == 0)
+               && microbatches >= minMicrobatchesPerRank * stages;
+    }
+    /// v for a request: `requested` when > 0, else defaultStagesPerRank.
+    int stagesPerRank(int requested) const { return requested > 0 ? requested : defaultStagesPerRank; }
+    bool multiStage() const { return placement != Placement::OnePerRank; }
     /// The most updates a micro-batch can cross at `stage` between its forward and its backward,
     /// as the method states it (paci: bs::paci::maxLag); nullopt when the schedule states none.
     std::optional<int> lagBound(const ScheduleParams& params, int stage) const;
 };
 
-/// gpipe, 1f1b, zb-h1, zb-h2, pipedream, 2bw, async-1f1b, paci, in that order.
+/// gpipe, 1f1b, zb-h1, zb-h2, pipedream, 2bw, async-1f1b, paci, then the multi-stage ones:
+/// interleaved-1f1b, looped-bfs, interleaved-zb, zb-v, dualpipev.
 const std::vector<ScheduleInfo>& scheduleCatalogue();
 bool isKnownSchedule(const std::string& name);
 /// The catalogue entry of `name`, or nullptr when it is not a schedule.
 const ScheduleInfo* findSchedule(const std::string& name);
 /// "paci" / "pipedream, 2bw, async-1f1b, paci": the names with a trait, for messages.
 std::string scheduleNamesWhere(bool (*trait)(const ScheduleInfo&));
+
+/// Most stages one rank may hold (pipeline.stages_per_rank).
+inline constexpr int kMaxStagesPerRank = 16;
 
 /// Generates and validates the named schedule. Bad parameters give ErrorCode::InvalidArgument
 /// whose context names the field and the allowed values.

@@ -3,6 +3,7 @@
 #include "base/atomic_file.h"
 #include "base/bounded_read.h"
 #include "runtime/schedule/catalogue.h"
+#include "runtime/schedule/limits.h"
 #include "runtime/schedule/validate.h"
 
 #include <algorithm>
@@ -42,9 +43,11 @@ std::string_view trim(std::string_view s)
 // otherwise what the file itself reaches (an imported schedule states no bound of its own).
 void fillBounds(Schedule& schedule)
 {
-    const int p = schedule.stages();
+    const int p = schedule.ranks();
     ScheduleParams params = schedule.params;
     params.stages = p;
+    params.stagesPerRank = schedule.stagesPerRank();
+    params.placement = schedule.placement;
     if (const ScheduleInfo* info = findSchedule(params.name); info && !info->takesAccumWindow()) {
         params.accum = 0; // other schedules derive their update window themselves
     }
@@ -55,11 +58,83 @@ void fillBounds(Schedule& schedule)
             schedule.asynchronous = reference->asynchronous;
             schedule.inflightBound = reference->inflightBound;
             schedule.weightVersionBound = reference->weightVersionBound;
+            schedule.activationBound = reference->activationBound;
             return;
         }
     }
-    schedule.inflightBound.assign(static_cast<std::size_t>(p), schedule.totalMicrobatches());
+    schedule.inflightBound.assign(static_cast<std::size_t>(p), schedule.totalMicrobatches() * schedule.stagesPerRank());
     schedule.weightVersionBound.assign(static_cast<std::size_t>(p), 1);
+}
+
+// Which rank holds each stage, from the lines the stages' actions sit on. One stage per line must
+// be stage r on line r (the classic CSV); several must form PyTorch's loop or V placement.
+Status inferPlacement(Schedule& schedule, const std::vector<int>& lineOfStage)
+{
+    const int ranks = schedule.ranks();
+    const int stages = static_cast<int>(lineOfStage.size());
+    for (int stage = 0; stage < stages; ++stage) {
+        if (lineOfStage[static_cast<std::size_t>(stage)] < 0) {
+            return makeError(ErrorCode::ParseError, "stage " + std::to_string(stage) + " has no actions",
+                             "every stage 0.." + std::to_string(stages - 1) + " needs its actions on one line");
+        }
+    }
+    if (stages == ranks) {
+        for (int stage = 0; stage < stages; ++stage) {
+            const int line = lineOfStage[static_cast<std::size_t>(stage)];
+            if (line != stage) {
+                return makeError(ErrorCode::ParseError,
+                                 "actions of stage " + std::to_string(stage) + " sit on the line of stage "
+                                     + std::to_string(line),
+                                 "line " + std::to_string(line + 1) + ": one stage per line, stage r on line r");
+            }
+        }
+        schedule.placement = Placement::OnePerRank;
+        return ok();
+    }
+    if (stages % ranks != 0) {
+        return makeError(ErrorCode::ParseError,
+                         std::to_string(stages) + " stages on " + std::to_string(ranks) + " lines (ranks)",
+                         "the same number of stages on every rank");
+    }
+    // Where both fit (one rank), the named schedule's own placement wins.
+    const ScheduleInfo* info = findSchedule(schedule.params.name);
+    const Placement own = info && info->multiStage() ? info->placement : Placement::Loop;
+    for (Placement placement : {own, Placement::Loop, Placement::V}) {
+        if (rankOfStageFor(placement, ranks, stages / ranks) == lineOfStage) {
+            schedule.placement = placement;
+            schedule.rankOfStage = lineOfStage;
+            return ok();
+        }
+    }
+    return makeError(ErrorCode::ParseError, "the stages' lines form neither a loop nor a V placement",
+                     "loop: stage i on line i mod p; v: line r holds stages r and 2p-1-r");
+}
+
+// PyTorch's "compute_comms" CSV also lists its runtime's bookkeeping: 2SEND_F3, 1RECV_B0,
+// 0UNSHARD, 0RESHARD, 0REDUCE_GRAD. Sends and receives are implied by data dependencies here
+// (and their order is checked by the validator), so such cells are read and skipped.
+bool isTorchCommCell(std::string_view cell)
+{
+    std::size_t digits = 0;
+    while (digits < cell.size() && cell[digits] >= '0' && cell[digits] <= '9') {
+        ++digits;
+    }
+    if (digits == 0) {
+        return false;
+    }
+    std::string_view rest = cell.substr(digits);
+    for (std::string_view bare : {"UNSHARD", "RESHARD", "REDUCE_GRAD"}) {
+        if (rest == bare) {
+            return true;
+        }
+    }
+    for (std::string_view comm : {"SEND_F", "RECV_F", "SEND_B", "RECV_B"}) {
+        if (rest.substr(0, comm.size()) == comm && rest.size() > comm.size()) {
+            std::string_view mb = rest.substr(comm.size());
+            return std::all_of(mb.begin(), mb.end(), [](char c) { return c >= '0' && c <= '9'; });
+        }
+    }
+    return false;
 }
 
 } // namespace
@@ -72,12 +147,13 @@ Result<Schedule> scheduleFromCsv(const std::string& text, const ScheduleParams& 
     std::string line;
     int lineNo = 0;
     int maxMb = -1;
+    std::vector<int> lineOfStage; // stage -> the line (rank) its actions sit on
     while (std::getline(in, line)) {
         ++lineNo;
         if (trim(line).empty()) {
             continue;
         }
-        const int stage = static_cast<int>(schedule.programs.size());
+        const int rankLine = static_cast<int>(schedule.programs.size());
         std::vector<Action> program;
         std::string_view rest(line);
         int cellNo = 0;
@@ -85,19 +161,45 @@ Result<Schedule> scheduleFromCsv(const std::string& text, const ScheduleParams& 
             ++cellNo;
             const auto comma = rest.find(',');
             const std::string_view cell = trim(rest.substr(0, comma));
-            if (!cell.empty()) {
+            if (!cell.empty() && !isTorchCommCell(cell)) {
                 auto action = parseAction(cell);
                 if (!action) {
                     return makeError(ErrorCode::ParseError, action.error().message,
                                      "line " + std::to_string(lineNo) + ", cell " + std::to_string(cellNo));
                 }
-                if (action->stage != stage) {
-                    return makeError(ErrorCode::ParseError,
-                                     "action " + std::string(cell) + " names stage " + std::to_string(action->stage)
-                                         + " but sits on the line of stage " + std::to_string(stage),
-                                     "line " + std::to_string(lineNo) + ", cell " + std::to_string(cellNo));
+                Status placed = ok();
+                forEachPart(*action, [&](const Action& part) {
+                    if (!placed) {
+                        return;
+                    }
+                    if (part.stage > limits::kMaxStages * kMaxStagesPerRank) {
+                        placed = makeError(ErrorCode::ParseError, "action " + std::string(cell) + " names stage "
+                                                                      + std::to_string(part.stage),
+                                           "line " + std::to_string(lineNo) + ", cell " + std::to_string(cellNo)
+                                               + ": allowed stages 0.."
+                                               + std::to_string(limits::kMaxStages * kMaxStagesPerRank));
+                        return;
+                    }
+                    const auto stage = static_cast<std::size_t>(part.stage);
+                    if (lineOfStage.size() <= stage) {
+                        lineOfStage.resize(stage + 1, -1);
+                    }
+                    if (lineOfStage[stage] >= 0 && lineOfStage[stage] != rankLine) {
+                        placed = makeError(ErrorCode::ParseError,
+                                           "action " + std::string(cell) + " names stage " + std::to_string(part.stage)
+                                               + " but sits on line " + std::to_string(rankLine + 1)
+                                               + "; the stage's other actions are on line "
+                                               + std::to_string(lineOfStage[stage] + 1),
+                                           "line " + std::to_string(lineNo) + ", cell " + std::to_string(cellNo)
+                                               + ": a stage's actions all sit on its rank's line");
+                        return;
+                    }
+                    lineOfStage[stage] = rankLine;
+                    maxMb = std::max(maxMb, part.kind == ActionKind::Update ? part.lastMb : part.microbatch);
+                });
+                if (!placed) {
+                    return placed.error();
                 }
-                maxMb = std::max(maxMb, action->kind == ActionKind::Update ? action->lastMb : action->microbatch);
                 program.push_back(*action);
             }
             if (comma == std::string_view::npos) {
@@ -123,8 +225,13 @@ Result<Schedule> scheduleFromCsv(const std::string& text, const ScheduleParams& 
                              + std::to_string(shortest) + " actions and each micro-batch needs a forward on every stage",
                          "allowed: micro-batch ids 0.." + std::to_string(shortest == 0 ? 0 : shortest - 1));
     }
+    if (Status placed = inferPlacement(schedule, lineOfStage); !placed) {
+        return placed.error();
+    }
     // The file decides how much work there is; params decide how it groups into batches.
-    schedule.params.stages = schedule.stages();
+    schedule.params.stages = schedule.ranks();
+    schedule.params.stagesPerRank = schedule.stagesPerRank();
+    schedule.params.placement = schedule.placement;
     const int m = std::max(1, params.microbatches);
     schedule.params.microbatches = m;
     schedule.params.batches = std::max(1, (maxMb + m) / m);
@@ -140,18 +247,20 @@ Result<Schedule> scheduleFromCsv(const std::string& text, const ScheduleParams& 
     });
     fillBounds(schedule);
     if (!hasUpdates) {
-        for (int s = 0; s < schedule.stages(); ++s) {
-            auto& program = schedule.programs[static_cast<std::size_t>(s)];
+        const auto batches = static_cast<std::size_t>(schedule.params.batches);
+        std::vector<int> remaining(static_cast<std::size_t>(schedule.stages()) * batches, m); // [stage][batch]
+        for (auto& program : schedule.programs) {
             std::vector<Action> withUpdates;
-            std::vector<int> remaining(static_cast<std::size_t>(schedule.params.batches), m);
-            for (const Action& a : program) {
-                withUpdates.push_back(a);
-                if (a.kind == ActionKind::Backward || a.kind == ActionKind::BackwardWeight) {
-                    const int n = a.microbatch / m;
-                    if (--remaining[static_cast<std::size_t>(n)] == 0) {
-                        withUpdates.push_back(update(s, n, n * m, n * m + m - 1));
+            for (const Action& action : program) {
+                withUpdates.push_back(action);
+                forEachPart(action, [&](const Action& a) {
+                    if (a.kind == ActionKind::Backward || a.kind == ActionKind::BackwardWeight) {
+                        const int n = a.microbatch / m;
+                        if (--remaining[static_cast<std::size_t>(a.stage) * batches + static_cast<std::size_t>(n)] == 0) {
+                            withUpdates.push_back(update(a.stage, n, n * m, n * m + m - 1));
+                        }
                     }
-                }
+                });
             }
             program = std::move(withUpdates);
         }

@@ -11,7 +11,10 @@ namespace bs::runtime {
 
 std::string scheduleToCsv(const Schedule& schedule);
 
-/// Reads a CSV written by scheduleToCsv() (or by PyTorch, without U cells). Micro-batches per
+/// Reads a CSV written by scheduleToCsv() (or by PyTorch, without U cells: its "compute_only"
+/// form, or its "compute_comms" form, whose SEND/RECV/UNSHARD/RESHARD/REDUCE_GRAD cells are
+/// skipped; one line per rank, any stage placement). An overlapped pair reads as
+/// "(1F6;6B2)OVERLAP_F_B". Micro-batches per
 /// batch, async flags and bounds are taken from `params`; stages is taken from the file.
 /// Errors name the line, the cell and the reason; the result is validated.
 Result<Schedule> scheduleFromCsv(const std::string& text, const ScheduleParams& params);

@@ -14,5 +14,11 @@ Schedule makeAsyncOneFOneB(const ScheduleParams& params, int updateEvery, Weight
 /// Zero-bubble handcrafted schedules (Qi et al. 2023): ZB-H1 keeps 1F1B's in-flight bound,
 /// ZB-H2 allows 2(p − s) − 1.
 Schedule makeZeroBubble(const ScheduleParams& params, bool h2);
+/// Schedules with several stages per rank (params.name picks: interleaved-1f1b, looped-bfs,
+/// interleaved-zb, zb-v, dualpipev), in torch.distributed.pipelining's compute order.
+Schedule makeMultiStage(const ScheduleParams& params);
+/// One batch of rank `rank`'s order under PyTorch's ScheduleInterleavedZeroBubble (ZB1P) with v
+/// stages per rank on a loop placement; v = 1 is ZB-H1.
+std::vector<Action> interleavedZeroBubbleOrder(int rank, int p, int v, int m);
 
 } // namespace bs::runtime::detail

@@ -33,12 +33,14 @@ struct StageState
 class ZeroBubbleBuilder
 {
 public:
-    ZeroBubbleBuilder(const ScheduleParams& params, std::vector<int> bound, std::vector<int> weightBacklog)
+    ZeroBubbleBuilder(const ScheduleParams& params, std::vector<int> bound, std::vector<int> weightBacklog,
+                      int liveCap)
         : m_p(params.stages)
         , m_m(params.microbatches)
         , m_total(params.microbatches * params.batches)
         , m_bound(std::move(bound))
         , m_weightBacklog(std::move(weightBacklog))
+        , m_liveCap(liveCap)
         , m_stages(static_cast<std::size_t>(m_p))
         , m_forwardEnd(static_cast<std::size_t>(m_p), std::vector<long>(static_cast<std::size_t>(m_total), kNever))
         , m_inputGradEnd(static_cast<std::size_t>(m_p), std::vector<long>(static_cast<std::size_t>(m_total), kNever))
@@ -103,6 +105,10 @@ private:
         if (mb >= m_total || static_cast<int>(state.awaitingInput.size()) >= m_bound[static_cast<std::size_t>(s)]) {
             return kNever;
         }
+        // Activation memory: a micro-batch holds activations from its F until its W.
+        if (static_cast<int>(state.awaitingInput.size() + state.awaitingWeight.size()) >= m_liveCap) {
+            return kNever;
+        }
         if (mb / m_m != state.batch) {
             return kNever; // synchronous: the next batch waits for this stage's update
         }
@@ -153,6 +159,7 @@ private:
     int m_p, m_m, m_total;
     std::vector<int> m_bound;
     std::vector<int> m_weightBacklog; // deferred weight-gradients allowed per stage before W is forced
+    int m_liveCap;                    // micro-batches between F and W a stage may hold
     std::vector<StageState> m_stages;
     std::vector<std::vector<long>> m_forwardEnd;
     std::vector<std::vector<long>> m_inputGradEnd;
@@ -164,20 +171,41 @@ private:
 Schedule makeZeroBubble(const ScheduleParams& params, bool h2)
 {
     const int p = params.stages;
+    const int m = params.microbatches;
     Schedule schedule;
     schedule.params = params;
     schedule.weights = WeightPolicy::Flush;
     schedule.splitBackward = true;
     for (int s = 0; s < p; ++s) {
-        const int oneFOneB = std::min(p - s, params.microbatches);
-        schedule.inflightBound.push_back(h2 ? std::min(2 * (p - s) - 1, params.microbatches) : oneFOneB);
+        const int oneFOneB = std::min(p - s, m);
+        schedule.inflightBound.push_back(h2 ? std::min(2 * (p - s) - 1, m) : oneFOneB);
+        // The authors' memory promise, counted from F to W: 1F1B's p, or 2p for ZB-H2.
+        schedule.activationBound.push_back(std::min(h2 ? 2 * p : p, m));
     }
     schedule.weightVersionBound.assign(static_cast<std::size_t>(p), 1);
-    // ZB-H1 lets a weight-gradient trail its input-gradient by at most p micro-batches: enough
-    // slack to fill the cool-down exactly (bubble (p − 1)(T_F + T_I − T_W)) while the deferred
-    // weight-gradients' activations stay bounded. ZB-H2 defers freely within the batch.
-    const std::vector<int> backlog(static_cast<std::size_t>(p), h2 ? params.microbatches : p);
-    schedule.programs = ZeroBubbleBuilder(params, schedule.inflightBound, backlog).build();
+    if (!h2) {
+        // ZB-H1 is the authors' ZB1P shape (PyTorch's ScheduleInterleavedZeroBubble with one
+        // stage per rank): stage s delays each W by s steps, so F..W holds at most p micro-batches
+        // and the bubble is (p − 1)(F + I − W).
+        schedule.programs.resize(static_cast<std::size_t>(p));
+        for (int s = 0; s < p; ++s) {
+            const std::vector<Action> order = interleavedZeroBubbleOrder(s, p, 1, m);
+            auto& program = schedule.programs[static_cast<std::size_t>(s)];
+            program.reserve((order.size() + 1) * static_cast<std::size_t>(params.batches));
+            for (int n = 0; n < params.batches; ++n) {
+                for (Action a : order) {
+                    a.microbatch += n * m;
+                    program.push_back(a);
+                }
+                program.push_back(update(s, n, n * m, n * m + m - 1));
+            }
+        }
+        return schedule;
+    }
+    // ZB-H2: the list scheduler with up to 2(p − s) − 1 in flight and W deferred freely, within the
+    // 2p micro-batches of activation memory the authors state.
+    const std::vector<int> backlog(static_cast<std::size_t>(p), m);
+    schedule.programs = ZeroBubbleBuilder(params, schedule.inflightBound, backlog, 2 * p).build();
     return schedule;
 }
 

@@ -1,9 +1,12 @@
 #pragma once
-// A schedule is data: one static, ordered action list per stage. Sends and receives are implied by
-// data dependencies. Because orders are static, a schedule's numerics never depend on timing.
+// A schedule is data: one static, ordered action list per rank. A rank holds one stage (the
+// classic schedules) or several (interleaved and V placements); its program interleaves the
+// actions of all its stages. Sends and receives are implied by data dependencies between stages.
+// Because orders are static, a schedule's numerics never depend on timing.
 
 #include "runtime/schedule/action.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,11 +22,24 @@ enum class WeightPolicy : std::uint8_t {
 
 std::string_view weightPolicyName(WeightPolicy policy);
 
+/// How stages map to ranks (pipeline.placement). With p ranks and v stages per rank:
+enum class Placement : std::uint8_t {
+    OnePerRank, ///< v = 1: stage r on rank r
+    Loop,       ///< stage i on rank i mod p (Megatron's virtual stages, PyTorch's "loop")
+    V,          ///< v = 2: rank r holds stages r and 2p − 1 − r (ZB-V, DualPipeV; PyTorch's "v")
+};
+
+std::string_view placementName(Placement placement); ///< "one-per-rank", "loop", "v"
+/// nullopt for any other text.
+std::optional<Placement> placementFromName(std::string_view name);
+/// rankOfStage[i] for p ranks and v stages per rank under `placement`.
+std::vector<int> rankOfStageFor(Placement placement, int ranks, int stagesPerRank);
+
 /// The knobs every generator takes. Validated by makeSchedule() with messages naming the field.
 struct ScheduleParams
 {
     std::string name = "1f1b";
-    int stages = 8;       ///< p
+    int stages = 8;       ///< p: pipeline ranks (the historic name; = stages when v = 1)
     int microbatches = 8; ///< m per global batch
     int accum = 0;        ///< a: local backward passes per update (paci); 0 = m
     int batches = 1;      ///< N global batches
@@ -32,6 +48,10 @@ struct ScheduleParams
     /// comm time (as a fraction of a forward): backward first, else forward if in-flight < p − s + k.
     /// The order is still static once generated, so numerics never depend on measured timing.
     double commRatio = 0.0;
+    /// v: stages (model chunks) per rank; 0 = the schedule's own (1, or 2 for multi-stage schedules).
+    int stagesPerRank = 0;
+    /// nullopt = the schedule's own placement; otherwise it must be the schedule's.
+    std::optional<Placement> placement = std::nullopt;
 };
 
 struct Schedule
@@ -40,13 +60,29 @@ struct Schedule
     WeightPolicy weights = WeightPolicy::Flush;
     bool splitBackward = false; ///< I and W instead of B
     bool asynchronous = false;  ///< no flush between global batches
-    /// Stated bound on micro-batches in flight (forward done, backward/input-grad not yet) per stage.
+    /// Stated bound on micro-batches in flight (forward done, backward/input-grad not yet) per rank,
+    /// counted over all the rank's stages (one per stage-and-micro-batch).
     std::vector<int> inflightBound;
-    /// Stated bound on weight versions held per stage (1 = no copies).
+    /// Stated bound on activation memory per rank, in stage-micro-batches between F and the W that
+    /// frees them (B, or W when the backward is split). Empty = not stated beyond inflightBound.
+    std::vector<int> activationBound;
+    /// Stated bound on weight versions held per rank (1 = no copies).
     std::vector<int> weightVersionBound;
-    std::vector<std::vector<Action>> programs; ///< programs[s]: stage s's actions in order
+    /// programs[r]: rank r's actions in order (r = stage when every rank holds one stage).
+    std::vector<std::vector<Action>> programs;
+    Placement placement = Placement::OnePerRank;
+    /// rankOfStage[i]: the rank that holds stage i. Empty = one stage per rank (stage r on rank r).
+    std::vector<int> rankOfStage;
 
-    int stages() const { return static_cast<int>(programs.size()); }
+    int ranks() const { return static_cast<int>(programs.size()); }
+    /// Model stages (chunks): p · v.
+    int stages() const { return rankOfStage.empty() ? ranks() : static_cast<int>(rankOfStage.size()); }
+    int stagesPerRank() const { return ranks() > 0 ? stages() / ranks() : 1; }
+    bool onePerRank() const { return stages() == ranks(); }
+    int rankOf(int stage) const
+    {
+        return rankOfStage.empty() ? stage : rankOfStage[static_cast<std::size_t>(stage)];
+    }
     int microbatchesPerBatch() const { return params.microbatches; }
     int totalMicrobatches() const { return params.microbatches * params.batches; }
     int batchOf(int microbatch) const { return microbatch / params.microbatches; }

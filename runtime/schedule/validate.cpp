@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 
 namespace bs::runtime {
@@ -16,176 +18,340 @@ struct MicrobatchState
     bool applied = false;   // covered by an update
 };
 
-Error violation(const Schedule& schedule, int stage, int step, const std::string& why)
+Error violation(const Schedule& schedule, int rank, int step, const std::string& why)
 {
-    const auto& action = schedule.programs[static_cast<std::size_t>(stage)][static_cast<std::size_t>(step)];
+    const auto& action = schedule.programs[static_cast<std::size_t>(rank)][static_cast<std::size_t>(step)];
+    const std::string where = schedule.onePerRank() ? "stage " + std::to_string(rank) : "rank " + std::to_string(rank);
     return makeError(ErrorCode::InvalidArgument,
-                     "stage " + std::to_string(stage) + ", step " + std::to_string(step) + " (" + toString(action)
-                         + "): " + why,
+                     where + ", step " + std::to_string(step) + " (" + toString(action) + "): " + why,
                      formatGrid(schedule, step));
 }
 
-// Per-stage rules: order of F, B/I, W and U for every micro-batch, the in-flight bound, and for
-// flush schedules that a batch's forwards wait for the previous batch's update.
-Status checkStage(const Schedule& schedule, int s)
+// Per-rank rules: order of F, B/I, W and U for every micro-batch of each of the rank's stages,
+// the rank's in-flight bound (all its stages together), and for flush schedules that a batch's
+// forwards on a stage wait for that stage's update of the previous batch.
+Status checkRank(const Schedule& schedule, int r)
 {
     const int total = schedule.totalMicrobatches();
-    const auto& program = schedule.programs[static_cast<std::size_t>(s)];
-    std::vector<MicrobatchState> mbs(static_cast<std::size_t>(total));
-    const int bound = s < static_cast<int>(schedule.inflightBound.size())
-                          ? schedule.inflightBound[static_cast<std::size_t>(s)]
-                          : total;
+    const int stageCount = schedule.stages();
+    const auto& program = schedule.programs[static_cast<std::size_t>(r)];
+    // State for this rank's stages only (local index), so p ranks cost p·v·total, not p·p·v·total.
+    std::vector<int> local(static_cast<std::size_t>(stageCount), -1);
+    int held = 0;
+    for (int stage = 0; stage < stageCount; ++stage) {
+        if (schedule.rankOf(stage) == r) {
+            local[static_cast<std::size_t>(stage)] = held++;
+        }
+    }
+    std::vector<MicrobatchState> mbs(static_cast<std::size_t>(held) * static_cast<std::size_t>(total));
+    const auto state = [&](int stage, int mb) -> MicrobatchState& {
+        return mbs[static_cast<std::size_t>(local[static_cast<std::size_t>(stage)]) * static_cast<std::size_t>(total)
+                   + static_cast<std::size_t>(mb)];
+    };
+    const int bound = r < static_cast<int>(schedule.inflightBound.size())
+                          ? schedule.inflightBound[static_cast<std::size_t>(r)]
+                          : total * stageCount;
     int inflight = 0;
-    int updatedBatches = 0; // flush: batches whose update this stage has applied
-    // Stash policies: the weight versions this stage must hold are the current one and every
+    // Activation memory as the schedule's authors count it: F until the W (or B) that frees it.
+    const bool memoryStated = r < static_cast<int>(schedule.activationBound.size());
+    const int memoryBound = memoryStated ? schedule.activationBound[static_cast<std::size_t>(r)] : 0;
+    int live = 0;
+    std::vector<int> updatedBatches(static_cast<std::size_t>(stageCount), 0); // flush: per stage
+    // Stash policies: the weight versions this rank must hold are the current one and every
     // version an in-flight micro-batch was forwarded with (its backward runs on that version).
     const bool stashes = schedule.weights == WeightPolicy::Stash || schedule.weights == WeightPolicy::TwoVersions;
-    const int versionBound = s < static_cast<int>(schedule.weightVersionBound.size())
-                                 ? schedule.weightVersionBound[static_cast<std::size_t>(s)]
+    const int versionBound = r < static_cast<int>(schedule.weightVersionBound.size())
+                                 ? schedule.weightVersionBound[static_cast<std::size_t>(r)]
                                  : total + 1;
-    int version = 0;                 // updates this stage has applied so far
+    int version = 0;                 // updates this rank has applied so far
     std::vector<int> forwardVersion(static_cast<std::size_t>(total), 0);
     std::map<int, int> heldVersions; // forward version -> in-flight micro-batches forwarded on it
     const auto checkVersions = [&](int step) -> Status {
-        const int held = static_cast<int>(heldVersions.size()) + (heldVersions.count(version) > 0 ? 0 : 1);
-        if (stashes && held > versionBound) {
-            return violation(schedule, s, step, std::to_string(held) + " weight versions held, bound is "
+        const int versions = static_cast<int>(heldVersions.size()) + (heldVersions.count(version) > 0 ? 0 : 1);
+        if (stashes && versions > versionBound) {
+            return violation(schedule, r, step, std::to_string(versions) + " weight versions held, bound is "
                                                     + std::to_string(versionBound));
         }
         return ok();
     };
-    for (int step = 0; step < static_cast<int>(program.size()); ++step) {
-        const Action& a = program[static_cast<std::size_t>(step)];
-        if (a.stage != s) {
-            return violation(schedule, s, step, "action belongs to stage " + std::to_string(a.stage));
+    const auto checkPart = [&](int step, const Action& a) -> Status {
+        if (a.stage < 0 || a.stage >= stageCount || schedule.rankOf(a.stage) != r) {
+            return violation(schedule, r, step, "action belongs to stage " + std::to_string(a.stage)
+                                                    + ", which this rank does not hold");
         }
         if (a.kind == ActionKind::Update) {
             if (a.firstMb < 0 || a.lastMb >= total || a.firstMb > a.lastMb) {
-                return violation(schedule, s, step, "update range outside micro-batches 0.." + std::to_string(total - 1));
+                return violation(schedule, r, step, "update range outside micro-batches 0.." + std::to_string(total - 1));
             }
             for (int mb = a.firstMb; mb <= a.lastMb; ++mb) {
-                auto& st = mbs[static_cast<std::size_t>(mb)];
+                auto& st = state(a.stage, mb);
                 if (!st.weightGrad) {
-                    return violation(schedule, s, step, "applies micro-batch " + std::to_string(mb)
+                    return violation(schedule, r, step, "applies micro-batch " + std::to_string(mb)
                                                             + " before its weight gradient exists");
                 }
                 if (st.applied) {
-                    return violation(schedule, s, step, "applies micro-batch " + std::to_string(mb) + " twice");
+                    return violation(schedule, r, step, "applies micro-batch " + std::to_string(mb) + " twice");
                 }
                 st.applied = true;
             }
             if (schedule.weights == WeightPolicy::Flush) {
-                ++updatedBatches;
+                ++updatedBatches[static_cast<std::size_t>(a.stage)];
             }
             ++version;
-            if (Status held = checkVersions(step); !held) {
-                return held;
-            }
-            continue;
+            return checkVersions(step);
         }
         if (a.microbatch < 0 || a.microbatch >= total) {
-            return violation(schedule, s, step, "micro-batch outside 0.." + std::to_string(total - 1));
+            return violation(schedule, r, step, "micro-batch outside 0.." + std::to_string(total - 1));
         }
-        auto& st = mbs[static_cast<std::size_t>(a.microbatch)];
+        auto& st = state(a.stage, a.microbatch);
         switch (a.kind) {
         case ActionKind::Forward:
             if (st.forward) {
-                return violation(schedule, s, step, "second forward of this micro-batch");
+                return violation(schedule, r, step, "second forward of this micro-batch");
             }
-            if (schedule.weights == WeightPolicy::Flush && schedule.batchOf(a.microbatch) > updatedBatches) {
-                return violation(schedule, s, step, "forward of batch " + std::to_string(schedule.batchOf(a.microbatch))
+            if (schedule.weights == WeightPolicy::Flush
+                && schedule.batchOf(a.microbatch) > updatedBatches[static_cast<std::size_t>(a.stage)]) {
+                return violation(schedule, r, step, "forward of batch " + std::to_string(schedule.batchOf(a.microbatch))
                                                         + " before this stage's update of the previous batch (flush)");
             }
             st.forward = true;
             if (++inflight > bound) {
-                return violation(schedule, s, step, std::to_string(inflight) + " micro-batches in flight, bound is "
+                return violation(schedule, r, step, std::to_string(inflight) + " micro-batches in flight, bound is "
                                                         + std::to_string(bound));
+            }
+            if (++live > memoryBound && memoryStated) {
+                return violation(schedule, r, step, std::to_string(live)
+                                                        + " micro-batches hold activations (forward done, weight "
+                                                          "gradient not yet), the stated memory bound is "
+                                                        + std::to_string(memoryBound));
             }
             forwardVersion[static_cast<std::size_t>(a.microbatch)] = version;
             ++heldVersions[version];
-            if (Status held = checkVersions(step); !held) {
-                return held;
-            }
-            break;
+            return checkVersions(step);
         case ActionKind::Backward:
         case ActionKind::BackwardInput:
             if (!st.forward) {
-                return violation(schedule, s, step, "backward before its forward");
+                return violation(schedule, r, step, "backward before its forward");
             }
             if (st.inputGrad) {
-                return violation(schedule, s, step, "second backward of this micro-batch");
+                return violation(schedule, r, step, "second backward of this micro-batch");
             }
             st.inputGrad = true;
             st.weightGrad = a.kind == ActionKind::Backward;
             --inflight;
+            live -= st.weightGrad ? 1 : 0;
             if (auto it = heldVersions.find(forwardVersion[static_cast<std::size_t>(a.microbatch)]);
                 it != heldVersions.end() && --it->second == 0) {
                 heldVersions.erase(it);
             }
-            break;
+            return ok();
         case ActionKind::BackwardWeight:
             if (!st.inputGrad || st.weightGrad) {
-                return violation(schedule, s, step, "weight gradient needs exactly one earlier input gradient (I)");
+                return violation(schedule, r, step, "weight gradient needs exactly one earlier input gradient (I)");
             }
             st.weightGrad = true;
-            break;
-        case ActionKind::Update: break;
+            --live;
+            return ok();
+        case ActionKind::Update:
+        case ActionKind::OverlapForwardBackward: break; // handled above / split by forEachPart
+        }
+        return ok();
+    };
+    for (int step = 0; step < static_cast<int>(program.size()); ++step) {
+        Status status = ok();
+        forEachPart(program[static_cast<std::size_t>(step)], [&](const Action& part) {
+            if (status) {
+                status = checkPart(step, part);
+            }
+        });
+        if (!status) {
+            return status;
         }
     }
-    for (int mb = 0; mb < total; ++mb) {
-        const auto& st = mbs[static_cast<std::size_t>(mb)];
-        if (!st.forward || !st.inputGrad || !st.weightGrad || !st.applied) {
-            const char* missing = !st.forward ? "forward" : !st.inputGrad ? "backward" : !st.weightGrad ? "weight gradient"
-                                                                                                       : "update";
-            return makeError(ErrorCode::InvalidArgument,
-                             "stage " + std::to_string(s) + ": micro-batch " + std::to_string(mb) + " has no " + missing,
-                             formatGrid(schedule));
+    for (int stage = 0; stage < stageCount; ++stage) {
+        if (schedule.rankOf(stage) != r) {
+            continue;
+        }
+        for (int mb = 0; mb < total; ++mb) {
+            const auto& st = state(stage, mb);
+            if (!st.forward || !st.inputGrad || !st.weightGrad || !st.applied) {
+                const char* missing = !st.forward      ? "forward"
+                                      : !st.inputGrad  ? "backward"
+                                      : !st.weightGrad ? "weight gradient"
+                                                       : "update";
+                return makeError(ErrorCode::InvalidArgument,
+                                 "stage " + std::to_string(stage) + ": micro-batch " + std::to_string(mb) + " has no "
+                                     + missing,
+                                 formatGrid(schedule));
+            }
         }
     }
     return ok();
 }
 
-// Cross-stage dependencies: replays the programs with only data dependencies as the clock. If no
-// stage's next action can run, the schedule deadlocks at that step.
+// Cross-stage dependencies: replays the rank programs with only data dependencies as the clock.
+// If no rank's next action can run, the schedule deadlocks at that step. An overlapped pair
+// needs both its inputs before it starts.
 Status checkDeadlock(const Schedule& schedule)
 {
-    const int p = schedule.stages();
+    const int ranks = schedule.ranks();
+    const int last = schedule.stages() - 1;
     const auto total = static_cast<std::size_t>(schedule.totalMicrobatches());
-    std::vector<std::vector<char>> fwd(static_cast<std::size_t>(p), std::vector<char>(total, 0));
-    std::vector<std::vector<char>> bwd(static_cast<std::size_t>(p), std::vector<char>(total, 0));
-    std::vector<std::size_t> pc(static_cast<std::size_t>(p), 0);
+    const auto S = static_cast<std::size_t>(schedule.stages());
+    std::vector<char> fwd(S * total, 0);
+    std::vector<char> bwd(S * total, 0);
+    const auto at = [&](std::vector<char>& done, int stage, int mb) -> char& {
+        return done[static_cast<std::size_t>(stage) * total + static_cast<std::size_t>(mb)];
+    };
+    const auto inputReady = [&](const Action& a) {
+        if (a.kind == ActionKind::Forward) {
+            return a.stage == 0 || at(fwd, a.stage - 1, a.microbatch) != 0;
+        }
+        if (a.isBackwardLike()) {
+            return a.stage == last || at(bwd, a.stage + 1, a.microbatch) != 0;
+        }
+        return true;
+    };
+    std::vector<std::size_t> pc(static_cast<std::size_t>(ranks), 0);
     for (bool progress = true; progress;) {
         progress = false;
-        for (int s = 0; s < p; ++s) {
-            const auto& program = schedule.programs[static_cast<std::size_t>(s)];
-            auto& i = pc[static_cast<std::size_t>(s)];
+        for (int r = 0; r < ranks; ++r) {
+            const auto& program = schedule.programs[static_cast<std::size_t>(r)];
+            auto& i = pc[static_cast<std::size_t>(r)];
             for (; i < program.size(); ++i) {
-                const Action& a = program[i];
-                const auto mb = static_cast<std::size_t>(std::max(a.microbatch, 0));
-                if (a.kind == ActionKind::Forward) {
-                    if (s > 0 && !fwd[static_cast<std::size_t>(s - 1)][mb]) {
-                        break;
-                    }
-                    fwd[static_cast<std::size_t>(s)][mb] = 1;
-                } else if (a.isBackwardLike()) {
-                    if (s < p - 1 && !bwd[static_cast<std::size_t>(s + 1)][mb]) {
-                        break;
-                    }
-                    bwd[static_cast<std::size_t>(s)][mb] = 1;
+                bool ready = true;
+                forEachPart(program[i], [&](const Action& part) { ready = ready && inputReady(part); });
+                if (!ready) {
+                    break;
                 }
+                forEachPart(program[i], [&](const Action& part) {
+                    if (part.kind == ActionKind::Forward) {
+                        at(fwd, part.stage, part.microbatch) = 1;
+                    } else if (part.isBackwardLike()) {
+                        at(bwd, part.stage, part.microbatch) = 1;
+                    }
+                });
                 progress = true;
             }
         }
     }
-    for (int s = 0; s < p; ++s) {
-        const auto step = pc[static_cast<std::size_t>(s)];
-        if (step < schedule.programs[static_cast<std::size_t>(s)].size()) {
+    for (int r = 0; r < ranks; ++r) {
+        const auto step = pc[static_cast<std::size_t>(r)];
+        if (step < schedule.programs[static_cast<std::size_t>(r)].size()) {
             return makeError(ErrorCode::Deadlock,
-                             "deadlock: stage " + std::to_string(s) + " waits forever at step " + std::to_string(step)
-                                 + " (" + toString(schedule.programs[static_cast<std::size_t>(s)][step])
+                             "deadlock: " + std::string(schedule.onePerRank() ? "stage " : "rank ") + std::to_string(r)
+                                 + " waits forever at step " + std::to_string(step) + " ("
+                                 + toString(schedule.programs[static_cast<std::size_t>(r)][step])
                                  + ") for an input no stage will produce",
                              formatGrid(schedule, static_cast<int>(step)));
         }
+    }
+    return ok();
+}
+
+// One transfer between two ranks: what it carries (activation or gradient), its stage and micro-batch.
+struct Message
+{
+    bool gradient = false;
+    int fromStage = 0;
+    int microbatch = 0;
+    friend bool operator==(const Message&, const Message&) = default;
+};
+
+// The messages rank `from` sends to rank `to` in send order (sending = true), or the ones `to`
+// consumes from `from` in receive order (sending = false), one at a time without storing them.
+class ChannelCursor
+{
+public:
+    ChannelCursor(const Schedule& schedule, int from, int to, bool gradients, bool sending)
+        : m_schedule(schedule)
+        , m_program(schedule.programs[static_cast<std::size_t>(sending ? from : to)])
+        , m_from(from)
+        , m_to(to)
+        , m_gradients(gradients)
+        , m_sending(sending)
+    {
+    }
+
+    /// The next message, or nullopt at the end of the program.
+    std::optional<Message> next()
+    {
+        while (m_pending.empty() && m_pc < m_program.size()) {
+            forEachPart(m_program[m_pc++], [&](const Action& a) { collect(a); });
+        }
+        if (m_pending.empty()) {
+            return std::nullopt;
+        }
+        const Message m = m_pending.front();
+        m_pending.erase(m_pending.begin());
+        return m;
+    }
+
+private:
+    void collect(const Action& a)
+    {
+        const bool f = a.kind == ActionKind::Forward;
+        if ((!f && !a.isBackwardLike()) || f == m_gradients) {
+            return;
+        }
+        const int last = m_schedule.stages() - 1;
+        const int other = m_sending ? (f ? a.stage + 1 : a.stage - 1) : (f ? a.stage - 1 : a.stage + 1);
+        if (other < 0 || other > last || m_schedule.rankOf(other) != (m_sending ? m_to : m_from)) {
+            return;
+        }
+        m_pending.push_back({!f, m_sending ? a.stage : other, a.microbatch});
+    }
+
+    const Schedule& m_schedule;
+    const std::vector<Action>& m_program;
+    int m_from, m_to;
+    bool m_gradients;
+    bool m_sending;
+    std::size_t m_pc = 0;
+    std::vector<Message> m_pending; // at most the two halves of one overlapped pair
+};
+
+// Activations and gradients between two ranks each go over one ordered stream (a point-to-point
+// channel per direction and kind, as Megatron's send_forward / send_backward and PyTorch's
+// RECV_F / RECV_B keep them apart): the receiver must take a stream's messages in the order the
+// sender produces them, or it takes the wrong tensor (same shape, silently) or waits forever.
+// Checks, for every ordered pair of neighbouring ranks and both kinds, that the order in which the
+// receiver's actions consume messages equals the order in which the sender's actions produce
+// them. Streams both programs: O(1) extra memory.
+Status checkChannelOrder(const Schedule& schedule)
+{
+    std::set<std::pair<int, int>> channels;
+    for (int stage = 0; stage + 1 < schedule.stages(); ++stage) {
+        const int a = schedule.rankOf(stage);
+        const int b = schedule.rankOf(stage + 1);
+        if (a != b) {
+            channels.insert({a, b});
+            channels.insert({b, a});
+        }
+    }
+    const auto name = [](const Message& m) {
+        return std::string(m.gradient ? "gradient" : "activation") + " of stage " + std::to_string(m.fromStage)
+               + ", micro-batch " + std::to_string(m.microbatch);
+    };
+    for (const auto& [from, to] : channels) {
+      for (bool gradients : {false, true}) {
+        ChannelCursor out(schedule, from, to, gradients, true);
+        ChannelCursor in(schedule, from, to, gradients, false);
+        for (std::size_t i = 0;; ++i) {
+            const auto sent = out.next();
+            const auto received = in.next();
+            if (!sent || !received) {
+                break; // a missing message is the dependency check's to report
+            }
+            if (!(*sent == *received)) {
+                return makeError(ErrorCode::Deadlock,
+                                 "rank " + std::to_string(to) + " receives message " + std::to_string(i) + " from rank "
+                                     + std::to_string(from) + " out of order: it expects the " + name(*received)
+                                     + " but rank " + std::to_string(from) + " sends the " + name(*sent) + " then",
+                                 "a point-to-point channel delivers in send order");
+            }
+        }
+      }
     }
     return ok();
 }
@@ -197,12 +363,24 @@ Status validate(const Schedule& schedule)
     if (schedule.programs.empty()) {
         return makeError(ErrorCode::InvalidArgument, "schedule has no stages");
     }
-    for (int s = 0; s < schedule.stages(); ++s) {
-        if (auto status = checkStage(schedule, s); !status) {
+    if (!schedule.rankOfStage.empty()) {
+        for (int stage = 0; stage < schedule.stages(); ++stage) {
+            if (schedule.rankOf(stage) < 0 || schedule.rankOf(stage) >= schedule.ranks()) {
+                return makeError(ErrorCode::InvalidArgument,
+                                 "stage " + std::to_string(stage) + " is placed on rank " + std::to_string(schedule.rankOf(stage)),
+                                 "allowed ranks: 0.." + std::to_string(schedule.ranks() - 1));
+            }
+        }
+    }
+    for (int r = 0; r < schedule.ranks(); ++r) {
+        if (auto status = checkRank(schedule, r); !status) {
             return status;
         }
     }
-    return checkDeadlock(schedule);
+    if (auto status = checkDeadlock(schedule); !status) {
+        return status;
+    }
+    return checkChannelOrder(schedule);
 }
 
 std::string formatGrid(const Schedule& schedule, int errorStep, int maxRows)
@@ -216,8 +394,8 @@ std::string formatGrid(const Schedule& schedule, int errorStep, int maxRows)
     const int last = std::min(static_cast<int>(rows), first + maxRows);
     std::ostringstream out;
     out << "step ";
-    for (int s = 0; s < schedule.stages(); ++s) {
-        out << " | stage " << s << "  ";
+    for (int r = 0; r < schedule.ranks(); ++r) {
+        out << (schedule.onePerRank() ? " | stage " : " | rank ") << r << (schedule.onePerRank() ? "  " : "   ");
     }
     out << '\n';
     for (int step = first; step < last; ++step) {
@@ -226,7 +404,7 @@ std::string formatGrid(const Schedule& schedule, int errorStep, int maxRows)
             std::string cell = static_cast<std::size_t>(step) < program.size()
                                    ? toString(program[static_cast<std::size_t>(step)])
                                    : "";
-            cell.resize(std::max<std::size_t>(cell.size(), 9), ' ');
+            cell.resize(std::max<std::size_t>(cell.size(), 9), ' '); // wider cells (pairs) just push on
             out << " | " << cell;
         }
         if (step == errorStep) {

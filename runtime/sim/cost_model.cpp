@@ -14,6 +14,7 @@ TimeNs StageCost::duration(ActionKind kind) const
     case ActionKind::BackwardInput: return backwardInput;
     case ActionKind::BackwardWeight: return backwardWeight;
     case ActionKind::Update: return update;
+    case ActionKind::OverlapForwardBackward: return forwardBackward; // 0: the executor adds the halves
     }
     return 0;
 }

@@ -19,6 +19,9 @@ struct StageCost
     TimeNs backwardInput = 0;  ///< I; a full backward B costs I + W
     TimeNs backwardWeight = 0; ///< W
     TimeNs update = 0;         ///< U
+    /// An overlapped F&B pair (DualPipeV) whose forward runs on this stage, both halves together;
+    /// 0 = no overlap gain: the forward plus the other stage's full backward.
+    TimeNs forwardBackward = 0;
     std::int64_t activationBytes = 1; ///< per in-flight micro-batch (1 = "micro-batch units")
     std::int64_t sendBytes = 0;       ///< activation / gradient handed to a neighbour
     std::int64_t paramBytes = 0;      ///< one copy of this stage's weights

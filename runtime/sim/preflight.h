@@ -5,8 +5,8 @@
 // size that fits, instead of failing 76 s and 6.9 GB later with a stack trace. Torch-free.
 //
 // Hook for devices: the caller passes the bytes available where the stages live: host RAM for the
-// CPU (availableHostMemoryBytes()); device memory on CUDA (cudaMemGetInfo, from runtime/gpu), with
-// `stagesSharingMemory` the stages placed on that one device.
+// CPU (availableHostMemoryBytes()); a GPU's memory on CUDA, with `stagesSharingMemory` the stages
+// placed on that one device. run_preflight.h does this for every way a run starts.
 
 #include "base/result.h"
 #include "runtime/sim/tuner.h"

@@ -5,6 +5,9 @@ namespace bs::runtime {
 Result<DriveStats> driveRank(const Schedule& schedule, int stage, ActionExecutor& executor, profiler::TraceStore& store,
                              const DriveOptions& options, const RankLinks& links)
 {
+    if (Status one = requireOneStagePerRank(schedule, "the per-process rank driver"); !one) {
+        return one.error();
+    }
     const int p = schedule.stages();
     const auto su = static_cast<std::size_t>(stage);
     DriveStats stats;

@@ -12,6 +12,7 @@ profiler::EventKind toEventKind(ActionKind kind)
     case ActionKind::BackwardInput: return profiler::EventKind::BackwardInput;
     case ActionKind::BackwardWeight: return profiler::EventKind::BackwardWeight;
     case ActionKind::Update: return profiler::EventKind::Update;
+    case ActionKind::OverlapForwardBackward: break; // recorded as its two halves
     }
     return profiler::EventKind::Marker;
 }
@@ -52,6 +53,17 @@ int senderOf(const Action& action, int stages)
         return action.stage + 1;
     }
     return -1;
+}
+
+Status requireOneStagePerRank(const Schedule& schedule, const std::string& who)
+{
+    if (schedule.onePerRank()) {
+        return ok();
+    }
+    return makeError(ErrorCode::InvalidArgument,
+                     who + " runs schedules with one stage per rank; '" + schedule.params.name + "' places "
+                         + std::to_string(schedule.stagesPerRank()) + " stages on each rank",
+                     "pipeline.stages_per_rank: 1 here (interleaved and V schedules run under `simulate` only for now)");
 }
 
 Error atAction(Error error, const Action& action)
@@ -96,12 +108,18 @@ public:
         , m_executor(executor)
         , m_store(store)
         , m_options(options)
-        , m_p(schedule.stages())
-        , m_arrivals(m_p, schedule.totalMicrobatches())
-        , m_clock(static_cast<std::size_t>(m_p), 0)
-        , m_pc(static_cast<std::size_t>(m_p), 0)
-        , m_version(static_cast<std::size_t>(m_p), 0)
+        , m_ranks(schedule.ranks())
+        , m_stages(schedule.stages())
+        , m_arrivals(m_stages, schedule.totalMicrobatches())
+        , m_clock(static_cast<std::size_t>(m_ranks), 0)
+        , m_pc(static_cast<std::size_t>(m_ranks), 0)
+        , m_version(static_cast<std::size_t>(m_stages), 0)
+        , m_chunkOf(static_cast<std::size_t>(m_stages), 0)
     {
+        std::vector<int> held(static_cast<std::size_t>(m_ranks), 0);
+        for (int s = 0; s < m_stages; ++s) { // chunk c of a rank = its c-th stage in stage order
+            m_chunkOf[static_cast<std::size_t>(s)] = held[static_cast<std::size_t>(schedule.rankOf(s))]++;
+        }
         if (options.initialVersions.size() == m_version.size()) {
             m_version = options.initialVersions;
         }
@@ -111,9 +129,9 @@ public:
     {
         DriveStats stats;
         const std::size_t total = m_schedule.actionCount();
-        m_ready.resize(static_cast<std::size_t>(m_p));
-        for (int s = 0; s < m_p; ++s) {
-            m_ready[static_cast<std::size_t>(s)] = readyTime(s);
+        m_ready.resize(static_cast<std::size_t>(m_ranks));
+        for (int r = 0; r < m_ranks; ++r) {
+            m_ready[static_cast<std::size_t>(r)] = readyTime(r);
         }
         while (stats.actions + m_skipped < total) {
             if (m_options.stop && m_options.stop->load(std::memory_order_relaxed)) {
@@ -127,24 +145,27 @@ public:
                     break;
                 }
             }
-            int stage = -1;
+            int rank = -1;
             TimeNs start = kNotYet;
-            for (int s = 0; s < m_p; ++s) { // earliest possible start; ties go to the lower stage
-                const TimeNs t = m_ready[static_cast<std::size_t>(s)];
+            for (int r = 0; r < m_ranks; ++r) { // earliest possible start; ties go to the lower rank
+                const TimeNs t = m_ready[static_cast<std::size_t>(r)];
                 if (t < start) {
                     start = t;
-                    stage = s;
+                    rank = r;
                 }
             }
-            if (stage < 0) {
+            if (rank < 0) {
                 return deadlock();
             }
-            if (auto status = perform(stage, start); !status) {
+            if (auto status = perform(rank, start); !status) {
                 return status.error();
             }
-            // Only the acting stage and the neighbours it sent to can have a new ready time.
-            for (int s = std::max(0, stage - 1); s <= std::min(m_p - 1, stage + 1); ++s) {
-                m_ready[static_cast<std::size_t>(s)] = readyTime(s);
+            // Only the acting rank and the ranks it sent to can have a new ready time.
+            m_ready[static_cast<std::size_t>(rank)] = readyTime(rank);
+            for (int to : m_sentTo) {
+                if (to != rank) {
+                    m_ready[static_cast<std::size_t>(to)] = readyTime(to);
+                }
             }
             ++stats.actions;
         }
@@ -161,26 +182,37 @@ public:
 private:
     static constexpr int kNoLimit = std::numeric_limits<int>::max();
 
-    // Fixes the cut boundary (see DriveOptions::cut) and skips what lies beyond it on every stage.
+    // Fixes the cut boundary (see DriveOptions::cut) and skips what lies beyond it on every rank.
     void fixCut()
     {
         const int every = m_options.cutEvery;
         m_limit = (m_started + every - 1) / every * every;
-        for (int s = 0; s < m_p; ++s) {
-            m_ready[static_cast<std::size_t>(s)] = readyTime(s);
+        for (int r = 0; r < m_ranks; ++r) {
+            m_ready[static_cast<std::size_t>(r)] = readyTime(r);
         }
     }
 
     bool beyondCut(const Action& a) const
     {
+        // An overlapped pair's backward half is of an older micro-batch: its forward decides.
         return a.kind == ActionKind::Update ? a.firstMb >= m_limit : a.microbatch >= m_limit;
     }
 
-    // When stage s's next action could start, or kNotYet if its input has not been produced.
-    TimeNs readyTime(int s)
+    // When this plain action's cross-stage input arrives (0 when it has none), or kNotYet.
+    TimeNs inputArrival(const Action& a)
     {
-        const auto& program = m_schedule.programs[static_cast<std::size_t>(s)];
-        auto& pcRef = m_pc[static_cast<std::size_t>(s)];
+        if (const int from = senderOf(a, m_stages); from >= 0) {
+            return from < a.stage ? m_arrivals.activation(a.stage, a.microbatch)
+                                  : m_arrivals.gradient(a.stage, a.microbatch);
+        }
+        return 0;
+    }
+
+    // When rank r's next action could start, or kNotYet if an input has not been produced.
+    TimeNs readyTime(int r)
+    {
+        const auto& program = m_schedule.programs[static_cast<std::size_t>(r)];
+        auto& pcRef = m_pc[static_cast<std::size_t>(r)];
         while (m_limit != kNoLimit && pcRef < program.size() && beyondCut(program[pcRef])) {
             ++pcRef;
             ++m_skipped;
@@ -190,22 +222,20 @@ private:
             return kNotYet;
         }
         const Action& a = program[pc];
-        TimeNs input = 0;
-        if (const int from = senderOf(a, m_p); from >= 0) {
-            input = from < s ? m_arrivals.activation(s, a.microbatch) : m_arrivals.gradient(s, a.microbatch);
-        }
+        TimeNs input = a.isOverlap() ? std::max(inputArrival(a.forwardHalf()), inputArrival(a.backwardHalf()))
+                                     : inputArrival(a);
         // Same-stage dependencies (F before B, I before W) hold by program order (validated).
-        return input == kNotYet ? kNotYet : std::max(m_clock[static_cast<std::size_t>(s)], input);
+        return input == kNotYet ? kNotYet : std::max(m_clock[static_cast<std::size_t>(r)], input);
     }
 
-    Status perform(int s, TimeNs start)
+    Status perform(int r, TimeNs start)
     {
-        const auto su = static_cast<std::size_t>(s);
-        Action a = m_schedule.programs[su][m_pc[su]];
+        const auto ru = static_cast<std::size_t>(r);
+        Action a = m_schedule.programs[ru][m_pc[ru]];
         if (a.kind == ActionKind::Update && a.lastMb >= m_limit) {
             a.lastMb = m_limit - 1; // straddles the cut: apply the micro-batches before it
         }
-        if (a.kind == ActionKind::Forward) {
+        if (a.kind == ActionKind::Forward || a.isOverlap()) {
             m_started = std::max(m_started, a.microbatch + 1);
         }
         auto outcome = m_executor.perform(a);
@@ -213,8 +243,32 @@ private:
             return atAction(outcome.error(), a);
         }
         const TimeNs end = start + std::max<TimeNs>(outcome->duration, 0);
-        auto event = actionEvent(a, m_options.timeOrigin + start, m_options.timeOrigin + end, m_version[su],
-                                 outcome->bytes);
+        m_sentTo.clear();
+        if (a.isOverlap()) {
+            // One lane per rank: the pair is drawn as its forward then its backward half.
+            const TimeNs whole = end - start;
+            const TimeNs share = outcome->forwardShare >= 0 ? std::min(outcome->forwardShare, whole) : whole / 2;
+            record(a.forwardHalf(), start, start + share, outcome->bytes, outcome->sendBytes, r, end);
+            record(a.backwardHalf(), start + share, end, 0, outcome->sendBytes, r, end);
+        } else {
+            record(a, start, end, outcome->bytes, outcome->sendBytes, r, end);
+        }
+        m_clock[ru] = end;
+        ++m_pc[ru];
+        return ok();
+    }
+
+    // Appends the event of one plain action on rank r's lane and sends what it produced; the
+    // transfer leaves when the whole action (`doneAt`, the pair's end) is done.
+    void record(const Action& a, TimeNs start, TimeNs end, std::int64_t bytes, std::int64_t sendBytes, int r,
+                TimeNs doneAt)
+    {
+        const auto su = static_cast<std::size_t>(a.stage);
+        auto event = actionEvent(a, m_options.timeOrigin + start, m_options.timeOrigin + end, m_version[su], bytes);
+        event.stage = static_cast<std::uint16_t>(r);
+        if (a.kind != ActionKind::Update && !m_schedule.onePerRank()) {
+            event.aux = static_cast<std::uint16_t>(m_chunkOf[su]); // which of the rank's stages
+        }
         if (a.kind != ActionKind::Update) {
             event.microbatch += m_options.microbatchOffset;
         }
@@ -222,34 +276,37 @@ private:
             ++m_version[su];
         }
         m_store.append(event);
-        if (const int to = receiverOf(a, m_p); to > s) {
-            m_arrivals.activation(to, a.microbatch) = send(s, to, a.microbatch, end, outcome->sendBytes);
-        } else if (to >= 0) {
-            m_arrivals.gradient(to, a.microbatch) = send(s, to, a.microbatch, end, outcome->sendBytes);
+        if (const int to = receiverOf(a, m_stages); to >= 0) {
+            const TimeNs arrival = send(a.stage, to, a.microbatch, doneAt, sendBytes);
+            (to > a.stage ? m_arrivals.activation(to, a.microbatch) : m_arrivals.gradient(to, a.microbatch)) = arrival;
+            m_sentTo.push_back(m_schedule.rankOf(to));
         }
-        m_clock[su] = end;
-        ++m_pc[su];
         if (m_options.onAction) {
             m_options.onAction(a, event);
         }
-        return ok();
     }
 
     // Records the transfer on the sender's comm lane (when it takes time) and returns its arrival.
+    // Between two stages of one rank nothing travels.
     TimeNs send(int from, int to, int mb, TimeNs at, std::int64_t bytes)
     {
+        const int fromRank = m_schedule.rankOf(from);
+        const int toRank = m_schedule.rankOf(to);
+        if (fromRank == toRank && from != to) {
+            return at;
+        }
         const TimeNs comm = m_executor.commTime(from, to, bytes);
         if (comm > 0) {
             profiler::TraceEvent event;
             event.start = m_options.timeOrigin + at;
             event.end = m_options.timeOrigin + at + comm;
-            event.stage = static_cast<std::uint16_t>(from);
+            event.stage = static_cast<std::uint16_t>(fromRank);
             event.lane = profiler::Lane::Comm;
             event.kind = profiler::EventKind::Send;
             event.microbatch = mb + m_options.microbatchOffset;
             event.version = m_version[static_cast<std::size_t>(from)];
             event.bytes = bytes;
-            event.aux = static_cast<std::uint16_t>(to);
+            event.aux = static_cast<std::uint16_t>(toRank);
             m_store.append(event);
         }
         return at + comm;
@@ -258,14 +315,14 @@ private:
     Error deadlock() const
     {
         std::string blocked;
-        for (int s = 0; s < m_p; ++s) {
-            const auto& program = m_schedule.programs[static_cast<std::size_t>(s)];
-            const auto pc = m_pc[static_cast<std::size_t>(s)];
+        for (int r = 0; r < m_ranks; ++r) {
+            const auto& program = m_schedule.programs[static_cast<std::size_t>(r)];
+            const auto pc = m_pc[static_cast<std::size_t>(r)];
             if (pc < program.size()) {
                 blocked += (blocked.empty() ? "" : ", ") + toString(program[pc]);
             }
         }
-        return makeError(ErrorCode::Deadlock, "schedule deadlocked: no stage can make progress",
+        return makeError(ErrorCode::Deadlock, "schedule deadlocked: no rank can make progress",
                          "waiting: " + blocked);
     }
 
@@ -273,12 +330,15 @@ private:
     ActionExecutor& m_executor;
     profiler::TraceStore& m_store;
     const DriveOptions& m_options;
-    int m_p;
+    int m_ranks;
+    int m_stages;
     Arrivals m_arrivals;
-    std::vector<TimeNs> m_clock;
-    std::vector<std::size_t> m_pc;
-    std::vector<int> m_version;
-    std::vector<TimeNs> m_ready; // cached readyTime() per stage
+    std::vector<TimeNs> m_clock;     // per rank
+    std::vector<std::size_t> m_pc;   // per rank
+    std::vector<int> m_version;      // per stage: each stage (chunk) has its own weights
+    std::vector<int> m_chunkOf;      // per stage: its index among its rank's stages
+    std::vector<TimeNs> m_ready;     // cached readyTime() per rank
+    std::vector<int> m_sentTo;       // ranks the last action sent to
     int m_started = 0;        // 1 + the highest micro-batch forwarded so far
     int m_limit = kNoLimit;   // the cut boundary once fixed: micro-batches >= it are skipped
     std::size_t m_skipped = 0;

@@ -73,6 +73,11 @@ int receiverOf(const Action& action, int stages);
 /// B/I: the next stage's gradient), or -1 when its input is on its own stage.
 int senderOf(const Action& action, int stages);
 
+/// ok() when `schedule` puts one stage on each rank; otherwise the InvalidArgument that the
+/// threaded and per-process drivers (and training, which builds one model chunk per rank) give
+/// for interleaved and V schedules, which only the serial drive() runs so far.
+Status requireOneStagePerRank(const Schedule& schedule, const std::string& who);
+
 /// "stage S, <action>: <context>": where an executor error happened.
 Error atAction(Error error, const Action& action);
 

@@ -5,7 +5,14 @@
 #include "runtime/sim/cost_model_executor.h"
 #include "runtime/sim/scheduler_core.h"
 
+#include <algorithm>
+
 namespace bs::runtime {
+
+namespace {
+
+
+} // namespace
 
 profiler::AnalysisOptions analysisOptionsFor(const Schedule& schedule, const CostModel* model,
                                              std::vector<profiler::AnalysisOptions::Segment> laterSettings)
@@ -19,6 +26,21 @@ profiler::AnalysisOptions analysisOptionsFor(const Schedule& schedule, const Cos
         return options;
     }
     const CostModel& costs = *model;
+    if (costs.stages.size() == static_cast<std::size_t>(schedule.stages()) && !schedule.onePerRank()) {
+        // The trace has one lane per rank: a rank holds the weights of all its chunks.
+        const auto ranks = static_cast<std::size_t>(schedule.ranks());
+        options.staticBytes.assign(ranks, 0);
+        options.paramBytes.assign(ranks, 0);
+        options.activationBytes.assign(ranks, 1);
+        for (int s = 0; s < schedule.stages(); ++s) {
+            const StageCost& cost = costs.stages[static_cast<std::size_t>(s)];
+            const auto r = static_cast<std::size_t>(schedule.rankOf(s));
+            options.staticBytes[r] += costs.bytesKnown ? 4 * cost.paramBytes : 0;
+            options.paramBytes[r] += costs.bytesKnown ? cost.paramBytes : 0;
+            options.activationBytes[r] = costs.bytesKnown ? cost.activationBytes : 1;
+        }
+        return options;
+    }
     for (const StageCost& cost : costs.stages) {
         // Parameters, gradients and AdamW's two moments: four copies of the weights.
         options.staticBytes.push_back(costs.bytesKnown ? 4 * cost.paramBytes : 0);
@@ -31,11 +53,16 @@ profiler::AnalysisOptions analysisOptionsFor(const Schedule& schedule, const Cos
 profiler::TraceMeta traceMetaFor(const Schedule& schedule)
 {
     profiler::TraceMeta meta;
-    meta.stages = schedule.stages();
+    meta.stages = schedule.ranks(); // one timeline lane per rank, whatever it holds
     meta.clock = "virtual";
     const auto& p = schedule.params;
     meta.title = p.name + " p=" + std::to_string(p.stages) + " m=" + std::to_string(p.microbatches)
-                 + (findSchedule(p.name) && findSchedule(p.name)->takesAccumWindow() ? " a=" + std::to_string(p.accum) : "");
+                 + (findSchedule(p.name) && findSchedule(p.name)->takesAccumWindow() ? " a=" + std::to_string(p.accum) : "")
+                 + (schedule.onePerRank() ? "" : " v=" + std::to_string(schedule.stagesPerRank()));
+    if (!schedule.onePerRank()) {
+        meta.attributes["stages_per_rank"] = std::to_string(schedule.stagesPerRank());
+        meta.attributes["placement"] = std::string(placementName(schedule.placement));
+    }
     meta.attributes["schedule"] = p.name;
     meta.attributes["stages"] = std::to_string(p.stages);
     meta.attributes["microbatches"] = std::to_string(p.microbatches);
@@ -63,18 +90,54 @@ Result<SimulationResult> simulate(const SimulationRequest& request)
     return simulateSchedule(std::move(*schedule), request.costs, request.microBatchSize);
 }
 
-Result<SimulationResult> simulateSchedule(Schedule schedule, CostModel costs, int microBatchSize)
+namespace {
+
+StageCost chunkCost(const StageCost& rank, int v)
 {
-    const auto p = static_cast<std::size_t>(schedule.stages());
-    if (costs.stages.size() == 1 && p > 1) {
-        costs.stages.assign(p, costs.stages.front());
+    StageCost c = rank;
+    c.forward /= v;
+    c.backwardInput /= v;
+    c.backwardWeight /= v;
+    c.update /= v;
+    c.forwardBackward /= v;
+    c.activationBytes = std::max<std::int64_t>(1, rank.activationBytes / v);
+    c.paramBytes /= v; // sendBytes stays: the hidden state between chunks is the same size
+    return c;
+}
+
+Result<CostModel> costsPerStage(const Schedule& schedule, CostModel costs)
+{
+    const auto stages = static_cast<std::size_t>(schedule.stages());
+    const auto ranks = static_cast<std::size_t>(schedule.ranks());
+    const int v = schedule.stagesPerRank();
+    if (costs.stages.size() == stages && (v == 1 || stages != ranks)) {
+        return costs; // one cost per stage (chunk)
     }
-    if (costs.stages.size() != p) {
-        return makeError(ErrorCode::InvalidArgument,
-                         "cost model has " + std::to_string(costs.stages.size()) + " stages, schedule has "
-                             + std::to_string(p),
-                         "give one cost per stage or a single cost for all");
+    if (costs.stages.size() == 1 || costs.stages.size() == ranks) {
+        // A cost per rank (or one for all): a rank's layers split evenly over its v chunks.
+        std::vector<StageCost> perStage(stages);
+        for (std::size_t s = 0; s < stages; ++s) {
+            const StageCost& rank = costs.stages[costs.stages.size() == 1 ? 0 : static_cast<std::size_t>(schedule.rankOf(static_cast<int>(s)))];
+            perStage[s] = v == 1 ? rank : chunkCost(rank, v);
+        }
+        costs.stages = std::move(perStage);
+        return costs;
     }
+    return makeError(ErrorCode::InvalidArgument,
+                     "cost model has " + std::to_string(costs.stages.size()) + " stages, schedule has "
+                         + std::to_string(ranks) + " ranks of " + std::to_string(v) + " stages",
+                     "give one cost per rank, one per stage, or a single cost for all");
+}
+
+} // namespace
+
+Result<SimulationResult> simulateSchedule(Schedule schedule, CostModel input, int microBatchSize)
+{
+    auto perStage = costsPerStage(schedule, std::move(input));
+    if (!perStage) {
+        return perStage.error();
+    }
+    CostModel costs = std::move(*perStage);
     if (microBatchSize < 1) {
         return makeError(ErrorCode::InvalidArgument, "micro-batch-size must be at least 1", "micro-batch-size: >= 1");
     }

@@ -198,6 +198,9 @@ Result<DriveStats> driveThreaded(const Schedule& schedule, ActionExecutor& execu
     if (schedule.programs.empty()) {
         return makeError(ErrorCode::InvalidArgument, "schedule has no stages");
     }
+    if (Status one = requireOneStagePerRank(schedule, "the threaded driver"); !one) {
+        return one.error();
+    }
     if (options.cut) {
         return makeError(ErrorCode::InvalidArgument, "a batch-boundary cut is supported by the serial drive() only",
                          "DriveOptions::cut");

@@ -1,28 +1,46 @@
-// The GUI calls simulate() under a slider: p=8, m=16, N=100 must take well under 5 ms.
-//   ./build/tests/bench/bench_simulate --benchmark_min_time=1
+// The GUI calls simulate() under a slider: p=8, m=16 (v=2 where a schedule takes several stages
+// per rank), N=100 must take at most 3 ms a call for every schedule, and the time per event must
+// stay flat from N=100 to N=10000 (the "per event" counter; the N=10000 cases end in _n10000).
+//   ./build/ci/tests/bench/bench_simulate --benchmark_min_time=1s
 
+#include "runtime/schedule/catalogue.h"
 #include "runtime/sim/simulator.h"
 
 #include <benchmark/benchmark.h>
 
 namespace {
 
-void simulateSchedule(benchmark::State& state, const std::string& name)
+void simulateSchedule(benchmark::State& state, const std::string& name, int batches)
 {
     bs::runtime::SimulationRequest request{
-        {.name = name, .stages = 8, .microbatches = 16, .accum = 0, .batches = 100},
+        {.name = name, .stages = 8, .microbatches = 16, .accum = 0, .batches = batches},
         bs::runtime::CostModel::uniform(8, 1'000'000, 1'000'000, 1'000'000, 0, 100'000), 1};
     std::size_t events = 0;
     for (auto _ : state) {
         auto result = bs::runtime::simulate(request);
+        if (!result) {
+            state.SkipWithError(result.error().message.c_str());
+            return;
+        }
         events = result->trace->size();
         benchmark::DoNotOptimize(result->report.bubbleFraction);
     }
     state.counters["events"] = static_cast<double>(events);
+    state.counters["per_event"] = benchmark::Counter(static_cast<double>(events) * static_cast<double>(state.iterations()),
+                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
-BENCHMARK_CAPTURE(simulateSchedule, paci_p8_m16_n100, std::string("paci"))->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(simulateSchedule, 1f1b_p8_m16_n100, std::string("1f1b"))->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(simulateSchedule, zb_h2_p8_m16_n100, std::string("zb-h2"))->Unit(benchmark::kMillisecond);
+// Every catalogue schedule at N = 100 and N = 10000.
+const int kRegistered = [] {
+    for (const auto& info : bs::runtime::scheduleCatalogue()) {
+        for (int n : {100, 10000}) {
+            std::string label = info.name + "_p8_m16_n" + std::to_string(n);
+            benchmark::RegisterBenchmark(label.c_str(), [name = info.name, n](benchmark::State& s) {
+                simulateSchedule(s, name, n);
+            })->Unit(benchmark::kMillisecond);
+        }
+    }
+    return 0;
+}();
 
 } // namespace

@@ -97,7 +97,7 @@ void BM_SliderToPrediction(benchmark::State& state)
     WhatIfConfig config; // 8 stages, tiny GPT, PACI a=8 vs 1F1B, 4 batches
     int a = 1;
     for (auto _ : state) {
-        config.accum = 1 + (a++ % 16); // a different setting every time, as a dragged slider gives
+        config.run.pipeline.microbatches = 1 + (a++ % 16); // a different setting every time, as a dragged slider gives
         auto prediction = predict(config);
         if (!prediction) {
             state.SkipWithError(prediction.error().describe().c_str());

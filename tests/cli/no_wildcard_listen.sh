@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
 # Issue 14: during `launch --nproc-per-node 2` on 127.0.0.1 no socket of ours listens on a wildcard
-# address (c10d's TCPStore used to listen on *:PORT). Usage: no_wildcard_listen.sh CLI WORKDIR
+# address (c10d's TCPStore used to listen on *:PORT). Usage: no_wildcard_listen.sh CLI WORKDIR [torchrun]
+# torchrun: the two ranks are started the way torchrun starts them (RANK, WORLD_SIZE, MASTER_ADDR=
+# 127.0.0.1, MASTER_PORT; no launcher): LibTorch 2.x binds its TCPStore to MASTER_ADDR, 1.13 meets
+# through a file whose path rank 0 serves on 127.0.0.1:PORT (runtime/dist/file_rendezvous.h).
 set -u
-cli=$1 work=$2
+cli=$1 work=$2 mode=${3:-launch}
 command -v ss >/dev/null || { echo "ss (iproute2) not installed: skipped"; exit 0; }
 rm -rf "$work" && mkdir -p "$work"
-"$cli" launch --nproc-per-node 2 -- train --model tiny --stages 2 --microbatches 2 --steps 60 --eval-interval 0 \
-    >"$work/out.txt" 2>"$work/err.txt" &
+args=(train --model tiny --stages 2 --microbatches 2 --steps 60 --eval-interval 0)
+if [[ $mode == torchrun ]]; then
+    port=$((20000 + $$ % 9000))
+    bash -c 'for k in 0 1; do RANK=$k WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT='"$port"' "$@" --distributed & done; wait -n && wait -n' \
+        _ "$cli" "${args[@]}" >"$work/out.txt" 2>"$work/err.txt" &
+else
+    "$cli" launch --nproc-per-node 2 -- "${args[@]}" >"$work/out.txt" 2>"$work/err.txt" &
+fi
 pid=$!
 seen=""
 # Only sockets of this launch and its ranks count: other tests running at the same time (ctest -j)
@@ -27,4 +36,4 @@ wait "$pid" || { echo "FAIL: the launch failed"; cat "$work/err.txt"; exit 1; }
 if grep -E '(\*|0\.0\.0\.0|\[::\]):[0-9]+' <<<"$seen" | grep -q .; then
     echo "FAIL: listening on a wildcard address:"; grep -E '(\*|0\.0\.0\.0|\[::\])' <<<"$seen" | sort -u; exit 1
 fi
-echo "ok: no wildcard listener ($(grep -c . <<<"$seen") listener lines seen, all loopback)"
+echo "ok ($mode): no wildcard listener ($(grep -c . <<<"$seen") listener lines seen, all loopback):"; grep -oE "127\.0\.0\.1:[0-9]+" <<<"$seen" | sort -u | tr "\n" " "; echo

@@ -1,10 +1,30 @@
 #!/usr/bin/env bash
 # One prepared script for a machine with a CUDA GPU (written for the device tool's H200: 16 cores,
 # torch 2.11.0+cu130 in python3, nvcc 13.0, no network). Builds the project there (GUI off) against
-# python3's CUDA LibTorch, then runs every GPU check of issue 11 and writes the results into one
-# folder ($OUT, else ./gpu-results): results.json, summary.txt, runs.tar.gz (the run directories,
-# which the GUI on another machine opens), trace-gpt2-medium-1f1b.json(.gz) (Perfetto/Chrome) and
+# python3's CUDA LibTorch (found by `python3 -c 'import torch; print(torch.utils.cmake_prefix_path)'`:
+# that machine has no venv cache and no network), then runs every GPU check of issue 11 and writes
+# the results into one folder ($OUT, else ./gpu-results): gpu-report.md (every figure, readable),
+# results.json (the same, machine-readable), summary.txt, runs.tar.gz (the run directories, which
+# the GUI on another machine opens), trace-gpt2-medium-1f1b.json(.gz) (Perfetto/Chrome) and
 # logs.tar.gz: at most 8 files of at most 16 MiB.
+#
+# Checks, in order: ctest -L gpu (CUPTI capture, GPU-vs-CPU losses, hand-offs on the GPU, CUDA
+# memory per stage); CUPTI overhead on synthetic kernels; tiny GPT GPU-vs-CPU loss equality (1f1b,
+# paci); gpt2-medium, 8 stages on one GPU, bf16, one run per schedule family (1f1b flush, zb-h1
+# zero bubble, pipedream weight stashing, paci) beside --reference, each with CUPTI kernel lanes
+# checked per stage; the GPU bubble (kernel lanes) beside the host timeline's and the simulator's
+# prediction from the run's own measured action times (tune --calibrate); the CUPTI overhead of a
+# real run; the runtime overhead benchmark (plain LibTorch vs --reference vs the pipeline, target
+# <= 1.05x); peak memory per stage vs the simulator; NCCL between two ranks when there are 2 GPUs.
+# Optional checks are skipped (and say so) once BS_GPU_BUDGET_S (420) seconds have passed, so the
+# whole script stays within 8 minutes on the H200.
+#
+# Rehearsed on the CPU (2 loaded cores, no GPU), 2026-12-01:
+#   BS_GPU_REHEARSE=cpu BS_GPU_MODE=prebuilt BS_GPU_BUILD=build/ci-cuda bash tests/gpu/run.sh
+#   -> ran through in 148 s, exit 0, 6 files (gpu-report.md, results.json, summary.txt, runs.tar.gz,
+#      logs.tar.gz, the 1f1b trace). Skipped there: the CUPTI synthetic benchmark (no GPU), kernels
+#      per stage (no kernels on the CPU); NCCL ran as the same 2-rank launch over Gloo; ctest -L gpu
+#      passed with its 8 GPU tests SKIPPED. Its figures mean nothing (tiny model, 2 steps, CPU).
 #
 #   bash tests/gpu/carry.sh                     # once, on the build machine: .gpu-carry/ (5.5 MB)
 #   run(command="bash tests/gpu/run.sh", carry=[".gpu-carry"], timeout_s=570)   # the device tool
@@ -91,13 +111,16 @@ fi
 # --- build ---------------------------------------------------------------------------------------
 MODE=""
 GEN=(); command -v ninja >/dev/null && GEN=(-G Ninja)
-TARGETS=(bubblescope-cli bs_runtime_module gpu_plan_test cupti_gpu_test cupti_overhead_bench)
+TARGETS=(bubblescope-cli bs_runtime_module gpu_plan_test cupti_gpu_test cupti_overhead_bench gpu_run_test runtime_overhead_bench)
+BUDGET="${BS_GPU_BUDGET_S:-420}"
+# over_budget NAME: true (and says so) when the optional check NAME would risk the 8-minute limit
+over_budget() { if (( SECONDS - T0 > BUDGET )); then say "$1: skipped: time budget (${BUDGET} s) spent"; put "$1" "$(str "skipped: time budget")"; return 0; fi; return 1; }
 tb=$SECONDS
 if [[ "${BS_GPU_MODE:-auto}" == prebuilt ]]; then
     MODE=prebuilt # BS_GPU_BUILD holds a finished full build (a rerun, or the rehearsal on build/ci-cuda)
     [[ -x "$BUILD/app/bubblescope-cli" ]] || fail "BS_GPU_MODE=prebuilt: no $BUILD/app/bubblescope-cli"
 elif [[ "${BS_GPU_MODE:-auto}" != standalone ]] && cmake -S "$ROOT" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release \
-        -DBS_WITH_GUI=OFF -DBS_BUILD_BENCHMARKS=OFF -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
+        -DBS_WITH_GUI=OFF -DBS_BUILD_BENCHMARKS=ON -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
         ${TORCH_PREFIX:+-DBS_TORCH_PREFIX="$TORCH_PREFIX"} "${CARRY_ARGS[@]}" ${BS_GPU_CMAKE_ARGS:-} >>"$LOG" 2>&1; then
     MODE=full
     grep -E "^-- (GPU:|LibTorch|Training runtime)" "$LOG" | tee -a "$SUMMARY"
@@ -130,12 +153,30 @@ CLI="$BUILD/app/bubblescope-cli"
 finish() {
     put exit_status $status
     put total_s $((SECONDS - T0))
-    python3 - "$RJSON" "$RESULTS/results.json" <<'PY'
+    python3 - "$RJSON" "$RESULTS/results.json" "$RESULTS/gpu-report.md" "$SUMMARY" <<'PY'
 import json, sys
 out = {}
 for line in open(sys.argv[1]):
     out.update(json.loads(line))
 json.dump(out, open(sys.argv[2], "w"), indent=2)
+# gpu-report.md: every figure, the skipped checks named with their reason.
+md = ["# Bubblescope GPU report", ""]
+if out.get("rehearsal"):
+    md += ["**REHEARSAL on the CPU: these figures are not GPU figures.**", ""]
+skipped = [k for k, v in out.items() if isinstance(v, str) and v.startswith("skipped")]
+md += ["| check | result |", "|---|---|"]
+for k, v in out.items():
+    if isinstance(v, dict):
+        verdict = {True: "pass", False: "FAIL", None: "not measured"}.get(v.get("pass"), "see below") if "pass" in v else "see below"
+    else:
+        verdict = json.dumps(v).strip('"')
+    md.append(f"| {k} | {verdict} |")
+md += ["", f"Skipped: {', '.join(skipped) if skipped else 'none'}", ""]
+for k, v in out.items():
+    if isinstance(v, dict):
+        md += [f"## {k}", "", "```json", json.dumps(v, indent=1), "```", ""]
+md += ["## summary.txt", "", "```"] + open(sys.argv[4]).read().splitlines() + ["```", ""]
+open(sys.argv[3], "w").write("\n".join(md))
 PY
     # Run directories (the GUI opens them) and logs, each one archive under 16 MiB.
     if [[ -n "$(ls -A "$RUNS")" ]]; then
@@ -175,14 +216,17 @@ if [[ -n "$BENCH" && $HAVE_GPU == 1 && $REHEARSE == 0 ]]; then
         fi
     done
 else
-    say "CUPTI overhead, synthetic: skipped ($([[ -n "$BENCH" ]] && echo "no GPU" || echo "benchmark not built"))"
+    why="skipped: $([[ -n "$BENCH" ]] && echo "no GPU" || echo "benchmark not built")"
+    say "CUPTI overhead, synthetic: $why"; put cupti_overhead_synthetic "$(str "$why")"
 fi
 
 # --- training checks through bubblescope-cli -----------------------------------------------------
 if [[ ! -x "$CLI" || $HAVE_GPU != 1 ]]; then
     why="$([[ -x "$CLI" ]] && echo "no CUDA GPU" || echo "bubblescope-cli not built (mode ${MODE:-none})")"
     say "training checks: skipped: $why"
-    for k in loss_equality kernels_per_stage cupti_overhead_run throughput memory_vs_simulator; do put $k "$(str "skipped: $why")"; done
+    for k in loss_equality throughput kernels_per_stage bubbles cupti_overhead_run runtime_overhead memory_vs_simulator nccl_two_ranks; do
+        put $k "$(str "skipped: $why")"
+    done
     finish
 fi
 if [[ $REHEARSE == 0 ]] && ! "$CLI" train --help 2>/dev/null | grep -q -- "--device"; then
@@ -194,7 +238,9 @@ toml() { # toml FILE DTYPE [extra lines]: a config holding only what the flags c
     printf '[model]\ndtype = "%s"\n%b' "$2" "${3:-}" >"$1"
 }
 CUDA=(--device cuda); CPU=(--device cpu); MODEL=gpt2-medium; SIMPROFILE=h200
-if [[ $REHEARSE == 1 ]]; then CUDA=(); CPU=(); MODEL=tiny; SIMPROFILE=cpu; STEPS=2; fi
+# Rehearsal: one intra-op thread, as OpenMP's spin-waiting with two threads on two loaded cores
+# made any run up to 17x slower (BENCHMARKS.md, "--reference 17x").
+if [[ $REHEARSE == 1 ]]; then CUDA=(--threads 1); CPU=(--threads 1); MODEL=tiny; SIMPROFILE=cpu; STEPS=2; fi
 # train NAME ARGS...: one run, its directory under runs/NAME, its summary.json on stdout
 train() {
     local name=$1; shift
@@ -226,24 +272,27 @@ put loss_equality "$eq"
 say "loss equality GPU vs CPU (tiny, fp32, rel 1e-4): $eq"
 python3 -c 'import json,sys; sys.exit(0 if all(v["pass"] for v in json.loads(sys.argv[1]).values()) else 1)' "$eq" || fail "loss equality"
 
-# 2.-5. gpt2-medium, 8 stages on one GPU, bf16: tokens/s under 1f1b, zb-h1, paci beside plain
-# LibTorch (--reference), kernels tagged per stage, peak memory per stage vs the simulator.
+# 2.-5. gpt2-medium, 8 stages on one GPU, bf16: one run per schedule family (1f1b flush, zb-h1
+# zero bubble, pipedream weight stashing, paci) beside plain LibTorch training (--reference):
+# tokens/s, kernels tagged per stage, GPU vs host vs predicted bubble, peak memory per stage.
 toml "$WORK/bf16.toml" bf16
 MED=(--model $MODEL --stages 8 --microbatches 8 --micro-batch-size 4 --steps "$STEPS" "${CUDA[@]}")
 MED_BF16=(--config "$WORK/bf16.toml" "${MED[@]}")
+SCHEDS=(1f1b zb-h1 pipedream paci)
 declare -A tps
-for sched in reference 1f1b zb-h1 paci; do
+for sched in reference "${SCHEDS[@]}"; do
+    if [[ $sched == pipedream ]] && over_budget "run_pipedream"; then tps[$sched]=null; continue; fi
     if [[ $sched == reference ]]; then s="$(train med-reference "${MED_BF16[@]}" --schedule 1f1b --reference)"
     else s="$(train "med-$sched" "${MED_BF16[@]}" --schedule $sched)"; fi
     tps[$sched]="$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["tokens_per_s_wall"])' "$s" 2>/dev/null || echo null)"
     say "gpt2-medium bf16 8 stages, $sched: ${tps[$sched]} tokens/s (wall)"
     [[ ${tps[$sched]} != null ]] || fail "gpt2-medium $sched (see logs/train-med-$sched.log)"
 done
-thr="$(python3 - "${tps[reference]}" "${tps[1f1b]}" "${tps[zb-h1]}" "${tps[paci]}" <<'PY'
+thr="$(python3 - "${tps[reference]}" "${tps[1f1b]}" "${tps[zb-h1]}" "${tps[pipedream]}" "${tps[paci]}" <<'PY'
 import json, sys
 v = [None if x == "null" else float(x) for x in sys.argv[1:]]
 ref, out = v[0], {"reference_tokens_per_s": v[0]}
-for name, x in zip(["1f1b", "zb-h1", "paci"], v[1:]):
+for name, x in zip(["1f1b", "zb-h1", "pipedream", "paci"], v[1:]):
     ratio = x / ref if x and ref else None
     out[name] = {"tokens_per_s": x, "vs_reference": ratio, "pass": ratio is not None and ratio >= 0.95}
 print(json.dumps(out))
@@ -252,31 +301,68 @@ PY
 put throughput "$thr"
 say "throughput vs --reference (target >= 0.95x): $thr"
 
-# Kernels tagged per stage: every stage of the 1f1b run has kernel events on its kernel lane.
-TRACE="$RUNS/med-1f1b/trace.json"
-kern="$(python3 - "$TRACE" <<'PY'
-import json, sys, collections
-try:
-    events = json.load(open(sys.argv[1]))
-    events = events["traceEvents"] if isinstance(events, dict) else events
-    per = collections.Counter(e.get("pid") for e in events if e.get("cat") == "kernel" and e.get("ph") == "X")
-    tagged = collections.Counter(e.get("pid") for e in events if e.get("cat") == "kernel" and e.get("ph") == "X"
-                                 and e.get("args", {}).get("microbatch", -1) != -1)
-    out = {"kernels": {str(k): per[k] for k in sorted(per)}, "tagged": {str(k): tagged[k] for k in sorted(tagged)}}
-    out["pass"] = len(per) == 8 and all(per[s] > 0 for s in range(8))
-except Exception as e:
-    out = {"pass": False, "error": str(e)}
+# Kernels tagged per stage, in every schedule family's run: each of the 8 stages has kernel events.
+if [[ $REHEARSE == 1 ]]; then
+    say "kernels per stage: skipped: rehearsal (the CPU runs no kernels)"; put kernels_per_stage "$(str "skipped: rehearsal on the CPU")"
+else
+kern="$(python3 - "$RUNS" "${SCHEDS[@]}" <<'PY'
+import json, sys, collections, os
+out, ok = {}, True
+for sched in sys.argv[2:]:
+    path = os.path.join(sys.argv[1], "med-" + sched, "trace.json")
+    try:
+        events = json.load(open(path))
+        events = events["traceEvents"] if isinstance(events, dict) else events
+        k = [e for e in events if e.get("cat") == "kernel" and e.get("ph") == "X"]
+        per = collections.Counter(e.get("pid") for e in k)
+        tagged = collections.Counter(e.get("pid") for e in k if e.get("args", {}).get("microbatch", -1) != -1)
+        r = {"kernels": {str(p): per[p] for p in sorted(per)}, "tagged": {str(p): tagged[p] for p in sorted(tagged)}}
+        r["pass"] = len(per) == 8 and all(n > 0 for n in per.values())
+    except Exception as e:
+        r = {"pass": False, "error": str(e)}
+    ok = ok and r["pass"]
+    out[sched] = r
+out["pass"] = ok
 print(json.dumps(out))
 PY
 )"
 put kernels_per_stage "$kern"
-say "kernels per stage (8-stage gpt2-medium, 1f1b): $kern"
+say "kernels per stage (8-stage gpt2-medium, every schedule family): $kern"
 python3 -c 'import json,sys; sys.exit(0 if json.loads(sys.argv[1])["pass"] else 1)' "$kern" || fail "kernels per stage"
+fi
+
+# Bubbles: from the GPU's kernel lanes (gpu_bubble_fraction), from the run's timeline of action
+# blocks (bubble_fraction), and predicted by the simulator from the run's own measured action times
+# (tune --calibrate RUN_DIR with this run's schedule, m, b).
+bub='{}'
+for sched in "${SCHEDS[@]}"; do
+    [[ -f "$RUNS/med-$sched/summary.json" ]] || continue
+    acc=(--accum-values 8) # m = a = 8
+    pred="$("$CLI" tune --calibrate "$RUNS/med-$sched" --schedule $sched -p 8 --model $MODEL "${acc[@]}" --micro-batch-sizes 4 --max-lag 1000 \
+            --keep 1 --json 2>>"$LOGS/tune.log" || echo '{}')"
+    bub="$(python3 - "$bub" "$sched" "$RUNS/med-$sched/summary.json" "$pred" <<'PY'
+import json, sys
+bub, sched = json.loads(sys.argv[1]), sys.argv[2]
+s = json.load(open(sys.argv[3]))
+try:
+    predicted = json.loads(sys.argv[4])["top"][0]["bubble_fraction"]
+except Exception:
+    predicted = None
+gpu = s.get("gpu_bubble_fraction")
+bub[sched] = {"gpu_kernel_lanes": gpu, "host_timeline": s.get("bubble_fraction"), "predicted_from_measured_times": predicted,
+              "gpu_minus_predicted": (gpu - predicted) if gpu is not None and predicted is not None else None}
+print(json.dumps(bub))
+PY
+)"
+done
+put bubbles "$bub"
+say "bubble fraction, GPU kernel lanes vs host timeline vs predicted (calibrated simulator): $bub"
 
 # CUPTI overhead in a real run: the same 1f1b run with the collector off (profiling.cupti).
-toml "$WORK/bf16-nocupti.toml" bf16 "$([[ $REHEARSE == 1 ]] && echo '[profiling]\ntrace = true\n' || echo '[profiling]\ncupti = false\n')"
-off="$(train med-1f1b-nocupti --config "$WORK/bf16-nocupti.toml" "${MED[@]}" --schedule 1f1b)"
-ovr="$(python3 - "${tps[1f1b]}" "$off" <<'PY'
+if ! over_budget cupti_overhead_run; then
+    toml "$WORK/bf16-nocupti.toml" bf16 "$([[ $REHEARSE == 1 ]] && echo '[profiling]\ntrace = true\n' || echo '[profiling]\ncupti = false\n')"
+    off="$(train med-1f1b-nocupti --config "$WORK/bf16-nocupti.toml" "${MED[@]}" --schedule 1f1b)"
+    ovr="$(python3 - "${tps[1f1b]}" "$off" <<'PY'
 import json, sys
 try:
     on, off = float(sys.argv[1]), json.loads(sys.argv[2])["tokens_per_s_wall"]
@@ -286,8 +372,25 @@ except Exception as e:
     print(json.dumps({"pass": None, "error": "not measured: " + str(e)}))
 PY
 )"
-put cupti_overhead_run "$ovr"
-say "CUPTI overhead, gpt2-medium 1f1b run (target <= 3 %): $ovr"
+    put cupti_overhead_run "$ovr"
+    say "CUPTI overhead, gpt2-medium 1f1b run (target <= 3 %): $ovr"
+fi
+
+# Runtime overhead: plain LibTorch vs --reference vs the 1f1b pipeline on the same work, one
+# process per measurement (tests/bench/runtime_overhead_bench.cpp; target pipeline <= 1.05x plain).
+OVB="$(find "$BUILD" -name runtime_overhead_bench -type f -perm -u+x 2>/dev/null | head -1)"
+if [[ -z "$OVB" ]]; then
+    say "runtime overhead: skipped: runtime_overhead_bench not built"; put runtime_overhead "$(str "skipped: not built")"
+elif ! over_budget runtime_overhead; then
+    OVARGS=(--model $MODEL --stages 8 --microbatches 8 --micro-batch-size 4 --schedule 1f1b --steps 3 --rounds 2 --device cuda:0 --dtype bf16)
+    [[ $REHEARSE == 1 ]] && OVARGS=(--model tiny --stages 8 --microbatches 8 --micro-batch-size 4 --schedule 1f1b --steps 2 --rounds 1 --device cpu --threads 1)
+    if "$OVB" "${OVARGS[@]}" --json "$LOGS/runtime_overhead.json" >"$LOGS/runtime_overhead.txt" 2>&1; then
+        cat "$LOGS/runtime_overhead.txt" | tee -a "$SUMMARY"
+        put runtime_overhead "$(cat "$LOGS/runtime_overhead.json")"
+    else
+        fail "runtime_overhead_bench (see logs/runtime_overhead.txt)"
+    fi
+fi
 
 # Peak memory per stage: measured (CUDA caching allocator) beside the simulator's prediction.
 sim="$("$CLI" simulate --schedule 1f1b --model $MODEL -p 8 -m 8 -b 4 --device-profile $SIMPROFILE --json 2>>"$LOGS/simulate.log")"
@@ -307,7 +410,40 @@ PY
 put memory_vs_simulator "$mem"
 say "peak memory per stage, measured vs simulated: $mem"
 
+# NCCL between two ranks (two GPUs): tiny GPT, 2 stages, one rank per GPU, losses vs one process.
+NGPU="$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)"
+if [[ $REHEARSE == 1 ]]; then
+    NCCLB=(--backend gloo); NCCLD=(); why="rehearsal: the same launch over Gloo on the CPU"
+elif (( ${NGPU:-0} >= 2 )); then
+    NCCLB=(--backend nccl); NCCLD=(--device cuda); why=""
+else
+    NCCLB=(); why="skipped: one GPU (NCCL needs two)"
+fi
+if [[ ${#NCCLB[@]} == 0 ]]; then
+    say "NCCL 2 ranks: $why"; put nccl_two_ranks "$(str "$why")"
+elif ! over_budget nccl_two_ranks; then
+    NC=(--model tiny --stages 2 --microbatches 4 --steps 4 --schedule 1f1b --seed 7 --config "$WORK/fp32.toml" "${NCCLD[@]}")
+    one="$(train nccl-one-process "${NC[@]}")"
+    "$CLI" launch --nproc-per-node 2 -- train "${NC[@]}" "${NCCLB[@]}" --eval-interval 0 --out "$RUNS/nccl-2ranks" --overwrite \
+        >>"$LOGS/train-nccl-2ranks.log" 2>&1
+    nc="$(python3 - "$one" "$RUNS/nccl-2ranks/summary.json" "$why" <<'PY'
+import json, sys
+try:
+    a = json.loads(sys.argv[1])["losses"]
+    b = json.load(open(sys.argv[2]))["losses"]
+    rel = max(abs(x - y) / abs(x) for x, y in zip(a, b)) if a and len(a) == len(b) else None
+    print(json.dumps({"one_process": a, "two_ranks": b, "max_rel_diff": rel, "pass": rel is not None and rel <= 1e-4, "note": sys.argv[3]}))
+except Exception as e:
+    print(json.dumps({"pass": False, "error": str(e)}))
+PY
+)"
+    put nccl_two_ranks "$nc"
+    say "NCCL 2 ranks vs one process (tiny, fp32, rel 1e-4): $nc"
+    python3 -c 'import json,sys; sys.exit(0 if json.loads(sys.argv[1])["pass"] else 1)' "$nc" || fail "two ranks"
+fi
+
 # The Perfetto trace of the 1f1b run, on its own (gzip when large: Perfetto opens both).
+TRACE="$RUNS/med-1f1b/trace.json"
 if [[ -f "$TRACE" ]]; then
     if (( $(stat -c %s "$TRACE") > 16000000 )); then gzip -c "$TRACE" >"$RESULTS/trace-gpt2-medium-1f1b.json.gz"
     else cp "$TRACE" "$RESULTS/trace-gpt2-medium-1f1b.json"; fi

@@ -20,7 +20,7 @@ namespace {
 WhatIfConfig measuredSettings()
 {
     WhatIfConfig c;
-    c.device = "h100";
+    c.deviceProfile = "h100";
     c.batches = 2;
     c.baseline.clear();
     return c;
@@ -42,12 +42,13 @@ private Q_SLOTS:
         const WhatIfConfig settings = measuredSettings();
         auto measured = predictRun(settings, "paci");
         QVERIFY(measured);
-        auto calibration = calibrationFromTrace(*measured->result.trace, settings.stages, settings.microBatchSize, "run");
+        auto calibration = calibrationFromTrace(
+            *measured->result.trace, settings.run.pipeline.stages, settings.microBatchSize(), "run");
         QVERIFY2(calibration, calibration ? "" : calibration.error().describe().c_str());
         QCOMPARE((*calibration)->stages, 8);
 
         WhatIfConfig cpu = settings; // what the sliders ask: the default CPU profile
-        cpu.device = "cpu";
+        cpu.deviceProfile = "cpu";
         auto uncalibrated = predictRun(cpu, "paci");
         cpu.calibration = *calibration;
         auto calibrated = predictRun(cpu, "paci");
@@ -74,11 +75,11 @@ private Q_SLOTS:
         const WhatIfConfig settings = measuredSettings();
         auto measured = predictRun(settings, "paci");
         QVERIFY(measured);
-        auto calibration = calibrationFromTrace(*measured->result.trace, 8, settings.microBatchSize, "run");
+        auto calibration = calibrationFromTrace(*measured->result.trace, 8, settings.microBatchSize(), "run");
         QVERIFY(calibration);
         WhatIfConfig half = settings;
         half.calibration = *calibration;
-        half.microBatchSize = settings.microBatchSize / 2;
+        half.run.pipeline.microBatchSize = settings.microBatchSize() / 2;
         auto smaller = predictRun(half, "paci");
         QVERIFY(smaller);
         // Forward of stage 0: the first compute event on stage 0 of each trace.
@@ -96,8 +97,8 @@ private Q_SLOTS:
         QVERIFY(std::abs(static_cast<double>(firstForward(*smaller->result.trace)) - full / 2.0) <= 1.0);
         // Fewer stages: the measured total re-split, so each stage does more.
         WhatIfConfig four = half;
-        four.microBatchSize = settings.microBatchSize;
-        four.stages = 4;
+        four.run.pipeline.microBatchSize = settings.microBatchSize();
+        four.run.pipeline.stages = 4;
         auto fewer = predictRun(four, "paci");
         QVERIFY(fewer);
         QVERIFY(firstForward(*fewer->result.trace) > full);
@@ -144,13 +145,13 @@ private Q_SLOTS:
         const WhatIfConfig settings = measuredSettings();
         auto measured = predictRun(settings, "paci");
         QVERIFY(measured);
-        auto calibration = calibrationFromTrace(*measured->result.trace, 8, settings.microBatchSize, "run");
+        auto calibration = calibrationFromTrace(*measured->result.trace, 8, settings.microBatchSize(), "run");
         QVERIFY(calibration);
         PredictionEngine engine;
         QSignalSpy predicted(&engine, &PredictionEngine::predicted);
         WhatIfConfig slider; // default CPU profile, a = 8, with the 1F1B baseline
         slider.calibration = *calibration;
-        slider.accum = 4;
+        slider.run.pipeline.microbatches = 4;
         engine.request(slider);
         QVERIFY(predicted.wait(5000));
         const auto prediction = predicted.last().at(0).value<PredictionPtr>();

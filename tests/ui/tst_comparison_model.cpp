@@ -41,8 +41,8 @@ private Q_SLOTS:
         const auto flush = makeReport(0.30, 1'500'000, {{300, 0}, {250, 0}, {100, 0}});
         ComparisonModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        model.setRuns(
-            {RunSummary::fromReport("paci a=8", paci, 640.0, 1), RunSummary::fromReport("1f1b a=8", flush, 420.0, -1)});
+        model.setRuns({ComparisonRow::fromReport("paci a=8", paci, 640.0, 1),
+            ComparisonRow::fromReport("1f1b a=8", flush, 420.0, -1)});
         QCOMPARE(model.rowCount(), ComparisonModel::kMetricCount);
         QCOMPARE(model.columnCount(), 3); // two runs + difference
         const auto raw = [&](Metric m, int column) {
@@ -72,8 +72,8 @@ private Q_SLOTS:
     void timeToTargetRow()
     {
         const auto report = makeReport(0.1, 1'000'000, {{100, 0}});
-        RunSummary fast = RunSummary::fromReport("paci", report, 1.0, 1);
-        RunSummary slow = RunSummary::fromReport("1f1b", report, 1.0, -1);
+        ComparisonRow fast = ComparisonRow::fromReport("paci", report, 1.0, 1);
+        ComparisonRow slow = ComparisonRow::fromReport("1f1b", report, 1.0, -1);
         QCOMPARE(fast.timeToTargetS, -1.0); // not known until metrics say so
         fast.timeToTargetS = 1.5;
         slow.timeToTargetS = 6.0;
@@ -95,7 +95,7 @@ private Q_SLOTS:
     {
         ComparisonModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        model.setRuns({RunSummary::fromReport("gpipe", makeReport(0.4, 10, {{1, 0}}), 1.0, 0)});
+        model.setRuns({ComparisonRow::fromReport("gpipe", makeReport(0.4, 10, {{1, 0}}), 1.0, 0)});
         QCOMPARE(model.columnCount(), 1);
         model.setRuns({});
         QCOMPARE(model.columnCount(), 0);

@@ -112,28 +112,27 @@ void TestLiveApply::applyChangesTheLiveRunAtABatchBoundary()
         ready = latest && latest->metrics.size() >= 6;
     }
 
-    ApplyRequest bad;
-    bad.schedule = "paci";
-    bad.microbatches = 4;
-    bad.accum = 3;
-    bad.microBatchSize = 2;
+    // Apply takes the whole RunConfig (the tuning panel's); the runtime picks the live fields.
+    bs::runtime::RunConfig bad = c;
+    bad.schedule.name = "paci";
+    bad.pipeline.microbatches = 4;
+    bad.pipeline.accum = 3;
+    bad.pipeline.microBatchSize = 2;
     const bs::Status refused = controller.apply(bad);
     QVERIFY(!refused.has_value());
     QVERIFY(refused.error().describe().find("pipeline.accum") != std::string::npos);
-    ApplyRequest other = bad;
-    other.accum = 2;
-    other.stages = 8;
+    bs::runtime::RunConfig other = bad;
+    other.pipeline.accum = 2;
+    other.pipeline.stages = 8;
     const bs::Status stages = controller.apply(other);
     QVERIFY(!stages.has_value());
     QVERIFY(stages.error().describe().find("pipeline.stages") != std::string::npos);
 
-    ApplyRequest request;
-    request.schedule = "paci";
-    request.microbatches = 2;
-    request.accum = 1;
-    request.microBatchSize = 3;
-    request.stages = 4;
-    request.device = "cpu";
+    bs::runtime::RunConfig request = c;
+    request.schedule.name = "paci";
+    request.pipeline.microbatches = 2;
+    request.pipeline.accum = 1;
+    request.pipeline.microBatchSize = 3;
     const bs::Status applied = controller.apply(request);
     QVERIFY2(applied.has_value(), applied ? "" : applied.error().describe().c_str());
 
@@ -211,7 +210,7 @@ void TestLiveApply::mainWindowApplyMarksTheLiveTimeline()
     QVERIFY(updated.wait(30'000));
     QVERIFY(window.applyAction()->isEnabled());
     WhatIfConfig wanted = window.tuning()->config();
-    wanted.accum = 4; // m = a = 4 from the next boundary
+    wanted.run.pipeline.microbatches = 4; // m = a = 4 from the next boundary
     window.tuning()->setConfig(wanted);
     const bs::Status applied = window.applyToLiveRun();
     QVERIFY2(applied.has_value(), applied ? "" : applied.error().describe().c_str());

@@ -1,8 +1,8 @@
 // The window end to end, offscreen: the demo fills both slots, the comparison table equals the
 // runs' reports, the charts show the reports, a slider switches to predictions; exports work.
+#include "base/atomic_file.h"
 #include "profiler/io/chrome_trace.h"
 #include "runtime/config/config_toml.h"
-#include "base/atomic_file.h"
 #include "ui/charts/metrics_panel.h"
 #include "ui/charts/stage_charts.h"
 #include "ui/common/format.h"
@@ -13,18 +13,20 @@
 #include "ui/tuning/prediction_check_view.h"
 #include "ui/tuning/tuning_panel.h"
 
+#include <QAction>
 #include <QApplication>
+#include <QDoubleSpinBox>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
+#include <QMenu>
 #include <QSignalSpy>
-#include <QDoubleSpinBox>
 #include <QSlider>
 #include <QStatusBar>
 #include <QTableWidget>
 #include <QTemporaryDir>
-#include <QXmlStreamReader>
 #include <QTest>
+#include <QXmlStreamReader>
 
 using namespace bs::ui;
 using Metric = ComparisonModel::Metric;
@@ -131,14 +133,14 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         WhatIfConfig config;
-        config.accum = 16;
-        config.microBatchSize = 4;
+        config.run.pipeline.microbatches = 16;
+        config.run.pipeline.microBatchSize = 4;
         // TOML round trip (what QSettings keeps and what cluster jobs run).
         const auto back = configFromToml(configToToml(config));
         QVERIFY(back.has_value());
-        QCOMPARE(back->accum, 16);
-        QCOMPARE(back->microBatchSize, 4);
-        QCOMPARE(back->schedule, std::string("paci"));
+        QCOMPARE(back->accum(), 16);
+        QCOMPARE(back->microBatchSize(), 4);
+        QCOMPARE(back->schedule(), std::string("paci"));
         QString error;
         QVERIFY(!configFromToml(QStringLiteral("[pipeline]\nstages = -3\n"), &error).has_value());
         QVERIFY(!error.isEmpty());
@@ -188,6 +190,11 @@ private Q_SLOTS:
         QCOMPARE(summary.bubbleFraction, run->result.report.bubbleFraction); // same trace, same analysis
         QVERIFY(!window.openRunDirectory(dir.filePath(QStringLiteral("missing")), &error));
         QVERIFY(!error.isEmpty());
+        // recent/files was saved and never read: File > Open recent now lists it, newest first.
+        QCOMPARE(MainWindow::recentFiles().value(0), dir.path());
+        Q_EMIT window.recentMenu()->aboutToShow();
+        QVERIFY(!window.recentMenu()->actions().isEmpty());
+        QCOMPARE(window.recentMenu()->actions().at(0)->text(), dir.path());
     }
 
     // Issue 14: a killed run (SIGKILL, OOM) has good loss curves but no trace.json; the GUI refused
@@ -251,7 +258,9 @@ private Q_SLOTS:
         QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
         QVERIFY(sawSvg);
         QVERIFY2(shapes > 20, qPrintable(names.join(QLatin1Char(' ')))); // bars, axes and grid are vector paths, not one bitmap
-        QVERIFY2(allText.contains(window.bubbleChart()->chart()->title()), qPrintable(allText.left(300)));
+        // The title is text in the SVG (its start: a long one is elided at this width).
+        const QString title = window.bubbleChart()->chart()->title().left(16);
+        QVERIFY2(allText.contains(title), qPrintable(title + QStringLiteral(" // ") + allText.simplified().left(300)));
         // A widget that cannot be written reports the path.
         QVERIFY(!exportSvg(window.bubbleChart(), dir.filePath(QStringLiteral("no/such/dir/x.svg")), &error));
         QVERIFY(error.contains(QStringLiteral("x.svg")));
@@ -262,7 +271,7 @@ private Q_SLOTS:
         // A run measured on another machine (H100 profile) with training metrics and a target.
         QTemporaryDir dir;
         WhatIfConfig measured;
-        measured.device = "h100";
+        measured.deviceProfile = "h100";
         measured.batches = 3;
         auto rc = toRunConfig(measured);
         rc.training.steps = 3;
@@ -316,7 +325,7 @@ private Q_SLOTS:
         QVERIFY(p->config.calibration == window.calibration());
         WhatIfConfig plain = p->config;
         plain.calibration = nullptr;
-        auto uncalibrated = predictRun(plain, plain.schedule);
+        auto uncalibrated = predictRun(plain, plain.schedule());
         QVERIFY(uncalibrated);
         QVERIFY(p->primary.result.report.makespan * 2 < uncalibrated->result.report.makespan);
     }

@@ -137,6 +137,32 @@ private Q_SLOTS:
         QVERIFY(last->metrics[1].wallSeconds > last->metrics[0].wallSeconds);
         QVERIFY(last->report.has_value());
     }
+
+    // Issue 14: a run that cannot fit (gpt2-medium at b = 512: terabytes) is refused by the
+    // pre-flight with the estimate, as a failed run, before anything is allocated.
+    void preflightRefusesARunThatCannotFit()
+    {
+        bs::runtime::RunConfig config;
+        config.model.preset = "gpt2-medium";
+        config.model.shape = bs::gptPreset("gpt2-medium").value();
+        config.pipeline.stages = 2;
+        config.pipeline.microbatches = 2;
+        config.pipeline.microBatchSize = 512;
+        config.schedule.name = "1f1b";
+        config.device.name = "cpu";
+        config.training.steps = 1;
+        RunController controller;
+        QSignalSpy failed(&controller, &RunController::runFailed);
+        QSignalSpy finished(&controller, &RunController::runFinished);
+        const auto t0 = std::chrono::steady_clock::now();
+        controller.enqueue(std::make_unique<RunSessionBackend>("too big", config));
+        QVERIFY(failed.wait(10'000));
+        QVERIFY(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+        const QString message = failed.at(0).at(1).toString();
+        QVERIFY2(message.contains(QStringLiteral("the run would need about")), qPrintable(message));
+        QVERIFY2(message.contains(QStringLiteral("nearest setting that fits")), qPrintable(message));
+        QCOMPARE(finished.count(), 0);
+    }
 #endif
 
     void destructorStopsARunningBackend()

@@ -28,25 +28,25 @@ private Q_SLOTS:
         const auto choices = bs::runtime::gpu::deviceChoices();
         QCOMPARE(runOn->count(), static_cast<int>(choices.size()));
         QCOMPARE(runOn->itemData(0).toString(), QStringLiteral("cpu"));
-        QCOMPARE(panel.config().runDevice, std::string("cpu"));
+        QCOMPARE(panel.config().run.device.name, std::string("cpu"));
     }
 
     void runsTrainWhereTheSelectorSaysAndExportsAskForGpus()
     {
         WhatIfConfig c;
-        c.device = "h100"; // the profile the what-if simulates
-        c.runDevice = "cpu";
+        c.deviceProfile = "h100"; // the profile the what-if simulates
+        c.run.device.name = "cpu";
         QCOMPARE(toRunConfig(c).device.name, std::string("cpu"));
         QCOMPARE(toExportConfig(c).device.name, std::string("cuda"));
-        c.runDevice = "cuda:1";
+        c.run.device.name = "cuda:1";
         QCOMPARE(toRunConfig(c).device.name, std::string("cuda:1"));
         QCOMPARE(toExportConfig(c).device.name, std::string("cuda:1"));
-        c.device = "cpu";
-        c.runDevice = "cpu";
+        c.deviceProfile = "cpu";
+        c.run.device.name = "cpu";
         QCOMPARE(toExportConfig(c).device.name, std::string("cpu"));
         bs::runtime::RunConfig rc;
         rc.device.name = "cuda:0";
-        QCOMPARE(fromRunConfig(rc).runDevice, std::string("cuda:0"));
+        QCOMPARE(fromRunConfig(rc).run.device.name, std::string("cuda:0"));
     }
 };
 

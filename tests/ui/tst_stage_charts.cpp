@@ -3,6 +3,7 @@
 #include "ui/charts/stage_charts.h"
 
 #include <QAbstractBarSeries>
+#include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QLineSeries>
 #include <QTest>
@@ -83,6 +84,43 @@ private Q_SLOTS:
         auto* bound = qobject_cast<QLineSeries*>(series.last());
         QCOMPARE(bound->at(0).y(), 1.0);
         QCOMPARE(bound->at(1).y(), 0.0);
+    }
+
+    // Both compared runs at once: at each stage one bar per run ("0a", "0b", "1a", ...), a set
+    // one run lacks is 0 for it, and the lag bound follows each run's bars.
+    void bothRunsSideBySide()
+    {
+        BubbleChartView bubbles;
+        auto flush = makeData(300, 0);
+        flush.title = QStringLiteral("1F1B-flush");
+        bubbles.setRuns({makeData(100, 0), flush});
+        QCOMPARE(bubbles.stagePercent(0), 15.0); // stage 0, run a
+        QCOMPARE(bubbles.stagePercent(1), 35.0); // stage 0, run b: (300 + 50) / 1000
+        QCOMPARE(bubbles.stagePercent(2), 25.0); // stage 1, run a
+        QCOMPARE(bubbles.stagePercent(3), 65.0); // stage 1, run b
+        QVERIFY(bubbles.chart()->title().contains(QStringLiteral("a: PACI")));
+        QVERIFY(bubbles.chart()->title().contains(QStringLiteral("b: 1F1B-flush")));
+        auto* axis = qobject_cast<QBarCategoryAxis*>(bubbles.chart()->axes(Qt::Horizontal).first());
+        QVERIFY(axis);
+        QCOMPARE(axis->categories(), QStringLiteral("0a 0b 1a 1b").split(QLatin1Char(' ')));
+        bubbles.setRuns({makeData(100, 0)}); // one run: the plain chart
+        QCOMPARE(bubbles.stagePercent(1), 25.0);
+
+        LagChartView lag;
+        auto noLag = makeData(0, 0);
+        for (auto& st : noLag.report.perStage) {
+            st.versionLagHistogram = {{0, 4}}; // only "lag 0": run b has no "lag 1" set
+        }
+        noLag.lagBound = {0, 0};
+        lag.setRuns({makeData(0, 0), noLag});
+        auto* bars = qobject_cast<QAbstractBarSeries*>(lag.chart()->series().first());
+        QCOMPARE(bars->barSets().size(), 2);
+        QCOMPARE(bars->barSets().at(1)->at(1), 0.0); // lag 1 of run b at stage 0
+        QCOMPARE(bars->barSets().at(1)->at(0), 1.0); // lag 1 of run a at stage 0
+        auto* bound = qobject_cast<QLineSeries*>(lag.chart()->series().last());
+        QCOMPARE(bound->count(), 4);
+        QCOMPARE(bound->at(0), QPointF(0, 1)); // run a, stage 0
+        QCOMPARE(bound->at(1), QPointF(1, 0)); // run b, stage 0
     }
 };
 

@@ -11,12 +11,13 @@
 // fit must recover them and predict an unmeasured b too), and on the real runs, where it is
 // asserted when their action times are steady (max/median per stage and kind below 4) and
 // skipped with the reason otherwise.
-#include "profiler/io/chrome_trace.h"
 #include "base/atomic_file.h"
+#include "profiler/io/chrome_trace.h"
 #include "runtime/config/config_toml.h"
-#include "ui/shell/exporters.h"
+#include "ui/charts/stage_charts.h"
 #include "ui/common/format.h"
 #include "ui/compare/compare_view.h"
+#include "ui/shell/exporters.h"
 #include "ui/shell/main_window.h"
 #include "ui/timeline/timeline_view.h"
 #include "ui/tuning/prediction_check_view.h"
@@ -25,21 +26,24 @@
 #include "runtime/exec/run_session.h"
 #endif
 
+#include "tests/support/tiny_run_config.h"
+
+#include <QAbstractBarSeries>
+#include <QAction>
 #include <QApplication>
+#include <QBarSet>
+#include <QChart>
 #include <QComboBox>
+#include <QDir>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 
-#include <QDir>
-
 #include <algorithm>
 #include <cmath>
 #include <map>
-
-#include "tests/support/tiny_run_config.h"
 
 using namespace bs::ui;
 using Metric = ComparisonModel::Metric;
@@ -54,6 +58,8 @@ private Q_SLOTS:
     void calibratedPredictionOfEachOpenedRunIsWithinTenPercent();
     void calibratedPredictionOfReplayedRunsAndAnUnmeasuredB();
     void exportFollowsTheOpenedRun();
+    void calibrationPassFitsTheCostsInB();
+    void openedRunsChartsShowBothAndTheirWeights();
 
 private:
     /// A window with the PACI run (b = 2) in the top slot and the 1F1B run (b = 4) below.
@@ -157,8 +163,8 @@ void TestTrustedTuner::suggestTopRowPredictsWhatItListed()
     Q_EMIT table->cellDoubleClicked(0, 0);
     QVERIFY(predicted.wait(5000));
     const auto p = predicted.last().at(0).value<PredictionPtr>();
-    QCOMPARE(p->config.accum, table->item(0, 0)->text().toInt());
-    QCOMPARE(p->config.microBatchSize, table->item(0, 1)->text().toInt());
+    QCOMPARE(p->config.accum(), table->item(0, 0)->text().toInt());
+    QCOMPARE(p->config.microBatchSize(), table->item(0, 1)->text().toInt());
     QVERIFY(p->config.calibration == window.calibration());
     const double got = p->primary.result.throughputSamplesPerSecond;
     QVERIFY2(std::abs(got - listed) <= 0.01 * listed, qPrintable(QStringLiteral("%1 vs %2").arg(got).arg(listed)));
@@ -211,7 +217,7 @@ bool writeReplayedRun(const QString& dir, const WhatIfConfig& settings, const st
 {
     auto run = predictRun(settings, schedule);
     WhatIfConfig own = settings;
-    own.schedule = schedule;
+    own.run.schedule.name = schedule;
     auto rc = toRunConfig(own);
     rc.training.steps = settings.batches;
     QString error;
@@ -225,16 +231,16 @@ bool writeReplayedRun(const QString& dir, const WhatIfConfig& settings, const st
 void TestTrustedTuner::calibratedPredictionOfReplayedRunsAndAnUnmeasuredB()
 {
     WhatIfConfig device; // the "real" machine: an H100 running the tiny GPT on 4 stages
-    device.device = "h100";
-    device.stages = 4;
+    device.deviceProfile = "h100";
+    device.run.pipeline.stages = 4;
     device.batches = 3;
-    device.accum = 4;
+    device.run.pipeline.microbatches = 4;
     device.baseline.clear();
     QTemporaryDir dir;
     WhatIfConfig paci = device;
-    paci.microBatchSize = 2;
+    paci.run.pipeline.microBatchSize = 2;
     WhatIfConfig flush = device;
-    flush.microBatchSize = 8;
+    flush.run.pipeline.microBatchSize = 8;
     QVERIFY(writeReplayedRun(dir.filePath(QStringLiteral("paci")), paci, "paci"));
     QVERIFY(writeReplayedRun(dir.filePath(QStringLiteral("1f1b")), flush, "1f1b"));
     MainWindow window(false);
@@ -249,9 +255,9 @@ void TestTrustedTuner::calibratedPredictionOfReplayedRunsAndAnUnmeasuredB()
     }
     // The b slider: b = 4 was never measured; the fit predicts what the device does there.
     WhatIfConfig unmeasured = device;
-    unmeasured.microBatchSize = 4;
+    unmeasured.run.pipeline.microBatchSize = 4;
     auto truth = predictRun(unmeasured, "paci");
-    unmeasured.device = "cpu"; // the panel's profile: the calibration must replace it
+    unmeasured.deviceProfile = "cpu"; // the panel's profile: the calibration must replace it
     unmeasured.calibration = window.calibration();
     auto predicted = predictRun(unmeasured, "paci");
     QVERIFY(truth && predicted);
@@ -333,6 +339,57 @@ void TestTrustedTuner::exportFollowsTheOpenedRun()
     QVERIFY(top && bottom);
     QCOMPARE(top->events.size(), window.compare()->timeline(0)->index()->snapshot()->size());
     QCOMPARE(bottom->events.size(), window.compare()->timeline(1)->index()->snapshot()->size());
+}
+
+// Run > Calibrate: two short LibTorch runs of the panel's settings at b and 2b feed the one
+// calibration, so every prediction is fitted affine in b from this machine and says so.
+void TestTrustedTuner::calibrationPassFitsTheCostsInB()
+{
+#ifdef BS_HAVE_RUN_SESSION
+    MainWindow window(false);
+    auto* action = window.findChild<QAction*>(QStringLiteral("calibrateAction"));
+    QVERIFY(action && action->isEnabled());
+    WhatIfConfig small = window.tuning()->config();
+    small.run = bs::test::tinyRunConfig("paci", 2);
+    small.run.pipeline.microBatchSize = 2;
+    window.tuning()->setConfig(small);
+    QSignalSpy idle(window.runs(), &RunController::idle);
+    QVERIFY(window.startCalibrationPass());
+    QVERIFY(idle.wait(240'000));
+    QApplication::processEvents(); // the last queued updates
+    const CalibrationPtr calibration = window.calibration();
+    QVERIFY(calibration);
+    const std::string source = calibration->sourceFor("paci");
+    QVERIFY2(source.find("b = 2, 4") != std::string::npos, source.c_str());
+    QVERIFY2(source.find("affine in b") != std::string::npos, source.c_str());
+    QVERIFY(window.tuning()->sourceText().contains(QStringLiteral("calibrated from")));
+    // Both runs are shown, measured, in the two slots.
+    QVERIFY(window.workspace()->slot(0) && window.workspace()->slot(1));
+    QCOMPARE(window.workspace()->slot(1)->config.pipeline.microBatchSize, 4);
+#else
+    QSKIP("built without the LibTorch runtime: nothing to calibrate from");
+#endif
+}
+
+// The stage charts of two opened runs: both at once (a bar per run at each stage), and the memory
+// chart's weights + optimizer band is the run's own measured params + grads + AdamW state (it was
+// empty for opened runs: only the activations were drawn).
+void TestTrustedTuner::openedRunsChartsShowBothAndTheirWeights()
+{
+    MainWindow window(false);
+    QVERIFY(openBoth(window));
+    auto* bars = qobject_cast<QAbstractBarSeries*>(window.memoryChart()->chart()->series().first());
+    QVERIFY(bars);
+    QCOMPARE(bars->barSets().first()->label(), QStringLiteral("weights+opt"));
+    QCOMPARE(bars->barSets().first()->count(), 2 * 4); // 4 stages, two runs
+    for (int i = 0; i < bars->barSets().first()->count(); ++i) {
+        QVERIFY2(bars->barSets().first()->at(i) > 0, qPrintable(QString::number(i)));
+    }
+    auto* both = window.findChild<QAction*>(QStringLiteral("bothRunsAction"));
+    QVERIFY(both && both->isChecked());
+    both->setChecked(false); // the selected run only
+    bars = qobject_cast<QAbstractBarSeries*>(window.memoryChart()->chart()->series().first());
+    QCOMPARE(bars->barSets().first()->count(), 4);
 }
 
 QTEST_MAIN(TestTrustedTuner)

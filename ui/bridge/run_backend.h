@@ -3,16 +3,17 @@
 // live LibTorch RunSession (RunSessionBackend, when the runtime is built). Pure C++ (no Qt, no torch), so any backend can be written
 // and tested without the UI. RunController drives one on its worker thread.
 
+#include "base/result.h"
 #include "profiler/analysis/report.h"
 #include "profiler/trace/trace_store.h"
+#include "runtime/config/run_config.h"
+#include "runtime/rundir/run_metrics.h"
 
 #include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "base/result.h"
 
 namespace bs::ui {
 
@@ -28,6 +29,10 @@ struct MetricSample
     double tokensPerSecondWall = 0; ///< the same on the wall clock; 0 = unknown
     std::vector<double> stageDrift; ///< per stage: mean sampled ‖θ_B − θ_F‖/‖θ_F‖ so far; empty = none
 };
+
+/// The sample of one reported batch (a live run's or a loaded run directory's, the same
+/// conversion); nullopt when its training loss is not finite (a rank without the last stage).
+std::optional<MetricSample> metricSampleOf(const runtime::BatchMetrics& batch);
 
 /// What a run has produced so far. Immutable once published; shared with the UI thread.
 struct RunUpdate
@@ -55,20 +60,6 @@ public:
     virtual void publish(RunUpdatePtr update) = 0;
 };
 
-/// Live Apply: the tuning panel's settings for a running run (RunBackend::apply). The schedule and
-/// the batch geometry may change; stages, model and device are sent so the backend can refuse a
-/// change it cannot make live, naming the field.
-struct ApplyRequest
-{
-    std::string schedule;   ///< catalogue name
-    int microbatches = 0;   ///< m per global batch
-    int accum = 0;          ///< paci's a (0 = m)
-    int microBatchSize = 0; ///< b
-    int stages = 0;         ///< 0 = not checked
-    std::string model;      ///< preset; empty = not checked
-    std::string device;     ///< empty = not checked
-};
-
 class RunBackend
 {
 public:
@@ -83,9 +74,12 @@ public:
     /// global-batch boundary (the trace marks the change). Thread-safe: called from the UI thread
     /// while run() runs on the worker. Returns at once with the validation result. Default:
     /// Unavailable (a backend that replays a fixed run cannot change it).
-    virtual Status apply(const ApplyRequest& request)
+    /// `wanted` is the tuning panel's RunConfig: the runtime takes its schedule and batch geometry
+    /// and refuses (naming the field) a stages, model or device that differs from the run's
+    /// (runtime::withLiveSettings, run_session.h). No mirror type of the settings.
+    virtual Status apply(const runtime::RunConfig& wanted)
     {
-        (void)request;
+        (void)wanted;
         return makeError(ErrorCode::Unavailable, label() + " cannot change its settings while running");
     }
 };

@@ -98,13 +98,13 @@ void RunController::stop()
     }
 }
 
-Status RunController::apply(const ApplyRequest& request)
+Status RunController::apply(const runtime::RunConfig& wanted)
 {
     std::lock_guard lock(m_mutex);
     if (!m_current) {
         return makeError(ErrorCode::Unavailable, "no run is executing");
     }
-    return m_current->apply(request);
+    return m_current->apply(wanted);
 }
 
 bool RunController::isBusy() const

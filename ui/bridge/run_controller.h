@@ -38,7 +38,7 @@ public:
     bool isBusy() const;
     /// Live Apply: forwards to the executing backend's RunBackend::apply() (its next global-batch
     /// boundary). Returns its validation result at once; Unavailable when nothing runs. Thread: any.
-    Status apply(const ApplyRequest& request);
+    Status apply(const runtime::RunConfig& wanted);
 
 Q_SIGNALS:
     void runStarted(int run, const QString& label);

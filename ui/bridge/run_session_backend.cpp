@@ -1,6 +1,7 @@
 #include "ui/bridge/run_session_backend.h"
 
 #include "profiler/analysis/analyze.h"
+#include "runtime/sim/run_preflight.h"
 #include "runtime/sim/simulator.h"
 #include "runtime/schedule/catalogue.h"
 
@@ -17,18 +18,9 @@ constexpr auto kPollPeriod = std::chrono::milliseconds(100);
 void appendMetrics(std::vector<MetricSample>& out, const std::vector<runtime::BatchMetrics>& fresh)
 {
     for (const auto& m : fresh) {
-        MetricSample sample;
-        sample.timeSeconds = m.virtualTimeS;
-        sample.step = m.step;
-        sample.loss = m.trainLoss;
-        sample.wallSeconds = m.wallTimeS;
-        sample.valLoss = m.valLoss;
-        sample.tokensPerSecond = m.tokensPerSVirtual;
-        sample.tokensPerSecondWall = m.tokensPerSWall;
-        for (const auto& stage : m.stages) {
-            sample.stageDrift.push_back(stage.meanDrift);
+        if (auto sample = metricSampleOf(m)) {
+            out.push_back(std::move(*sample));
         }
-        out.push_back(std::move(sample));
     }
 }
 
@@ -42,6 +34,13 @@ RunSessionBackend::RunSessionBackend(std::string label, runtime::RunConfig confi
 
 Status RunSessionBackend::run(RunContext& ctx)
 {
+    // Pre-flight (issue 14): a run that cannot fit is refused with the estimate, before anything
+    // is allocated; the GUI shows the refusal like any run that cannot start.
+    runtime::PreflightScope preflight;
+    preflight.reference = m_options.reference;
+    if (Status fits = runtime::preflightRun(m_config, runtime::probeMemoryCapacity(), preflight); !fits) {
+        return fits;
+    }
     if (m_warmUp && !ctx.stopRequested()) {
         if (Status warm = runtime::RunSession::warmUp(m_config); !warm) {
             return warm;
@@ -114,27 +113,13 @@ Status RunSessionBackend::run(RunContext& ctx)
     return finished;
 }
 
-Status RunSessionBackend::apply(const ApplyRequest& request)
+Status RunSessionBackend::apply(const runtime::RunConfig& wanted)
 {
-    runtime::LiveSettings s;
-    s.schedule = request.schedule;
-    s.microbatches = request.microbatches;
-    s.accum = request.accum;
-    s.microBatchSize = request.microBatchSize;
-    if (request.stages > 0) {
-        s.stages = request.stages;
-    }
-    if (!request.model.empty()) {
-        s.model = request.model;
-    }
-    if (!request.device.empty()) {
-        s.device = request.device;
-    }
     const std::lock_guard<std::mutex> lock(m_sessionMutex);
     if (!m_session) {
         return makeError(ErrorCode::Unavailable, "no live run is training", m_label);
     }
-    return m_session->requestApply(s);
+    return m_session->requestApply(wanted);
 }
 
 } // namespace bs::ui

@@ -26,7 +26,7 @@ public:
     std::string label() const override { return m_label; }
     Status run(RunContext& ctx) override;
     /// Forwards to RunSession::requestApply() of the running session (Unavailable when none runs).
-    Status apply(const ApplyRequest& request) override;
+    Status apply(const runtime::RunConfig& wanted) override;
 
 private:
     std::mutex m_sessionMutex; // guards m_session: set while run() trains

@@ -31,8 +31,4 @@ bool hasWallTime(const std::vector<MetricSample>& samples);
 /// being fitted.
 std::optional<double> timeToTarget(const std::vector<MetricSample>& samples, double target, TimeAxis axis);
 
-/// One metrics.jsonl record (runtime/exec/run_metrics.h's BatchMetrics keys); nullopt when it has
-/// no train_loss.
-std::optional<MetricSample> metricSampleFromJson(const nlohmann::json& record);
-
 } // namespace bs::ui

@@ -87,8 +87,8 @@ double StageBarChartView::stageTotal(int stage) const
 void StageBarChartView::showBars(const Bars& bars, const std::optional<Line>& line)
 {
     const int stages = bars.values.empty() ? 0 : static_cast<int>(bars.values.front().size());
-    const bool sameShape = m_series && stages == m_stages && bars.names == m_names && line.has_value() == m_hasLine
-        && (!line || line->ownAxis == m_lineOwnAxis);
+    const bool sameShape = m_series && stages == m_stages && bars.names == m_names && bars.categories == m_categories
+        && line.has_value() == m_hasLine && (!line || line->ownAxis == m_lineOwnAxis);
     if (!sameShape) {
         rebuild(bars, line);
         return;
@@ -123,6 +123,7 @@ void StageBarChartView::rebuild(const Bars& bars, const std::optional<Line>& lin
     const int stages = bars.values.empty() ? 0 : static_cast<int>(bars.values.front().size());
     m_stages = stages;
     m_names = bars.names;
+    m_categories = bars.categories;
     m_hasLine = line.has_value();
     m_lineOwnAxis = line && line->ownAxis;
     m_line = nullptr;
@@ -144,8 +145,8 @@ void StageBarChartView::rebuild(const Bars& bars, const std::optional<Line>& lin
     m_series->setBarWidth(0.7);
     c->addSeries(m_series);
     auto* x = new QBarCategoryAxis(c);
-    QStringList categories;
-    for (int s = 0; s < stages; ++s) {
+    QStringList categories = bars.categories;
+    for (int s = static_cast<int>(categories.size()); s < stages; ++s) {
         categories << QString::number(s);
     }
     x->append(categories);
@@ -187,13 +188,109 @@ void StageBarChartView::rebuild(const Bars& bars, const std::optional<Line>& lin
     }
 }
 
+std::pair<StageBarChartView::Bars, std::optional<StageBarChartView::Line>> StageBarChartView::sideBySide(
+    const std::vector<std::pair<Bars, std::optional<Line>>>& runs, const QStringList& tags, const QString& title)
+{
+    Bars out;
+    if (runs.empty()) {
+        return {out, std::nullopt};
+    }
+    const Bars& first = runs.front().first;
+    out.title = title;
+    out.yTitle = first.yTitle;
+    out.kind = first.kind;
+    out.yFormat = first.yFormat;
+    for (const auto& [bars, line] : runs) { // the union of the sets, in first-seen order
+        for (int i = 0; i < bars.names.size(); ++i) {
+            if (!out.names.contains(bars.names[i])) {
+                out.names << bars.names[i];
+                out.colors.push_back(bars.colors[static_cast<std::size_t>(i)]);
+            }
+        }
+        out.yMax = std::max(out.yMax, bars.yMax);
+    }
+    const int k = static_cast<int>(runs.size());
+    std::size_t stages = 0;
+    for (const auto& run : runs) {
+        stages = std::max(stages, run.first.values.empty() ? std::size_t{0} : run.first.values.front().size());
+    }
+    out.values.assign(
+        static_cast<std::size_t>(out.names.size()), std::vector<double>(stages * static_cast<std::size_t>(k), 0.0));
+    for (std::size_t st = 0; st < stages; ++st) {
+        for (int r = 0; r < k; ++r) {
+            out.categories << QStringLiteral("%1%2").arg(st).arg(tags.value(r));
+        }
+    }
+    std::optional<Line> line;
+    for (int r = 0; r < k; ++r) {
+        const auto& [bars, runLine] = runs[static_cast<std::size_t>(r)];
+        for (int i = 0; i < bars.names.size(); ++i) {
+            auto& target = out.values[static_cast<std::size_t>(out.names.indexOf(bars.names[i]))];
+            const auto& values = bars.values[static_cast<std::size_t>(i)];
+            for (std::size_t st = 0; st < values.size(); ++st) {
+                target[st * static_cast<std::size_t>(k) + static_cast<std::size_t>(r)] = values[st];
+            }
+        }
+        if (!runLine) {
+            continue;
+        }
+        if (!line) {
+            line = runLine;
+            line->points.clear();
+        }
+        line->axisMax = std::max(line->axisMax, runLine->axisMax);
+        for (const QPointF& p : runLine->points) { // stage x -> its bar's position (lines over the axis span it)
+            const double x =
+                p.x() < 0 ? -0.5 : (p.x() >= static_cast<double>(stages) - 0.5 ? k * stages - 0.5 : p.x() * k + r);
+            line->points.emplace_back(x, p.y());
+        }
+    }
+    if (line) {
+        std::stable_sort(
+            line->points.begin(), line->points.end(), [](const QPointF& a, const QPointF& b) { return a.x() < b.x(); });
+    }
+    return {out, line};
+}
+
+void StageBarChartView::showRuns(
+    const std::vector<StageChartData>& runs, std::pair<Bars, std::optional<Line>> (*barsOf)(const StageChartData&))
+{
+    if (runs.size() == 1) {
+        const auto [bars, line] = barsOf(runs.front());
+        showBars(bars, line);
+        return;
+    }
+    std::vector<std::pair<Bars, std::optional<Line>>> each;
+    const QStringList tags = runTags(runs);
+    QStringList titles;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        each.push_back(barsOf(runs[i]));
+        titles << tags.value(static_cast<qsizetype>(i)) + QStringLiteral(": ") + runs[i].title;
+    }
+    const QString kind = each.empty() ? QString() : each.front().first.title.section(QStringLiteral(" · "), 0, 0);
+    const QString title = kind + QStringLiteral(" · ") + titles.join(QStringLiteral(", "));
+    const auto [bars, line] = sideBySide(each, tags, title);
+    showBars(bars, line);
+    setToolTip(title); // the title elides on a narrow window; bars "3a", "3b": stage 3 of run a, b
+}
+
+QStringList runTags(const std::vector<StageChartData>& runs)
+{
+    QStringList tags;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        tags << QString(QChar(u'a' + static_cast<char16_t>(i % 26)));
+    }
+    return tags;
+}
+
 BubbleChartView::BubbleChartView(QWidget* parent)
     : StageBarChartView(parent)
 {
     setData({});
 }
 
-void BubbleChartView::setData(const StageChartData& input)
+std::pair<StageBarChartView::Bars, std::optional<StageBarChartView::Line>> BubbleChartView::barsOf(
+    const StageChartData& input)
 {
     Bars bars;
     bars.title = tr("Bubbles by cause · %1").arg(input.title);
@@ -220,7 +317,19 @@ void BubbleChartView::setData(const StageChartData& input)
         bars.values.emplace_back(input.report.perStage.size(), 0.0);
     }
     bars.yMax = niceCeil(std::max(1.0, stackedMax(bars.values)));
-    showBars(bars, std::nullopt);
+    std::optional<Line> line;
+    return {bars, line};
+}
+
+void BubbleChartView::setData(const StageChartData& input)
+{
+    const auto [bars, line] = barsOf(input);
+    showBars(bars, line);
+}
+
+void BubbleChartView::setRuns(const std::vector<StageChartData>& runs)
+{
+    showRuns(runs, &BubbleChartView::barsOf);
 }
 
 MemoryChartView::MemoryChartView(QWidget* parent)
@@ -229,7 +338,8 @@ MemoryChartView::MemoryChartView(QWidget* parent)
     setData({});
 }
 
-void MemoryChartView::setData(const StageChartData& input)
+std::pair<StageBarChartView::Bars, std::optional<StageBarChartView::Line>> MemoryChartView::barsOf(
+    const StageChartData& input)
 {
     Bars bars;
     bars.title = tr("Peak memory · %1").arg(input.title);
@@ -264,7 +374,18 @@ void MemoryChartView::setData(const StageChartData& input)
         const double n = static_cast<double>(input.report.perStage.size());
         line->points = {QPointF(-0.5, budget), QPointF(n - 0.5, budget)};
     }
+    return {bars, line};
+}
+
+void MemoryChartView::setData(const StageChartData& input)
+{
+    const auto [bars, line] = barsOf(input);
     showBars(bars, line);
+}
+
+void MemoryChartView::setRuns(const std::vector<StageChartData>& runs)
+{
+    showRuns(runs, &MemoryChartView::barsOf);
 }
 
 LagChartView::LagChartView(QWidget* parent)
@@ -273,7 +394,8 @@ LagChartView::LagChartView(QWidget* parent)
     setData({});
 }
 
-void LagChartView::setData(const StageChartData& input)
+std::pair<StageBarChartView::Bars, std::optional<StageBarChartView::Line>> LagChartView::barsOf(
+    const StageChartData& input)
 {
     Bars bars;
     bars.title = tr("Version lag · %1").arg(input.title);
@@ -316,7 +438,18 @@ void LagChartView::setData(const StageChartData& input)
         }
         line->axisMax = std::max(maxBound, maxLag) + 1;
     }
+    return {bars, line};
+}
+
+void LagChartView::setData(const StageChartData& input)
+{
+    const auto [bars, line] = barsOf(input);
     showBars(bars, line);
+}
+
+void LagChartView::setRuns(const std::vector<StageChartData>& runs)
+{
+    showRuns(runs, &LagChartView::barsOf);
 }
 
 } // namespace bs::ui

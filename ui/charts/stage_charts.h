@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 class QAbstractBarSeries;
@@ -21,6 +22,9 @@ class QLineSeries;
 class QValueAxis;
 
 namespace bs::ui {
+
+struct StageChartData;
+QStringList runTags(const std::vector<StageChartData>& runs);
 
 /// What the stage charts show for one run.
 struct StageChartData
@@ -63,6 +67,7 @@ protected:
         std::vector<std::vector<double>> values; ///< [set][stage]
         double yMax = 1;
         QString yFormat = QStringLiteral("%.0f");
+        QStringList categories; ///< x labels; empty = the stage numbers
     };
     struct Line
     {
@@ -74,6 +79,13 @@ protected:
         double axisMax = 1;
     };
     void showBars(const Bars& bars, const std::optional<Line>& line);
+    /// Several runs on one stage axis: at each stage one bar per run, side by side (categories
+    /// "s·tag"; a bar set one run lacks is 0 for it), lines mapped onto the same positions.
+    static std::pair<Bars, std::optional<Line>> sideBySide(
+        const std::vector<std::pair<Bars, std::optional<Line>>>& runs, const QStringList& tags, const QString& title);
+    /// One run: its bars; several: sideBySide() of each run's `barsOf`.
+    void showRuns(
+        const std::vector<StageChartData>& runs, std::pair<Bars, std::optional<Line>> (*barsOf)(const StageChartData&));
 
 private:
     void rebuild(const Bars& bars, const std::optional<Line>& line);
@@ -83,6 +95,7 @@ private:
     QValueAxis* m_y = nullptr;
     QValueAxis* m_lineY = nullptr;
     QStringList m_names;
+    QStringList m_categories;
     int m_stages = -1;
     bool m_hasLine = false;
     bool m_lineOwnAxis = false;
@@ -96,7 +109,12 @@ public:
     explicit BubbleChartView(QWidget* parent = nullptr);
     /// Stacked bars: idle fraction of the makespan per stage, one segment per cause (percent).
     void setData(const StageChartData& input);
+    /// Both compared runs at once (one bar per run at each stage); one run: as setData(run).
+    void setRuns(const std::vector<StageChartData>& runs);
     double stagePercent(int stage) const { return stageTotal(stage); }
+
+private:
+    static std::pair<Bars, std::optional<Line>> barsOf(const StageChartData& input);
 };
 
 class MemoryChartView : public StageBarChartView
@@ -106,7 +124,12 @@ public:
     explicit MemoryChartView(QWidget* parent = nullptr);
     /// Stacked bars per stage (MiB): weights + optimizer, stashed versions, activations; budget line.
     void setData(const StageChartData& input);
+    /// Both compared runs at once (one bar per run at each stage); one run: as setData(run).
+    void setRuns(const std::vector<StageChartData>& runs);
     double stageMiB(int stage) const { return stageTotal(stage); }
+
+private:
+    static std::pair<Bars, std::optional<Line>> barsOf(const StageChartData& input);
 };
 
 class LagChartView : public StageBarChartView
@@ -116,6 +139,13 @@ public:
     explicit LagChartView(QWidget* parent = nullptr);
     /// Percent bars: share of micro-batches per version lag, per stage; line: the bound (updates).
     void setData(const StageChartData& input);
+    /// Both compared runs at once (one bar per run at each stage); one run: as setData(run).
+    void setRuns(const std::vector<StageChartData>& runs);
+
+private:
+    static std::pair<Bars, std::optional<Line>> barsOf(const StageChartData& input);
 };
+
+/// Tags telling runs apart on a shared stage axis: a, b, … (bars "3a", "3b"; the title names them).
 
 } // namespace bs::ui

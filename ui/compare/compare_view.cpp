@@ -207,7 +207,7 @@ bool CompareView::predictionVisible() const
     return m_prediction.view->index() != nullptr;
 }
 
-void CompareView::setSummaries(std::vector<RunSummary> summaries)
+void CompareView::setSummaries(std::vector<ComparisonRow> summaries)
 {
     m_model->setRuns(std::move(summaries));
     m_table->resizeColumnsToContents();

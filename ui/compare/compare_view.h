@@ -48,7 +48,7 @@ public:
     void setSelectedSlot(int slot);
     int selectedSlot() const { return m_selected; }
     /// Summaries for the table, in slot order.
-    void setSummaries(std::vector<RunSummary> summaries);
+    void setSummaries(std::vector<ComparisonRow> summaries);
     /// The per-stage table (second tab) shows this report.
     void setStageReport(const profiler::Report& report);
     /// Re-fits the shared time axis to the union of both slots.

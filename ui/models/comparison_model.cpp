@@ -13,14 +13,14 @@ ComparisonModel::ComparisonModel(QObject* parent)
     : QAbstractTableModel(parent)
 {}
 
-void ComparisonModel::setRuns(std::vector<RunSummary> runs)
+void ComparisonModel::setRuns(std::vector<ComparisonRow> runs)
 {
     beginResetModel();
     m_runs = std::move(runs);
     endResetModel();
 }
 
-double ComparisonModel::value(const RunSummary& run, Metric metric)
+double ComparisonModel::value(const ComparisonRow& run, Metric metric)
 {
     switch (metric) {
     case Metric::BubbleFraction:

@@ -1,9 +1,9 @@
 #pragma once
 // Side-by-side figures of two or more runs: one row per metric, one column per run, and a last
 // column with the second run relative to the first (ratio for throughput, difference otherwise).
-// Adapts RunSummary values; computes nothing beyond the difference column.
+// Adapts ComparisonRow values; computes nothing beyond the difference column.
 
-#include "ui/models/run_summary.h"
+#include "ui/models/comparison_row.h"
 
 #include <QAbstractTableModel>
 
@@ -32,9 +32,9 @@ public:
 
     explicit ComparisonModel(QObject* parent = nullptr);
 
-    void setRuns(std::vector<RunSummary> runs);
-    const std::vector<RunSummary>& runs() const { return m_runs; }
-    static double value(const RunSummary& run, Metric metric);
+    void setRuns(std::vector<ComparisonRow> runs);
+    const std::vector<ComparisonRow>& runs() const { return m_runs; }
+    static double value(const ComparisonRow& run, Metric metric);
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -46,7 +46,7 @@ private:
     QVariant differenceCell(Metric metric, int role) const;
     bool hasDifferenceColumn() const { return m_runs.size() >= 2; }
 
-    std::vector<RunSummary> m_runs;
+    std::vector<ComparisonRow> m_runs;
 };
 
 } // namespace bs::ui

@@ -24,6 +24,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QEventLoop>
 #include <QFileDialog>
@@ -40,7 +41,7 @@
 #include <QToolBar>
 
 #include <algorithm>
-
+#include <utility>
 
 namespace bs::ui {
 
@@ -73,6 +74,7 @@ bool liveTrainingAvailable()
 
 MainWindow::MainWindow(bool restore, QWidget* parent)
     : QMainWindow(parent)
+    , m_workspace(new RunWorkspace(this))
     , m_engine(new PredictionEngine(this))
     , m_runs(new RunController(this))
 {
@@ -87,11 +89,12 @@ MainWindow::MainWindow(bool restore, QWidget* parent)
     });
     connect(m_metrics, &MetricsPanel::targetLossEdited, this, [this](double target) {
         m_targetLoss = target;
-        if (m_mode == Mode::Live) {
+        if (m_workspace->showsRuns()) {
             refreshLiveTable();
         }
     });
     connect(m_compare, &CompareView::slotClicked, this, &MainWindow::selectSlot);
+    connect(m_workspace, &RunWorkspace::calibrationChanged, this, &MainWindow::onCalibrationChanged);
     connect(m_runs, &RunController::runStarted, this, &MainWindow::onRunStarted);
     connect(m_runs, &RunController::runUpdated, this, &MainWindow::onRunUpdated);
     connect(m_runs, &RunController::runFinished, this, &MainWindow::onRunFinished);
@@ -100,6 +103,14 @@ MainWindow::MainWindow(bool restore, QWidget* parent)
     connect(m_runs, &RunController::idle, this, [this] {
         m_stopAction->setEnabled(false);
         m_applyAction->setEnabled(false);
+        if (std::exchange(m_calibrating, false)) {
+            const CalibrationPtr calibration = m_workspace->calibration();
+            statusBar()->showMessage(calibration
+                    ? tr("Calibration done: predictions now use %1")
+                          .arg(toQt(calibration->sourceFor(fromQt(m_tuning->scheduleBox()->currentData().toString()))))
+                    : tr("Calibration pass ended without a measured trace"),
+                15000);
+        }
     });
     resize(1600, 1000);
     if (restore) {
@@ -170,6 +181,11 @@ void MainWindow::buildActions()
 {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open run directory…"), QKeySequence::Open, this, &MainWindow::openRunDialog);
+    // The runs opened before (rememberFile), newest first, read when the menu opens.
+    m_recentMenu = file->addMenu(tr("Open &recent"));
+    m_recentMenu->setObjectName(QStringLiteral("recentMenu"));
+    connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::fillRecentMenu);
+    fillRecentMenu();
     file->addSeparator();
     file->addAction(tr("Export tuned &config…"), this, &MainWindow::exportConfig);
     file->addAction(tr("Export &trace (Chrome JSON)…"), this, &MainWindow::exportTrace);
@@ -189,6 +205,16 @@ void MainWindow::buildActions()
             startDemo(live);
         });
     }
+    QAction* calibrate =
+        run->addAction(tr("&Calibrate from short runs at two b"), this, [this] { (void)startCalibrationPass(); });
+    calibrate->setObjectName(QStringLiteral("calibrateAction"));
+    calibrate->setIconText(tr("Calibrate"));
+    calibrate->setEnabled(liveTrainingAvailable());
+    calibrate->setToolTip(liveTrainingAvailable()
+            ? tr("Train the panel's settings for %1 global batches at b and 2b with LibTorch; every prediction "
+                 "is then calibrated from what this machine measured")
+                  .arg(kCalibrationBatches)
+            : tr("Calibrate needs the training runtime (this build has none)"));
     m_stopAction = run->addAction(tr("&Stop"), this, &MainWindow::stopRuns);
     m_stopAction->setEnabled(false);
     m_applyAction = run->addAction(tr("&Apply settings to the live run"), this, [this] { (void)applyToLiveRun(); });
@@ -197,6 +223,18 @@ void MainWindow::buildActions()
                                  "from its next global-batch boundary"));
     m_applyAction->setEnabled(false);
     QAction* fit = run->addAction(tr("&Fit timelines"), m_compare, &CompareView::fitToRuns);
+    // Per-stage charts: both compared runs side by side (one bar per run at each stage), or only
+    // the selected one.
+    m_bothRunsAction = run->addAction(tr("Stage charts show &both runs"));
+    m_bothRunsAction->setObjectName(QStringLiteral("bothRunsAction"));
+    m_bothRunsAction->setCheckable(true);
+    m_bothRunsAction->setChecked(true);
+    connect(m_bothRunsAction, &QAction::toggled, this, [this] {
+        const int selected = std::max(0, m_workspace->selected());
+        if (const auto& shown = m_workspace->slot(selected); m_workspace->showsRuns() && shown && shown->finished()) {
+            showCharts(shown->plan, m_liveBudget);
+        }
+    });
     run->addAction(tr("&Find in the timeline…"), QKeySequence::Find, this, [this] {
         m_compare->findBox()->setFocus();
         m_compare->findBox()->selectAll();
@@ -221,6 +259,7 @@ void MainWindow::buildActions()
         trainLive->setIconText(tr("Train live"));
         tools->addAction(trainLive);
     }
+    tools->addAction(calibrate);
     tools->addAction(m_stopAction);
     tools->addAction(m_applyAction);
     tools->addAction(fit);
@@ -234,7 +273,7 @@ void MainWindow::onConfigChanged(const WhatIfConfig& config)
 void MainWindow::onPredicted(const PredictionPtr& prediction)
 {
     m_tuning->showPrediction(*prediction, m_engine->lastLatencyMs());
-    if (m_mode != Mode::Prediction) {
+    if (m_workspace->showsRuns()) {
         showPredictionLane(*prediction); // runs stay in their slots; the prediction gets its own lane
         return;
     }
@@ -242,17 +281,18 @@ void MainWindow::onPredicted(const PredictionPtr& prediction)
     const auto predicted = [&](const PredictedRun& run) -> QString {
         const auto& schedule = run.result.schedule.params.name;
         return tr("predicted · %1 · ")
-                   .arg(prediction->config.calibration ? toQt(prediction->config.calibration->sourceFor(schedule))
-                                                       : tr("device profile %1").arg(toQt(prediction->config.device)))
+                   .arg(prediction->config.calibration
+                           ? toQt(prediction->config.calibration->sourceFor(schedule))
+                           : tr("device profile %1").arg(toQt(prediction->config.deviceProfile)))
             + figuresLine(run.result.report, run.result.throughputSamplesPerSecond);
     };
     const auto summary = [](const PredictedRun& run) {
-        RunSummary s = summaryOf(run, run.result.report);
+        ComparisonRow s = summaryOf(run, run.result.report);
         s.label += " · predicted";
         return s;
     };
     m_compare->setSlot(0, toQt(a.label), predicted(a), a.index);
-    std::vector<RunSummary> summaries{summary(a)};
+    std::vector<ComparisonRow> summaries{summary(a)};
     if (prediction->baseline) {
         const auto& b = *prediction->baseline;
         m_compare->setSlot(1, toQt(b.label), predicted(b), b.index);
@@ -265,7 +305,8 @@ void MainWindow::onPredicted(const PredictionPtr& prediction)
     showCharts(a, prediction->config.memoryBudgetBytes);
 }
 
-void MainWindow::showCharts(const PredictedRun& run, std::int64_t budget)
+namespace {
+StageChartData chartDataOf(const PredictedRun& run, std::int64_t budget)
 {
     StageChartData chart;
     chart.title = toQt(scheduleDisplayName(run.result.schedule.params.name));
@@ -274,9 +315,26 @@ void MainWindow::showCharts(const PredictedRun& run, std::int64_t budget)
     chart.paramBytes = run.paramBytes;
     chart.lagBound = runtime::lagBounds(run.result.schedule.params);
     chart.memoryBudgetBytes = budget;
-    m_bubbles->setData(chart);
-    m_memory->setData(chart);
-    m_lag->setData(chart);
+    return chart;
+}
+} // namespace
+
+void MainWindow::showCharts(const PredictedRun& run, std::int64_t budget)
+{
+    std::vector<StageChartData> runs;
+    if (m_bothRunsAction->isChecked() && m_workspace->showsRuns()) { // every finished run, in slot order
+        for (const auto& slot : m_workspace->slots()) {
+            if (slot && slot->finished()) {
+                runs.push_back(chartDataOf(slot->plan, budget));
+            }
+        }
+    }
+    if (runs.size() < 2) {
+        runs = {chartDataOf(run, budget)};
+    }
+    m_bubbles->setRuns(runs);
+    m_memory->setRuns(runs);
+    m_lag->setRuns(runs);
     m_compare->setStageReport(run.result.report);
 }
 
@@ -303,6 +361,28 @@ void MainWindow::restoreSettings()
     if (auto config = configFromToml(settings.value(QStringLiteral("tuning/config")).toString())) {
         m_tuning->setConfig(*config);
     }
+}
+
+QStringList MainWindow::recentFiles()
+{
+    return QSettings().value(QStringLiteral("recent/files")).toStringList();
+}
+
+void MainWindow::fillRecentMenu()
+{
+    m_recentMenu->clear();
+    QStringList recent = recentFiles();
+    // Exported files are remembered too (the file dialogs start there); only folders open as runs.
+    recent.removeIf([](const QString& path) { return !QFileInfo(path).isDir(); });
+    for (const QString& path : recent) {
+        m_recentMenu->addAction(path, this, [this, path] {
+            QString error;
+            if (!openRunDirectory(path, &error)) {
+                QMessageBox::warning(this, tr("Cannot open run"), error);
+            }
+        });
+    }
+    m_recentMenu->setEnabled(!recent.isEmpty());
 }
 
 void MainWindow::rememberFile(const QString& path)

@@ -6,11 +6,14 @@
 
 #include "ui/bridge/run_controller.h"
 #include "ui/charts/loss_chart.h"
-#include "ui/models/run_summary.h"
+#include "ui/models/comparison_row.h"
+#include "ui/shell/run_workspace.h"
 #include "ui/tuning/calibration.h"
 #include "ui/tuning/prediction_engine.h"
 
 #include <QMainWindow>
+#include <QMenu>
+#include <QStringList>
 
 #include <array>
 #include <deque>
@@ -63,6 +66,13 @@ public:
     void startDemo(const DemoOptions& options);
     /// Runs the demo without pacing and returns when both runs finished (screenshot mode).
     bool runDemoToEnd(const DemoOptions& options, int timeoutMs = 30'000);
+    /// Run ▸ Calibrate: trains the tuning panel's settings for kCalibrationBatches global batches
+    /// at two micro-batch sizes (b and 2b) with LibTorch and feeds both runs to the one
+    /// calibration (RunWorkspace): every prediction (sliders, Suggest, the prediction check) then
+    /// says "calibrated from …" with the b-fit and its error. False (and nothing started) in a
+    /// build without the training runtime: a replayed simulation measures nothing.
+    bool startCalibrationPass();
+    static constexpr int kCalibrationBatches = 2;
     void stopRuns();
     /// Apply: sends the tuning panel's schedule, a and b to the running live run, which continues
     /// from its current weights with them from its next global-batch boundary (the timeline marks
@@ -70,6 +80,9 @@ public:
     /// The Apply action is enabled only while a live LibTorch run is training.
     Status applyToLiveRun();
     QAction* applyAction() const { return m_applyAction; }
+    /// File > Open recent: the run directories opened before (QSettings recent/files, newest first).
+    QMenu* recentMenu() const { return m_recentMenu; }
+    static QStringList recentFiles();
     /// Opens a run directory (config.toml, trace.json, metrics.jsonl, summary.json) into the next
     /// slot (alternating top/bottom). False with `error` set when it cannot be read.
     bool openRunDirectory(const QString& dir, QString* error);
@@ -88,9 +101,11 @@ public:
     PredictionCheckView* predictionCheck() const { return m_check; }
     /// The measured times every prediction uses (sliders, Suggest, the prediction check): fitted in
     /// b from every measured run (live or opened) with the same stage count. Null until one has a trace.
-    CalibrationPtr calibration() const { return m_calibration; }
+    CalibrationPtr calibration() const { return m_workspace->calibration(); }
     /// The run the tuning panel, the charts and the config export follow (-1 = none).
-    int selectedSlot() const { return m_selected; }
+    int selectedSlot() const { return m_workspace->selected(); }
+    /// The runs shown (slots, selection, calibration); the window only displays them.
+    RunWorkspace* workspace() const { return m_workspace; }
     /// Selects the run in `slot`: the tuning panel takes its settings, the charts show it.
     void selectSlot(int slot);
     /// The configuration File ▸ Export writes: the selected run's config.toml (model, data,
@@ -110,30 +125,20 @@ protected:
     void closeEvent(QCloseEvent* event) override;
 
 private:
-    /// Puts a finished run read from disk (a run directory or an imported job) into the next slot
-    /// (alternating top/bottom), with `slotText` under its title, and selects it so the panel, the
-    /// charts and the exports follow it. Returns the slot.
-    int placeOpenedRun(const PredictedRun& run, const runtime::RunConfig& config, const QString& slotText);
-    enum class Mode
-    {
-        Prediction,
-        Live
-    };
-    struct LiveRun
-    {
-        PredictedRun plan; ///< the simulated run (replayed, or the prediction next to a live run)
-        RunUpdatePtr latest;
-        bool measured = false; ///< a live training run or an opened run: figures come from its own trace
-        bool indexing = false; ///< while running: its growing trace is indexed off the UI thread
-        runtime::RunConfig config; ///< the settings it ran with (selection, export, the prediction check)
-        std::string applied; ///< label of the settings a live Apply switched it to ("" = none)
-    };
+    /// Puts a finished run read from disk (a run directory or an imported job) into the
+    /// workspace's next slot (RunWorkspace::placeOpened), shows it with `slotText` under its title,
+    /// selects it so the panel, the charts and the exports follow it, and calibrates from it
+    /// (b = `microBatchSize`). Returns the slot.
+    int placeOpenedRun(
+        const PredictedRun& run, const runtime::RunConfig& config, const QString& slotText, int microBatchSize);
     struct QueuedRun
     {
         PredictedRun plan;
         runtime::RunConfig config;
     };
 
+    /// Enqueues `runs` (each its own schedule and b) in the two slots, one after the other.
+    void startRuns(const std::vector<WhatIfConfig>& runs, const DemoOptions& options);
     void buildUi();
     void buildActions();
     void onConfigChanged(const WhatIfConfig& config);
@@ -151,6 +156,8 @@ private:
     /// While a live run trains: recalibrates from its growing trace once per finished global batch.
     void calibrateWhileRunning(int slot, const RunUpdate& update);
     void addCalibrationSample(runtime::CostSample sample);
+    /// The workspace's calibration changed: the panel and the prediction check take it.
+    void onCalibrationChanged(const CalibrationPtr& calibration);
     /// The calibrated prediction of each measured run's own settings next to what it measured.
     void refreshChecks();
     /// The prediction of the tuning panel's settings in its own lane, and as a "predicted" column.
@@ -165,6 +172,7 @@ private:
     void saveSettings() const;
     void restoreSettings();
     static void rememberFile(const QString& path);
+    void fillRecentMenu();
 
     TuningPanel* m_tuning = nullptr;
     CompareView* m_compare = nullptr;
@@ -173,11 +181,10 @@ private:
     LagChartView* m_lag = nullptr;
     MetricsPanel* m_metrics = nullptr;
     PredictionCheckView* m_check = nullptr;
-    CalibrationPtr m_calibration;
-    std::vector<runtime::CostSample> m_samples; ///< every measured run the calibration is fitted on
-    std::optional<RunSummary> m_predictedSummary; ///< the prediction lane's column in the table
-    int m_selected = -1;
+    RunWorkspace* m_workspace = nullptr;
+    std::optional<ComparisonRow> m_predictedSummary; ///< the prediction lane's column in the table
     bool m_stopping = false; ///< Stop was pressed: runs that end now are labelled stopped
+    bool m_calibrating = false; ///< the runs are a calibration pass: say so when they are done
     std::array<std::size_t, 2> m_calibratedBatches{}; ///< metrics count of the last live calibration
     double m_targetLoss = 0;
     PredictionEngine* m_engine = nullptr;
@@ -185,12 +192,10 @@ private:
     std::array<AsyncIndexBuilder*, 2> m_indexers{}; ///< per slot: live traces indexed off the UI thread
     QAction* m_stopAction = nullptr;
     QAction* m_applyAction = nullptr;
-    Mode m_mode = Mode::Prediction;
-    std::array<std::optional<LiveRun>, 2> m_live;
+    QAction* m_bothRunsAction = nullptr;
+    QMenu* m_recentMenu = nullptr;
     std::deque<QueuedRun> m_queuedPlans; ///< plans of enqueued runs, in start order
     std::map<int, int> m_runSlot; ///< controller run id -> slot
-    int m_liveStarted = 0;
-    int m_opened = 0;
     bool m_liveMeasured = false;
     std::vector<LossCurve> m_lossCurves;
     std::int64_t m_liveBudget = 0;

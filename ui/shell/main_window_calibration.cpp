@@ -19,7 +19,7 @@ namespace bs::ui {
 void MainWindow::calibrateWhileRunning(int slot, const RunUpdate& update)
 {
     const auto index = static_cast<std::size_t>(slot);
-    const auto& live = m_live[index];
+    const auto& live = m_workspace->slot(slot);
     if (!live || !live->measured || !update.trace || update.metrics.size() == m_calibratedBatches[index]) {
         return;
     }
@@ -48,44 +48,40 @@ void MainWindow::calibrateFrom(int, const PredictedRun& run, int microBatchSize)
 
 void MainWindow::addCalibrationSample(runtime::CostSample sample)
 {
-    // One sample per run; a run measured at another stage count cannot share a per-stage fit, so
-    // the newest run's stage count wins.
-    const std::size_t stages = sample.costs.stages.size();
-    std::erase_if(m_samples, [&](const runtime::CostSample& s) {
-        return s.source == sample.source || s.costs.stages.size() != stages;
-    });
-    m_samples.push_back(std::move(sample));
-    auto calibration = calibrationFromSamples(m_samples);
-    if (!calibration) {
+    // One sample per run, the newest run's stage count (RunWorkspace::addCalibrationSample).
+    if (auto calibration = m_workspace->addCalibrationSample(std::move(sample)); !calibration) {
         statusBar()->showMessage(tr("Cannot calibrate: %1").arg(toQt(calibration.error().describe())), 8000);
-        return;
     }
-    m_calibration = *calibration;
-    m_tuning->setCalibration(m_calibration);
-    m_check->setCalibration(m_calibration);
+}
+
+void MainWindow::onCalibrationChanged(const CalibrationPtr& calibration)
+{
+    m_tuning->setCalibration(calibration);
+    m_check->setCalibration(calibration);
     refreshChecks();
 }
 
 void MainWindow::refreshChecks()
 {
     std::vector<PredictionCheck> checks;
-    for (const auto& live : m_live) {
-        if (!m_calibration || !live || !live->measured || !live->latest || !live->latest->finished
-            || !live->plan.result.trace || live->plan.result.throughputSamplesPerSecond <= 0) { // imported jobs: no throughput
+    const CalibrationPtr calibration = m_workspace->calibration();
+    for (const auto& live : m_workspace->slots()) {
+        if (!calibration || !live || !live->measured || !live->latest || !live->latest->finished
+            || !live->plan.result.trace
+            || live->plan.result.throughputSamplesPerSecond <= 0) { // imported jobs: no throughput
             continue;
         }
         const auto& params = live->plan.result.schedule.params;
         // The run's own settings, predicted through the same calibration the sliders and Suggest use.
         WhatIfConfig own = m_tuning->config();
-        own.schedule = params.name;
+        own.run = live->config;
+        own.run.pipeline.microbatches = params.microbatches; // the schedule as it ran: a = m
+        own.run.pipeline.accum = 0;
         own.baseline.clear();
-        own.stages = params.stages;
-        own.accum = params.microbatches;
-        own.microBatchSize = live->config.pipeline.microBatchSize;
         own.batches = std::max(1, params.batches);
-        own.calibration = m_calibration;
+        own.calibration = calibration;
         if (auto predicted = predictRun(own, params.name)) {
-            checks.push_back(checkPrediction(live->plan.label, m_calibration->sourceFor(params.name),
+            checks.push_back(checkPrediction(live->plan.label, calibration->sourceFor(params.name),
                 predicted->result.report, predicted->result.throughputSamplesPerSecond, live->plan.result.report,
                 live->plan.result.throughputSamplesPerSecond, own.batches));
         }
@@ -97,12 +93,12 @@ void MainWindow::showPredictionLane(const Prediction& prediction)
 {
     const auto& run = prediction.primary;
     const QString source = prediction.config.calibration
-        ? toQt(prediction.config.calibration->sourceFor(prediction.config.schedule))
-        : tr("device profile %1").arg(toQt(prediction.config.device));
+        ? toQt(prediction.config.calibration->sourceFor(prediction.config.schedule()))
+        : tr("device profile %1").arg(toQt(prediction.config.deviceProfile));
     m_compare->setPrediction(tr("Predicted: %1").arg(toQt(run.label)),
         source + QStringLiteral(" · ") + figuresLine(run.result.report, run.result.throughputSamplesPerSecond),
         run.index);
-    RunSummary summary = summaryOf(run, run.result.report);
+    ComparisonRow summary = summaryOf(run, run.result.report);
     summary.label = run.label + " · predicted";
     m_predictedSummary = summary;
     refreshLiveTable();
@@ -119,34 +115,27 @@ void MainWindow::clearPredictionLane()
 
 void MainWindow::enterRunMode()
 {
-    if (m_mode == Mode::Prediction) { // the slots held predictions: none of them stays
+    if (!m_workspace->showsRuns()) { // the slots held predictions: none of them stays
         for (int slot = 0; slot < CompareView::kSlots; ++slot) {
             m_compare->setSlot(slot, tr("empty"), QString(), nullptr);
         }
         m_compare->setSummaries({});
     }
-    m_mode = Mode::Live;
-    m_live = {};
-    m_selected = -1;
+    m_workspace->enterRunMode();
     m_compare->setSelectedSlot(-1);
     clearPredictionLane();
 }
 
 void MainWindow::selectSlot(int slot)
 {
-    if (slot < 0 || slot >= CompareView::kSlots || !m_live[static_cast<std::size_t>(slot)]) {
+    if (!m_workspace->select(slot)) {
         return;
     }
-    m_selected = slot;
     m_compare->setSelectedSlot(slot);
-    const LiveRun& live = *m_live[static_cast<std::size_t>(slot)];
+    const RunSlot& live = *m_workspace->slot(slot);
     // The panel takes the run's settings (silently: what it shows is the run, not a prediction).
     WhatIfConfig c = m_tuning->config();
-    const WhatIfConfig own = fromRunConfig(live.config);
-    c.schedule = own.schedule;
-    c.stages = own.stages;
-    c.accum = own.accum;
-    c.microBatchSize = own.microBatchSize;
+    c.run = live.config; // the whole RunConfig: schedule, p, m, a, b, model, device, steps, ...
     c.batches = std::max(1, live.config.training.steps);
     m_tuning->setConfig(c);
     clearPredictionLane();
@@ -161,18 +150,9 @@ void MainWindow::selectSlot(int slot)
 
 runtime::RunConfig MainWindow::configToExport() const
 {
-    const WhatIfConfig tuned = m_tuning->config();
-    const runtime::RunConfig panel = toRunConfig(tuned);
-    if (m_selected < 0 || !m_live[static_cast<std::size_t>(m_selected)]) {
-        return panel;
-    }
-    runtime::RunConfig rc = m_live[static_cast<std::size_t>(m_selected)]->config; // model, data, optimizer, steps
-    rc.schedule.name = panel.schedule.name;
-    rc.pipeline.stages = panel.pipeline.stages;
-    rc.pipeline.microbatches = panel.pipeline.microbatches;
-    rc.pipeline.accum = panel.pipeline.accum;
-    rc.pipeline.microBatchSize = panel.pipeline.microBatchSize;
-    return rc;
+    // Selecting a run put its whole RunConfig into the panel (selectSlot): the export is that run
+    // (model, data, optimizer, steps) with the panel's settings.
+    return toRunConfig(m_tuning->config());
 }
 
 } // namespace bs::ui

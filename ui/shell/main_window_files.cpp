@@ -1,11 +1,9 @@
 // MainWindow: opening run directories and the exports (config, trace, panels).
-#include "ui/shell/main_window.h"
-
 #include "profiler/analysis/analyze.h"
-#include "runtime/sim/simulator.h"
 #include "profiler/io/chrome_trace.h"
-#include "runtime/rundir/run_dir_reader.h"
+#include "runtime/rundir/run_loader.h"
 #include "runtime/schedule/catalogue.h"
+#include "runtime/sim/simulator.h"
 #include "ui/bridge/simulated_backend.h"
 #include "ui/charts/loss_chart.h"
 #include "ui/charts/metric_series.h"
@@ -13,6 +11,7 @@
 #include "ui/charts/stage_charts.h"
 #include "ui/common/format.h"
 #include "ui/compare/compare_view.h"
+#include "ui/shell/main_window.h"
 #ifdef BS_HAVE_RUN_SESSION
 #include "ui/bridge/run_session_backend.h"
 #endif
@@ -65,64 +64,59 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
         }
         return false;
     };
-    auto contents = runtime::readRunDir(fromQt(dir));
-    if (!contents) {
-        return fail(contents.error());
+    auto loaded = runtime::loadRun(fromQt(dir));
+    if (!loaded) {
+        return fail(loaded.error());
     }
-    auto trace = runtime::readRunTrace(*contents);
-    if (!trace) {
-        return fail(trace.error());
+    if (!loaded->trace) {
+        return fail(makeError(ErrorCode::IoError, "the run has no trace.json yet", fromQt(dir)));
     }
-    auto schedule = runtime::makeSchedule(runtime::toScheduleParams(contents->config));
+    auto schedule = runtime::makeSchedule(runtime::toScheduleParams(loaded->config));
     if (!schedule) {
         return fail(schedule.error());
     }
-    PredictedRun run;
-    run.label = fromQt(QFileInfo(dir).fileName()) + " (" + scheduleDisplayName(contents->config.schedule.name) + ")";
-    run.result.schedule = *schedule;
-    run.result.trace = *trace;
-    // Memory in micro-batch units unless summary.json has bytes.
-    run.result.report = profiler::analyze(*run.result.trace, runtime::analysisOptionsFor(*schedule));
+    // Memory in micro-batch units unless the summary measured bytes.
+    PredictedRun run =
+        measuredRun(fromQt(QFileInfo(dir).fileName()) + " (" + scheduleDisplayName(loaded->config.schedule.name) + ")",
+            *schedule, loaded->trace, runtime::analysisOptionsFor(*schedule));
     const double seconds = toSeconds(run.result.report.makespan);
     if (seconds > 0) {
-        run.result.throughputSamplesPerSecond = static_cast<double>(contents->config.pipeline.microbatches)
-            * contents->config.pipeline.microBatchSize * contents->config.training.steps / seconds;
+        run.result.throughputSamplesPerSecond = static_cast<double>(loaded->config.pipeline.microbatches)
+            * loaded->config.pipeline.microBatchSize * loaded->config.training.steps / seconds;
     }
-    // readRunDir checked the fields' types and ranges (run_dir_schema.h); still, read defensively.
-    if (contents->summary && contents->summary->contains("per_stage") && (*contents->summary)["per_stage"].is_array()) {
-        const auto& stages = (*contents->summary)["per_stage"];
+    if (loaded->summary) {
+        const auto& stages = loaded->summary->stages;
         for (std::size_t s = 0; s < stages.size() && s < run.result.report.perStage.size(); ++s) {
-            if (!stages[s].is_object()) {
-                continue;
-            }
-            const auto it = stages[s].find("peak_memory_bytes");
-            if (it != stages[s].end() && it->is_number_integer()) {
-                run.result.report.perStage[s].peakMemoryBytes = it->get<std::int64_t>();
-            }
+            run.result.report.perStage[s].peakMemoryBytes = stages[s].peakBytes;
+        }
+        // The memory chart's weights + optimizer band and one stashed copy, as measured.
+        run.staticBytes.clear();
+        run.paramBytes.clear();
+        for (const auto& stage : stages) {
+            run.staticBytes.push_back(stage.paramBytes + stage.gradBytes + stage.optimizerBytes);
+            run.paramBytes.push_back(stage.paramBytes);
         }
     }
-    run.lagBound = runtime::versionLagBound(*schedule, run.result.report);
-    run.index = TimelineIndex::build(run.result.trace, run.result.report.bubbles);
     LossCurve curve;
     curve.label = toQt(run.label);
-    for (const auto& record : contents->metrics) {
-        if (auto sample = metricSampleFromJson(record)) {
+    for (const auto& batch : loaded->metrics) {
+        if (auto sample = metricSampleOf(batch)) {
             curve.samples.push_back(std::move(*sample));
         }
     }
     m_lossCurves.push_back(std::move(curve));
-    m_targetLoss = contents->config.training.targetLoss.value_or(m_targetLoss);
+    m_targetLoss = loaded->config.training.targetLoss.value_or(m_targetLoss);
     m_metrics->setRuns(m_lossCurves, m_targetLoss);
 
-    const int slot = placeOpenedRun(run, contents->config,
-        tr("opened · measured · ") + figuresLine(run.result.report, run.result.throughputSamplesPerSecond));
-    calibrateFrom(slot, run, contents->config.pipeline.microBatchSize);
+    placeOpenedRun(run, loaded->config,
+        tr("opened · measured · ") + figuresLine(run.result.report, run.result.throughputSamplesPerSecond),
+        loaded->config.pipeline.microBatchSize);
     rememberFile(dir);
-    if (contents->cutShort) { // killed mid-run: say so, and how much it holds
+    if (loaded->cutShort) { // killed mid-run: say so, and how much it holds
         statusBar()->showMessage(tr("Opened %1 — cut short: %2 global batches were recorded before the run was "
                                     "killed; the timeline holds every action up to the last of them")
                                      .arg(dir)
-                                     .arg(contents->metrics.size()),
+                                     .arg(loaded->metrics.size()),
             15000);
     } else {
         statusBar()->showMessage(tr("Opened %1").arg(dir), 5000);
@@ -217,22 +211,18 @@ bool MainWindow::exportPanelsTo(const QString& dir, QString* error)
     return true;
 }
 
-int MainWindow::placeOpenedRun(const PredictedRun& run, const runtime::RunConfig& config, const QString& slotText)
+int MainWindow::placeOpenedRun(
+    const PredictedRun& run, const runtime::RunConfig& config, const QString& slotText, int microBatchSize)
 {
-    if (m_mode == Mode::Prediction) {
+    if (!m_workspace->showsRuns()) {
         enterRunMode(); // the slots showed predictions: clear them before the run goes in
     }
-    const int slot = m_opened++ % 2;
-    auto final = std::make_shared<RunUpdate>();
-    final->label = run.label;
-    final->trace = run.result.trace;
-    final->report = run.result.report;
-    final->finished = true;
-    m_live[static_cast<std::size_t>(slot)] = LiveRun{run, final, true, false, config, {}};
+    const int slot = m_workspace->placeOpened(run, config);
     m_compare->setSlot(slot, toQt(run.label), slotText, run.index);
     m_compare->fitToRuns();
     refreshLiveTable();
     selectSlot(slot);
+    calibrateFrom(slot, run, microBatchSize); // the what-if now predicts from this run's measured times
     return slot;
 }
 

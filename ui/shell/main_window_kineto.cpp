@@ -48,14 +48,9 @@ bool MainWindow::openKinetoJob(const QString& dir, QString* error)
         return false;
     }
     const profiler::AnalysisOptions options = profiler::kineto::analysisOptionsFor(*job);
-    PredictedRun run;
-    run.label = fromQt(QFileInfo(dir).fileName()) + " (imported " + job->schedule + ", " + std::to_string(job->ranks.size())
-                + " ranks)";
-    run.result.schedule = *schedule;
-    run.result.trace = job->trace;
-    run.result.report = profiler::analyze(*job->trace, options);
-    run.lagBound = runtime::versionLagBound(*schedule, run.result.report);
-    run.index = TimelineIndex::build(run.result.trace, run.result.report.bubbles);
+    const PredictedRun run = measuredRun(fromQt(QFileInfo(dir).fileName()) + " (imported " + job->schedule + ", "
+            + std::to_string(job->ranks.size()) + " ranks)",
+        *schedule, job->trace, options);
 
     runtime::RunConfig config; // what selecting the job sets the tuning panel to
     config.schedule.name = params.name;
@@ -63,8 +58,7 @@ bool MainWindow::openKinetoJob(const QString& dir, QString* error)
     config.pipeline.microbatches = params.microbatches;
     config.pipeline.microBatchSize = 1;
     config.training.steps = std::max(1, schedule->params.batches);
-    const int slot = placeOpenedRun(run, config, tr("imported · ") + figuresLine(run.result.report, 0.0));
-    calibrateFrom(slot, run, 1); // the what-if now predicts from this job's measured times
+    placeOpenedRun(run, config, tr("imported · ") + figuresLine(run.result.report, 0.0), 1);
     rememberFile(dir);
     statusBar()->showMessage(tr("Imported %1 rank traces from %2").arg(job->ranks.size()).arg(dir), 5000);
     return true;

@@ -49,27 +49,65 @@ namespace bs::ui {
 
 void MainWindow::startDemo(const DemoOptions& options)
 {
-    m_runs->stop();
     WhatIfConfig config; // 8-stage tiny GPT on the CPU profile, a = 8, b = 8
     config.batches = options.batches;
-    config.schedule = options.schedule;
+    config.run.schedule.name = options.schedule;
     config.baseline = options.baseline;
     config.calibration = m_tuning->calibration();
     m_tuning->setConfig(config);
+    WhatIfConfig baseline = config;
+    baseline.run.schedule.name = options.baseline;
+    startRuns({config, baseline}, options);
+}
+
+bool MainWindow::startCalibrationPass()
+{
+    if (!liveTrainingAvailable()) {
+        statusBar()->showMessage(tr("Calibrate needs the training runtime (this build has none)"), 8000);
+        return false;
+    }
+    // The panel's settings at two micro-batch sizes (b and 2b, or b/2 and b at the top of the
+    // slider): two points fit the affine cost t = fixed + perSample·b (runtime/sim/cost_fit.h).
+    WhatIfConfig at = m_tuning->config();
+    at.baseline.clear();
+    at.batches = kCalibrationBatches;
+    WhatIfConfig other = at;
+    const int b = at.run.pipeline.microBatchSize;
+    if (b * 2 <= 64) {
+        other.run.pipeline.microBatchSize = b * 2;
+    } else {
+        at.run.pipeline.microBatchSize = std::max(1, b / 2);
+    }
+    DemoOptions pace;
+    pace.batches = kCalibrationBatches;
+    pace.wallSeconds = 0;
+    pace.live = true;
+    m_calibrating = true;
+    startRuns({at, other}, pace);
+    statusBar()->showMessage(tr("Calibrating: %1 at b = %2 and b = %3 (%4 global batches each)")
+                                 .arg(toQt(scheduleDisplayName(at.run.schedule.name)))
+                                 .arg(at.run.pipeline.microBatchSize)
+                                 .arg(other.run.pipeline.microBatchSize)
+                                 .arg(kCalibrationBatches),
+        15000);
+    return true;
+}
+
+void MainWindow::startRuns(const std::vector<WhatIfConfig>& runs, const DemoOptions& options)
+{
+    m_runs->stop();
     enterRunMode();
     m_stopping = false;
-    m_liveStarted = 0;
-    m_liveBudget = config.memoryBudgetBytes;
+    m_liveBudget = runs.empty() ? 0 : runs.front().memoryBudgetBytes;
     m_queuedPlans.clear();
-    for (const std::string& schedule : {options.schedule, options.baseline}) {
-        auto plan = predictRun(config, schedule);
+    for (const WhatIfConfig& runConfig : runs) {
+        const std::string& schedule = runConfig.run.schedule.name;
+        auto plan = predictRun(runConfig, schedule);
         if (!plan) {
             statusBar()->showMessage(toQt(plan.error().describe()), 8000);
             continue;
         }
         const std::string label = plan->label;
-        WhatIfConfig runConfig = config;
-        runConfig.schedule = schedule;
         runtime::RunConfig rc = toRunConfig(runConfig);
         rc.training.steps = options.batches;
         // Time to target counts the validation loss: one small pass per batch (off the timeline
@@ -80,7 +118,7 @@ void MainWindow::startDemo(const DemoOptions& options)
 #ifdef BS_HAVE_RUN_SESSION
         if (options.live) {
             auto backend = std::make_unique<RunSessionBackend>(label, rc);
-            backend->setWarmUp(schedule == options.schedule); // the first run pays no start-up costs
+            backend->setWarmUp(&runConfig == &runs.front()); // the first run pays no start-up costs
             m_runs->enqueue(std::move(backend));
             continue;
         }
@@ -110,7 +148,8 @@ bool MainWindow::runDemoToEnd(const DemoOptions& options, int timeoutMs)
     loop.exec();
     disconnect(done);
     QApplication::processEvents(); // deliver the last queued updates
-    return m_live[0] && m_live[1] && m_live[0]->latest && m_live[1]->latest && m_live[1]->latest->finished;
+    const auto& slots = m_workspace->slots();
+    return slots[0] && slots[1] && slots[0]->latest && slots[1]->finished();
 }
 
 void MainWindow::stopRuns()
@@ -118,7 +157,7 @@ void MainWindow::stopRuns()
     m_stopping = true;
     m_runs->stop();
     for (int slot = 0; slot < 2; ++slot) { // the header must not keep saying "live"
-        const auto& live = m_live[static_cast<std::size_t>(slot)];
+        const auto& live = m_workspace->slot(slot);
         if (live && live->latest && !live->latest->finished) {
             m_compare->setSlotText(slot, toQt(live->plan.label),
                 tr("stopped at %1 %").arg(static_cast<int>(live->latest->progress * 100)));
@@ -131,17 +170,15 @@ void MainWindow::onRunStarted(int run, const QString& label)
     if (m_queuedPlans.empty()) {
         return;
     }
-    const int slot = m_liveStarted++ % 2;
-    m_runSlot[run] = slot;
     const QueuedRun& queued = m_queuedPlans.front();
     const int queuedStages = queued.config.pipeline.stages;
-    m_live[static_cast<std::size_t>(slot)] = LiveRun{queued.plan, nullptr, m_liveMeasured, true, queued.config, {}};
+    const int slot = m_workspace->placeStarted(queued.plan, queued.config, m_liveMeasured);
+    m_runSlot[run] = slot;
     m_queuedPlans.pop_front();
     // Nothing shown may belong to an earlier run or an earlier prediction.
     clearPredictionLane();
     m_tuning->clearFigures(tr("%1 is running: its measured figures appear when it finishes.").arg(label));
-    if (slot == 0) {
-        m_selected = 0;
+    if (slot == 0 && m_workspace->select(0)) {
         m_compare->setSelectedSlot(0);
     }
     m_applyAction->setEnabled(m_liveMeasured); // only a live LibTorch run can change its settings
@@ -175,10 +212,10 @@ void MainWindow::onRunUpdated(int run, const RunUpdatePtr& update)
     if (it != m_runSlot.end()) {
         calibrateWhileRunning(it->second, *update); // also while the sliders show predictions
     }
-    if (m_mode != Mode::Live || it == m_runSlot.end()) {
+    if (!m_workspace->showsRuns() || it == m_runSlot.end()) {
         return;
     }
-    auto& live = m_live[static_cast<std::size_t>(it->second)];
+    auto& live = m_workspace->slot(it->second);
     live->latest = update;
     const profiler::AnalysisOptions options =
         runtime::analysisOptionsFor(live->plan.result.schedule, nullptr, update->laterSettings);
@@ -193,8 +230,8 @@ void MainWindow::onRunUpdated(int run, const RunUpdatePtr& update)
 
 void MainWindow::onLiveIndexBuilt(int slot, const BuiltTimeline& timeline)
 {
-    const auto& live = m_live[static_cast<std::size_t>(slot)];
-    if (m_mode != Mode::Live || !live || !live->indexing) {
+    const auto& live = m_workspace->slot(slot);
+    if (!m_workspace->showsRuns() || !live || !live->indexing) {
         return; // the run finished (its final index is shown) or the slot shows something else now
     }
     m_compare->timeline(slot)->setIndex(timeline.index);
@@ -204,25 +241,19 @@ void MainWindow::onLiveIndexBuilt(int slot, const BuiltTimeline& timeline)
 Status MainWindow::applyToLiveRun()
 {
     const runtime::RunConfig wanted = toRunConfig(m_tuning->config());
-    ApplyRequest request;
-    request.schedule = wanted.schedule.name;
-    request.microbatches = wanted.pipeline.microbatches;
-    request.accum = wanted.pipeline.accum;
-    request.microBatchSize = wanted.pipeline.microBatchSize;
-    request.stages = wanted.pipeline.stages;
-    request.model = wanted.model.preset;
-    request.device = wanted.device.name;
-    const Status s = m_runs->apply(request);
+    const Status s = m_runs->apply(wanted);
     if (s) {
         // The header names the settings the run switches to (from the next global-batch boundary).
-        for (auto& live : m_live) {
+        for (auto& live : m_workspace->slots()) {
             if (live && live->measured && live->latest && !live->latest->finished) {
-                live->applied = runLabel(request.schedule, request.microbatches, request.microBatchSize);
+                live->applied =
+                    runLabel(wanted.schedule.name, wanted.pipeline.microbatches, wanted.pipeline.microBatchSize);
             }
         }
         clearPredictionLane();
         statusBar()->showMessage(tr("Apply: %1 from the next global-batch boundary")
-                                     .arg(toQt(runLabel(request.schedule, request.microbatches, request.microBatchSize))),
+                                     .arg(toQt(runLabel(wanted.schedule.name, wanted.pipeline.microbatches,
+                                         wanted.pipeline.microBatchSize))),
             8000);
     } else {
         statusBar()->showMessage(tr("Apply refused: %1").arg(toQt(s.error().describe())), 8000);
@@ -246,10 +277,10 @@ void MainWindow::showLoss(int slot, const RunUpdate& update)
 void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
 {
     const auto it = m_runSlot.find(run);
-    if (m_mode != Mode::Live || it == m_runSlot.end()) {
+    if (!m_workspace->showsRuns() || it == m_runSlot.end()) {
         return;
     }
-    auto& live = m_live[static_cast<std::size_t>(it->second)];
+    auto& live = m_workspace->slot(it->second);
     live->latest = update;
     live->indexing = false; // a build still running for it is dropped when it arrives
     m_indexers[static_cast<std::size_t>(it->second)]->cancelPending();
@@ -280,8 +311,8 @@ void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
     m_compare->fitToRuns();
     refreshLiveTable();
     // The panel's figures are the selected run's, once it has finished (never a stale "running").
-    const int selected = std::max(0, m_selected);
-    if (const auto& shown = m_live[static_cast<std::size_t>(selected)]; shown && shown->latest && shown->latest->finished) {
+    const int selected = std::max(0, m_workspace->selected());
+    if (const auto& shown = m_workspace->slot(selected); shown && shown->finished()) {
         showCharts(shown->plan, m_liveBudget);
         Prediction figures;
         figures.config = m_tuning->config();
@@ -293,11 +324,11 @@ void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
 
 void MainWindow::refreshLiveTable()
 {
-    std::vector<RunSummary> summaries;
-    for (const auto& live : m_live) {
-        if (live && live->latest && live->latest->finished) {
+    std::vector<ComparisonRow> summaries;
+    for (const auto& live : m_workspace->slots()) {
+        if (live && live->finished()) {
             const auto& report = live->latest->report ? *live->latest->report : live->plan.result.report;
-            RunSummary summary = summaryOf(live->plan, report);
+            ComparisonRow summary = summaryOf(live->plan, report);
             summary.label += live->measured ? " · measured" : " · simulated";
             // The same number the loss panel marks on its virtual-time axis.
             const auto curve = std::find_if(m_lossCurves.rbegin(), m_lossCurves.rend(),

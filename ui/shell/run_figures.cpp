@@ -7,9 +7,9 @@
 
 namespace bs::ui {
 
-RunSummary summaryOf(const PredictedRun& run, const profiler::Report& report)
+ComparisonRow summaryOf(const PredictedRun& run, const profiler::Report& report)
 {
-    return RunSummary::fromReport(scheduleDisplayName(run.result.schedule.params.name), report,
+    return ComparisonRow::fromReport(scheduleDisplayName(run.result.schedule.params.name), report,
         run.result.throughputSamplesPerSecond, run.lagBound);
 }
 

@@ -2,7 +2,7 @@
 // Figures the main window shows for a run in several places (status lines, the comparison table).
 
 #include "profiler/analysis/report.h"
-#include "ui/models/run_summary.h"
+#include "ui/models/comparison_row.h"
 #include "ui/tuning/what_if.h"
 
 #include <QString>
@@ -11,7 +11,7 @@ namespace bs::ui {
 
 /// The comparison table's row of a predicted or measured run. Columns are named by schedule only:
 /// both runs share p, a and b.
-RunSummary summaryOf(const PredictedRun& run, const profiler::Report& report);
+ComparisonRow summaryOf(const PredictedRun& run, const profiler::Report& report);
 
 /// "bubble 12.5 % · 840 seq/s · makespan 1.2 s".
 QString figuresLine(const profiler::Report& report, double throughput);

@@ -2,6 +2,7 @@
 
 #include "runtime/gpu/gpu_probe.h"
 #include "runtime/schedule/catalogue.h"
+#include "runtime/schedule/limits.h"
 #include "ui/common/format.h"
 
 #include <QComboBox>
@@ -82,7 +83,8 @@ QWidget* TuningPanel::buildControls()
         m_baseline->addItem(toQt(info.name), toQt(info.name));
     }
     m_stages = new QSpinBox(box);
-    m_stages->setRange(2, 32);
+    m_stages->setObjectName(QStringLiteral("stagesSpin"));
+    m_stages->setRange(1, runtime::limits::kMaxStages); // the validator's and the generators' limits
     m_model = new QComboBox(box);
     for (const auto& name : gptPresetNames()) {
         m_model->addItem(toQt(name), toQt(name));
@@ -194,15 +196,32 @@ QWidget* TuningPanel::buildSuggest()
 
 WhatIfConfig TuningPanel::config() const
 {
-    WhatIfConfig c;
-    c.schedule = fromQt(m_schedule->currentData().toString());
+    // The settings last given (an opened run's whole RunConfig: steps, optimizer, data, a != m)
+    // with what the controls show now on top.
+    WhatIfConfig c = m_base;
+    runtime::RunConfig& run = c.run;
+    run.schedule.name = fromQt(m_schedule->currentData().toString());
     c.baseline = fromQt(m_baseline->currentData().toString());
-    c.stages = m_stages->value();
-    c.model = fromQt(m_model->currentData().toString());
-    c.device = fromQt(m_device->currentData().toString());
-    c.runDevice = fromQt(m_runDevice->currentData().toString());
-    c.accum = m_accum->value();
-    c.microBatchSize = m_microBatch->value();
+    run.pipeline.stages = m_stages->value();
+    const std::string preset = fromQt(m_model->currentData().toString());
+    if (preset != run.model.preset) {
+        if (auto shape = gptPreset(preset)) {
+            run.model.preset = preset;
+            run.model.shape = *shape;
+        }
+    }
+    c.deviceProfile = fromQt(m_device->currentData().toString());
+    run.device.name = fromQt(m_runDevice->currentData().toString());
+    if (m_accum->value() != c.accum()) { // the slider is the window a; moving it makes m = a
+        run.pipeline.microbatches = m_accum->value();
+        run.pipeline.accum = 0;
+    }
+    const runtime::ScheduleInfo* info = runtime::findSchedule(run.schedule.name);
+    if (run.pipeline.accum != 0 && !(info && info->takesAccumWindow())) {
+        run.pipeline.microbatches = run.pipeline.accum; // what the slider shows: a = m for this schedule
+        run.pipeline.accum = 0;
+    }
+    run.pipeline.microBatchSize = m_microBatch->value();
     c.batches = m_batches->value();
     c.memoryBudgetBytes = static_cast<std::int64_t>(m_budget->value() * kMiB);
     c.calibration = m_calibration;
@@ -233,20 +252,30 @@ void TuningPanel::clearFigures(const QString& why)
 void TuningPanel::setConfig(const WhatIfConfig& c)
 {
     m_silent = true;
+    m_base = c;
     const auto select = [](QComboBox* box, const std::string& value) {
         const int i = box->findData(toQt(value));
         if (i >= 0) {
             box->setCurrentIndex(i);
         }
     };
-    select(m_schedule, c.schedule);
+    select(m_schedule, c.run.schedule.name);
     select(m_baseline, c.baseline);
-    select(m_model, c.model);
-    select(m_device, c.device);
-    select(m_runDevice, c.runDevice);
-    m_stages->setValue(c.stages);
-    m_accum->setValue(c.accum);
-    m_microBatch->setValue(c.microBatchSize);
+    // A run's model or device that the lists lack (an explicit shape, a GPU this machine does not
+    // have) is shown as it is, so config() and File ▸ Export keep it rather than the list's first.
+    const auto selectOrAdd = [&select](QComboBox* box, const std::string& value, const QString& text) {
+        if (box->findData(toQt(value)) < 0) {
+            box->addItem(text, toQt(value));
+        }
+        select(box, value);
+    };
+    selectOrAdd(
+        m_model, c.run.model.preset, c.run.model.preset.empty() ? tr("explicit shape") : toQt(c.run.model.preset));
+    select(m_device, c.deviceProfile);
+    selectOrAdd(m_runDevice, c.run.device.name, tr("%1 (not on this machine)").arg(toQt(c.run.device.name)));
+    m_stages->setValue(c.run.pipeline.stages);
+    m_accum->setValue(c.accum());
+    m_microBatch->setValue(c.microBatchSize());
     m_batches->setValue(c.batches);
     m_budget->setValue(static_cast<double>(c.memoryBudgetBytes) / kMiB);
     m_silent = false;
@@ -315,7 +344,7 @@ void TuningPanel::suggest()
         return;
     }
     const WhatIfConfig c = config();
-    auto scenario = scenarioFor(c, c.schedule);
+    auto scenario = scenarioFor(c, c.schedule());
     if (!scenario) {
         m_suggestStatus->setText(toQt(scenario.error().describe()));
         return;
@@ -325,7 +354,7 @@ void TuningPanel::suggest()
     request.maxLag = m_maxLag->value();
     request.memoryBudgetBytes = c.memoryBudgetBytes;
     if (c.calibration) { // rank by what this machine measured, exactly as the slider predictions do
-        request.calibration = c.calibration->fitFor(c.schedule);
+        request.calibration = c.calibration->fitFor(c.schedule());
     }
     m_suggestSource = sourceText();
     m_suggestButton->setEnabled(false);
@@ -375,8 +404,9 @@ void TuningPanel::applySuggestion(int row)
         return;
     }
     WhatIfConfig c = config();
-    c.accum = m_suggestions->item(row, 0)->text().toInt();
-    c.microBatchSize = m_suggestions->item(row, 1)->text().toInt();
+    c.run.pipeline.microbatches = m_suggestions->item(row, 0)->text().toInt(); // the tuner's a = m
+    c.run.pipeline.accum = 0;
+    c.run.pipeline.microBatchSize = m_suggestions->item(row, 1)->text().toInt();
     setConfig(c);
     Q_EMIT configChanged(config());
 }

@@ -64,6 +64,7 @@ private:
     QWidget* buildFigures();
     QWidget* buildSuggest();
 
+    WhatIfConfig m_base; // the last setConfig(): what config() puts the controls' values on
     QComboBox* m_schedule = nullptr;
     QComboBox* m_baseline = nullptr;
     QSpinBox* m_stages = nullptr;

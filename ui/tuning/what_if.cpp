@@ -18,27 +18,28 @@ std::string runLabel(const std::string& schedule, int accum, int microBatchSize)
     return scheduleDisplayName(schedule) + " a=" + std::to_string(accum) + " b=" + std::to_string(microBatchSize);
 }
 
-runtime::RunConfig toRunConfig(const WhatIfConfig& c)
+runtime::RunConfig defaultWhatIfRun()
 {
     runtime::RunConfig rc;
-    rc.model.preset = c.model;
-    if (auto shape = gptPreset(c.model)) {
-        rc.model.shape = *shape;
-    }
-    rc.pipeline.stages = c.stages;
-    rc.pipeline.microbatches = c.accum;
-    const runtime::ScheduleInfo* info = runtime::findSchedule(c.schedule);
-    rc.pipeline.accum = info && info->takesAccumWindow() ? c.accum : 0;
-    rc.pipeline.microBatchSize = c.microBatchSize;
-    rc.schedule.name = c.schedule;
-    rc.device.name = c.runDevice;
+    rc.schedule.name = "paci";
+    rc.pipeline.stages = 8;
+    rc.pipeline.microbatches = 8;
+    rc.pipeline.microBatchSize = 8;
+    return rc;
+}
+
+runtime::RunConfig toRunConfig(const WhatIfConfig& c)
+{
+    runtime::RunConfig rc = c.run;
+    const runtime::ScheduleInfo* info = runtime::findSchedule(rc.schedule.name);
+    rc.pipeline.accum = info && info->takesAccumWindow() ? rc.pipeline.effectiveAccum() : 0;
     return rc;
 }
 
 runtime::RunConfig toExportConfig(const WhatIfConfig& c)
 {
     runtime::RunConfig rc = toRunConfig(c);
-    if (rc.device.name == "cpu" && c.device != "cpu") {
+    if (rc.device.name == "cpu" && c.deviceProfile != "cpu") {
         rc.device.name = "cuda";
     }
     return rc;
@@ -47,33 +48,29 @@ runtime::RunConfig toExportConfig(const WhatIfConfig& c)
 WhatIfConfig fromRunConfig(const runtime::RunConfig& rc)
 {
     WhatIfConfig c;
-    c.schedule = rc.schedule.name;
-    c.stages = rc.pipeline.stages;
-    c.model = rc.model.preset.empty() ? c.model : rc.model.preset;
-    c.accum = rc.pipeline.effectiveAccum();
-    c.microBatchSize = rc.pipeline.microBatchSize;
-    c.device = rc.device.name == "cpu" ? "cpu" : "h100";
-    c.runDevice = rc.device.name;
+    c.run = rc;
+    c.deviceProfile = rc.device.name == "cpu" ? "cpu" : "h100";
     return c;
 }
 
 Result<runtime::GptScenario> scenarioFor(const WhatIfConfig& config, const std::string& schedule)
 {
-    auto shape = gptPreset(config.model);
-    if (!shape) {
-        return shape.error();
+    if (const std::string& preset = config.run.model.preset; !preset.empty()) {
+        if (auto shape = gptPreset(preset); !shape) { // a named model must be one (the shape is its)
+            return shape.error();
+        }
     }
-    auto device = runtime::deviceProfile(config.device);
+    auto device = runtime::deviceProfile(config.deviceProfile);
     if (!device) {
         return device.error();
     }
     runtime::GptScenario s;
     s.schedule = schedule;
-    s.stages = config.stages;
-    s.shape = *shape;
+    s.stages = config.run.pipeline.stages;
+    s.shape = config.run.model.shape; // the preset's when the config names one (config_toml.h)
     s.device = *device;
-    s.accum = config.accum;
-    s.microBatchSize = config.microBatchSize;
+    s.accum = config.accum();
+    s.microBatchSize = config.microBatchSize();
     s.batches = config.batches;
     return s;
 }
@@ -90,14 +87,14 @@ Result<PredictedRun> predictRun(const WhatIfConfig& config, const std::string& s
     }
     if (const CalibrationPtr& calibration = config.calibration) {
         request->costs =
-            runtime::withFittedTimes(std::move(request->costs), calibration->fitFor(schedule), config.microBatchSize);
+            runtime::withFittedTimes(std::move(request->costs), calibration->fitFor(schedule), config.microBatchSize());
     }
     auto simulated = runtime::simulate(*request);
     if (!simulated) {
         return simulated.error();
     }
     PredictedRun run;
-    run.label = runLabel(schedule, config.accum, config.microBatchSize);
+    run.label = runLabel(schedule, config.accum(), config.microBatchSize());
     const auto options = runtime::analysisOptionsFor(simulated->schedule, &request->costs);
     run.staticBytes = options.staticBytes;
     run.paramBytes = options.paramBytes;
@@ -113,7 +110,7 @@ Result<PredictionPtr> predict(const WhatIfConfig& config)
     const auto t0 = std::chrono::steady_clock::now();
     auto prediction = std::make_shared<Prediction>();
     prediction->config = config;
-    auto primary = predictRun(config, config.schedule);
+    auto primary = predictRun(config, config.schedule());
     if (!primary) {
         return primary.error();
     }

@@ -13,23 +13,29 @@
 
 namespace bs::ui {
 
+/// The what-if's run: the tiny GPT on 8 stages, PACI with a = m = 8, b = 8, on the CPU.
+runtime::RunConfig defaultWhatIfRun();
+
 struct WhatIfConfig
 {
-    std::string schedule = "paci";
+    /// The settings, in the one vocabulary a run, the CLI, File ▸ Export and live Apply use
+    /// (runtime/config/run_config.h): schedule.name, pipeline.stages, pipeline.microbatches m,
+    /// pipeline.accum, pipeline.micro_batch_size b, model, device.name (where a real run trains),
+    /// and everything else an opened run had (training.steps, optimizer, data). The what-if
+    /// simulates a = accum() micro-batches per global batch (PACI's window; m for the others).
+    runtime::RunConfig run = defaultWhatIfRun();
     std::string baseline = "1f1b"; ///< compared side by side; empty = none
-    int stages = 8;
-    std::string model = "tiny";
-    std::string device = "cpu"; ///< the device profile the what-if simulates with (cost_model.h)
-    /// Where a real run trains (device.name): "cpu" or a GPU this machine has (gpu_probe.h).
-    std::string runDevice = "cpu";
-    int accum = 8; ///< a = micro-batches per global batch
-    int microBatchSize = 8; ///< b
+    std::string deviceProfile = "cpu"; ///< the device profile the what-if simulates with (cost_model.h)
     int batches = 4; ///< global batches simulated
     std::int64_t memoryBudgetBytes = 0; ///< per stage; 0 = none
     /// Measured per-stage times to simulate with instead of the device profile's (null = none).
     CalibrationPtr calibration;
 
-    int globalBatch() const { return accum * microBatchSize; }
+    /// The accumulation window simulated: pipeline.accum, or m when it is 0.
+    int accum() const { return run.pipeline.effectiveAccum(); }
+    int microBatchSize() const { return run.pipeline.microBatchSize; }
+    const std::string& schedule() const { return run.schedule.name; }
+    int globalBatch() const { return accum() * microBatchSize(); }
     friend bool operator==(const WhatIfConfig&, const WhatIfConfig&) = default;
 };
 
@@ -63,14 +69,15 @@ Result<PredictedRun> predictRun(const WhatIfConfig& config, const std::string& s
 /// Simulates the chosen schedule and the baseline. Thread-safe; typically a few ms.
 Result<PredictionPtr> predict(const WhatIfConfig& config);
 
-/// The RunConfig that reproduces `config` (TOML export, cluster launch scripts): m = a micro-batches
-/// of b sequences; accum is set only for PACI (the validator rejects it on other schedules); the
-/// run device is device.name (the profile is only the what-if's). Other sections keep the RunConfig defaults.
+/// The RunConfig that reproduces `config` (TOML export, cluster launch scripts, live Apply):
+/// config.run, with accum written out for the schedules that take a window (a = m when it was 0)
+/// and 0 for the others (the validator rejects it there). The profile is only the what-if's.
 runtime::RunConfig toRunConfig(const WhatIfConfig& config);
 /// toRunConfig for another machine (File ▸ Export: TOML, cluster scripts): a GPU device profile
 /// with "Run on" left at cpu exports device "cuda", so a cluster job asks for GPUs.
 runtime::RunConfig toExportConfig(const WhatIfConfig& config);
-/// The what-if settings of a run configuration (opening config.toml or a run directory).
+/// The what-if settings of a run configuration (opening config.toml or a run directory): the
+/// whole RunConfig, and the device profile that fits its device (cpu, else h100).
 WhatIfConfig fromRunConfig(const runtime::RunConfig& config);
 
 /// "PACI a=8 b=8" style label.

@@ -118,6 +118,25 @@ TEST(KinetoErrors, MistypedFieldNamesTheEvent)
     EXPECT_NE(neg.error().context.find("traceEvents[0]"), std::string::npos) << neg.error().describe();
 }
 
+// Found by fuzz_kineto_trace (corpus/kineto_trace/regression-ub-117-digit-dur.json): an integer
+// literal past int64 reaches the reader as a double (7.8e116), whose conversion to int64 was
+// undefined behaviour. Now it saturates: the duration is out of range and named like any bad one,
+// a pid that large is the largest int64, never a wrapped negative number.
+TEST(KinetoErrors, NumbersPastInt64AreRangeErrorsNotUndefinedBehaviour)
+{
+    TempDir dir;
+    const std::string digits(117, '7');
+    const std::string hugeDur = dir.write(
+        "dur.json", R"({"traceEvents":[{"ph":"X","name":"aten::mm","pid":1,"tid":1,"ts":1,"dur":)" + digits + "}]}");
+    auto dur = readKinetoTrace(hugeDur);
+    ASSERT_FALSE(dur);
+    EXPECT_NE(dur.error().context.find("traceEvents[0]"), std::string::npos) << dur.error().describe();
+    const std::string hugePid = dir.write(
+        "pid.json", R"({"traceEvents":[{"ph":"X","name":"aten::mm","pid":)" + digits + R"(,"tid":-1e300,"ts":1,"dur":2}]})");
+    auto pid = readKinetoTrace(hugePid);
+    ASSERT_TRUE(pid) << pid.error().describe();
+}
+
 TEST(KinetoErrors, RefusesWhatIsNotATraceFile)
 {
     TempDir dir;

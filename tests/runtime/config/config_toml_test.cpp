@@ -154,7 +154,7 @@ TEST_P(BadTomlTest, IsRejectedWithKeyTableAndPosition)
 const BadToml kBadToml[] = {
     {"unknownKey", "[pipeline]\nstages = 4\nmicrobatch = 8\n", ErrorCode::ParseError,
      "unknown key 'microbatch' in table [pipeline]; allowed keys: stages, microbatches, accum, micro_batch_size, "
-     "extra_depth, layers_per_stage, partition, memory_budget_mib", "run.toml:3:1"},
+     "extra_depth, stages_per_rank, placement, layers_per_stage, partition, memory_budget_mib", "run.toml:3:1"},
     {"unknownModelKey", "[model]\nlayer = 4\n", ErrorCode::ParseError,
      "unknown key 'layer' in table [model]; allowed keys: preset, layers, d_model, heads, seq_len, vocab, dropout, "
      "tied_head, dtype", "run.toml:2:1"},
@@ -241,7 +241,7 @@ RunConfig randomConfig(std::mt19937_64& rng)
     RunConfig c;
     c.model.preset = rng() % 2 ? "" : gptPresetNames()[rng() % 3];
     c.model.shape = {anyInt(), anyInt(), anyInt(), anyInt(), anyInt(), rng() % 2 == 0, anyDouble()};
-    c.pipeline = {anyInt(), anyInt(), anyInt(), anyInt(), anyInt(), {}, "flops", {}, anyDouble()};
+    c.pipeline = {anyInt(), anyInt(), anyInt(), anyInt(), anyInt(), anyInt(), anyString(), {}, "flops", {}, anyDouble()};
     for (std::uint64_t i = rng() % 5; i > 0; --i) {
         c.pipeline.layersPerStage.push_back(anyInt());
     }

@@ -97,6 +97,66 @@ TEST(DistEnv, EachCudaRankTakesItsLocalGpu)
     EXPECT_EQ(rankDevice(env, config), "cuda:3");
 }
 
+// Ranks compare identities at the rendezvous: equal for the ranks of one run (CUDA ranks differ
+// only in their own GPU), and the first difference names the field and both values.
+TEST(DistEnv, RunIdentityNamesTheFirstFieldThatDiffers)
+{
+    DistEnv env;
+    env.worldSize = 2;
+    RunConfig a;
+    a.pipeline.stages = 2;
+    RunConfig b = a;
+    EXPECT_EQ(identityDifference(runIdentity(env, a, "gloo"), runIdentity(env, b, "gloo"), "rank 0"), std::nullopt);
+    b.pipeline.microbatches = a.pipeline.microbatches + 2;
+    EXPECT_EQ(identityDifference(runIdentity(env, b, "gloo"), runIdentity(env, a, "gloo"), "rank 0").value(),
+              "pipeline.microbatches = " + std::to_string(b.pipeline.microbatches) + " here, "
+                  + std::to_string(a.pipeline.microbatches) + " on rank 0");
+    DistEnv three = env;
+    three.worldSize = 3;
+    EXPECT_EQ(identityDifference(runIdentity(env, a, "gloo"), runIdentity(three, a, "gloo"), "rank 1").value(),
+              "WORLD_SIZE = 2 here, 3 on rank 1");
+    EXPECT_EQ(identityDifference(runIdentity(env, a, "gloo"), runIdentity(env, a, "nccl"), "rank 1").value(),
+              "backend = gloo here, nccl on rank 1");
+    RunConfig gpu0 = a, gpu1 = a;
+    gpu0.device.name = "cuda:0";
+    gpu1.device.name = "cuda:1";
+    EXPECT_EQ(identityDifference(runIdentity(env, gpu0, "nccl"), runIdentity(env, gpu1, "nccl"), "rank 0"), std::nullopt);
+    RunConfig text = a;
+    text.data.spec = "text:/data/a # not a comment.txt";
+    EXPECT_NE(identityDifference(runIdentity(env, text, "gloo"), runIdentity(env, a, "gloo"), "rank 0"), std::nullopt);
+}
+
+// Each rank's Gloo endpoint is its own: it used to bind MASTER_ADDR on every rank, which fails
+// (or binds nothing useful) on every machine but the master's.
+TEST(DistEnv, GlooListensOnTheRanksOwnEndpoint)
+{
+    std::map<std::string, std::string> vars;
+    auto getenv = [&](const char* name) -> const char* {
+        auto it = vars.find(name);
+        return it == vars.end() ? nullptr : it->second.c_str();
+    };
+    DistEnv env;
+    env.masterAddr = "10.1.2.3"; // rank 0's machine, not this one
+    env.rank = 5;
+    GlooEndpoint e = glooEndpoint(env, getenv);
+    EXPECT_EQ(e.kind, GlooEndpoint::Kind::ThisHost) << "this machine's hostname, never the master's address";
+    vars["BUBBLESCOPE_GLOO_HOSTNAME"] = "node7.cluster";
+    e = glooEndpoint(env, getenv);
+    EXPECT_EQ(e.kind, GlooEndpoint::Kind::Hostname);
+    EXPECT_EQ(e.value, "node7.cluster");
+    vars["GLOO_SOCKET_IFNAME"] = "ib0,eth0"; // PyTorch's variable wins, first interface
+    e = glooEndpoint(env, getenv);
+    EXPECT_EQ(e.kind, GlooEndpoint::Kind::Interface);
+    EXPECT_EQ(e.value, "ib0");
+    vars.clear();
+    for (const char* loop : {"127.0.0.1", "localhost", "127.0.1.1"}) {
+        env.masterAddr = loop; // one machine: loopback only, nothing reachable from outside
+        e = glooEndpoint(env, getenv);
+        EXPECT_EQ(e.kind, GlooEndpoint::Kind::Hostname) << loop;
+        EXPECT_EQ(e.value, "127.0.0.1") << loop;
+    }
+}
+
 TEST(DistEnv, TagsSeparateMicrobatchAndDirection)
 {
     EXPECT_NE(handOffTag(HandOffKind::Activation, 3), handOffTag(HandOffKind::Gradient, 3));

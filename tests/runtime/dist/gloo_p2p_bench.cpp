@@ -62,7 +62,9 @@ int runRank(int rank, int port, int iterations, const std::vector<std::int64_t>&
     std::int64_t mb = 0;
     for (std::int64_t n : sizes) {
         const std::vector<std::int64_t> shape{n};
-        HandOff value{shape, std::vector<float>(static_cast<std::size_t>(n), 1.0f)};
+        HandOff value;
+        value.shape = shape;
+        value.values.assign(static_cast<std::size_t>(n), 1.0f);
         std::vector<double> oneWayUs;
         for (int i = -10; i < iterations; ++i, ++mb) { // 10 warm-up round trips
             const auto t0 = Clock::now();

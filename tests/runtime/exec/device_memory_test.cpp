@@ -130,3 +130,105 @@ TEST(DeviceMemory, ResetPeaksKeepsLiveBytes)
 
 } // namespace
 } // namespace bs::runtime
+
+namespace bs::runtime {
+namespace {
+
+// A zero-copy hand-off on one GPU: stage 0's forward allocates the activation, stage 1 uses the
+// same buffer. Whichever drops it last frees it; the free must land on stage 0's books either way,
+// so both stages end at zero activations (without shareBuffer the freeing stage would go negative).
+TEST(DeviceMemory, SharedHandOffBufferIsFreedOnItsOwnersBooksWhoeverDropsItLast)
+{
+    for (const int lastHolder : {0, 1}) {
+        FakeAllocator gpu;
+        DeviceMemoryAttributor memory(gpu, {0, 0});
+        const Installed on(memory);
+        bool held = true;
+        {
+            const MemoryScope scope(0, MemoryCategory::Activations);
+            gpu.allocate(0, 4096); // stage 0's output, handed to stage 1
+        }
+        memory.shareBuffer(0, MemoryCategory::Activations, 4096, [&held] { return held; });
+        {
+            const MemoryScope scope(1 - lastHolder, MemoryCategory::Activations); // the first to drop it: no free
+            gpu.allocate(0, 100);
+            gpu.free(0, 100);
+        }
+        EXPECT_EQ(memory.sharedBuffers(), 1U);
+        {
+            const MemoryScope scope(lastHolder, MemoryCategory::Activations);
+            gpu.free(0, 4096);
+            held = false;
+        }
+        EXPECT_EQ(memory.sharedBuffers(), 0U) << "last holder " << lastHolder;
+        for (int s : {0, 1}) {
+            EXPECT_EQ(memory.stage(s).liveOf(MemoryCategory::Activations), 0)
+                << "stage " << s << ", last holder " << lastHolder;
+            EXPECT_EQ(memory.stage(s).liveTotal, 0) << "stage " << s << ", last holder " << lastHolder;
+        }
+        // Stage 0 held its output (and, when stage 1 drops the buffer last, a temporary beside it).
+        EXPECT_EQ(memory.stage(0).peakOf(MemoryCategory::Activations), lastHolder == 1 ? 4196 : 4096);
+    }
+}
+
+// A buffer shared on another device is settled only by that device's segments.
+TEST(DeviceMemory, SharedBufferIsSettledOnlyByItsOwnDevice)
+{
+    FakeAllocator gpus;
+    DeviceMemoryAttributor memory(gpus, {0, 1});
+    const Installed on(memory);
+    {
+        const MemoryScope scope(0, MemoryCategory::Activations);
+        gpus.allocate(0, 512);
+    }
+    memory.shareBuffer(0, MemoryCategory::Activations, 512, [] { return false; });
+    {
+        const MemoryScope scope(1, MemoryCategory::Activations); // cuda:1 cannot have freed it
+    }
+    EXPECT_EQ(memory.sharedBuffers(), 1U);
+    {
+        const MemoryScope scope(0, MemoryCategory::Activations);
+        gpus.free(0, 512);
+    }
+    EXPECT_EQ(memory.sharedBuffers(), 0U);
+    EXPECT_EQ(memory.stage(0).liveOf(MemoryCategory::Activations), 0);
+    EXPECT_EQ(memory.stage(1).liveOf(MemoryCategory::Activations), 0);
+}
+
+} // namespace
+} // namespace bs::runtime
+
+namespace bs::runtime {
+namespace {
+
+// A run resets peaks once its model is built (run_session.cpp): the CPU tracker's and the CUDA
+// attributor's together, so the CUDA memory panel does not keep construction temporaries as peaks
+// that the CPU panel dropped.
+TEST(DeviceMemory, TrackerPeakResetAlsoResetsTheCudaBooks)
+{
+    FakeAllocator gpu;
+    DeviceMemoryAttributor memory(gpu, {0, 0});
+    const Installed on(memory);
+    {
+        const MemoryScope scope(1, MemoryCategory::Parameters);
+        gpu.allocate(0, 6000); // an initialisation temporary...
+        gpu.free(0, 6000);
+        gpu.allocate(0, 2000); // ...and the weights
+    }
+    EXPECT_EQ(memory.stage(1).peakTotal, 6000);
+    EXPECT_GT(memory.stage(1).peakReserved, 0);
+    MemoryTracker::resetPeaks();
+    const StageMemory s1 = memory.stage(1);
+    EXPECT_EQ(s1.peakTotal, 2000);
+    EXPECT_EQ(s1.peakOf(MemoryCategory::Parameters), 2000);
+    EXPECT_EQ(s1.peakReserved, 0); // reserved peaks restart with the stage's next segment
+    {
+        const MemoryScope scope(1, MemoryCategory::Activations);
+        gpu.allocate(0, 100);
+    }
+    EXPECT_EQ(memory.stage(1).peakTotal, 2100);
+    EXPECT_EQ(memory.stage(1).peakReserved, 6144); // the device's reserve (the fake never returns blocks)
+}
+
+} // namespace
+} // namespace bs::runtime

@@ -3,14 +3,17 @@
 // as the CPU in fp32 (1f1b and paci), every action's kernels in the trace under its stage (CUPTI),
 // CUDA-event timings, CUDA memory per stage by kind, and bf16 training.
 #include "runtime/exec/run_session.h"
+#include "runtime/model/device_memory.h"
+#include "runtime/model/pipeline_model.h"
 #include "runtime/model/torch_devices.h"
 
 #include <gtest/gtest.h>
 
-#include "tests/support/tiny_run_config.h"
-
 #include <cmath>
 #include <set>
+
+#include "tests/runtime/model/test_tokens.h"
+#include "tests/support/tiny_run_config.h"
 
 namespace bs::runtime {
 namespace {
@@ -87,6 +90,76 @@ TEST(GpuRun, EveryStagesKernelsAreTaggedAndMemoryIsPerStage)
         EXPECT_GT(m.peakBytes, m.paramBytes) << "stage " << m.stage;
         EXPECT_GT(m.peakReservedBytes, 0) << "stage " << m.stage;
     }
+}
+
+// Stages on GPUs hand tensors over without host memory: on one GPU the receiver uses the
+// producer's tensor (zero copy), across two GPUs a device-to-device copy; the loss equals the
+// CPU's, and the CUDA memory per stage balances back to zero activations once every backward ran
+// (a shared buffer's free lands on the stage that allocated it, whoever frees it).
+void handOffsOnTheGpu(const std::vector<int>& devices, std::int64_t expectSame, std::int64_t expectPeer)
+{
+    const int p = static_cast<int>(devices.size());
+    ModelOptions o = test::tinyModelOptions(p, 1, WeightPolicy::Flush);
+    const TokenFn tokens = test::patternTokens(o.shape, o.microBatchSize);
+    double cpuLoss = 0;
+    {
+        auto cpu = PipelineModel::create(o, tokens);
+        ASSERT_TRUE(cpu) << cpu.error().describe();
+        for (int s = 0; s < p; ++s) {
+            ASSERT_TRUE(cpu->forward(s, 0));
+        }
+        cpuLoss = cpu->loss(0).value_or(-1);
+    }
+    o.stageDevice = devices;
+    AllocatorStats* stats = detail::cudaAllocatorStats();
+    ASSERT_NE(stats, nullptr);
+    DeviceMemoryAttributor memory(*stats, devices);
+    installDeviceMemory(&memory);
+    {
+        auto gpu = PipelineModel::create(o, tokens);
+        ASSERT_TRUE(gpu) << gpu.error().describe();
+        std::vector<std::int64_t> before;
+        for (int s = 0; s < p; ++s) {
+            before.push_back(memory.stage(s).liveOf(MemoryCategory::Activations));
+        }
+        for (int mb = 0; mb < 3; ++mb) {
+            for (int s = 0; s < p; ++s) {
+                ASSERT_TRUE(gpu->forward(s, mb));
+            }
+            for (int s = p - 1; s >= 0; --s) {
+                ASSERT_TRUE(gpu->backward(s, mb));
+            }
+        }
+        const HandOffCounts c = gpu->handOffCounts();
+        EXPECT_EQ(c.hostStaged, 0);
+        EXPECT_EQ(c.cloned, 0);
+        EXPECT_EQ(c.sameDevice, 3 * expectSame);
+        EXPECT_EQ(c.peerCopies, 3 * expectPeer);
+        EXPECT_LE(std::abs(gpu->loss(0).value_or(-1) - cpuLoss) / cpuLoss, 1e-4);
+        EXPECT_EQ(memory.sharedBuffers(), 0U) << "every shared hand-off buffer was freed and settled";
+        for (int s = 0; s < p; ++s) {
+            const std::int64_t kept = memory.stage(s).liveOf(MemoryCategory::Activations) - before[s];
+            EXPECT_GE(kept, 0) << "stage " << s;
+            EXPECT_LE(kept, 64 * 1024) << "stage " << s << ": activations left after every backward";
+        }
+    }
+    installDeviceMemory(nullptr);
+}
+
+TEST(GpuHandOff, OneGpuPassesTensorsWithoutACopy)
+{
+    if (!haveGpu()) {
+        GTEST_SKIP() << (torchHasCuda() ? "no CUDA device" : "CPU-only LibTorch");
+    }
+    handOffsOnTheGpu({0, 0, 0, 0}, 6, 0);
+}
+
+TEST(GpuHandOff, TwoGpusCopyDeviceToDevice)
+{
+    if (!torchHasCuda() || torchCudaDeviceCount() < 2) {
+        GTEST_SKIP() << "needs two CUDA devices";
+    }
+    handOffsOnTheGpu({0, 0, 1, 1}, 4, 2);
 }
 
 } // namespace

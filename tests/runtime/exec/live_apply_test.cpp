@@ -28,13 +28,13 @@ RunConfig tinyConfig(const std::string& schedule, int steps, int m = 4)
     return bs::test::tinyRunConfig(schedule, steps, kP, m);
 }
 
-LiveSettings settings(const std::string& schedule, int m, int a, int b)
+/// What the GUI sends: a whole RunConfig (its tuning panel's), of which Apply takes the schedule
+/// and the batch geometry.
+RunConfig settings(const std::string& schedule, int m, int a, int b)
 {
-    LiveSettings s;
-    s.schedule = schedule;
-    s.microbatches = m;
-    s.accum = a;
-    s.microBatchSize = b;
+    RunConfig s = tinyConfig(schedule, 4, m);
+    s.pipeline.accum = a;
+    s.pipeline.microBatchSize = b;
     return s;
 }
 
@@ -49,7 +49,7 @@ int stage0Forwards(const profiler::TraceSnapshot& trace)
 
 /// Trains `session` for `steps` batches while another thread requests `apply` once stage 0 has
 /// forwarded `afterForwards` micro-batches (what the GUI's Apply does mid-run).
-Status trainAndApply(RunSession& session, int steps, const LiveSettings& apply, int afterForwards, Status& applied)
+Status trainAndApply(RunSession& session, int steps, const RunConfig& apply, int afterForwards, Status& applied)
 {
     std::atomic<bool> done{false};
     std::thread requester([&] {
@@ -140,7 +140,7 @@ TEST(LiveApply, ChangesSettingsAtABatchBoundaryAndContinuesFromTheWeights)
 // at the next unread sequence. 1f1b -> gpipe (both flush once per batch of the same m and b): bit
 // for bit the same numerics. m=4 b=2 -> m=2 b=4: the same 8 sequences per global batch, in order,
 // only split differently (equal up to float summation order).
-void expectSameLosses(const LiveSettings& apply, double tolerance)
+void expectSameLosses(const RunConfig& apply, double tolerance)
 {
     constexpr int kSteps = 6, kM = 4;
     auto plain = RunSession::create(tinyConfig("1f1b", kSteps, kM));
@@ -155,8 +155,8 @@ void expectSameLosses(const LiveSettings& apply, double tolerance)
     ASSERT_TRUE(trained.has_value()) << trained.error().describe();
     ASSERT_TRUE(applied.has_value()) << applied.error().describe();
     ASSERT_EQ(session->appliedChanges().size(), 1u);
-    EXPECT_EQ(session->config().schedule.name, apply.schedule);
-    EXPECT_EQ(session->config().pipeline.microBatchSize, apply.microBatchSize);
+    EXPECT_EQ(session->config().schedule.name, apply.schedule.name);
+    EXPECT_EQ(session->config().pipeline.microBatchSize, apply.pipeline.microBatchSize);
     const std::vector<double> got = session->summary().losses;
     ASSERT_EQ(got.size(), expected.size());
     for (std::size_t i = 0; i < got.size(); ++i) {
@@ -242,31 +242,31 @@ TEST(LiveApply, RejectsWhatCannotChangeAndInvalidSettingsNamingTheField)
 {
     auto session = RunSession::create(tinyConfig("1f1b", 4));
     ASSERT_TRUE(session.has_value()) << session.error().describe();
-    const auto rejected = [&](LiveSettings s, const std::string& field) {
+    const auto rejected = [&](RunConfig s, const std::string& field) {
         const Status st = session->requestApply(s);
         ASSERT_FALSE(st.has_value()) << field;
         EXPECT_EQ(st.error().code, ErrorCode::InvalidArgument) << st.error().describe();
         EXPECT_NE(st.error().describe().find(field), std::string::npos) << st.error().describe();
     };
-    LiveSettings s = settings("paci", 4, 2, 2);
-    s.stages = kP + 1;
+    RunConfig s = settings("paci", 4, 2, 2);
+    s.pipeline.stages = kP + 1;
     rejected(s, "pipeline.stages");
     s = settings("paci", 4, 2, 2);
-    s.model = "small";
+    s.model.preset = "small";
     rejected(s, "model.preset");
     s = settings("paci", 4, 2, 2);
-    s.device = "cuda";
+    s.device.name = "cuda";
     rejected(s, "device.name");
     rejected(settings("paci", 4, 3, 2), "pipeline.accum"); // must divide m
     rejected(settings("1f1b", 4, 2, 2), "pipeline.accum"); // paci only
     rejected(settings("no-such-schedule", 4, 0, 2), "schedule.name");
     rejected(settings("1f1b", 0, 0, 2), "pipeline.microbatches");
     rejected(settings("1f1b", 4, 0, 0), "pipeline.micro_batch_size");
-    // Matching fixed fields are fine; nothing was applied by the rejected requests.
+    // Matching fixed fields are fine, and the fields Apply does not take (here the length of the
+    // run and the learning rate) are ignored: nothing was applied by the rejected requests.
     s = settings("paci", 4, 2, 2);
-    s.stages = kP;
-    s.model = "";
-    s.device = "cpu";
+    s.training.steps = 1000;
+    s.optimizer.lr = 1.0;
     EXPECT_TRUE(session->requestApply(s).has_value());
     EXPECT_TRUE(session->appliedChanges().empty());
 }

@@ -3,18 +3,18 @@
 #include "runtime/exec/run_session.h"
 
 #include "runtime/schedule/catalogue.h"
+#include "tests/support/tiny_run_config.h"
 
 #include <bubblescope/paci/lag_bound.h>
 #include <gtest/gtest.h>
-
-#include "tests/support/tiny_run_config.h"
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <thread>
-#include <unistd.h>
 
 namespace bs::runtime {
 namespace {
@@ -224,6 +224,36 @@ TEST(RunSession, ReportsMetricsPerGlobalBatchWithValidation)
     EXPECT_EQ(s.steps, 4);
     EXPECT_GT(s.bubbleFraction, 0.0);
     EXPECT_LT(s.bubbleFraction, 1.0);
+}
+
+// stepsDone() is read by the GUI thread while the training thread advances it (it was a plain int:
+// a data race; TSan builds have no torch, so this test states the contract: reads from another
+// thread are safe and never go backwards).
+TEST(RunSession, StepsDoneMayBeReadWhileTraining)
+{
+    auto session = RunSession::create(tinyConfig("paci", 6));
+    ASSERT_TRUE(session.has_value()) << session.error().describe();
+    std::atomic<bool> done{false};
+    int seen = 0;
+    bool monotonic = true;
+    std::thread reader([&] {
+        while (!done) {
+            const int now = session->stepsDone();
+            monotonic = monotonic && now >= seen;
+            seen = now;
+            std::this_thread::yield();
+        }
+    });
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_TRUE(session->runSteps(2).has_value());
+    }
+    done = true;
+    reader.join();
+    EXPECT_TRUE(monotonic);
+    EXPECT_EQ(session->stepsDone(), 6);
+    // The summary's bubble fraction is analyze()'s of the run's trace.
+    ASSERT_TRUE(session->finish().has_value());
+    EXPECT_GT(session->summary().bubbleFraction, 0.0);
 }
 
 } // namespace

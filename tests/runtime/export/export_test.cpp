@@ -9,6 +9,7 @@
 #include "runtime/schedule/csv_io.h"
 
 #include <gtest/gtest.h>
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <toml++/toml.h>
 
@@ -101,6 +102,48 @@ TEST(Export, TorchtitanIsValidToml)
         EXPECT_EQ(t["parallelism"]["pipeline_parallel_microbatch_size"].value<int>(), c.pipeline.microBatchSize);
         EXPECT_EQ(t["parallelism"]["pipeline_parallel_schedule_csv"].is_value(), std::string(name) == "zb-h1");
     }
+}
+
+// Several stages per rank (p = 4 ranks, 8 layers, v = 2): the CSV has one line per rank and
+// reads back; torchtitan gets PyTorch's class name and the layers per stage that imply v;
+// Megatron gets its virtual-stage argument; DeepSpeed says what it cannot do.
+TEST(Export, MultiStageSchedulesKeepTheirPlacementInEveryEngine)
+{
+    for (const char* name : {"interleaved-1f1b", "looped-bfs", "interleaved-zb", "zb-v", "dualpipev"}) {
+        RunConfig c = tuned(name);
+        c.pipeline.stages = 4;
+        c.pipeline.accum = 0;
+        auto csv = exportConfig(c, "pytorch-csv");
+        ASSERT_TRUE(csv) << name << ": " << csv.error().describe();
+        EXPECT_EQ(std::count(csv->begin(), csv->end(), '\n'), 4) << name;
+        ScheduleParams params = toScheduleParams(c);
+        params.batches = 1;
+        auto reread = scheduleFromCsv(*csv, params);
+        ASSERT_TRUE(reread) << name << ": " << reread.error().describe();
+        EXPECT_EQ(reread->stagesPerRank(), 2) << name;
+
+        auto titan = exportConfig(c, "torchtitan");
+        ASSERT_TRUE(titan);
+        toml::table t;
+        ASSERT_NO_THROW(t = toml::parse(*titan)) << *titan;
+        EXPECT_EQ(t["parallelism"]["pipeline_parallel_layers_per_stage"].value<int>(), 1) << name;
+        EXPECT_FALSE(t["parallelism"]["pipeline_parallel_schedule_csv"].is_value()) << name;
+        auto megatron = exportConfig(c, "megatron");
+        ASSERT_TRUE(megatron);
+        EXPECT_NE(megatron->find("--num-layers-per-virtual-pipeline-stage 1"), std::string::npos) << name;
+        auto ds = exportConfig(c, "deepspeed");
+        ASSERT_TRUE(ds);
+        EXPECT_NE(nlohmann::json::parse(*ds)["_comment"].get<std::string>().find("no virtual stages"), std::string::npos);
+    }
+    RunConfig c = tuned("interleaved-1f1b");
+    c.pipeline.stages = 4;
+    auto titan = exportConfig(c, "torchtitan");
+    ASSERT_TRUE(titan);
+    EXPECT_EQ(toml::parse(*titan)["parallelism"]["pipeline_parallel_schedule"].value<std::string>(), "Interleaved1F1B");
+    c.schedule.name = "dualpipev";
+    titan = exportConfig(c, "torchtitan");
+    ASSERT_TRUE(titan);
+    EXPECT_EQ(toml::parse(*titan)["parallelism"]["pipeline_parallel_schedule"].value<std::string>(), "DualPipeV");
 }
 
 TEST(Export, MegatronCarriesPipelineAndBatchSizes)

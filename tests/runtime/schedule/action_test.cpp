@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace bs::runtime {
 namespace {
 
@@ -20,6 +22,26 @@ TEST(Action, ParseRoundTripsEveryKind)
         auto parsed = parseAction(toString(a));
         ASSERT_TRUE(parsed) << parsed.error().describe();
         EXPECT_EQ(*parsed, a);
+    }
+}
+
+// DualPipeV's overlapped pair, in PyTorch's own spelling; its halves are plain F and B.
+TEST(Action, OverlappedPairIsWrittenAndReadAsPyTorchDoes)
+{
+    const Action pair = overlapForwardBackward(1, 6, 6, 2);
+    EXPECT_EQ(toString(pair), "(1F6;6B2)OVERLAP_F_B");
+    auto parsed = parseAction("(1F6;6B2)OVERLAP_F_B");
+    ASSERT_TRUE(parsed) << parsed.error().describe();
+    EXPECT_EQ(*parsed, pair);
+    EXPECT_EQ(pair.forwardHalf(), forward(1, 6));
+    EXPECT_EQ(pair.backwardHalf(), backward(6, 2));
+    std::vector<Action> parts;
+    forEachPart(pair, [&](const Action& a) { parts.push_back(a); });
+    EXPECT_EQ(parts, (std::vector<Action>{forward(1, 6), backward(6, 2)}));
+    for (const char* bad : {"(1F6)OVERLAP_F_B", "(1F6;6I2)OVERLAP_F_B", "(1B6;6F2)OVERLAP_F_B", "((1F6;6B2)OVERLAP_F_B;0B1)OVERLAP_F_B"}) {
+        auto rejected = parseAction(bad);
+        ASSERT_FALSE(rejected) << bad;
+        EXPECT_NE(rejected.error().message.find(bad), std::string::npos) << rejected.error().message;
     }
 }
 

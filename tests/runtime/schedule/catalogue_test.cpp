@@ -37,8 +37,8 @@ std::vector<GridCase> grid()
         for (int p : {1, 2, 4, 8}) {
             for (int m : std::set<int>{1, p, 2 * p, 4 * p}) {
                 for (int n : {1, 3}) {
-                    if ((m == 1 && p == 1 && n == 3) || m < info.minMicrobatches(p, 0)) {
-                        continue; // 2bw below p - 1 micro-batches: rejected (Catalogue.TwoBwNeeds...)
+                    if ((m == 1 && p == 1 && n == 3) || !info.acceptsMicrobatches(p, m, 0)) {
+                        continue; // 2bw below p - 1, interleaved off multiples of p, dualpipev below 2p: rejected
                     }
                     cases.push_back({info.name, p, m, n});
                 }
@@ -59,18 +59,29 @@ TEST_P(CatalogueGrid, ValidatesRoundTripsAndRuns)
     auto schedule = makeSchedule(params);
     ASSERT_TRUE(schedule) << schedule.error().describe();
     ASSERT_TRUE(validate(*schedule));
-    EXPECT_EQ(schedule->stages(), c.p);
+    const ScheduleInfo& info = *findSchedule(c.name);
+    EXPECT_EQ(schedule->ranks(), c.p);
+    EXPECT_EQ(schedule->stages(), c.p * info.defaultStagesPerRank);
 
     auto reread = scheduleFromCsv(scheduleToCsv(*schedule), schedule->params);
     ASSERT_TRUE(reread) << reread.error().describe();
     EXPECT_EQ(reread->programs, schedule->programs);
     EXPECT_EQ(reread->inflightBound, schedule->inflightBound);
+    EXPECT_EQ(reread->rankOfStage, schedule->rankOfStage);
+    EXPECT_EQ(reread->placement, schedule->placement);
 
     SimulationRequest request{params, CostModel::uniform(c.p, 1000, 1000, 1000), 1};
     auto result = simulate(request);
     ASSERT_TRUE(result) << result.error().describe();
-    EXPECT_EQ(result->trace->size(), schedule->actionCount());
-    // Busy time is the same work whatever the order: m·N·(F + I + W) per stage.
+    std::size_t events = 0; // an overlapped F&B pair is recorded as its two halves
+    for (const auto& program : schedule->programs) {
+        for (const Action& a : program) {
+            events += a.isOverlap() ? 2 : 1;
+        }
+    }
+    EXPECT_EQ(result->trace->size(), events);
+    // Busy time is the same work whatever the order: m·N·(F + I + W) per rank (a rank's cost is
+    // split evenly over its chunks).
     for (const auto& stage : result->report.perStage) {
         EXPECT_EQ(stage.busy, static_cast<TimeNs>(c.m) * c.n * 3000) << "stage " << stage.stage;
         EXPECT_LE(stage.peakInflight, schedule->inflightBound[static_cast<std::size_t>(stage.stage)]);
@@ -87,7 +98,8 @@ TEST(Catalogue, ListsEverySchedule)
         names.push_back(info.name);
         EXPECT_FALSE(info.summary.empty());
     }
-    EXPECT_EQ(names, (std::vector<std::string>{"gpipe", "1f1b", "zb-h1", "zb-h2", "pipedream", "2bw", "async-1f1b", "paci"}));
+    EXPECT_EQ(names, (std::vector<std::string>{"gpipe", "1f1b", "zb-h1", "zb-h2", "pipedream", "2bw", "async-1f1b", "paci",
+                                               "interleaved-1f1b", "looped-bfs", "interleaved-zb", "zb-v", "dualpipev"}));
 }
 
 TEST(Catalogue, BadParametersNameTheFieldAndAllowedValues)

@@ -37,6 +37,34 @@ TEST(Validate, AcceptsAHandWrittenLegalSchedule)
     EXPECT_TRUE(validate(s));
 }
 
+// Stage 1 takes micro-batch 1's activation before micro-batch 0's, but stage 0 sends 0 first:
+// over one point-to-point stream the tensors would be swapped silently.
+TEST(Validate, RejectsReceivesOutOfTheSendersOrder)
+{
+    auto s = twoStage({forward(0, 0), forward(0, 1), backward(0, 1), backward(0, 0), u0},
+                      {forward(1, 1), backward(1, 1), forward(1, 0), backward(1, 0), u1});
+    expectRejected(s, "rank 1 receives message 0 from rank 0 out of order: it expects the activation of stage 0, "
+                      "micro-batch 1 but rank 0 sends the activation of stage 0, micro-batch 0");
+}
+
+// Several stages per rank: the rank's program may only hold its own stages, and its in-flight
+// bound counts all of them together.
+TEST(Validate, MultiStageRanksHoldOnlyTheirStagesWithinTheirBound)
+{
+    auto made = makeSchedule({.name = "interleaved-1f1b", .stages = 2, .microbatches = 4, .batches = 1});
+    ASSERT_TRUE(made) << made.error().describe();
+    EXPECT_EQ(made->rankOfStage, (std::vector<int>{0, 1, 0, 1}));
+    Schedule wrongRank = *made;
+    wrongRank.programs[0][0] = forward(1, 0);
+    expectRejected(wrongRank, "action belongs to stage 1, which this rank does not hold");
+    Schedule tight = *made;
+    tight.inflightBound[0] -= 1;
+    expectRejected(tight, "micro-batches in flight, bound is");
+    auto v = makeSchedule({.name = "zb-v", .stages = 3, .microbatches = 6, .batches = 1});
+    ASSERT_TRUE(v);
+    EXPECT_EQ(v->rankOfStage, (std::vector<int>{0, 1, 2, 2, 1, 0}));
+}
+
 TEST(Validate, RejectsBackwardBeforeForward)
 {
     expectRejected(twoStage({backward(0, 0), forward(0, 0), forward(0, 1), backward(0, 1), u0},
@@ -135,7 +163,7 @@ TEST(ScheduleCsv, RejectsBadCellsNamingLineAndCell)
         std::string csv, message, context;
     };
     for (const auto& c : {Case{"0F0,0Q0\n1F0,1B0\n", "unknown action letter 'Q'", "line 1, cell 2"},
-                          Case{"0F0,0B0\n0F0,1B0\n", "sits on the line of stage 1", "line 2, cell 1"},
+                          Case{"0F0,0B0\n0F0,1B0\n", "names stage 0 but sits on line 2", "line 2, cell 1"},
                           Case{"0F0,0Bx\n1F0,1B0\n", "missing micro-batch", "line 1, cell 2"},
                           Case{"", "no lines", "one line of actions per stage"}}) {
         auto s = scheduleFromCsv(c.csv, params);

@@ -2,6 +2,7 @@
 // these compare rationals by cross-multiplication, never with a tolerance.
 
 #include "runtime/schedule/catalogue.h"
+#include "runtime/schedule/validate.h"
 #include "runtime/sim/simulator.h"
 
 #include <gtest/gtest.h>
@@ -79,6 +80,54 @@ TEST(ZeroBubble, H2SteadyBubbleNearZeroWithAtMostTwiceTheActivations)
     EXPECT_LT(zb.report.bubbleFraction, 0.02);
     for (const auto& st : zb.report.perStage) {
         EXPECT_LE(st.peakInflight, 2 * ofob.report.perStage[static_cast<std::size_t>(st.stage)].peakInflight);
+    }
+}
+
+// The zero-bubble authors' memory promise, counted as they count it: a micro-batch holds its
+// activations from F until its W. ZB-H1 holds at most 1F1B's p, ZB-H2 at most 2p, however many
+// micro-batches a batch has (before this was enforced, zb-h1 held 15 on stage 0 at p = 8 and
+// zb-h2 held m, growing without bound like GPipe).
+TEST(ZeroBubble, KeepTheirMemoryPromiseAtEveryM)
+{
+    const int p = 8;
+    for (int m : {16, 24, 48}) {
+        const auto h1 = run("zb-h1", p, m);
+        const auto h2 = run("zb-h2", p, m);
+        for (const auto& st : h1.report.perStage) {
+            EXPECT_LE(st.peakMemoryBytes, p) << "zb-h1 m=" << m << " stage " << st.stage; // unit activations
+            EXPECT_EQ(st.idle, static_cast<TimeNs>(p - 1) * kF) << "zb-h1 keeps its bubble, m=" << m;
+        }
+        for (const auto& st : h2.report.perStage) {
+            EXPECT_LE(st.peakMemoryBytes, 2 * p) << "zb-h2 m=" << m << " stage " << st.stage;
+        }
+    }
+    // The validator enforces the stated bound: one less is rejected.
+    auto schedule = makeSchedule({.name = "zb-h1", .stages = p, .microbatches = 16, .batches = 1});
+    ASSERT_TRUE(schedule);
+    EXPECT_EQ(schedule->activationBound, std::vector<int>(p, p));
+    schedule->activationBound[0] = p - 1;
+    const Status tight = validate(*schedule);
+    ASSERT_FALSE(tight);
+    EXPECT_NE(tight.error().message.find("the stated memory bound is 7"), std::string::npos) << tight.error().message;
+}
+
+// The authors' bubble rate (cost − busy)/cost with cost the longest per-stage span, reported
+// beside the global one. At F = I = W their formulas give ZB-H1 (p − 1)(F + I − W) per stage and
+// ZB-H2 (p − 1)(F + I − 2W) = 0; 1F1B's stage 0 spans the whole run, so both rates agree there.
+TEST(ZeroBubble, PerStageSpanBubbleIsTheAuthorsDefinition)
+{
+    for (int p : {4, 8}) {
+        const int m = 3 * p;
+        const auto h2 = run("zb-h2", p, m);
+        EXPECT_EQ(h2.report.spanBubbleFraction, 0.0) << "p=" << p;
+        EXPECT_GT(h2.report.bubbleFraction, 0.0); // the staggered start and end still idle globally
+        const auto h1 = run("zb-h1", p, m);
+        // cost = 3m + (p − 1) units on stage 0, busy 3m.
+        EXPECT_DOUBLE_EQ(h1.report.spanBubbleFraction, 1.0 - 3.0 * m / (3.0 * m + p - 1)) << "p=" << p;
+        const auto ofob = run("1f1b", p, m);
+        EXPECT_DOUBLE_EQ(ofob.report.spanBubbleFraction, ofob.report.bubbleFraction);
+        const auto zbv = run("zb-v", p, m);
+        EXPECT_EQ(zbv.report.spanBubbleFraction, 0.0) << "p=" << p;
     }
 }
 

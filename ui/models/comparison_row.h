@@ -8,7 +8,7 @@
 
 namespace bs::ui {
 
-struct RunSummary
+struct ComparisonRow
 {
     std::string label;
     double bubbleFraction = 0; ///< report.bubbleFraction
@@ -22,7 +22,7 @@ struct RunSummary
     /// runtime's time_to_target_s); -1 = no target, no validation loss or not reached.
     double timeToTargetS = -1;
 
-    static RunSummary fromReport(std::string label, const profiler::Report& report, double throughput, int lagBound);
+    static ComparisonRow fromReport(std::string label, const profiler::Report& report, double throughput, int lagBound);
 };
 
 } // namespace bs::ui

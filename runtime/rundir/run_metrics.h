@@ -2,8 +2,9 @@
 // What a training run reports: one BatchMetrics per global batch (metrics.jsonl) and a
 // RunSummary at the end (summary.json, `train --json`). Plain values, no torch.
 
-#include <cstdint>
 #include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -24,7 +25,8 @@ struct StageMetrics
     std::int64_t peakBytes = 0; ///< highest total (all categories but instrumentation) since the run began
     std::int64_t peakActivationBytes = 0;
     std::int64_t peakStashBytes = 0;
-    std::int64_t peakReservedBytes = 0; ///< CUDA stages: the device's caching-allocator reserve while the stage ran (shared by the stages on it); 0 on the CPU
+    std::int64_t peakReservedBytes = 0; ///< CUDA stages: the device's caching-allocator reserve while the stage ran
+                                        ///< (shared by the stages on it); 0 on the CPU
     int maxLag = 0; ///< most updates any micro-batch's backward crossed so far
     std::vector<std::int64_t> lagHistogram;
     std::int64_t driftSamples = 0;
@@ -80,7 +82,7 @@ struct RunSummary
     std::optional<int> stepToTarget;
     std::string error; ///< non-empty when the run stopped on an error
     std::string device; ///< where the stages ran: "cpu", "cuda:0 (8 stages)", ...
-    std::string dtype;  ///< "fp32" or "bf16"
+    std::string dtype; ///< "fp32" or "bf16"
     std::vector<std::string> notes; ///< said once: e.g. why CUPTI kernel lanes are off
     /// GPU runs: the trace's cupti.* attributes (kernels, dropped_records, host_overhead_ns, ...).
     std::map<std::string, std::string> kernelProfiling;
@@ -94,5 +96,12 @@ void to_json(nlohmann::json& j, const BatchMetrics& m);
 /// bubble_fraction, per_stage[] (peak_memory_bytes, max_version_lag, version_lag_histogram,
 /// mean_drift, ...), and more.
 void to_json(nlohmann::json& j, const RunSummary& s);
+
+/// The readers of what to_json wrote (run_loader.h). They expect records readRunDir() has checked
+/// (types and ranges, run_dir_schema.h): absent or null fields read as their defaults, null
+/// losses as NaN; a field of another type throws nlohmann::json::type_error (loadRun catches it).
+void from_json(const nlohmann::json& j, StageMetrics& m);
+void from_json(const nlohmann::json& j, BatchMetrics& m);
+void from_json(const nlohmann::json& j, RunSummary& s);
 
 } // namespace bs::runtime

@@ -1,12 +1,13 @@
-#include "ui/models/run_summary.h"
+#include "ui/models/comparison_row.h"
 
 #include <algorithm>
 
 namespace bs::ui {
 
-RunSummary RunSummary::fromReport(std::string label, const profiler::Report& report, double throughput, int lagBound)
+ComparisonRow ComparisonRow::fromReport(
+    std::string label, const profiler::Report& report, double throughput, int lagBound)
 {
-    RunSummary s;
+    ComparisonRow s;
     s.label = std::move(label);
     s.bubbleFraction = report.bubbleFraction;
     s.steadyBubbleFraction = report.steadyBubbleFraction;

@@ -1,0 +1,163 @@
+#include "runtime/rundir/run_metrics.h"
+
+#include <nlohmann/json.hpp>
+
+#include <limits>
+
+namespace bs::runtime {
+
+namespace {
+template<typename T>
+nlohmann::json optional(const std::optional<T>& v)
+{
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+} // namespace
+
+void to_json(nlohmann::json& j, const StageMetrics& m)
+{
+    j = nlohmann::json{{"stage", m.stage}, {"version", m.version}, {"peak_memory_bytes", m.peakBytes},
+        {"memory_bytes",
+            {{"params", m.paramBytes}, {"grads", m.gradBytes}, {"optimizer", m.optimizerBytes}, {"stash", m.stashBytes},
+                {"activations", m.activationBytes}}},
+        {"peak_activation_bytes", m.peakActivationBytes}, {"peak_stash_bytes", m.peakStashBytes},
+        {"peak_reserved_bytes", m.peakReservedBytes}, {"max_version_lag", m.maxLag},
+        {"version_lag_histogram", m.lagHistogram}, {"drift_samples", m.driftSamples}, {"mean_drift", m.meanDrift},
+        {"max_drift", m.maxDrift}};
+}
+
+void to_json(nlohmann::json& j, const BatchMetrics& m)
+{
+    j = nlohmann::json{{"step", m.step}, {"train_loss", m.trainLoss}, {"val_loss", optional(m.valLoss)},
+        {"virtual_time_s", m.virtualTimeS}, {"wall_time_s", m.wallTimeS}, {"tokens_per_s_virtual", m.tokensPerSVirtual},
+        {"tokens_per_s_wall", m.tokensPerSWall}, {"per_stage", m.stages}};
+}
+
+void to_json(nlohmann::json& j, const RunSummary& s)
+{
+    j = nlohmann::json{{"schedule", s.schedule}, {"reference", s.reference}, {"steps", s.steps},
+        {"final_train_loss", optional(s.finalTrainLoss)}, {"losses", s.losses}, {"val_loss", optional(s.valLoss)},
+        {"val_losses", s.valLosses}, {"val_steps", s.valSteps}, {"val_virtual_times_s", s.valVirtualTimesS},
+        {"virtual_time_s", s.virtualTimeS}, {"wall_time_s", s.wallTimeS}, {"busy_time_s", s.busyTimeS},
+        {"tokens_per_s_virtual", s.tokensPerSVirtual}, {"tokens_per_s_wall", s.tokensPerSWall},
+        {"bubble_fraction", s.bubbleFraction}, {"gpu_bubble_fraction", optional(s.gpuBubbleFraction)},
+        {"target_loss", optional(s.targetLoss)}, {"time_to_target_s", optional(s.timeToTargetS)},
+        {"step_to_target", optional(s.stepToTarget)}, {"error", s.error}, {"device", s.device}, {"dtype", s.dtype},
+        {"notes", s.notes}, {"kernel_profiling", s.kernelProfiling}, {"per_stage", s.stages}};
+    if (s.partition) {
+        const PartitionRecord& p = *s.partition;
+        j["partition"] = {{"mode", p.mode}, {"costs", p.costs}, {"units_per_stage", p.unitsPerStage},
+            {"layers_per_stage", p.layersPerStage}, {"predicted_stage_ms", p.predictedStageMs},
+            {"predicted_stage_bytes", p.predictedStageBytes}, {"predicted_imbalance", p.predictedImbalance}};
+    }
+}
+
+namespace {
+
+// Readers of what to_json wrote. readRunDir() has already checked every known field's type and
+// range (run_dir_schema.h); a value that is absent or null reads as the default.
+template<typename T>
+void read(const nlohmann::json& j, const char* key, T& out)
+{
+    if (const auto it = j.find(key); it != j.end() && !it->is_null()) {
+        out = it->get<T>();
+    }
+}
+
+template<typename T>
+void read(const nlohmann::json& j, const char* key, std::optional<T>& out)
+{
+    if (const auto it = j.find(key); it != j.end() && !it->is_null()) {
+        out = it->get<T>();
+    } else {
+        out.reset();
+    }
+}
+
+// Real numbers the writer may have turned into null (NaN or inf: a rank without the losses).
+void readReal(const nlohmann::json& j, const char* key, double& out)
+{
+    if (const auto it = j.find(key); it != j.end()) {
+        out = it->is_number() ? it->get<double>() : std::numeric_limits<double>::quiet_NaN();
+    }
+}
+
+void readReals(const nlohmann::json& j, const char* key, std::vector<double>& out)
+{
+    out.clear();
+    if (const auto it = j.find(key); it != j.end() && it->is_array()) {
+        for (const auto& v : *it) {
+            out.push_back(v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN());
+        }
+    }
+}
+
+} // namespace
+
+void from_json(const nlohmann::json& j, StageMetrics& m)
+{
+    m = StageMetrics{};
+    read(j, "stage", m.stage);
+    read(j, "version", m.version);
+    read(j, "peak_memory_bytes", m.peakBytes);
+    if (const auto it = j.find("memory_bytes"); it != j.end() && it->is_object()) {
+        read(*it, "params", m.paramBytes);
+        read(*it, "grads", m.gradBytes);
+        read(*it, "optimizer", m.optimizerBytes);
+        read(*it, "stash", m.stashBytes);
+        read(*it, "activations", m.activationBytes);
+    }
+    read(j, "peak_activation_bytes", m.peakActivationBytes);
+    read(j, "peak_stash_bytes", m.peakStashBytes);
+    read(j, "peak_reserved_bytes", m.peakReservedBytes);
+    read(j, "max_version_lag", m.maxLag);
+    read(j, "version_lag_histogram", m.lagHistogram);
+    read(j, "drift_samples", m.driftSamples);
+    read(j, "mean_drift", m.meanDrift);
+    read(j, "max_drift", m.maxDrift);
+}
+
+void from_json(const nlohmann::json& j, BatchMetrics& m)
+{
+    m = BatchMetrics{};
+    read(j, "step", m.step);
+    readReal(j, "train_loss", m.trainLoss);
+    read(j, "val_loss", m.valLoss);
+    read(j, "virtual_time_s", m.virtualTimeS);
+    read(j, "wall_time_s", m.wallTimeS);
+    read(j, "tokens_per_s_virtual", m.tokensPerSVirtual);
+    read(j, "tokens_per_s_wall", m.tokensPerSWall);
+    read(j, "per_stage", m.stages);
+}
+
+void from_json(const nlohmann::json& j, RunSummary& s)
+{
+    s = RunSummary{};
+    read(j, "schedule", s.schedule);
+    read(j, "reference", s.reference);
+    read(j, "steps", s.steps);
+    read(j, "final_train_loss", s.finalTrainLoss);
+    readReals(j, "losses", s.losses);
+    read(j, "val_loss", s.valLoss);
+    readReals(j, "val_losses", s.valLosses);
+    read(j, "val_steps", s.valSteps);
+    readReals(j, "val_virtual_times_s", s.valVirtualTimesS);
+    read(j, "virtual_time_s", s.virtualTimeS);
+    read(j, "wall_time_s", s.wallTimeS);
+    read(j, "busy_time_s", s.busyTimeS);
+    read(j, "tokens_per_s_virtual", s.tokensPerSVirtual);
+    read(j, "tokens_per_s_wall", s.tokensPerSWall);
+    read(j, "bubble_fraction", s.bubbleFraction);
+    read(j, "gpu_bubble_fraction", s.gpuBubbleFraction);
+    read(j, "target_loss", s.targetLoss);
+    read(j, "time_to_target_s", s.timeToTargetS);
+    read(j, "step_to_target", s.stepToTarget);
+    read(j, "error", s.error);
+    read(j, "device", s.device);
+    read(j, "dtype", s.dtype);
+    read(j, "notes", s.notes);
+    read(j, "kernel_profiling", s.kernelProfiling);
+    read(j, "per_stage", s.stages);
+}
+
+} // namespace bs::runtime

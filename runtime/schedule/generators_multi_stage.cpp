@@ -1,0 +1,349 @@
+// Schedules with several stages (model chunks) per rank. Each rank's compute order for one global
+// batch is built the way torch.distributed.pipelining builds its pipeline_order (schedules.py,
+// torch 2.11), without the None padding PyTorch uses to line ranks up in time: the order is what
+// matters, timing comes from the scheduler core. tests/runtime/schedule/torch_peer_test checks the
+// orders against PyTorch's own schedule objects. Global batches repeat the order with offset
+// micro-batch ids, each ended by one update per stage (flush).
+
+#include "runtime/schedule/generators.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+
+namespace bs::runtime::detail {
+
+namespace {
+
+using RankOrder = std::vector<Action>;
+
+// Next micro-batch per (stage, kind): PyTorch's fwd/bwd/weight_stage_mb_index counters.
+class Counters
+{
+public:
+    int next(int stage, ActionKind kind) { return m_next[{stage, kind}]++; }
+
+private:
+    std::map<std::pair<int, ActionKind>, int> m_next;
+};
+
+// PyTorch's _get_warmup_ops.
+int warmupOps(int rank, int v, int perRound, int p, int m, int factor)
+{
+    return std::min((v - 1) * perRound + factor * (p - 1 - rank), m * v);
+}
+
+// PyTorch's _get_1f1b_rank_ops for interleaved 1F1B (zeroBubble = false, warm-up factor 2) and
+// interleaved zero-bubble ZB1P (zeroBubble = true, factor 1, W after rank 1F1B steps).
+RankOrder interleavedOrder(int rank, int p, int v, int m, bool zeroBubble)
+{
+    const int rounds = std::max(1, m / p);
+    const int perRound = m / rounds;
+    const int warmup = warmupOps(rank, v, perRound, p, m, zeroBubble ? 1 : 2);
+    const int ops = v * m;
+    const int fwdBwd = ops - warmup;
+    const auto forwardStage = [&](int step) { return (step / perRound) % v * p + rank; };
+    const auto backwardStage = [&](int step) { return (v - 1 - (step - warmup) / perRound % v) * p + rank; };
+    const ActionKind backwardKind = zeroBubble ? ActionKind::BackwardInput : ActionKind::Backward;
+    Counters counters;
+    RankOrder order;
+    std::vector<int> backwardSteps;
+    std::size_t weightsDone = 0;
+    const auto addWeight = [&] {
+        const int stage = backwardStage(backwardSteps[weightsDone++]);
+        order.push_back(backwardWeight(stage, counters.next(stage, ActionKind::BackwardWeight)));
+    };
+    for (int op = 0; op < warmup + fwdBwd + warmup; ++op) {
+        if (op < warmup + fwdBwd) {
+            const int stage = forwardStage(op);
+            order.push_back(forward(stage, counters.next(stage, ActionKind::Forward)));
+            if (op < warmup) {
+                continue;
+            }
+        }
+        const int stage = backwardStage(op);
+        order.push_back({stage, backwardKind, counters.next(stage, backwardKind)});
+        backwardSteps.push_back(op);
+        if (zeroBubble && op - warmup >= rank) {
+            addWeight();
+        }
+    }
+    while (zeroBubble && weightsDone < backwardSteps.size()) {
+        addWeight();
+    }
+    return order;
+}
+
+// ScheduleLoopedBFS: every chunk forwards all micro-batches, chunks in order; then backwards
+// chunk by chunk in reverse, micro-batches in reverse.
+RankOrder loopedBfsOrder(int rank, int p, int v, int m)
+{
+    RankOrder order;
+    for (int c = 0; c < v; ++c) {
+        for (int mb = 0; mb < m; ++mb) {
+            order.push_back(forward(c * p + rank, mb));
+        }
+    }
+    for (int c = v - 1; c >= 0; --c) {
+        for (int mb = m - 1; mb >= 0; --mb) {
+            order.push_back(backward(c * p + rank, mb));
+        }
+    }
+    return order;
+}
+
+// ScheduleZBVZeroBubble: chunk 0 is stage r, chunk 1 stage 2p − 1 − r. Planned for at least
+// 2p − 1 micro-batches; the ones past m are dropped afterwards, as PyTorch does.
+RankOrder zbvOrder(int rank, int p, int m)
+{
+    const int n = std::max(2 * p - 1, m);
+    const int s0 = rank;
+    const int s1 = 2 * p - 1 - rank;
+    int f0 = 0, f1 = 0, b0 = 0, b1 = 0;
+    RankOrder order;
+    for (int i = 0; i < 2 * (p - rank) - 1; ++i) {
+        order.push_back(forward(s0, f0++));
+    }
+    for (int i = 0; i < rank; ++i) {
+        order.push_back(forward(s1, f1++));
+        order.push_back(forward(s0, f0++));
+    }
+    for (int i = 0; i < p - rank; ++i) {
+        order.push_back(forward(s1, f1++));
+        order.push_back(backwardInput(s1, b1));
+        order.push_back(backwardWeight(s1, b1++));
+    }
+    while (f1 < f0 || f0 < n) {
+        if (f0 < n) {
+            order.push_back(forward(s0, f0++));
+        }
+        order.push_back(backwardInput(s0, b0));
+        order.push_back(backwardWeight(s0, b0++));
+        order.push_back(forward(s1, f1++));
+        order.push_back(backwardInput(s1, b1));
+        order.push_back(backwardWeight(s1, b1++));
+    }
+    int w0 = b0, w1 = b1;
+    for (int i = 0; i < rank; ++i) {
+        order.push_back(backwardInput(s0, b0++));
+        order.push_back(backwardInput(s1, b1++));
+    }
+    for (int i = 0; i < p - rank; ++i) {
+        order.push_back(backwardInput(s0, b0++));
+        order.push_back(backwardWeight(s0, w0++));
+    }
+    while (w1 < b1) {
+        order.push_back(backwardWeight(s1, w1++));
+    }
+    while (w0 < b0) {
+        order.push_back(backwardWeight(s0, w0++));
+    }
+    std::erase_if(order, [m](const Action& a) { return a.microbatch >= m; });
+    return order;
+}
+
+// ScheduleDualPipeV (DeepSeek's DualPipeV as torch ports it): eight phases per rank, the main
+// one made of overlapped forward-and-backward pairs; the second half of the last backwards are
+// split (I now, W later) to fill the drain.
+class DualPipeVBuilder
+{
+public:
+    DualPipeVBuilder(int rank, int p)
+        : m_s0(rank)
+        , m_s1(2 * p - 1 - rank)
+    {
+    }
+
+    RankOrder build(int rank, int p, int m)
+    {
+        for (int i = 0; i < (p - rank - 1) * 2; ++i) {
+            add(m_s0, ActionKind::Forward);
+        }
+        for (int i = 0; i < rank + 1; ++i) {
+            add(m_s0, ActionKind::Forward);
+            add(m_s1, ActionKind::Forward);
+        }
+        for (int i = 0; i < p - rank - 1; ++i) {
+            add(m_s1, ActionKind::BackwardInput);
+            addPendingWeight();
+            add(m_s1, ActionKind::Forward);
+        }
+        for (int i = 0; i < m - 2 * p + rank + 1; ++i) {
+            if (i == 0 && rank == p - 1) { // not overlapped: shortens the bubble (as DualPipe does)
+                add(m_s0, ActionKind::Forward);
+                add(m_s1, ActionKind::Backward);
+            } else {
+                addOverlap(m_s0, m_s1);
+            }
+            addOverlap(m_s1, m_s0);
+        }
+        for (int i = 0; i < p - rank - 1; ++i) {
+            add(m_s1, ActionKind::Backward);
+            addOverlap(m_s1, m_s0);
+        }
+        bool split = false;
+        const int last = rank + 1;
+        for (int i = 0; i < last; ++i) {
+            if (i == last / 2 && rank % 2 == 1) {
+                split = true;
+            }
+            add(m_s1, split ? ActionKind::BackwardInput : ActionKind::Backward);
+            if (i == last / 2 && rank % 2 == 0) {
+                split = true;
+            }
+            add(m_s0, split ? ActionKind::BackwardInput : ActionKind::Backward);
+        }
+        for (int i = 0; i < p - rank - 1; ++i) {
+            addPendingWeight();
+            add(m_s0, split ? ActionKind::BackwardInput : ActionKind::Backward);
+        }
+        for (int i = 0; i < rank + 1; ++i) {
+            addPendingWeight();
+        }
+        return std::move(m_order);
+    }
+
+private:
+    // A full backward consumes the input-gradient counter (PyTorch keys B by I).
+    void add(int stage, ActionKind kind)
+    {
+        const ActionKind key = kind == ActionKind::Backward ? ActionKind::BackwardInput : kind;
+        const int mb = m_counters.next(stage, key);
+        m_order.push_back({stage, kind, mb});
+        if (kind == ActionKind::BackwardInput) {
+            m_weights.emplace_back(stage, mb);
+        }
+    }
+    void addOverlap(int forwardStage, int backwardStage)
+    {
+        const int f = m_counters.next(forwardStage, ActionKind::Forward);
+        const int b = m_counters.next(backwardStage, ActionKind::BackwardInput);
+        m_order.push_back(overlapForwardBackward(forwardStage, f, backwardStage, b));
+    }
+    void addPendingWeight()
+    {
+        if (!m_weights.empty()) {
+            m_order.push_back(backwardWeight(m_weights.front().first, m_weights.front().second));
+            m_weights.pop_front();
+        }
+    }
+
+    int m_s0, m_s1;
+    Counters m_counters;
+    std::deque<std::pair<int, int>> m_weights;
+    RankOrder m_order;
+};
+
+RankOrder rankOrder(const ScheduleParams& params, int rank)
+{
+    const int p = params.stages;
+    const int v = params.stagesPerRank;
+    const int m = params.microbatches;
+    if (params.name == "interleaved-1f1b") {
+        return interleavedOrder(rank, p, v, m, false);
+    }
+    if (params.name == "interleaved-zb") {
+        return interleavedOrder(rank, p, v, m, true);
+    }
+    if (params.name == "looped-bfs") {
+        return loopedBfsOrder(rank, p, v, m);
+    }
+    if (params.name == "zb-v") {
+        return zbvOrder(rank, p, m);
+    }
+    return DualPipeVBuilder(rank, p).build(rank, p, m);
+}
+
+// In-flight bound per rank, counted in stage-micro-batches (forward done, B or I not yet), as
+// each schedule's authors state the activation memory.
+int inflightBoundFor(const ScheduleParams& params, int rank)
+{
+    const int p = params.stages;
+    const int v = params.stagesPerRank;
+    const int m = params.microbatches;
+    const int all = v * m;
+    const int perRound = m / std::max(1, m / p);
+    if (params.name == "interleaved-1f1b") { // Megatron: warm-up forwards plus the steady one
+        return std::min(all, warmupOps(rank, v, perRound, p, m, 2) + 1);
+    }
+    if (params.name == "interleaved-zb") {
+        return std::min(all, warmupOps(rank, v, perRound, p, m, 1) + 1);
+    }
+    if (params.name == "zb-v") { // ZB-V paper §6: 1F1B's memory, p micro-batches of a whole rank = 2p chunks
+        return std::min(all, 2 * p);
+    }
+    if (params.name == "dualpipev") { // DualPipe README: PP + 1 chunk activations, PP = 2p stages
+        return std::min(all, 2 * p + 1);
+    }
+    return all; // looped-bfs holds every micro-batch of every chunk, like GPipe
+}
+
+// Activation memory from F to the W that frees it, where a split backward makes it differ from
+// the in-flight bound; 0 = not stated separately.
+int activationBoundFor(const ScheduleParams& params, int rank)
+{
+    const int p = params.stages;
+    const int all = params.stagesPerRank * params.microbatches;
+    if (params.name == "zb-v") { // ZB-V paper §6: the same activation memory as 1F1B
+        return std::min(all, 2 * p);
+    }
+    if (params.name == "dualpipev") {
+        return std::min(all, 2 * p + 1);
+    }
+    if (params.name == "interleaved-zb") { // ZB1P: W trails by `rank` steps on top of the warm-up
+        return std::min(all, inflightBoundFor(params, rank) + rank);
+    }
+    return 0;
+}
+
+} // namespace
+
+std::vector<Action> interleavedZeroBubbleOrder(int rank, int p, int v, int m)
+{
+    return interleavedOrder(rank, p, v, m, true);
+}
+
+Schedule makeMultiStage(const ScheduleParams& params)
+{
+    const int p = params.stages;
+    const int m = params.microbatches;
+    Schedule schedule;
+    schedule.params = params;
+    schedule.weights = WeightPolicy::Flush;
+    schedule.placement = params.placement.value_or(Placement::Loop);
+    schedule.splitBackward = params.name != "interleaved-1f1b" && params.name != "looped-bfs";
+    schedule.rankOfStage = rankOfStageFor(schedule.placement, p, params.stagesPerRank);
+    schedule.programs.resize(static_cast<std::size_t>(p));
+    for (int r = 0; r < p; ++r) {
+        const RankOrder order = rankOrder(params, r);
+        std::vector<int> own; // this rank's stages, ascending: their updates end each batch
+        for (int s = 0; s < schedule.stages(); ++s) {
+            if (schedule.rankOf(s) == r) {
+                own.push_back(s);
+            }
+        }
+        auto& program = schedule.programs[static_cast<std::size_t>(r)];
+        program.reserve((order.size() + own.size()) * static_cast<std::size_t>(params.batches));
+        for (int n = 0; n < params.batches; ++n) {
+            const int base = n * m;
+            for (Action a : order) {
+                a.microbatch += base;
+                if (a.isOverlap()) {
+                    a.pairMicrobatch += base;
+                }
+                program.push_back(a);
+            }
+            for (int s : own) {
+                program.push_back(update(s, n, base, base + m - 1));
+            }
+        }
+        schedule.inflightBound.push_back(inflightBoundFor(params, r));
+        if (const int memory = activationBoundFor(params, r); memory > 0) {
+            schedule.activationBound.push_back(memory);
+        }
+    }
+    schedule.weightVersionBound.assign(static_cast<std::size_t>(p), 1);
+    return schedule;
+}
+
+} // namespace bs::runtime::detail

@@ -1,0 +1,88 @@
+// RunWorkspace: the run slots and the one calibration, without the window. Opened runs alternate
+// between the two slots, the first one clears the predictions, selection only lands on a slot
+// that holds a run, and the calibration keeps one sample per run at one stage count.
+#include "runtime/sim/simulator.h"
+#include "ui/shell/run_workspace.h"
+
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace bs::ui;
+
+namespace {
+
+/// A replayed run of `schedule` as an opened one (the simulator's trace as the measurement).
+PredictedRun replayed(const std::string& schedule, int stages, const std::string& label)
+{
+    WhatIfConfig c;
+    c.run.pipeline.stages = stages;
+    c.baseline.clear();
+    c.batches = 2;
+    auto run = predictRun(c, schedule);
+    return run ? measuredRun(
+               label, run->result.schedule, run->result.trace, bs::runtime::analysisOptionsFor(run->result.schedule))
+               : PredictedRun{};
+}
+
+} // namespace
+
+class TestRunWorkspace : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void openedRunsAlternateAndSelectionNeedsARun()
+    {
+        RunWorkspace ws;
+        QVERIFY(!ws.showsRuns());
+        QVERIFY(!ws.select(0)); // nothing there
+        const PredictedRun a = replayed("paci", 4, "A");
+        QVERIFY(a.index && a.result.trace);
+        QVERIFY(a.result.report.bubbleFraction > 0 && !a.result.report.bubbles.empty()); // analysed, spans kept
+        bs::runtime::RunConfig config;
+        config.training.steps = 6;
+        QCOMPARE(ws.placeOpened(a, config), 0);
+        QVERIFY(ws.showsRuns());
+        QVERIFY(ws.slot(0)->finished() && ws.slot(0)->measured);
+        QCOMPARE(ws.slot(0)->config.training.steps, 6);
+        QCOMPARE(ws.placeOpened(replayed("1f1b", 4, "B"), config), 1);
+        QCOMPARE(ws.placeOpened(replayed("gpipe", 4, "C"), config), 0); // back to the top
+        QCOMPARE(ws.slot(0)->plan.label, std::string("C"));
+        QCOMPARE(ws.slot(1)->plan.label, std::string("B"));
+        QVERIFY(ws.select(1));
+        QCOMPARE(ws.selected(), 1);
+        QVERIFY(!ws.select(2));
+        QCOMPARE(ws.selected(), 1);
+        ws.enterRunMode(); // a new demo: both emptied, none selected, live runs start at the top
+        QVERIFY(!ws.slot(0) && !ws.slot(1));
+        QCOMPARE(ws.selected(), -1);
+        QCOMPARE(ws.placeStarted(a, config, true), 0);
+        QVERIFY(!ws.slot(0)->finished() && ws.slot(0)->indexing);
+    }
+
+    void oneCalibrationSamplePerRunAtOneStageCount()
+    {
+        RunWorkspace ws;
+        QSignalSpy changed(&ws, &RunWorkspace::calibrationChanged);
+        const auto sampleOf = [](const PredictedRun& run, int b) {
+            const auto& params = run.result.schedule.params;
+            auto sample = costSampleFromTrace(*run.result.trace, params.stages, b, params.name, run.label);
+            return std::move(sample).value();
+        };
+        const PredictedRun a = replayed("paci", 4, "A");
+        const PredictedRun b = replayed("1f1b", 4, "B");
+        QVERIFY(ws.addCalibrationSample(sampleOf(a, 8)));
+        QVERIFY(ws.addCalibrationSample(sampleOf(b, 8)));
+        QVERIFY(ws.addCalibrationSample(sampleOf(a, 8))); // A again: replaces its sample
+        QCOMPARE(changed.count(), 3);
+        QVERIFY(ws.calibration());
+        QCOMPARE(ws.calibration()->stages, 4);
+        QVERIFY(ws.calibration()->sourceFor("1f1b").find("B") != std::string::npos);
+        // A run at another stage count starts the calibration over (a per-stage fit cannot mix them).
+        QVERIFY(ws.addCalibrationSample(sampleOf(replayed("paci", 2, "C"), 8)));
+        QCOMPARE(ws.calibration()->stages, 2);
+        QVERIFY(ws.calibration()->sourceFor("1f1b").find("B") == std::string::npos);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRunWorkspace)
+#include "tst_run_workspace.moc"
