@@ -48,7 +48,7 @@ void SimulationOptions::addTo(CLI::App& app, bool withSchedule)
     app.add_option("--comm", commMs, "Communication time per transfer in ms")
         ->capture_default_str()
         ->check(finiteIn(0, runtime::kMaxActionMs, "ms"));
-    app.add_option("--model", model, "Derive costs from a GPT preset: tiny, small, gpt2-medium");
+    app.add_option("--model", model, "Derive costs from a GPT preset: tiny, small, deep, gpt2-medium");
     app.add_option("-b,--micro-batch-size", microBatchSize, "Sequences per micro-batch")->capture_default_str();
     app.add_option("--device-profile", deviceProfile, "With --model: cpu, a100, h100, h200")->capture_default_str();
 }

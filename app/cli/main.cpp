@@ -5,11 +5,13 @@
 #include "app/cli/export_command.h"
 #include "app/cli/launch_command.h"
 #include "app/cli/option_checks.h"
+#include "app/cli/partition_command.h"
 #include "app/cli/stop_signals.h"
 #include "app/cli/simulate_command.h"
 #include "app/cli/tune_command.h"
 #ifdef BS_WITH_TORCH
 #include "app/cli/train_command.h"
+#include "runtime/exec/unit_profile.h"
 #endif
 
 #include <CLI/CLI.hpp>
@@ -39,6 +41,11 @@ int main(int argc, char** argv)
     bs::cli::addTuneCommand(app, exitCode);
     bs::cli::addLaunchCommand(app, exitCode);
     bs::cli::addAnalyzeCommand(app, exitCode);
+    bs::cli::MeasureUnits measureUnits;
+#ifdef BS_WITH_TORCH
+    measureUnits = bs::runtime::measureLayerUnits; // the training runtime module's profiling pass
+#endif
+    bs::cli::addPartitionCommand(app, exitCode, measureUnits);
 #ifdef BS_WITH_TORCH
     bs::cli::addTrainCommand(app, exitCode);
 #endif

@@ -279,7 +279,7 @@ void addTrainOptions(CLI::App& sub, TrainArgs& a)
     sub.add_option("--microbatches", a.microbatches, "Micro-batches per global batch m");
     sub.add_option("--accum", a.accum, "paci: backward passes per local update a (0 = m)");
     sub.add_option("--micro-batch-size", a.microBatchSize, "Sequences per micro-batch b");
-    sub.add_option("--model", a.model, "GPT preset: tiny, small, gpt2-medium");
+    sub.add_option("--model", a.model, "GPT preset: tiny, small, deep, gpt2-medium");
     sub.add_option("--steps", a.steps, "Global batches to train");
     sub.add_option("--seed", a.seed, "Seed of the weights and the data");
     sub.add_option("--data", a.data, "synthetic, text:PATH or bin:PATH");

@@ -154,7 +154,7 @@ void addTuneCommand(CLI::App& app, int& exitCode)
     sub->add_option("-p,--stages", cmd->request.base.stages, "Pipeline stages")
         ->capture_default_str()
         ->check(integerIn(1, 256));
-    sub->add_option("--model", cmd->model, "GPT preset: tiny, small, gpt2-medium")->capture_default_str();
+    sub->add_option("--model", cmd->model, "GPT preset: tiny, small, deep, gpt2-medium")->capture_default_str();
     sub->add_option("--device-profile", cmd->device, "cpu, a100, h100, h200")->capture_default_str();
     sub->add_option("--max-lag", cmd->request.maxLag, "Most updates a micro-batch may cross (drift bound)")
         ->capture_default_str()

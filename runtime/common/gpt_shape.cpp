@@ -56,14 +56,17 @@ Result<GptShape> gptPreset(const std::string& name)
     if (name == "small") {
         return GptShape{.layers = 16, .dModel = 256, .heads = 8, .seqLen = 128, .vocab = 256};
     }
+    if (name == "deep") {
+        return GptShape{.layers = 40, .dModel = 64, .heads = 4, .seqLen = 64, .vocab = 256};
+    }
     if (name == "gpt2-medium") {
         return GptShape{.layers = 24, .dModel = 1024, .heads = 16, .seqLen = 1024, .vocab = 50257, .dropout = 0.1};
     }
     return makeError(ErrorCode::InvalidArgument, "unknown model preset '" + name + "'",
-                     "model.preset: allowed values are tiny, small, gpt2-medium");
+                     "model.preset: allowed values are tiny, small, deep, gpt2-medium");
 }
 
-std::vector<std::string> gptPresetNames() { return {"tiny", "small", "gpt2-medium"}; }
+std::vector<std::string> gptPresetNames() { return {"tiny", "small", "deep", "gpt2-medium"}; }
 
 Result<StagePartition> partitionLayers(const GptShape& shape, int stages, int microBatch,
                                        const std::vector<int>& explicitCounts)
@@ -126,7 +129,76 @@ Result<StagePartition> partitionLayers(const GptShape& shape, int stages, int mi
     for (std::size_t s = 0; s < part.layerCount.size(); ++s) {
         part.firstLayer[s] = first;
         first += part.layerCount[s];
+        part.unitCount.push_back(part.layerCount[s] + (s == 0 ? 1 : 0) + (s + 1 == part.layerCount.size() ? 2 : 0));
     }
+    part.finalNormStage = stages - 1;
+    return part;
+}
+
+int layerUnitCount(const GptShape& shape) { return std::max(shape.layers, 0) + 3; }
+
+std::string layerUnitName(const GptShape& shape, int unit)
+{
+    if (unit == 0) {
+        return "embedding";
+    }
+    if (unit <= shape.layers) {
+        return "block " + std::to_string(unit - 1);
+    }
+    return unit == shape.layers + 1 ? "final norm" : "head";
+}
+
+Result<StagePartition> partitionFromUnits(const GptShape& shape, int stages, const std::vector<int>& unitCounts,
+                                          const std::string& field)
+{
+    const int units = layerUnitCount(shape);
+    if (stages < 1) {
+        return makeError(ErrorCode::InvalidArgument, "stages must be at least 1", "pipeline.stages");
+    }
+    if (static_cast<int>(unitCounts.size()) != stages) {
+        return makeError(ErrorCode::InvalidArgument,
+            field + " has " + std::to_string(unitCounts.size()) + " entries; allowed: one per stage (pipeline.stages = "
+                + std::to_string(stages) + ")",
+            field);
+    }
+    long long sum = 0;
+    for (std::size_t s = 0; s < unitCounts.size(); ++s) {
+        if (unitCounts[s] < 1) {
+            return makeError(ErrorCode::InvalidArgument,
+                field + "[" + std::to_string(s) + "] = " + std::to_string(unitCounts[s])
+                    + "; allowed: >= 1 (layer units: embedding, each block, final norm, head)",
+                field);
+        }
+        sum += unitCounts[s];
+    }
+    if (sum != units) {
+        return makeError(ErrorCode::InvalidArgument,
+            field + " sums to " + std::to_string(sum) + "; allowed: a sum equal to the layer units, model.layers + 3 = "
+                + std::to_string(units),
+            field);
+    }
+    StagePartition part;
+    int unit = 0;
+    for (int s = 0; s < stages; ++s) {
+        const int begin = unit;
+        const int end = unit + unitCounts[static_cast<std::size_t>(s)]; // units [begin, end)
+        // Blocks are units 1..layers: the overlap of [begin, end) with [1, layers + 1).
+        const int firstBlock = std::max(begin, 1);
+        const int lastBlock = std::min(end, shape.layers + 1);
+        part.firstLayer.push_back(firstBlock - 1 < shape.layers ? firstBlock - 1 : shape.layers);
+        part.layerCount.push_back(std::max(0, lastBlock - firstBlock));
+        if (begin <= shape.layers + 1 && shape.layers + 1 < end) {
+            part.finalNormStage = s;
+        }
+        unit = end;
+    }
+    // A block-free stage's first layer is where the next one starts (as partitionLayers keeps it).
+    int first = 0;
+    for (std::size_t s = 0; s < part.layerCount.size(); ++s) {
+        part.firstLayer[s] = first;
+        first += part.layerCount[s];
+    }
+    part.unitCount = unitCounts;
     return part;
 }
 

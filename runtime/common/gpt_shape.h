@@ -38,17 +38,31 @@ struct GptShape
 Result<GptShape> gptPreset(const std::string& name);
 std::vector<std::string> gptPresetNames();
 
+/// The partition's granularity (the units the PACI authors' partitioner groups): unit 0 = token +
+/// position embeddings, units 1..layers = the blocks, layers + 1 = the final LayerNorm, layers + 2 =
+/// the LM head and the loss. Stages take contiguous runs of units, at least one each.
+int layerUnitCount(const GptShape& shape);
+/// "embedding", "block 3", "final norm", "head": for tables and messages.
+std::string layerUnitName(const GptShape& shape, int unit);
+
 /// Which layers each stage holds. Stage 0 also holds the embeddings, the last stage the head and
 /// loss. Blocks are assigned contiguously so the largest per-stage forward cost is minimal.
 struct StagePartition
 {
     std::vector<int> firstLayer; ///< per stage
     std::vector<int> layerCount; ///< per stage (may be 0 when p > layers)
+    std::vector<int> unitCount; ///< per stage, in layer units (layerUnitCount()); sums to layers + 3
+    int finalNormStage = 0; ///< the stage holding the final LayerNorm: the last, or the one before a head-only stage
 };
 
 /// Balanced partition by forward cost; `explicitCounts` (one per stage, summing to layers)
 /// overrides it. Errors name the field.
 Result<StagePartition> partitionLayers(const GptShape& shape, int stages, int microBatch,
                                        const std::vector<int>& explicitCounts = {});
+
+/// The partition given as layer units per stage (each >= 1, summing to layerUnitCount()). Errors
+/// name `field` (pipeline.partition).
+Result<StagePartition> partitionFromUnits(const GptShape& shape, int stages, const std::vector<int>& unitCounts,
+                                          const std::string& field = "pipeline.partition");
 
 } // namespace bs

@@ -135,6 +135,29 @@ public:
         out = std::move(values);
     }
 
+    /// A key that is either a string or an array of integers (pipeline.partition): a string
+    /// goes to `text`, an array to `list` with `text` set to `listName`.
+    void readStringOrIntList(std::string_view key, std::string& text, std::vector<int>& list, const char* listName)
+    {
+        const toml::node* n = find(key);
+        if (!n) {
+            return;
+        }
+        if (const auto* str = n->as_string()) {
+            text = str->get();
+            return;
+        }
+        if (!n->as_array()) {
+            wrongType(key, *n, "a string or an array of integers");
+            return;
+        }
+        m_known.pop_back(); // readIntList records the key again
+        readIntList(key, list);
+        if (!m_error) {
+            text = listName;
+        }
+    }
+
     const std::optional<Error>& error() const { return m_error; }
 
     bool present(std::string_view key) const { return m_table && m_table->get(key) != nullptr; }
@@ -204,7 +227,7 @@ std::optional<Error> readModel(TableReader& r, ModelConfig& model, std::string_v
         if (!shape) {
             return makeError(ErrorCode::InvalidArgument,
                 "model.preset: " + shape.error().message
-                    + " (allowed: tiny, small, gpt2-medium, or \"\" for an explicit shape)",
+                    + " (allowed: tiny, small, deep, gpt2-medium, or \"\" for an explicit shape)",
                 std::string(source));
         }
         model.shape = *shape;
@@ -232,6 +255,8 @@ void readPipeline(TableReader& r, PipelineConfig& p)
     r.readInt("stages_per_rank", p.stagesPerRank);
     r.readString("placement", p.placement);
     r.readIntList("layers_per_stage", p.layersPerStage);
+    r.readStringOrIntList("partition", p.partition, p.partitionUnits, "explicit");
+    r.readDouble("memory_budget_mib", p.memoryBudgetMiB);
 }
 
 void readOptimizer(TableReader& r, OptimizerConfig& o)

@@ -42,6 +42,18 @@ Result<RunConfig> configPreset(const std::string& name)
         c.training.evalInterval = 20;
         return c;
     }
+    if (name == "deep") {
+        // More blocks than stages (40 over 8, d 64), so balancing has room on a CPU: one block is
+        // about a fifth of a stage, the embedding and head together about a fifth of a block.
+        RunConfig c = paciOn("deep", 4);
+        c.pipeline.partition = "measured";
+        c.device.intraOpThreads = 1; // the serial driver runs one action at a time; a second thread adds noise
+        c.training.steps = 200;
+        c.training.evalInterval = 10;
+        c.training.evalBatches = 8;
+        c.training.targetLoss = 1.9;
+        return c;
+    }
     if (name == "gpt2-medium") {
         RunConfig c = paciOn("gpt2-medium", 16);
         c.device.name = "cuda";
@@ -51,12 +63,12 @@ Result<RunConfig> configPreset(const std::string& name)
         return c;
     }
     return makeError(
-        ErrorCode::InvalidArgument, "unknown config preset '" + name + "'", "allowed: demo, small, gpt2-medium");
+        ErrorCode::InvalidArgument, "unknown config preset '" + name + "'", "allowed: demo, small, deep, gpt2-medium");
 }
 
 std::vector<std::string> configPresetNames()
 {
-    return {"demo", "small", "gpt2-medium"};
+    return {"demo", "small", "deep", "gpt2-medium"};
 }
 
 } // namespace bs::runtime

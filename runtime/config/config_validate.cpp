@@ -108,6 +108,45 @@ void checkModel(Checker& c, const ModelConfig& model)
     }
 }
 
+/// pipeline.partition and pipeline.memory_budget_mib. Returns true when the partition is in layer
+/// units (measured or explicit), so the block-count checks below do not apply.
+bool checkUnitPartition(Checker& c, const RunConfig& cfg)
+{
+    const PipelineConfig& p = cfg.pipeline;
+    c.realRange("pipeline.memory_budget_mib", p.memoryBudgetMiB, 0.0, 1e9);
+    if (p.partition != "flops" && p.partition != "measured" && p.partition != "explicit") {
+        c.fail("pipeline.partition", "pipeline.partition = " + quoted(p.partition)
+                                         + " is not allowed; allowed values: \"flops\", \"measured\" or an array of "
+                                           "layer units per stage");
+        return false;
+    }
+    if (p.partition == "flops") {
+        if (!p.partitionUnits.empty()) {
+            c.fail("pipeline.partition", "pipeline.partition is \"flops\" but lists layer units; allowed: the list alone");
+        }
+        return false;
+    }
+    if (!p.layersPerStage.empty()) {
+        c.fail("pipeline.partition", "pipeline.partition = " + (p.partition == "explicit" ? std::string("[...]") : quoted(p.partition))
+                                         + " and pipeline.layers_per_stage are both set; allowed: one of them");
+    }
+    const int units = layerUnitCount(cfg.model.shape);
+    if (p.partition == "measured") {
+        if (!p.partitionUnits.empty()) {
+            c.fail("pipeline.partition", "pipeline.partition is \"measured\" but lists layer units; allowed: the list alone");
+        }
+        if (p.stages > units) {
+            c.fail("pipeline.stages", "pipeline.stages = " + std::to_string(p.stages) + " exceeds the layer units, model.layers + 3 = "
+                                          + std::to_string(units) + "; allowed: 1.." + std::to_string(units));
+        }
+        return true;
+    }
+    if (auto part = partitionFromUnits(cfg.model.shape, p.stages, p.partitionUnits); !part) {
+        c.fail("pipeline.partition", part.error().message);
+    }
+    return true;
+}
+
 // pipeline.stages_per_rank and pipeline.placement against the schedule's traits (catalogue.h).
 void checkPlacement(Checker& c, const RunConfig& cfg, const ScheduleInfo* info)
 {
@@ -157,6 +196,9 @@ void checkLayerSplit(Checker& c, const RunConfig& cfg)
 {
     const PipelineConfig& p = cfg.pipeline;
     const int layers = cfg.model.shape.layers;
+    if (checkUnitPartition(c, cfg)) {
+        return;
+    }
     if (p.layersPerStage.empty()) {
         if (p.stages > layers && layers >= 1) {
             c.fail("pipeline.stages",

@@ -76,7 +76,7 @@ std::string toToml(const RunConfig& c)
     const GptShape& m = c.model.shape;
     o << "# Bubblescope run configuration\n\n";
     o << "[model]\n"
-      << "preset = " << tomlString(c.model.preset) << "  # tiny, small, gpt2-medium; keys below override it\n"
+      << "preset = " << tomlString(c.model.preset) << "  # tiny, small, deep, gpt2-medium; keys below override it\n"
       << "layers = " << m.layers << "\n"
       << "d_model = " << m.dModel << "\n"
       << "heads = " << m.heads << "\n"
@@ -103,7 +103,10 @@ std::string toToml(const RunConfig& c)
           << "placement = " << tomlString(p.placement) << "  # one-per-rank, loop, v; \"\" = the schedule's own\n";
     }
     o
-      << "layers_per_stage = " << tomlIntList(p.layersPerStage) << "  # [] = balanced by cost\n\n";
+      << "layers_per_stage = " << tomlIntList(p.layersPerStage) << "  # [] = balanced by cost\n"
+      << "partition = " << (p.partition == "explicit" ? tomlIntList(p.partitionUnits) : tomlString(p.partition))
+      << "  # \"flops\", \"measured\" or layer units per stage (embedding, blocks, final norm, head)\n"
+      << "memory_budget_mib = " << tomlFloat(p.memoryBudgetMiB) << "  # per stage, measured partition; 0 = none\n\n";
     o << "[schedule]\n"
       << "name = " << tomlString(c.schedule.name) << "\n\n";
     const OptimizerConfig& opt = c.optimizer;

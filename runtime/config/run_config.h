@@ -44,6 +44,14 @@ struct PipelineConfig
     /// "one-per-rank", "loop" or "v"; empty = the schedule's own (it must match when given).
     std::string placement = "";
     std::vector<int> layersPerStage; ///< empty = balanced by cost; else one count per stage
+    /// How the layer units (embedding, each block, final norm, head; gpt_shape.h) are grouped into
+    /// stages: "flops" (blocks balanced by forward FLOPs, the default; layers_per_stage overrides),
+    /// "measured" (each unit timed and sized on the run's device, the slowest stage minimised under
+    /// memoryBudgetMiB; runtime/partition), or "explicit" (partitionUnits, one count per stage).
+    /// In TOML: partition = "flops" | "measured" | [counts per stage].
+    std::string partition = "flops";
+    std::vector<int> partitionUnits; ///< partition == "explicit": layer units per stage, each >= 1
+    double memoryBudgetMiB = 0.0; ///< per-stage bound for the measured partition; 0 = none
 
     /// The accumulation window actually used: accum, or m when accum is 0.
     int effectiveAccum() const { return accum == 0 ? microbatches : accum; }

@@ -25,6 +25,9 @@ ModelOptions modelOptions(const RunConfig& c, const Schedule& schedule)
     o.stages = c.pipeline.stages;
     o.microBatchSize = c.pipeline.microBatchSize;
     o.layersPerStage = c.pipeline.layersPerStage;
+    if (c.pipeline.partition == "explicit") {
+        o.unitsPerStage = c.pipeline.partitionUnits; // "measured": the run session profiles and fills it
+    }
     o.seed = static_cast<std::uint64_t>(c.training.seed);
     o.weights = schedule.weights;
     o.updateEvery = updateWindow(schedule);

@@ -96,6 +96,20 @@ Result<RunSession> RunSession::create(const RunConfig& requested, const SessionO
         mo.optimizer.updatesOffset = resumed->updatesOffset; // the LR schedule where the live Applies left it
     }
     impl->device->configure(mo);
+    if (options.transport && config.pipeline.partition == "measured") {
+        // Each rank would time its own units and could pick another split than its neighbours.
+        return makeError(ErrorCode::InvalidArgument,
+            "pipeline.partition = \"measured\" is not supported for multi-process runs; allowed: \"flops\" or the "
+            "counts `bubblescope-cli partition --measured` prints",
+            "pipeline.partition");
+    }
+    if (!options.reference) {
+        auto partition = resolvePartition(config, mo);
+        if (!partition) {
+            return partition.error();
+        }
+        impl->summary.partition = std::move(partition.value());
+    }
     if (options.transport) {
         mo.onlyStage = options.transport->rank(); // a rank holds its own stage's weights only
     }

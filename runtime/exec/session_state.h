@@ -9,6 +9,7 @@
 #include "runtime/exec/device_runtime.h"
 #include "runtime/exec/run_session.h"
 #include "runtime/exec/tensor_executor.h"
+#include "runtime/exec/unit_profile.h"
 #include "runtime/model/pipeline_model.h"
 #include "runtime/model/reference_trainer.h"
 #include "runtime/rundir/checkpoint_state.h"
@@ -38,6 +39,12 @@ int updateWindow(const Schedule& schedule);
 /// The model options of `c` run under `schedule` (weight policy, update window, LR schedule in
 /// updates, drift sampling).
 ModelOptions modelOptions(const RunConfig& c, const Schedule& schedule);
+
+/// Layer-unit costs measured on `device` (−1 = CPU) for `config`'s shape, micro-batch and dtype.
+Result<std::vector<UnitCost>> profileUnitsOnDevice(const RunConfig& config, int device);
+/// The partition `config` asks for (stage_partition.cpp); "measured" profiles on mo's stage-0
+/// device first. Sets mo.unitsPerStage for measured and explicit partitions.
+Result<PartitionRecord> resolvePartition(const RunConfig& config, ModelOptions& mo);
 
 /// Where the training data is: run-wide micro-batch `firstMicrobatch` and the ones after it take
 /// consecutive rows of `batchSize` sequences from sequence `firstSequence` on. Apply moves it (b may

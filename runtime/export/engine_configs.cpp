@@ -161,7 +161,11 @@ std::string deepspeedConfig(const RunConfig& c)
           {"schedule", c.schedule.name},
           {"stages_per_rank", stagesPerRank(c)},
           {"layers_per_stage", c.pipeline.layersPerStage},
-          {"partition_method", c.pipeline.layersPerStage.empty() ? "parameters" : "explicit (see layers_per_stage)"}}},
+          {"partition_method", c.pipeline.layersPerStage.empty() ? "parameters" : "explicit (see layers_per_stage)"},
+          // Bubblescope's own split in layer units (embedding, blocks, final norm, head): "flops",
+          // "measured" (timed on the run's device at start) or the counts per stage.
+          {"partition", c.pipeline.partition == "explicit" ? nlohmann::json(c.pipeline.partitionUnits)
+                                                          : nlohmann::json(c.pipeline.partition)}}},
     };
     return j.dump(2) + "\n";
 }

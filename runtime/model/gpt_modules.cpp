@@ -89,10 +89,12 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x)
 }
 
 GptStageImpl::GptStageImpl(
-    const GptShape& shape, int firstLayer, int layerCount, bool hasEmbedding, bool hasHead, std::uint64_t seed)
+    const GptShape& shape, int firstLayer, int layerCount, bool hasEmbedding, bool hasHead, std::uint64_t seed,
+    std::optional<bool> hasFinalNorm)
     : m_shape(shape)
     , m_hasEmbedding(hasEmbedding)
     , m_hasHead(hasHead)
+    , m_hasFinalNorm(hasFinalNorm.value_or(hasHead))
 {
     const std::int64_t d = shape.dModel;
     const double residStd = kInitStd / std::sqrt(2.0 * static_cast<double>(std::max(shape.layers, 1)));
@@ -113,9 +115,11 @@ GptStageImpl::GptStageImpl(
         block->initWeights(kInitStd, residStd);
         m_blocks->push_back(block);
     }
+    if (m_hasFinalNorm) { // LayerNorm starts at (1, 0): no random draw, so splitting it from the head keeps the weights
+        m_lnF = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})));
+    }
     if (hasHead) {
         seedLayer(seed, shape.layers);
-        m_lnF = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})));
         m_head = register_module("lm_head", torch::nn::Linear(torch::nn::LinearOptions(d, shape.vocab).bias(false)));
         initLinear(m_head, kInitStd);
     }
@@ -132,8 +136,11 @@ torch::Tensor GptStageImpl::forward(const torch::Tensor& input)
     for (const auto& block : *m_blocks) {
         x = block->as<Block>()->forward(x);
     }
+    if (m_hasFinalNorm) {
+        x = m_lnF(x);
+    }
     if (m_hasHead) {
-        x = m_head(m_lnF(x)); // (B, T, V)
+        x = m_head(x); // (B, T, V)
     }
     return x;
 }

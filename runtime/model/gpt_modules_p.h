@@ -13,6 +13,7 @@
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace bs::runtime::detail {
@@ -36,14 +37,16 @@ private:
 };
 TORCH_MODULE(Block);
 
-/// One pipeline stage: [embeddings] + blocks [first, first + count) + [final LN + LM head].
-/// Parameters are initialised per layer from (seed, layer index), so any partition of the same
+/// One pipeline stage: [embeddings] + blocks [first, first + count) + [final LN] + [LM head].
+/// The final LN goes with the head unless `hasFinalNorm` says otherwise (a partition in layer
+/// units may put it on the stage before a head-only one). Parameters are initialised per layer from (seed, layer index), so any partition of the same
 /// shape and seed holds exactly the same weights (the reference trainer relies on it).
 class GptStageImpl : public torch::nn::Module
 {
 public:
     GptStageImpl(
-        const GptShape& shape, int firstLayer, int layerCount, bool hasEmbedding, bool hasHead, std::uint64_t seed);
+        const GptShape& shape, int firstLayer, int layerCount, bool hasEmbedding, bool hasHead, std::uint64_t seed,
+        std::optional<bool> hasFinalNorm = std::nullopt);
 
     /// Stage 0: token ids (B, T) int64; otherwise the previous stage's activation (B, T, C).
     /// Returns (B, T, C), or logits (B, T, V) on the head stage.
@@ -53,11 +56,13 @@ public:
 
     bool hasEmbedding() const { return m_hasEmbedding; }
     bool hasHead() const { return m_hasHead; }
+    bool hasFinalNorm() const { return m_hasFinalNorm; }
 
 private:
     GptShape m_shape;
     bool m_hasEmbedding;
     bool m_hasHead;
+    bool m_hasFinalNorm;
     torch::nn::Embedding m_wte{nullptr}, m_wpe{nullptr};
     torch::nn::Dropout m_embDrop{nullptr};
     torch::nn::ModuleList m_blocks{nullptr};

@@ -47,6 +47,8 @@ struct ModelOptions
     int stages = 8; ///< p
     int microBatchSize = 2; ///< b
     std::vector<int> layersPerStage; ///< explicit partition; empty = balanced by cost
+    /// Explicit partition in layer units (gpt_shape.h layerUnitCount()); non-empty wins over layersPerStage.
+    std::vector<int> unitsPerStage;
     std::uint64_t seed = 1234; ///< weights (per layer) and dropout
     WeightPolicy weights = WeightPolicy::Flush;
     /// Micro-batches whose gradients one update applies: m for sync schedules and 2bw, a for

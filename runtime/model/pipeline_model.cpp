@@ -36,7 +36,9 @@ Result<PipelineModel> PipelineModel::create(const ModelOptions& options, TokenFn
     if (options.onlyStage < -1 || options.onlyStage >= options.stages) {
         return makeError(ErrorCode::InvalidArgument, "the stage to build must be -1 (all) or in [0, stages)", "model");
     }
-    auto partition = partitionLayers(shape, options.stages, options.microBatchSize, options.layersPerStage);
+    auto partition = options.unitsPerStage.empty()
+        ? partitionLayers(shape, options.stages, options.microBatchSize, options.layersPerStage)
+        : partitionFromUnits(shape, options.stages, options.unitsPerStage);
     if (!partition) {
         return partition.error();
     }
@@ -57,7 +59,7 @@ Result<PipelineModel> PipelineModel::create(const ModelOptions& options, TokenFn
             {
                 const MemoryScope scope(s, MemoryCategory::Parameters);
                 st.module = detail::GptStage(shape, partition->firstLayer[i], partition->layerCount[i], s == 0,
-                    s == options.stages - 1, options.seed);
+                    s == options.stages - 1, options.seed, s == partition->finalNormStage);
                 st.module->train();
                 st.module->to(detail::torchDevice(options.deviceOf(s))); // fp32 master weights on the stage's device
                 st.params = st.module->parameters();
@@ -117,11 +119,13 @@ Status PipelineModel::reconfigure(const ModelOptions& options)
         return makeError(ErrorCode::Internal, std::string("reconfigure failed: ") + torchErrorText(e), "model");
     }
     const std::vector<int> layers = d.options.layersPerStage; // the partition stays: the weights live there
+    const std::vector<int> units = d.options.unitsPerStage;
     const int onlyStage = d.options.onlyStage;
     const std::vector<int> devices = d.options.stageDevice; // the tensors live there
     const bool bf16 = d.options.bf16;
     d.options = options;
     d.options.layersPerStage = layers;
+    d.options.unitsPerStage = units;
     d.options.onlyStage = onlyStage;
     d.options.stageDevice = devices;
     d.options.bf16 = bf16;

@@ -61,6 +61,7 @@ RuntimeModuleApi makeApi()
     api.warmUp = &RunSession::warmUp;
     api.create = &create;
     api.trainDistributed = &trainDistributed;
+    api.measureLayerUnits = &measureLayerUnits;
     return api;
 }
 

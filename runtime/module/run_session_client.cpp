@@ -22,6 +22,15 @@ RunSession::RunSession(RunSession&&) noexcept = default;
 RunSession& RunSession::operator=(RunSession&&) noexcept = default;
 RunSession::~RunSession() = default;
 
+Result<std::vector<UnitCost>> measureLayerUnits(const RunConfig& config)
+{
+    auto api = loadRuntimeModule(config.device.name);
+    if (!api) {
+        return api.error();
+    }
+    return (*api)->measureLayerUnits(config);
+}
+
 Status RunSession::warmUp(const RunConfig& config)
 {
     auto api = loadRuntimeModule(config.device.name);

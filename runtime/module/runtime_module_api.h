@@ -17,6 +17,7 @@
 #include "runtime/dist/dist_train.h"
 #include "runtime/exec/run_session.h"
 #include "runtime/rundir/run_metrics.h"
+#include "runtime/exec/unit_profile.h"
 
 #include <nlohmann/json.hpp>
 
@@ -45,7 +46,7 @@ public:
 };
 
 /// Bumped whenever this table or ModuleSession changes.
-inline constexpr int kRuntimeModuleAbi = 3; // 2: requestApply takes a RunConfig; 3: SessionOptions::resume, checkpoints
+inline constexpr int kRuntimeModuleAbi = 4; // 2: requestApply takes a RunConfig; 3: SessionOptions::resume, checkpoints; 4: measureLayerUnits
 
 /// Sizes of the types that cross the boundary: a module built from other sources differs here.
 constexpr std::size_t runtimeModuleLayoutKey()
@@ -65,6 +66,7 @@ struct RuntimeModuleApi
     Result<std::unique_ptr<ModuleSession>> (*create)(const RunConfig& config, const SessionOptions& options) = nullptr;
     Result<nlohmann::json> (*trainDistributed)(const RunConfig& config, const DistEnv& env,
                                                const DistRunOptions& options) = nullptr;
+    Result<std::vector<UnitCost>> (*measureLayerUnits)(const RunConfig& config) = nullptr; ///< unit_profile.h
 };
 
 } // namespace bs::runtime

@@ -54,6 +54,12 @@ void to_json(nlohmann::json& j, const RunSummary& s)
         j["checkpoint_wall_s"] = s.checkpointWallS;
         j["checkpoint_bytes"] = s.checkpointBytes;
     }
+    if (s.partition) {
+        const PartitionRecord& p = *s.partition;
+        j["partition"] = {{"mode", p.mode}, {"costs", p.costs}, {"units_per_stage", p.unitsPerStage},
+            {"layers_per_stage", p.layersPerStage}, {"predicted_stage_ms", p.predictedStageMs},
+            {"predicted_stage_bytes", p.predictedStageBytes}, {"predicted_imbalance", p.predictedImbalance}};
+    }
 }
 
 namespace {

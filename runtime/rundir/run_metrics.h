@@ -51,6 +51,18 @@ struct BatchMetrics
     std::vector<StageMetrics> stages;
 };
 
+/// The partition a run used (runtime/partition/partition_choice.h), as summary.json records it.
+struct PartitionRecord
+{
+    std::string mode; ///< pipeline.partition: "flops", "measured", "explicit"
+    std::string costs; ///< what the prediction used: "measured" (profiling pass) or "flops"
+    std::vector<int> unitsPerStage; ///< layer units (embedding, blocks, final norm, head) per stage
+    std::vector<int> layersPerStage; ///< blocks per stage
+    std::vector<double> predictedStageMs; ///< forward + backward per micro-batch
+    std::vector<std::int64_t> predictedStageBytes; ///< static + in-flight activations
+    double predictedImbalance = 1.0; ///< slowest / mean predicted stage time
+};
+
 struct RunSummary
 {
     std::string schedule;
@@ -83,6 +95,7 @@ struct RunSummary
     int checkpoints = 0; ///< checkpoints this session wrote
     double checkpointWallS = 0.0; ///< wall time they took, in all (not in wall_time_s' training time)
     std::int64_t checkpointBytes = 0; ///< size of the last one (every file of checkpoint/)
+    std::optional<PartitionRecord> partition; ///< pipeline runs: the stages' layer units
 };
 
 void to_json(nlohmann::json& j, const StageMetrics& m);

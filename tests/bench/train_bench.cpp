@@ -4,6 +4,11 @@
 //   train_bench memory [steps]              measured peak bytes per stage for every schedule
 //   train_bench ttt [steps] [target]        demo config (tiny GPT, p=8, a=m=8, b=4): virtual time for
 //                                           1f1b and paci to reach a validation loss
+//   train_bench ttt-measured [steps] [text file] [synthetic|text]
+//                                           deep preset, 1f1b vs paci, flops vs measured partition, on the
+//                                           synthetic stream and English text (train_bench_ttt.cpp)
+//   train_bench ttt-replay [steps]          deep preset: cost-model replay of 1f1b and paci with one
+//                                           paci run's per-stage mean F/B/U (the figure without noise)
 #include "runtime/config/config_presets.h"
 #include "runtime/exec/run_session.h"
 #include "runtime/sim/simulator.h"
@@ -223,6 +228,9 @@ int memory(int steps)
 
 } // namespace
 
+int measuredTimeToTarget(int argc, char** argv); // train_bench_ttt.cpp
+int replayTimeToTarget(int argc, char** argv);
+
 int main(int argc, char** argv)
 {
     const std::string mode = argc > 1 ? argv[1] : "overhead";
@@ -232,9 +240,15 @@ int main(int argc, char** argv)
     if (mode == "ttt") {
         return timeToTarget(argc > 2 ? std::atoi(argv[2]) : 200, argc > 3 ? std::atof(argv[3]) : 1.9);
     }
+    if (mode == "ttt-measured") {
+        return measuredTimeToTarget(argc, argv);
+    }
+    if (mode == "ttt-replay") {
+        return replayTimeToTarget(argc, argv);
+    }
     if (mode == "memory") {
         return memory(argc > 2 ? std::atoi(argv[2]) : 2);
     }
-    std::fprintf(stderr, "usage: train_bench overhead [steps] [rounds] | ttt [steps] [target]\n");
+    std::fprintf(stderr, "usage: train_bench overhead [steps] [rounds] | ttt [steps] [target] | memory [steps] | ttt-measured [steps] [text file] [synthetic|text] | ttt-replay [steps]\n");
     return 2;
 }

@@ -47,7 +47,7 @@ TEST(ConfigPresets, UnknownPresetNamesTheAllowedOnes)
     Result<RunConfig> c = configPreset("huge");
     ASSERT_FALSE(c);
     EXPECT_EQ(c.error().code, ErrorCode::InvalidArgument);
-    EXPECT_EQ(c.error().context, "allowed: demo, small, gpt2-medium");
+    EXPECT_EQ(c.error().context, "allowed: demo, small, deep, gpt2-medium");
 }
 
 } // namespace

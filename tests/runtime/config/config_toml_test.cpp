@@ -23,7 +23,8 @@ RunConfig unusualConfig()
         .tiedHead = true,
         .dropout = 0.1 + 0.2}; // 0.30000000000000004: needs all 17 digits
     c.pipeline = {
-        .stages = 3, .microbatches = 12, .accum = 5, .microBatchSize = 2, .extraDepth = 1, .layersPerStage = {1, 3, 2}};
+        .stages = 3, .microbatches = 12, .accum = 5, .microBatchSize = 2, .extraDepth = 1, .layersPerStage = {1, 3, 2},
+        .partition = "flops", .partitionUnits = {}, .memoryBudgetMiB = 0.1 + 0.7};
     c.schedule.name = "paci";
     c.optimizer.lr = 1.0 / 3.0;
     c.optimizer.beta2 = 0.999;
@@ -74,6 +75,28 @@ TEST(ConfigToml, ChangingAnyFieldBreaksEquality)
     c = base;
     c.pipeline.layersPerStage = {1, 2, 3};
     EXPECT_NE(c, base);
+}
+
+TEST(ConfigToml, PartitionIsANameOrUnitCounts)
+{
+    RunConfig c;
+    c.pipeline.partition = "explicit";
+    c.pipeline.partitionUnits = {1, 1, 1, 1, 1, 1, 1, 4};
+    c.pipeline.memoryBudgetMiB = 512.5;
+    Result<RunConfig> back = parseRunConfig(toToml(c));
+    ASSERT_TRUE(back) << back.error().describe();
+    EXPECT_EQ(*back, c);
+    EXPECT_NE(toToml(c).find("partition = [1, 1, 1, 1, 1, 1, 1, 4]"), std::string::npos) << toToml(c);
+    back = parseRunConfig("[pipeline]\npartition = \"measured\"\n");
+    ASSERT_TRUE(back) << back.error().describe();
+    EXPECT_EQ(back->pipeline.partition, "measured");
+    EXPECT_TRUE(back->pipeline.partitionUnits.empty());
+    back = parseRunConfig("[pipeline]\npartition = 3\n");
+    ASSERT_FALSE(back);
+    EXPECT_EQ(back.error().message, "pipeline.partition must be a string or an array of integers, got integer");
+    back = parseRunConfig("[pipeline]\npartition = [1, \"x\"]\n");
+    ASSERT_FALSE(back);
+    EXPECT_EQ(back.error().message, "pipeline.partition must be an array of 32-bit integers, got string");
 }
 
 TEST(ConfigToml, EmptyTextGivesDefaults)
@@ -131,7 +154,7 @@ TEST_P(BadTomlTest, IsRejectedWithKeyTableAndPosition)
 const BadToml kBadToml[] = {
     {"unknownKey", "[pipeline]\nstages = 4\nmicrobatch = 8\n", ErrorCode::ParseError,
      "unknown key 'microbatch' in table [pipeline]; allowed keys: stages, microbatches, accum, micro_batch_size, "
-     "extra_depth, stages_per_rank, placement, layers_per_stage", "run.toml:3:1"},
+     "extra_depth, stages_per_rank, placement, layers_per_stage, partition, memory_budget_mib", "run.toml:3:1"},
     {"unknownModelKey", "[model]\nlayer = 4\n", ErrorCode::ParseError,
      "unknown key 'layer' in table [model]; allowed keys: preset, layers, d_model, heads, seq_len, vocab, dropout, "
      "tied_head, dtype, recompute", "run.toml:2:1"},
@@ -159,7 +182,7 @@ const BadToml kBadToml[] = {
     {"syntax", "[pipeline\nstages = 4\n", ErrorCode::ParseError,
      "TOML syntax error: Error while parsing table header: expected ']', saw '\\n'", "run.toml:1:10"},
     {"badPreset", "[model]\npreset = \"huge\"\n", ErrorCode::InvalidArgument,
-     "model.preset: unknown model preset 'huge' (allowed: tiny, small, gpt2-medium, or \"\" for an explicit shape)",
+     "model.preset: unknown model preset 'huge' (allowed: tiny, small, deep, gpt2-medium, or \"\" for an explicit shape)",
      "run.toml"},
 };
 // clang-format on
@@ -218,7 +241,7 @@ RunConfig randomConfig(std::mt19937_64& rng)
     RunConfig c;
     c.model.preset = rng() % 2 ? "" : gptPresetNames()[rng() % 3];
     c.model.shape = {anyInt(), anyInt(), anyInt(), anyInt(), anyInt(), rng() % 2 == 0, anyDouble()};
-    c.pipeline = {anyInt(), anyInt(), anyInt(), anyInt(), anyInt(), anyInt(), anyString(), {}};
+    c.pipeline = {anyInt(), anyInt(), anyInt(), anyInt(), anyInt(), anyInt(), anyString(), {}, "flops", {}, anyDouble()};
     for (std::uint64_t i = rng() % 5; i > 0; --i) {
         c.pipeline.layersPerStage.push_back(anyInt());
     }

@@ -73,6 +73,21 @@ TEST(Export, DeepSpeedIsValidJsonWithTheTunedBatch)
     EXPECT_EQ(j["train_batch_size"], c.pipeline.microbatches * c.pipeline.microBatchSize);
     EXPECT_EQ(j["_bubblescope"]["num_stages"], c.pipeline.stages);
     EXPECT_NE(j["_comment"].get<std::string>().find("PACI has no equivalent"), std::string::npos);
+    EXPECT_EQ(j["_bubblescope"]["partition"], "flops");
+}
+
+TEST(Export, CarriesTheLayerUnitPartition)
+{
+    RunConfig c = tuned("paci");
+    c.pipeline.partition = "explicit";
+    c.pipeline.partitionUnits = std::vector<int>(static_cast<std::size_t>(c.pipeline.stages), 1);
+    c.pipeline.partitionUnits.back() = layerUnitCount(c.model.shape) - (c.pipeline.stages - 1);
+    auto text = exportConfig(c, "deepspeed");
+    ASSERT_TRUE(text) << text.error().describe();
+    EXPECT_EQ(nlohmann::json::parse(*text)["_bubblescope"]["partition"], c.pipeline.partitionUnits);
+    auto toml = exportConfig(c, "toml");
+    ASSERT_TRUE(toml);
+    EXPECT_NE(toml->find("partition = [1, 1, 1, 1, 1, 1, 1,"), std::string::npos) << *toml;
 }
 
 TEST(Export, TorchtitanIsValidToml)

@@ -72,7 +72,7 @@ TEST(CostModel, UnknownNamesListTheAllowedValues)
     EXPECT_NE(device.error().context.find("cpu, a100, h100, h200"), std::string::npos);
     auto shape = gptPreset("huge");
     ASSERT_FALSE(shape);
-    EXPECT_NE(shape.error().context.find("tiny, small, gpt2-medium"), std::string::npos);
+    EXPECT_NE(shape.error().context.find("tiny, small, deep, gpt2-medium"), std::string::npos);
 }
 
 TEST(Partition, ExplicitCountsOverrideAndAreChecked)
