@@ -5,6 +5,7 @@
 #include <QAbstractBarSeries>
 #include <QBarCategoryAxis>
 #include <QBarSet>
+#include <QLegend>
 #include <QLineSeries>
 #include <QTest>
 
@@ -105,8 +106,10 @@ private Q_SLOTS:
         QCOMPARE(axis->categories().size(), 4); // one bar per run at each stage, labelled with the stage
         const auto visible = [&](int i) { return QString(axis->categories().at(i)).remove(QChar(0x200B)); };
         QCOMPARE(visible(0), QStringLiteral("0"));
-        QCOMPARE(visible(1), QStringLiteral("0"));
+        QCOMPARE(visible(1), QString()); // run b's bar: drawn without a label, so stages do not crowd
         QCOMPARE(visible(2), QStringLiteral("1"));
+        const QStringList labels = axis->categories();
+        QCOMPARE(QSet<QString>(labels.begin(), labels.end()).size(), 4); // a category axis needs distinct labels
         bubbles.setRuns({makeData(100, 0)}); // one run: the plain chart
         QCOMPARE(bubbles.stagePercent(1), 25.0);
 
@@ -125,6 +128,35 @@ private Q_SLOTS:
         QCOMPARE(bound->count(), 4);
         QCOMPARE(bound->at(0), QPointF(0, 1)); // run a, stage 0
         QCOMPARE(bound->at(1), QPointF(1, 0)); // run b, stage 0
+    }
+
+    // On a 1280x800 screen each chart gets ~200 px: Qt Charts elided the legend entries, the run
+    // names in the title and every stage number to "…". A narrow chart drops what cannot fit
+    // (the legend repeats the toolbar's colour key; the full title stays in the tooltip).
+    void narrowChartsDropWhatWouldBeElided()
+    {
+        BubbleChartView bubbles;
+        auto flush = makeData(300, 0);
+        flush.title = QStringLiteral("1F1B-flush");
+        bubbles.setRuns({makeData(100, 0), flush});
+        bubbles.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&bubbles));
+        const auto resizeTo = [&](int w, int h) {
+            bubbles.resize(w, h);
+            QTRY_COMPARE(bubbles.width(), w);
+        };
+        resizeTo(900, 300);
+        QVERIFY(bubbles.shownTitle().contains(QStringLiteral("a: PACI")));
+        QVERIFY(bubbles.chart()->legend()->isVisible());
+        resizeTo(150, 230); // two legend entries (warm-up, drain) need 180 px
+        QCOMPARE(bubbles.shownTitle(), QStringLiteral("Bubbles by cause"));
+        QVERIFY(bubbles.toolTip().contains(QStringLiteral("b: 1F1B-flush")));
+        QVERIFY(!bubbles.chart()->legend()->isVisible());
+        for (QAbstractAxis* axis : bubbles.chart()->axes()) {
+            QVERIFY(!axis->truncateLabels());
+        }
+        resizeTo(900, 300);
+        QVERIFY(bubbles.shownTitle().contains(QStringLiteral("b: 1F1B-flush")));
     }
 };
 

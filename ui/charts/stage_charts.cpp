@@ -4,6 +4,9 @@
 
 #include <QBarCategoryAxis>
 #include <QBarSet>
+#include <QFontMetrics>
+#include <QLegend>
+#include <QResizeEvent>
 #include <QLineSeries>
 #include <QPercentBarSeries>
 #include <QStackedBarSeries>
@@ -91,9 +94,12 @@ void StageBarChartView::showBars(const Bars& bars, const std::optional<Line>& li
         && line.has_value() == m_hasLine && (!line || line->ownAxis == m_lineOwnAxis);
     if (!sameShape) {
         rebuild(bars, line);
+        m_fullTitle = bars.title;
+        fitToWidth();
         return;
     }
-    chart()->setTitle(bars.title);
+    m_fullTitle = bars.title;
+    fitToWidth();
     const auto sets = m_series->barSets();
     for (int i = 0; i < sets.size(); ++i) {
         const auto& values = bars.values[static_cast<std::size_t>(i)];
@@ -223,10 +229,11 @@ std::pair<StageBarChartView::Bars, std::optional<StageBarChartView::Line>> Stage
         static_cast<std::size_t>(out.names.size()), std::vector<double>(stages * static_cast<std::size_t>(k), 0.0));
     for (std::size_t st = 0; st < stages; ++st) {
         for (int r = 0; r < k; ++r) {
-            // The first bar of each stage carries its number ("3a" / "3b" would be elided on a
-            // laptop screen); categories must differ, so the others are r zero-width spaces + st.
-            out.categories << (r == 0 ? QString::number(st)
-                                      : QString(r, QChar(0x200B)) + QString::number(st) + QString(r, QChar(0x200B)));
+            // The first bar of each stage carries its number ("3a" / "3b" would not fit on a
+            // laptop screen); categories must differ, so each other bar's label is a distinct
+            // count of zero-width spaces, drawn as nothing.
+            const auto position = static_cast<qsizetype>(st) * k + r;
+            out.categories << (r == 0 ? QString::number(st) : QString(position, QChar(0x200B)));
         }
     }
     std::optional<Line> line;
@@ -280,6 +287,53 @@ void StageBarChartView::showRuns(
     const auto [bars, line] = sideBySide(each, title);
     showBars(bars, line);
     setToolTip(title + tr(" (at each stage: left bar a, right bar b)")); // the title elides on a narrow window
+}
+
+void StageBarChartView::resizeEvent(QResizeEvent* event)
+{
+    QChartView::resizeEvent(event);
+    fitToWidth();
+}
+
+void StageBarChartView::fitToWidth()
+{
+    QChart* c = chart();
+    if (c == nullptr) {
+        return;
+    }
+    const int room = width() - 12;
+    const QFontMetrics titleMetrics(c->titleFont());
+    const QString kind = m_fullTitle.section(QStringLiteral(" · "), 0, 0);
+    c->setTitle(titleMetrics.horizontalAdvance(m_fullTitle) <= room ? m_fullTitle : kind);
+    // The legend needs about 90 px an entry at its 7.5 pt font; below that Qt elides every entry.
+    c->legend()->setVisible(room >= 90 * static_cast<int>(m_names.size() + (m_hasLine ? 1 : 0)));
+    // Stage numbers under ~12 px a bar would all be drawn as "…": hide them and say the order in
+    // the axis title instead.
+    for (QAbstractAxis* axis : c->axes()) {
+        // Qt Charts elides an axis label or title as soon as its estimate of the room runs short
+        // (a "0" under a 10 px bar became "…"); our labels are short enough to be drawn whole.
+        axis->setTruncateLabels(false);
+    }
+    for (QAbstractAxis* axis : c->axes(Qt::Horizontal)) {
+        if (auto* x = qobject_cast<QBarCategoryAxis*>(axis); x != nullptr && x->count() > 0) {
+            const bool fits = room * 0.75 / x->count() >= 8.0;
+            x->setLabelsVisible(fits);
+            // Side by side, only the first bar of a stage is labelled with a digit.
+            const auto stages = m_categories.isEmpty()
+                ? m_stages
+                : static_cast<int>(std::count_if(m_categories.begin(), m_categories.end(),
+                      [](const QString& label) { return !label.isEmpty() && label.front().isDigit(); }));
+            x->setTitleText(fits || stages <= 0 ? tr("stage") : tr("stage 0 → %1").arg(stages - 1));
+        }
+    }
+    if (toolTip().isEmpty() || !toolTip().startsWith(m_fullTitle)) {
+        setToolTip(m_fullTitle);
+    }
+}
+
+QString StageBarChartView::shownTitle() const
+{
+    return chart() ? chart()->title() : QString();
 }
 
 QStringList runTags(const std::vector<StageChartData>& runs)

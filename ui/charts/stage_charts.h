@@ -50,8 +50,13 @@ public:
     double stageTotal(int stage) const;
     /// How many times the chart was rebuilt rather than updated (for tests).
     int rebuilds() const { return m_rebuilds; }
+    /// The title as drawn: the full one when it fits the width, else its first part (the kind of
+    /// chart); the full title is then the tooltip (for tests).
+    QString shownTitle() const;
 
 protected:
+    void resizeEvent(QResizeEvent* event) override;
+
     enum class BarKind
     {
         Stacked,
@@ -95,6 +100,11 @@ private:
     QLineSeries* m_line = nullptr;
     QValueAxis* m_y = nullptr;
     QValueAxis* m_lineY = nullptr;
+    /// Narrow charts (a 1280 px laptop shows three in 650 px) drop what would be elided: the
+    /// legend (the toolbar's colour key names every colour), and the run names in the title.
+    void fitToWidth();
+
+    QString m_fullTitle;
     QStringList m_names;
     QStringList m_categories;
     int m_stages = -1;
