@@ -6,9 +6,9 @@
 #include <QBarSet>
 #include <QFontMetrics>
 #include <QLegend>
-#include <QResizeEvent>
 #include <QLineSeries>
 #include <QPercentBarSeries>
+#include <QResizeEvent>
 #include <QStackedBarSeries>
 #include <QValueAxis>
 
@@ -322,7 +322,7 @@ void StageBarChartView::fitToWidth()
             const auto stages = m_categories.isEmpty()
                 ? m_stages
                 : static_cast<int>(std::count_if(m_categories.begin(), m_categories.end(),
-                      [](const QString& label) { return !label.isEmpty() && label.front().isDigit(); }));
+                    [](const QString& label) { return !label.isEmpty() && label.front().isDigit(); }));
             x->setTitleText(fits || stages <= 0 ? tr("stage") : tr("stage 0 → %1").arg(stages - 1));
         }
     }
