@@ -95,9 +95,10 @@ void RendezvousFileServer::stop()
 RendezvousFileServer::~RendezvousFileServer()
 {
     stop();
-    if (!m_path.empty()) {
-        ::unlink(m_path.c_str());
-    }
+    // The store file is not unlinked here: another rank's c10d::FileStore may still be open on it
+    // (its destructor reopens the file to leave, and throws from a destructor when the file is
+    // gone: std::terminate). FileStore removes the file when its last user leaves; the directory
+    // goes now if that already happened (rmdir fails harmlessly while the file is there).
     if (!m_dir.empty()) {
         ::rmdir(m_dir.c_str());
     }

@@ -48,7 +48,8 @@ const char* kindName(HandOffKind kind) { return kind == HandOffKind::Activation 
 /// whose path rank 0 serves on exactly MASTER_ADDR:MASTER_PORT (file_rendezvous.h); `server`
 /// then holds rank 0's server.
 c10::intrusive_ptr<c10d::Store> makeStore(
-    const DistEnv& env, std::chrono::milliseconds timeout, std::unique_ptr<RendezvousFileServer>& server)
+    const DistEnv& env, std::chrono::milliseconds timeout, std::unique_ptr<RendezvousFileServer>& server,
+    std::string& servedDirectory)
 {
     auto fileStore = [&](const std::string& file) {
         auto store = c10::make_intrusive<c10d::FileStore>(file, env.worldSize);
@@ -72,10 +73,12 @@ c10::intrusive_ptr<c10d::Store> makeStore(
         if (!path) {
             throw std::runtime_error(path.error().describe());
         }
+        servedDirectory = path->substr(0, path->rfind('/'));
         return fileStore(*path);
     }
 #else
     (void)server;
+    (void)servedDirectory;
 #endif
     c10d::TCPStoreOptions so;
     so.port = static_cast<std::uint16_t>(env.masterPort);
@@ -194,6 +197,18 @@ struct GlooTransport::Impl
     DistEnv env;
     GlooOptions options;
     std::unique_ptr<RendezvousFileServer> fileServer; // rank 0 of a file rendezvous (until all joined)
+    /// A file rendezvous' directory, removed (when empty) after the store below has gone: whichever
+    /// rank leaves the FileStore last deletes its file, and only then can the directory go.
+    struct StoreDirectory
+    {
+        std::string path;
+        ~StoreDirectory()
+        {
+            if (!path.empty()) {
+                ::rmdir(path.c_str());
+            }
+        }
+    } storeDirectory;
     c10::intrusive_ptr<c10d::Store> store;
     c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
     struct PendingSend
@@ -296,7 +311,7 @@ Result<std::shared_ptr<GlooTransport>> GlooTransport::connect(const DistEnv& env
     const std::string where = "rendezvous at " + env.masterAddr + ":" + std::to_string(env.masterPort) + ", rank "
                               + std::to_string(env.rank) + " of " + std::to_string(env.worldSize);
     try {
-        impl->store = makeStore(env, options.rendezvousTimeout, impl->fileServer);
+        impl->store = makeStore(env, options.rendezvousTimeout, impl->fileServer, impl->storeDirectory.path);
         if (!options.identity.empty()) {
             if (Status same = checkSameRun(*impl->store, env, options.identity, options.rendezvousTimeout); !same) {
                 return same.error();
