@@ -165,7 +165,11 @@ int screenshot(const Options& options)
     QTimer::singleShot(20'000, &wait, &QEventLoop::quit);
     window.tuning()->suggest();
     wait.exec();
-    QApplication::processEvents();
+    // Let the layouts settle: a wrapped label's new height reaches the dock's scroll area a few
+    // posted layout requests later; grabbed before that, the panel was drawn squeezed.
+    QEventLoop settle;
+    QTimer::singleShot(200, &settle, &QEventLoop::quit);
+    settle.exec();
     if (!window.grab().save(QString::fromStdString(options.screenshot), "PNG")) {
         std::fprintf(stderr, "error: cannot write %s\n", options.screenshot.c_str());
         return 1;

@@ -46,6 +46,8 @@ class StageBarChartView : public QChartView
     Q_OBJECT
 public:
     explicit StageBarChartView(QWidget* parent = nullptr);
+    /// The title's size when it fits; narrower charts draw it smaller rather than elided.
+    static constexpr double kTitlePointSize = 9.5;
     /// Sum over the bar sets at `stage` (for tests).
     double stageTotal(int stage) const;
     /// How many times the chart was rebuilt rather than updated (for tests).
@@ -105,6 +107,9 @@ private:
     void fitToWidth();
 
     QString m_fullTitle;
+    QString m_axisNote; ///< value-axis titles hidden for want of room ("left axis: % idle")
+    /// Tick marks and label padding beside a value axis's labels and title (measured on Qt 6.4).
+    static constexpr int kAxisPaddingPx = 10;
     QStringList m_names;
     QStringList m_categories;
     int m_stages = -1;

@@ -149,36 +149,87 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const
     }
 }
 
-QVariant ComparisonModel::headerData(int section, Qt::Orientation orientation, int role) const
+namespace {
+
+/// The run's label on two lines at its " · " (name, then measured / simulated / predicted), so a
+/// column is only as wide as its longer half and the table fits beside the charts.
+QString twoLineLabel(const std::string& label)
 {
-    if (role != Qt::DisplayRole) {
-        return {};
+    QString text = toQt(label);
+    const QString dot = QStringLiteral(" · ");
+    if (const auto at = text.lastIndexOf(dot); at > 0) {
+        text.replace(at, dot.size(), QStringLiteral("\n"));
     }
-    if (orientation == Qt::Horizontal) {
-        if (section < static_cast<int>(m_runs.size())) {
-            return toQt(m_runs[static_cast<std::size_t>(section)].label);
-        }
-        return tr("difference");
-    }
-    switch (static_cast<Metric>(section)) {
+    return text;
+}
+
+} // namespace
+
+QString ComparisonModel::metricName(Metric metric)
+{
+    switch (metric) {
     case Metric::BubbleFraction:
         return tr("bubble");
     case Metric::SteadyBubbleFraction:
-        return tr("bubble (steady)");
+        return tr("steady bubble");
     case Metric::Throughput:
         return tr("throughput");
     case Metric::Makespan:
         return tr("makespan");
     case Metric::PeakMemory:
-        return tr("peak memory / stage");
+        return tr("peak memory");
     case Metric::MaxVersionLag:
-        return tr("max version lag");
+        return tr("max lag");
     case Metric::LagBound:
         return tr("drift bound");
     case Metric::TimeToTarget:
-        return tr("time to target (val. loss)");
+        return tr("time to target");
     }
     return {};
+}
+
+QString ComparisonModel::metricDescription(Metric metric)
+{
+    switch (metric) {
+    case Metric::BubbleFraction:
+        return tr("Idle share of every rank's compute lane over the whole run");
+    case Metric::SteadyBubbleFraction:
+        return tr("Idle share without the first warm-up and the last drain");
+    case Metric::Throughput:
+        return tr("Sequences per second");
+    case Metric::Makespan:
+        return tr("Time from the first action to the last");
+    case Metric::PeakMemory:
+        return tr("Peak memory of the largest rank: weights, optimizer state, stashes and activations of all "
+                  "the stages (chunks) it holds");
+    case Metric::MaxVersionLag:
+        return tr("Largest weight-version lag a backward saw (updates between its forward and it)");
+    case Metric::LagBound:
+        return tr("The schedule's proven drift bound in updates (n/a: synchronous)");
+    case Metric::TimeToTarget:
+        return tr("Time to target (val. loss): virtual seconds until the validation loss first reached the target");
+    }
+    return {};
+}
+
+QVariant ComparisonModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (role != Qt::DisplayRole && role != Qt::ToolTipRole) {
+        return {};
+    }
+    if (orientation == Qt::Horizontal) {
+        if (section < static_cast<int>(m_runs.size())) {
+            const std::string& label = m_runs[static_cast<std::size_t>(section)].label;
+            return role == Qt::DisplayRole ? twoLineLabel(label) : toQt(label);
+        }
+        return role == Qt::DisplayRole ? tr("difference")
+                                       : tr("First run vs second (× for ratios, pp for percentage points)");
+    }
+    if (section < 0 || section >= kMetricCount) {
+        return {};
+    }
+    const auto metric = static_cast<Metric>(section);
+    return role == Qt::DisplayRole ? metricName(metric) : metricDescription(metric);
 }
 
 } // namespace bs::ui

@@ -104,6 +104,7 @@ QWidget* TuningPanel::buildControls()
     m_microBatch = makeSlider(1, 64, box);
     m_microBatchValue = new QLabel(box);
     m_globalBatch = new QLabel(box);
+    m_globalBatch->setWordWrap(true); // "G = a·b = 2048 sequences" in a narrow (scrolling) dock
     m_batches = new QSpinBox(box);
     m_batches->setRange(1, 64);
     m_budget = new QDoubleSpinBox(box);
