@@ -130,6 +130,11 @@ private Q_SLOTS:
                 || (!qobject_cast<QComboBox*>(w) && !qobject_cast<QAbstractSpinBox*>(w))) {
                 continue;
             }
+            if (auto* combo = qobject_cast<QComboBox*>(w)) { // the longest choice shows whole ("interleaved-1f1b")
+                QVERIFY2(combo->width() >= combo->sizeHint().width(),
+                    qPrintable(combo->currentText()
+                        + QStringLiteral(" %1 < %2").arg(combo->width()).arg(combo->sizeHint().width())));
+            }
             QVERIFY2(w->height() >= w->sizeHint().height(),
                 qPrintable(QString::fromLatin1(w->metaObject()->className()) + QStringLiteral(" in ")
                     + QString::fromLatin1(w->parentWidget()->metaObject()->className())

@@ -161,7 +161,7 @@ void StageBarChartView::rebuild(const Bars& bars, const std::optional<Line>& lin
         small.setPointSizeF(6.5);
         x->setLabelsFont(small);
     }
-    x->setTitleText(tr("stage"));
+    x->setTitleText(laneWord());
     c->addAxis(x, Qt::AlignBottom);
     m_series->attachAxis(x);
     m_y = new QValueAxis(c);
@@ -267,9 +267,16 @@ std::pair<StageBarChartView::Bars, std::optional<StageBarChartView::Line>> Stage
     return {out, line};
 }
 
+QString StageBarChartView::laneWord() const
+{
+    return m_perRank ? tr("rank") : tr("stage");
+}
+
 void StageBarChartView::showRuns(
     const std::vector<StageChartData>& runs, std::pair<Bars, std::optional<Line>> (*barsOf)(const StageChartData&))
 {
+    // Ranks holding several stages: a bar is a rank, over all the stages (chunks) it holds.
+    m_perRank = std::any_of(runs.begin(), runs.end(), [](const StageChartData& r) { return r.perRank; });
     if (runs.size() == 1) {
         const auto [bars, line] = barsOf(runs.front());
         showBars(bars, line);
@@ -354,7 +361,7 @@ void StageBarChartView::fitToWidth()
                 ? m_stages
                 : static_cast<int>(std::count_if(m_categories.begin(), m_categories.end(),
                     [](const QString& label) { return !label.isEmpty() && label.front().isDigit(); }));
-            x->setTitleText(fits || stages <= 0 ? tr("stage") : tr("stage 0 → %1").arg(stages - 1));
+            x->setTitleText(fits || stages <= 0 ? laneWord() : tr("%1 0 → %2").arg(laneWord()).arg(stages - 1));
         }
     }
     if (toolTip().isEmpty() || !toolTip().startsWith(m_fullTitle)) {
@@ -421,8 +428,7 @@ std::pair<StageBarChartView::Bars, std::optional<StageBarChartView::Line>> Bubbl
 
 void BubbleChartView::setData(const StageChartData& input)
 {
-    const auto [bars, line] = barsOf(input);
-    showBars(bars, line);
+    setRuns({input});
 }
 
 void BubbleChartView::setRuns(const std::vector<StageChartData>& runs)
@@ -477,8 +483,7 @@ std::pair<StageBarChartView::Bars, std::optional<StageBarChartView::Line>> Memor
 
 void MemoryChartView::setData(const StageChartData& input)
 {
-    const auto [bars, line] = barsOf(input);
-    showBars(bars, line);
+    setRuns({input});
 }
 
 void MemoryChartView::setRuns(const std::vector<StageChartData>& runs)
@@ -541,8 +546,7 @@ std::pair<StageBarChartView::Bars, std::optional<StageBarChartView::Line>> LagCh
 
 void LagChartView::setData(const StageChartData& input)
 {
-    const auto [bars, line] = barsOf(input);
-    showBars(bars, line);
+    setRuns({input});
 }
 
 void LagChartView::setRuns(const std::vector<StageChartData>& runs)

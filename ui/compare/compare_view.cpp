@@ -248,6 +248,12 @@ void CompareView::fitTablePanel()
     const int margins = 2 * 2 /* the comparison page's margins */ + 2 * 4 /* the tab frame */;
     const int needed = std::max(kMinTablePanelWidth, tableContentWidth() + margins);
     m_tablePanel->setMinimumWidth(needed);
+    // And as tall as its rows (the vertical scroll bar is off: a row below the frame was hidden).
+    int height = m_table->horizontalHeader()->sizeHint().height() + 2 * m_table->frameWidth();
+    for (int r = 0; r < m_model->rowCount(); ++r) {
+        height += m_table->verticalHeader()->sectionSize(r);
+    }
+    m_table->setFixedHeight(height);
     m_tablePanel->setMaximumWidth(std::max(needed, kMaxTablePanelWidth));
 }
 

@@ -39,6 +39,8 @@ double ComparisonModel::value(const ComparisonRow& run, Metric metric)
         return run.lagBound;
     case Metric::TimeToTarget:
         return run.timeToTargetS;
+    case Metric::StagesPerRank:
+        return run.stagesPerRank;
     }
     return 0;
 }
@@ -74,12 +76,17 @@ QString ComparisonModel::formatValue(Metric metric, double v) const
         return v < 0 ? tr("n/a") : QString::number(static_cast<int>(v));
     case Metric::TimeToTarget:
         return v < 0 ? tr("—") : QString(QString::number(v, 'f', 2) + tr(" s"));
+    case Metric::StagesPerRank:
+        return QString::number(static_cast<int>(v));
     }
     return {};
 }
 
 QVariant ComparisonModel::differenceCell(Metric metric, int role) const
 {
+    if (metric == Metric::StagesPerRank) {
+        return {}; // a layout, not a figure
+    }
     const double a = value(m_runs[0], metric);
     const double b = value(m_runs[1], metric);
     if (role == RawValueRole) {
@@ -122,6 +129,8 @@ QVariant ComparisonModel::differenceCell(Metric metric, int role) const
         return QString::number(static_cast<int>(a - b));
     case Metric::TimeToTarget:
         return a >= 0 && b > 0 ? QString(QString::number(a / b, 'f', 2) + QStringLiteral("×")) : QString();
+    case Metric::StagesPerRank:
+        break;
     }
     return {};
 }
@@ -139,6 +148,9 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const
     const double v = value(m_runs[column], metric);
     switch (role) {
     case Qt::DisplayRole:
+        if (metric == Metric::StagesPerRank && !m_runs[column].placement.empty()) {
+            return QString(formatValue(metric, v) + QStringLiteral(" · ") + toQt(m_runs[column].placement));
+        }
         return formatValue(metric, v);
     case RawValueRole:
         return v;
@@ -184,6 +196,8 @@ QString ComparisonModel::metricName(Metric metric)
         return tr("drift bound");
     case Metric::TimeToTarget:
         return tr("time to target");
+    case Metric::StagesPerRank:
+        return tr("stages / rank");
     }
     return {};
 }
@@ -208,6 +222,9 @@ QString ComparisonModel::metricDescription(Metric metric)
         return tr("The schedule's proven drift bound in updates (n/a: synchronous)");
     case Metric::TimeToTarget:
         return tr("Time to target (val. loss): virtual seconds until the validation loss first reached the target");
+    case Metric::StagesPerRank:
+        return tr("v: model stages (chunks) each rank holds, and their placement (loop: stage i on rank i mod p; "
+                  "v: rank r holds r and 2p − 1 − r)");
     }
     return {};
 }

@@ -27,8 +27,9 @@ public:
         MaxVersionLag,
         LagBound,
         TimeToTarget,
+        StagesPerRank, ///< v and the placement ("2 · loop"); no difference
     };
-    static constexpr int kMetricCount = 8;
+    static constexpr int kMetricCount = 9;
     /// Qt::UserRole on a run cell: the raw number (double) the cell shows.
     static constexpr int RawValueRole = Qt::UserRole;
 

@@ -136,8 +136,10 @@ void MainWindow::buildUi()
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     scroll->setWidget(m_tuning);
     dock->setWidget(scroll);
-    m_tuning->setMinimumWidth(270); // with the table and charts: the window fits 1100 px
-    scroll->setMinimumWidth(270 + scroll->verticalScrollBar()->sizeHint().width());
+    // As narrow as its controls allow (the window fits 1100 px), never narrower: an explicit
+    // minimum under the layout's clipped the longest schedule name ("interleaved-1f1b").
+    scroll->setMinimumWidth(
+        std::max(270, m_tuning->minimumSizeHint().width()) + scroll->verticalScrollBar()->sizeHint().width());
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
 
@@ -326,6 +328,7 @@ StageChartData chartDataOf(const PredictedRun& run, std::int64_t budget)
     chart.paramBytes = run.paramBytes;
     chart.lagBound = runtime::lagBounds(run.result.schedule.params);
     chart.memoryBudgetBytes = budget;
+    chart.perRank = !run.result.schedule.onePerRank();
     return chart;
 }
 } // namespace
