@@ -134,7 +134,8 @@ private:
 
 Result<profiler::Report> replayImportedJob(const profiler::kineto::ImportedJob& job)
 {
-    if (job.schedule != "gpipe" && job.schedule != "1f1b") {
+    const runtime::ScheduleInfo* info = runtime::findSchedule(job.schedule);
+    if (!info || info->multiStage()) {
         return makeError(ErrorCode::Unavailable, "replay needs one stage per rank (gpipe or 1f1b); this job is " + job.schedule);
     }
     runtime::ScheduleParams params;

@@ -169,7 +169,8 @@ const std::vector<ScheduleInfo>& scheduleCatalogue()
         {"gpipe", "GPipe", "GPipe: all forwards, then all backwards, flush and update per global batch", false, F::Flush,
          W::Flush, U::PerGlobalBatch, false},
         {"1f1b", "1F1B-flush", "1F1B with flush: warm-up, one forward / one backward, cool-down, update per batch",
-         false, F::Flush, W::Flush, U::PerGlobalBatch, false},
+         false, F::Flush, W::Flush, U::PerGlobalBatch, false, Placement::OnePerRank, 1, 1, false, 0,
+         /*defaultBaseline=*/true},
         {"zb-h1", "ZB-H1", "Zero-bubble H1: split backward (I, W), W fills the tail; 1F1B's activation memory", false,
          F::ZeroBubble, W::Flush, U::PerGlobalBatch, false},
         {"zb-h2", "ZB-H2", "Zero-bubble H2: split backward, up to 2(p-s)-1 in flight, near-zero bubble", false,
@@ -205,6 +206,13 @@ const ScheduleInfo* findSchedule(const std::string& name)
     const auto& c = scheduleCatalogue();
     const auto it = std::find_if(c.begin(), c.end(), [&](const ScheduleInfo& i) { return i.name == name; });
     return it == c.end() ? nullptr : &*it;
+}
+
+const ScheduleInfo& defaultBaselineSchedule()
+{
+    const auto& c = scheduleCatalogue();
+    const auto it = std::find_if(c.begin(), c.end(), [](const ScheduleInfo& i) { return i.defaultBaseline; });
+    return it == c.end() ? c.front() : *it; // the catalogue test proves there is exactly one
 }
 
 bool isKnownSchedule(const std::string& name)

@@ -43,6 +43,10 @@ struct ScheduleInfo
     bool needsMicrobatchesMultipleOfRanks = false;
     /// Micro-batches per batch must be at least this many times p (DualPipeV: m >= 2p).
     int minMicrobatchesPerRank = 0;
+    /// The synchronous schedule the others are measured against when no baseline is named
+    /// (`simulate` / `compare --train` train it beside the windowed one; speed-up columns): one
+    /// entry, 1f1b (flush, 1F1B's activation memory). defaultBaselineSchedule() returns it.
+    bool defaultBaseline = false;
 
     /// Takes an accumulation window a (pipeline.accum, --accum) other than m.
     bool takesAccumWindow() const { return updates == UpdateRule::PerWindow; }
@@ -72,6 +76,8 @@ const std::vector<ScheduleInfo>& scheduleCatalogue();
 bool isKnownSchedule(const std::string& name);
 /// The catalogue entry of `name`, or nullptr when it is not a schedule.
 const ScheduleInfo* findSchedule(const std::string& name);
+/// The entry with ScheduleInfo::defaultBaseline (1f1b).
+const ScheduleInfo& defaultBaselineSchedule();
 /// "paci" / "pipedream, 2bw, async-1f1b, paci": the names with a trait, for messages.
 std::string scheduleNamesWhere(bool (*trait)(const ScheduleInfo&));
 

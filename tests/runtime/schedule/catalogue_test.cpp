@@ -176,6 +176,19 @@ TEST(Catalogue, TraitsAreTheRulesEveryLayerAsks)
     EXPECT_EQ(findSchedule("paci")->minMicrobatches(8, 0), 1);
 }
 
+// The default baseline is one synchronous, one-stage-per-rank schedule (the CLI and the what-if
+// compare against it without naming it): 1f1b.
+TEST(Catalogue, OneDefaultBaselineWhichIsSynchronous)
+{
+    EXPECT_EQ(scheduleNamesWhere([](const ScheduleInfo& i) { return i.defaultBaseline; }), "1f1b");
+    const ScheduleInfo& baseline = defaultBaselineSchedule();
+    EXPECT_EQ(baseline.name, "1f1b");
+    EXPECT_FALSE(baseline.asynchronous);
+    EXPECT_FALSE(baseline.takesAccumWindow());
+    EXPECT_FALSE(baseline.multiStage());
+    EXPECT_EQ(baseline.family, ScheduleFamily::Flush);
+}
+
 // 2bw holds two weight versions: valid exactly from m = p + k − 1 on (the validator counts the
 // versions held; the parameter check names the rule before generating).
 TEST(Catalogue, TwoBwNeedsMicrobatchesCoveringTheDepth)
