@@ -62,9 +62,9 @@ void to_json(nlohmann::json& j, const StageMetrics& m)
             {{"params", m.paramBytes}, {"grads", m.gradBytes}, {"optimizer", m.optimizerBytes}, {"stash", m.stashBytes},
                 {"activations", m.activationBytes}}},
         {"peak_activation_bytes", m.peakActivationBytes}, {"peak_stash_bytes", m.peakStashBytes},
-        {"peak_reserved_bytes", m.peakReservedBytes},
-        {"max_version_lag", m.maxLag}, {"version_lag_histogram", m.lagHistogram}, {"drift_samples", m.driftSamples},
-        {"mean_drift", m.meanDrift}, {"max_drift", m.maxDrift}};
+        {"peak_reserved_bytes", m.peakReservedBytes}, {"max_version_lag", m.maxLag},
+        {"version_lag_histogram", m.lagHistogram}, {"drift_samples", m.driftSamples}, {"mean_drift", m.meanDrift},
+        {"max_drift", m.maxDrift}};
     if (m.recomputes > 0) { // model.recompute: PACI's recompute drift
         j["recomputes"] = m.recomputes;
         j["recomputes_on_newer_weights"] = m.recomputesOnNewerWeights;
@@ -101,8 +101,9 @@ void from_json(const nlohmann::json& j, StageMetrics& m)
 void to_json(nlohmann::json& j, const BatchMetrics& m)
 {
     j = nlohmann::json{{"step", m.step}, {"train_loss", m.trainLoss}, {"val_loss", optional(m.valLoss)},
-        {"virtual_time_s", m.virtualTimeS}, {"wall_time_s", optional(m.wallTimeS)}, {"tokens_per_s_virtual", m.tokensPerSVirtual},
-        {"tokens_per_s_wall", m.tokensPerSWall}, {"per_stage", m.stages}};
+        {"virtual_time_s", m.virtualTimeS}, {"wall_time_s", optional(m.wallTimeS)},
+        {"tokens_per_s_virtual", m.tokensPerSVirtual}, {"tokens_per_s_wall", m.tokensPerSWall},
+        {"per_stage", m.stages}};
 }
 
 void from_json(const nlohmann::json& j, BatchMetrics& m)

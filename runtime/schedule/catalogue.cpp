@@ -165,6 +165,9 @@ const std::vector<ScheduleInfo>& scheduleCatalogue()
     using F = ScheduleFamily;
     using U = UpdateRule;
     using W = WeightPolicy;
+    // One row per schedule, positional in ScheduleInfo's field order; kept as laid out (one
+    // schedule per two or three lines) rather than as clang-format would reflow the whole table.
+    // clang-format off
     static const std::vector<ScheduleInfo> catalogue = {
         {"gpipe", "GPipe", "GPipe: all forwards, then all backwards, flush and update per global batch", false, F::Flush,
          W::Flush, U::PerGlobalBatch, false},
@@ -198,6 +201,7 @@ const std::vector<ScheduleInfo>& scheduleCatalogue()
          "DualPipeV (DeepSeek): V placement, overlapped forward-and-backward pairs, m >= 2p", false, F::ZeroBubble,
          W::Flush, U::PerGlobalBatch, false, Placement::V, 2, 2, false, 2},
     };
+    // clang-format on
     return catalogue;
 }
 

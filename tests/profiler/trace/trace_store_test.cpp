@@ -1,6 +1,7 @@
 #include "profiler/trace/trace_store.h"
 
 #include <gtest/gtest.h>
+
 #include <thread>
 
 namespace bs::profiler {

@@ -7,11 +7,10 @@
 #include "runtime/schedule/catalogue.h"
 #include "runtime/sim/threaded_driver.h"
 #include "tests/runtime/model/test_tokens.h"
-
-#include <gtest/gtest.h>
-
 #include "tests/support/tiny_run_config.h"
 #include "tests/support/train_run.h"
+
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>

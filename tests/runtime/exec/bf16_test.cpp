@@ -2,11 +2,10 @@
 // state): a run trains, its losses are finite and close to fp32's, under a flush schedule and
 // under PACI's in-place LocalAccumulator.
 #include "runtime/exec/run_session.h"
-
-#include <gtest/gtest.h>
-
 #include "tests/support/tiny_run_config.h"
 #include "tests/support/train_run.h"
+
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>

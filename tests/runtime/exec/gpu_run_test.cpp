@@ -6,15 +6,14 @@
 #include "runtime/model/device_memory.h"
 #include "runtime/model/pipeline_model.h"
 #include "runtime/model/torch_devices.h"
+#include "tests/runtime/model/test_tokens.h"
+#include "tests/support/tiny_run_config.h"
+#include "tests/support/train_run.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <set>
-
-#include "tests/runtime/model/test_tokens.h"
-#include "tests/support/tiny_run_config.h"
-#include "tests/support/train_run.h"
 
 namespace bs::runtime {
 namespace {
