@@ -35,6 +35,33 @@ private Q_SLOTS:
         QCOMPARE(summary.bubbleFraction, bs::profiler::kineto::measureBubbles(*job).stageReport.bubbleFraction);
     }
 
+    // An interleaved job (two stages per rank): one timeline row per stage, the slot's settings
+    // are the catalogue's schedule of its PyTorch class on its placement, and the what-if is
+    // calibrated from its per-stage costs.
+    void opensAnInterleavedJobAsItsOwnSchedule()
+    {
+        const QString folder = QStringLiteral(BS_KINETO_DATA_DIR "/interleaved-2");
+        MainWindow window(false);
+        window.resize(1400, 900);
+        QString error;
+        QVERIFY2(window.openRunDirectory(folder, &error), qPrintable(error));
+        const TimelineIndex* index = window.compare()->timeline(0)->index();
+        QVERIFY(index);
+        QCOMPARE(index->stages(), 4);
+        const auto& slot = window.workspace()->slot(0);
+        QVERIFY(slot.has_value());
+        QCOMPARE(slot->config.schedule.name, std::string("interleaved-1f1b"));
+        QCOMPARE(slot->config.pipeline.stages, 2);
+        QCOMPARE(slot->config.pipeline.stagesPerRank, 2);
+        QCOMPARE(slot->plan.result.schedule.rankOfStage, (std::vector<int>{0, 1, 0, 1}));
+        QVERIFY(window.calibration());
+        QCOMPARE(window.calibration()->stages, 4);
+        auto job = bs::profiler::kineto::importKinetoJob({fromQt(folder)});
+        QVERIFY(job);
+        QCOMPARE(window.compare()->model()->runs().at(0).bubbleFraction,
+            bs::profiler::kineto::measureBubbles(*job).stageReport.bubbleFraction);
+    }
+
     void aBrokenTraceIsReportedWithItsFile()
     {
         QTemporaryDir dir;

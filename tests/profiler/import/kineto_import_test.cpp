@@ -97,9 +97,16 @@ TEST(KinetoImport, LabelSourcePerSchedule)
     EXPECT_EQ(gpipe->ranks[0].source, LabelSource::GPipeNames);
     EXPECT_EQ(f1b->ranks[0].source, LabelSource::Inferred);
     EXPECT_EQ(inter->ranks[0].source, LabelSource::PipelineAnnotations);
-    EXPECT_EQ(gpipe->schedule, "gpipe");
-    EXPECT_EQ(f1b->schedule, "1f1b");
-    EXPECT_EQ(inter->schedule, "interleaved-1f1b");
+    // PyTorch's class, told from the orders and the placement (the catalogue maps it).
+    EXPECT_EQ(gpipe->pytorchSchedule, "ScheduleGPipe");
+    EXPECT_EQ(f1b->pytorchSchedule, "Schedule1F1B");
+    EXPECT_EQ(inter->pytorchSchedule, "ScheduleInterleaved1F1B");
+    EXPECT_EQ(stagesPerRankOf(*inter), 2);
+    EXPECT_EQ(stagesPerRankOf(*f1b), 1);
+    auto inter4 = importKinetoJob({kData + "/interleaved-4"});
+    ASSERT_TRUE(inter4);
+    EXPECT_EQ(inter4->pytorchSchedule, "ScheduleInterleaved1F1B");
+    EXPECT_EQ(inter4->ranks[3].stages, (std::vector<int>{3, 7}));
     EXPECT_EQ(inter->ranks[1].stages, (std::vector<int>{1, 3}));
 }
 
