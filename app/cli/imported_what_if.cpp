@@ -31,14 +31,12 @@ Result<runtime::MeasuredCosts> measuredCostsOfImportedJob(const profiler::kineto
     }
     using profiler::EventKind;
     // The c10d calls after each action: charged to its stage's occupancy (mean per stage and kind).
-    std::map<std::tuple<int, int, int>, TimeNs> callsAfter; // stage, kind, mb
     std::map<std::pair<int, int>, std::pair<TimeNs, std::int64_t>> callSums; // stage, kind -> sum, count
     for (const auto& actions : job.actions) {
         for (const auto& a : actions) {
             if (a.kind == EventKind::Update || a.stage < 0 || a.stage >= measured->stageCount()) {
                 continue;
             }
-            callsAfter[{a.stage, static_cast<int>(a.kind), a.microbatch}] = a.commOpsAfter;
             auto& [sum, count] = callSums[{a.stage, static_cast<int>(a.kind)}];
             sum += a.commOpsAfter;
             ++count;
@@ -62,15 +60,14 @@ Result<runtime::MeasuredCosts> measuredCostsOfImportedJob(const profiler::kineto
             break;
         }
     }
+    // A hop's time before its receiver posted the receive is the receiver being busy, which the
+    // simulator models itself: comm is what is left, from the moment the data existed and the
+    // receiver waited for it, to its arrival.
     std::vector<TimeNs> hops;
     for (const auto& t : job.transfers) {
-        if (t.hopDelay() < 0) {
-            continue;
+        if (t.hopDelay() >= 0) {
+            hops.push_back(std::max<TimeNs>(0, t.arrived - std::max(t.producerEnd, t.recvPosted)));
         }
-        const auto kind =
-            t.direction == profiler::kineto::Direction::Activation ? EventKind::Forward : EventKind::Backward;
-        auto calls = callsAfter.find({t.srcStage, static_cast<int>(kind), t.microbatch});
-        hops.push_back(std::max<TimeNs>(0, t.hopDelay() - (calls != callsAfter.end() ? calls->second : 0)));
     }
     if (!hops.empty()) {
         std::nth_element(hops.begin(), hops.begin() + static_cast<std::ptrdiff_t>(hops.size() / 2), hops.end());

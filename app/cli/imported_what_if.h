@@ -21,10 +21,11 @@ Result<runtime::ScheduleParams> replayParamsOf(const profiler::kineto::ImportedJ
 
 /// The job's measured costs as the simulator takes them, per stage. A rank's thread is held by
 /// its send/recv calls after an action (Gloo's send and recv block the caller; 0 on a GPU), so
-/// each stage's F/B (I, W) mean includes the mean time its rank then spent in them; comm is the
-/// median, over matched transfers, of the hop delay (producer end -> arrival) less those calls:
-/// the median, because a few hops also hold a rendezvous wait the simulator already models as
-/// the receiver being busy.
+/// each stage's F/B (I, W) mean includes the mean time its rank then spent in them. comm is the
+/// median, over matched transfers, of the time from when both the data existed (producer end)
+/// and the receiver waited for it (receive posted) to its arrival: the time before the receive
+/// was posted is the receiver being busy, which the simulator models itself; the median, as a few
+/// hops on a loaded host take many times the rest.
 Result<runtime::MeasuredCosts> measuredCostsOfImportedJob(const profiler::kineto::ImportedJob& job);
 
 struct WhatIf
