@@ -7,6 +7,7 @@
 #include "ui/shell/main_window.h"
 #include "ui/timeline/timeline_view.h"
 
+#include <QLabel>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -32,7 +33,20 @@ private Q_SLOTS:
         QVERIFY(job);
         QCOMPARE(index->eventCount(), job->trace->size());
         const auto& summary = window.compare()->model()->runs().at(0);
-        QCOMPARE(summary.bubbleFraction, bs::profiler::kineto::measureBubbles(*job).stageReport.bubbleFraction);
+        const auto bubbles = bs::profiler::kineto::measureBubbles(*job);
+        QCOMPARE(summary.bubbleFraction, bubbles.stageReport.bubbleFraction);
+        // The slot says how the receives' time splits into waiting and transfer, as analyze does.
+        bs::TimeNs waiting = 0;
+        for (const auto& rank : bubbles.ranks) {
+            waiting += rank.recvWaiting;
+        }
+        const QString expected =
+            QStringLiteral("%1 ms waiting for the sender").arg(static_cast<double>(waiting) / 1e6, 0, 'f', 1);
+        bool shown = false;
+        for (const QLabel* label : window.compare()->findChildren<QLabel*>()) {
+            shown = shown || label->toolTip().contains(expected);
+        }
+        QVERIFY2(shown, qPrintable(expected));
     }
 
     // An interleaved job (two stages per rank): one timeline row per stage, the slot's settings

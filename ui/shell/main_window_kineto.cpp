@@ -64,7 +64,16 @@ bool MainWindow::openKinetoJob(const QString& dir, QString* error)
     config.pipeline.microbatches = params->microbatches;
     config.pipeline.microBatchSize = 1;
     config.training.steps = std::max(1, schedule->params.batches);
-    placeOpenedRun(run, config, tr("imported · ") + figuresLine(run.result.report, 0.0), 1);
+    // The time in receives split as measured: waiting for the sender to post vs moving data.
+    TimeNs waiting = 0, moving = 0;
+    for (const auto& rank : profiler::kineto::measureBubbles(*job).ranks) {
+        waiting += rank.recvWaiting;
+        moving += rank.recvTransfer;
+    }
+    const QString receives = tr(" · receives: %1 ms waiting for the sender, %2 ms transfer")
+                                 .arg(static_cast<double>(waiting) / 1e6, 0, 'f', 1)
+                                 .arg(static_cast<double>(moving) / 1e6, 0, 'f', 1);
+    placeOpenedRun(run, config, tr("imported · ") + figuresLine(run.result.report, 0.0) + receives, 1);
     rememberFile(dir);
     statusBar()->showMessage(tr("Imported %1 rank traces from %2").arg(job->ranks.size()).arg(dir), 5000);
     return true;
