@@ -178,9 +178,10 @@ struct AnalyzeCommand
                                   {"transfer_ns", t.transferTime()}};
             if (t.comm >= 0) {
                 const CommInfo& c = job.comms[static_cast<std::size_t>(t.comm)];
-                one["nccl"] = {{"collective", c.collective}, {"dtype", c.dtype}, {"elements", std::max(c.inElements, c.outElements)},
-                               {"process_group", c.processGroup}, {"process_group_desc", c.processGroupDesc},
-                               {"process_group_ranks", c.processGroupRanks}, {"src_rank", c.srcRank}, {"dst_rank", c.dstRank}, {"seq", c.seq}};
+                one["nccl"] = {{"collective", c.collective}, {"dtype", c.dtype},
+                    {"elements", std::max(c.inElements, c.outElements)}, {"process_group", c.processGroup},
+                    {"process_group_desc", c.processGroupDesc}, {"process_group_ranks", c.processGroupRanks},
+                    {"src_rank", c.srcRank}, {"dst_rank", c.dstRank}, {"seq", c.seq}};
             }
             transfers.push_back(std::move(one));
         }
