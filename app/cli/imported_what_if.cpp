@@ -7,6 +7,7 @@
 #include "runtime/sim/scheduler_core.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -23,7 +24,10 @@ Result<runtime::ScheduleParams> replayParamsOf(const profiler::kineto::ImportedJ
         profiler::kineto::stagesPerRankOf(job), std::max(1, job.microbatches));
 }
 
-Result<runtime::MeasuredCosts> measuredCostsOfImportedJob(const profiler::kineto::ImportedJob& job)
+namespace {
+
+/// measuredCostsOfImportedJob(), with the ranks' c10d call time in F/B (I, W) or without.
+Result<runtime::MeasuredCosts> importedCosts(const profiler::kineto::ImportedJob& job, bool withCalls)
 {
     auto measured = runtime::measuredCosts(*job.trace, job.stages);
     if (!measured) {
@@ -42,7 +46,7 @@ Result<runtime::MeasuredCosts> measuredCostsOfImportedJob(const profiler::kineto
             ++count;
         }
     }
-    for (const auto& [key, sum] : callSums) {
+    for (const auto& [key, sum] : withCalls ? callSums : decltype(callSums){}) {
         runtime::StageCost& cost = measured->stages[static_cast<std::size_t>(key.first)];
         const TimeNs mean = sum.first / std::max<std::int64_t>(1, sum.second);
         switch (static_cast<EventKind>(key.second)) {
@@ -77,6 +81,13 @@ Result<runtime::MeasuredCosts> measuredCostsOfImportedJob(const profiler::kineto
     return measured;
 }
 
+} // namespace
+
+Result<runtime::MeasuredCosts> measuredCostsOfImportedJob(const profiler::kineto::ImportedJob& job)
+{
+    return importedCosts(job, true);
+}
+
 namespace {
 
 /// `measured` (one cost per stage of the job) folded into one cost per rank: a rank's stages summed.
@@ -97,13 +108,69 @@ runtime::MeasuredCosts perRank(const profiler::kineto::ImportedJob& job, runtime
     return measured;
 }
 
+double share(TimeNs part, TimeNs whole)
+{
+    return whole > 0 ? std::min(1.0, static_cast<double>(part) / static_cast<double>(whole)) : 1.0;
+}
+
+/// `result`'s trace with each F/B/I/W cut back to its compute (the c10d call time the costs
+/// charged it trimmed off, in the proportion `compute` / `occupied` of its cost entry), analysed as
+/// the simulator does: the predicted bubble then means what the measured one means.
+profiler::Report computeOnlyReport(const runtime::SimulationResult& result, const runtime::SimulationRequest& request,
+    const runtime::MeasuredCosts& occupied, const runtime::MeasuredCosts& compute)
+{
+    const runtime::Schedule& schedule = result.schedule;
+    std::vector<std::vector<int>> stageOf(static_cast<std::size_t>(schedule.ranks()));
+    for (int s = 0; s < schedule.stages(); ++s) {
+        stageOf[static_cast<std::size_t>(schedule.rankOf(s))].push_back(s);
+    }
+    const bool perStage = occupied.stages.size() == static_cast<std::size_t>(schedule.stages());
+    std::vector<profiler::TraceEvent> events = result.trace->toVector();
+    for (auto& e : events) {
+        if (!e.isCompute() || e.stage >= stageOf.size()) {
+            continue;
+        }
+        const auto& mine = stageOf[e.stage];
+        std::size_t entry = e.stage; // one cost per rank
+        if (perStage) {
+            entry = static_cast<std::size_t>(schedule.onePerRank() || e.aux >= mine.size() ? e.stage : mine[e.aux]);
+        }
+        if (entry >= occupied.stages.size() || entry >= compute.stages.size()) {
+            continue;
+        }
+        const runtime::StageCost& o = occupied.stages[entry];
+        const runtime::StageCost& c = compute.stages[entry];
+        double keep = 1.0;
+        switch (e.kind) {
+        case profiler::EventKind::Forward:
+            keep = share(c.forward, o.forward);
+            break;
+        case profiler::EventKind::Backward:
+            keep = share(c.backwardInput + c.backwardWeight, o.backwardInput + o.backwardWeight);
+            break;
+        case profiler::EventKind::BackwardInput:
+            keep = share(c.backwardInput, o.backwardInput);
+            break;
+        case profiler::EventKind::BackwardWeight:
+            keep = share(c.backwardWeight, o.backwardWeight);
+            break;
+        default:
+            break;
+        }
+        e.end = e.start + static_cast<TimeNs>(std::llround(static_cast<double>(e.duration()) * keep));
+    }
+    return profiler::analyze(
+        *profiler::makeSnapshot(result.trace->meta(), events), runtime::analysisOptionsFor(schedule, &request.costs));
+}
+
 } // namespace
 
 Result<WhatIf> predictFromImportedJob(const profiler::kineto::ImportedJob& job, std::string schedule, int microbatches)
 {
-    auto measured = measuredCostsOfImportedJob(job);
-    if (!measured) {
-        return measured.error();
+    auto measured = importedCosts(job, true);
+    auto compute = importedCosts(job, false);
+    if (!measured || !compute) {
+        return measured ? compute.error() : measured.error();
     }
     runtime::SimulationRequest request;
     if (schedule.empty()) {
@@ -121,6 +188,7 @@ Result<WhatIf> predictFromImportedJob(const profiler::kineto::ImportedJob& job, 
         request.schedule.stages = static_cast<int>(job.ranks.size());
         if (request.schedule.stages * info->stagesPerRank(0) != job.stages) {
             *measured = perRank(job, std::move(measured).value());
+            *compute = perRank(job, std::move(compute).value());
         }
     }
     const bool ownM = microbatches <= 0 || microbatches == job.microbatches;
@@ -135,8 +203,9 @@ Result<WhatIf> predictFromImportedJob(const profiler::kineto::ImportedJob& job, 
     out.schedule = request.schedule.name;
     out.microbatches = request.schedule.microbatches;
     out.predictedStep = result->report.makespan;
-    out.predictedBubble = result->report.bubbleFraction;
-    out.predictedBusy = result->report.stages * result->report.makespan - result->report.totalIdle;
+    const profiler::Report busy = computeOnlyReport(*result, request, *measured, *compute);
+    out.predictedBubble = busy.bubbleFraction;
+    out.predictedBusy = busy.stages * busy.makespan - busy.totalIdle;
     auto own = replayParamsOf(job);
     out.own = ownM && own && own->name == out.schedule;
     return out;

@@ -33,6 +33,8 @@ struct WhatIf
     std::string schedule;
     int microbatches = 0;
     TimeNs predictedStep = 0; ///< simulated makespan of one global batch
+    /// Idle share of the compute stream, as measureBubbles() counts it: the c10d call time the
+    /// costs charge each action (measuredCostsOfImportedJob) is not compute, so it counts as idle.
     double predictedBubble = 0;
     TimeNs predictedBusy = 0; ///< compute time summed over ranks (ranks x makespan - idle)
     bool own = false; ///< the job's own schedule (replayParamsOf) at the job's own m

@@ -63,8 +63,13 @@ TEST_P(ImportedFixture, CalibratedPredictionOfOwnStepWithin10Percent)
     ASSERT_TRUE(own) << own.error().describe();
     EXPECT_TRUE(own->own);
     EXPECT_EQ(own->microbatches, 8);
-    const double measured = static_cast<double>(profiler::kineto::measureBubbles(*job).makespan);
+    const profiler::kineto::JobBubbles bubbles = profiler::kineto::measureBubbles(*job);
+    const double measured = static_cast<double>(bubbles.makespan);
     EXPECT_NEAR(static_cast<double>(own->predictedStep) / measured, 1.0, 0.10) << GetParam();
+    // Its bubble counts the c10d call time as idle, as the measured one does (counted as busy it
+    // was 21 % against 33 % measured on 1f1b-2); now within 6 points on every fixture (the
+    // figures: docs/BENCHMARKS.md).
+    EXPECT_NEAR(own->predictedBubble, bubbles.bubbleFraction, 0.06) << GetParam();
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ImportedFixture,
