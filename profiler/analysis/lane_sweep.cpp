@@ -281,7 +281,7 @@ void LaneSweep::trackMemory(const TraceEvent& e)
         break;
     }
     if (stashes) {
-        const bool currentLive = m_liveVersions.count(m_current) > 0;
+        const bool currentLive = m_liveVersions.contains(m_current);
         st.peakWeightVersions =
             std::max(st.peakWeightVersions, static_cast<int>(m_liveVersions.size()) + (currentLive ? 0 : 1));
     }

@@ -5,6 +5,7 @@
 // lane (the earlier design) reads the whole trace once per lane: at millions of events that is
 // the trace from main memory p times per pass, and the time per event grew ~3x from 10^5 to 10^7.
 
+#include "base/flat_count_map.h"
 #include "profiler/analysis/batch_segments.h"
 #include "profiler/analysis/report.h"
 
@@ -151,7 +152,7 @@ private:
         int forwardVersion = -1; ///< version its forward saw; -1 = none
     };
     std::vector<Slot> m_slots;
-    std::map<int, int> m_liveVersions; // stashed version -> micro-batches using it
+    FlatCountMap m_liveVersions; // stashed version -> micro-batches using it
     std::vector<int> m_lagCounts;
     int m_maxLagIndex = -1;
     std::int64_t m_unitBytes = 1;

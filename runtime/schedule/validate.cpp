@@ -1,5 +1,7 @@
 #include "runtime/schedule/validate.h"
 
+#include "base/flat_count_map.h"
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -65,9 +67,9 @@ Status checkRank(const Schedule& schedule, int r)
                                  : total + 1;
     int version = 0;                 // updates this rank has applied so far
     std::vector<int> forwardVersion(stashes ? static_cast<std::size_t>(total) : 0, 0);
-    std::map<int, int> heldVersions; // forward version -> in-flight micro-batches forwarded on it
+    FlatCountMap heldVersions; // forward version -> in-flight micro-batches forwarded on it
     const auto checkVersions = [&](int step) -> Status {
-        const int versions = static_cast<int>(heldVersions.size()) + (heldVersions.count(version) > 0 ? 0 : 1);
+        const int versions = static_cast<int>(heldVersions.size()) + (heldVersions.contains(version) ? 0 : 1);
         if (stashes && versions > versionBound) {
             return violation(schedule, r, step, std::to_string(versions) + " weight versions held, bound is "
                                                     + std::to_string(versionBound));
@@ -146,9 +148,11 @@ Status checkRank(const Schedule& schedule, int r)
             if (!stashes) {
                 return ok();
             }
-            if (auto it = heldVersions.find(forwardVersion[static_cast<std::size_t>(a.microbatch)]);
-                it != heldVersions.end() && --it->second == 0) {
-                heldVersions.erase(it);
+            if (const int fv = forwardVersion[static_cast<std::size_t>(a.microbatch)];
+                int* count = heldVersions.find(fv)) {
+                if (--*count == 0) {
+                    heldVersions.erase(fv);
+                }
             }
             return ok();
         case ActionKind::BackwardWeight:
