@@ -3,6 +3,7 @@
 #include "ui/common/format.h"
 #include "ui/common/palette.h"
 #include "ui/timeline/timeline_zoom.h"
+#include "ui/timeline/transfer_arrows.h"
 
 #include <QHelpEvent>
 #include <QMouseEvent>
@@ -173,6 +174,7 @@ void TimelineView::paintTo(QPainter& p)
         p.translate(kGutterPx, 0);
         paintRects(p, m_drawList.bubbles, false);
         paintRects(p, m_drawList.blocks, true);
+        paintTransferArrows(p, coords);
         p.restore();
     } else {
         m_drawList = {};
@@ -277,6 +279,37 @@ void TimelineView::paintRects(QPainter& p, const std::vector<DrawRect>& rects, b
             }
         }
     }
+}
+
+void TimelineView::paintTransferArrows(QPainter& p, const TimelineCoordinates& coords) const
+{
+    const std::vector<TransferArrow> arrows = transferArrows(*m_index, coords);
+    if (arrows.empty()) {
+        return;
+    }
+    p.save();
+    p.setRenderHint(QPainter::Antialiasing, true);
+    QColor ink = palette::mutedText();
+    ink.setAlpha(210);
+    p.setPen(QPen(ink, 1.2));
+    p.setBrush(ink);
+    for (const TransferArrow& a : arrows) {
+        if (a.fromRow >= m_rowGeometry.size() || a.toRow >= m_rowGeometry.size()) {
+            continue;
+        }
+        const RowGeometry& from = m_rowGeometry[a.fromRow];
+        const RowGeometry& to = m_rowGeometry[a.toRow];
+        // Leave the sender's row at its middle, enter the receiver's row at its near edge.
+        const QPointF tail(a.fromPx, from.y + from.height / 2.0);
+        const QPointF head(a.toPx, to.y > from.y ? to.y : to.y + to.height);
+        p.drawLine(tail, head);
+        const QLineF shaft(head, tail);
+        const double back = 5.0;
+        const QLineF left = QLineF::fromPolar(back, shaft.angle() + 25).translated(head);
+        const QLineF right = QLineF::fromPolar(back, shaft.angle() - 25).translated(head);
+        p.drawPolygon(QPolygonF{head, left.p2(), right.p2()});
+    }
+    p.restore();
 }
 
 void TimelineView::paintGutter(QPainter& p) const

@@ -96,6 +96,8 @@ private:
     void paintSelection(QPainter& p) const;
     void paintGutter(QPainter& p) const;
     void paintMarkers(QPainter& p) const;
+    /// Arrows from each visible send to its arrival on the receiver's row (zoomed in only).
+    void paintTransferArrows(QPainter& p, const TimelineCoordinates& coords) const;
 
     std::shared_ptr<const TimelineIndex> m_index;
     QPointer<TimelineZoom> m_zoom;
