@@ -5,7 +5,9 @@
 #include "runtime/schedule/catalogue.h"
 
 #include <nlohmann/json.hpp>
+
 #include <sstream>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -33,25 +35,17 @@ std::string scheduleNote(const std::string& schedule, const std::string& engine)
 
 int globalBatch(const RunConfig& c) { return c.pipeline.microbatches * c.pipeline.microBatchSize; }
 
-// torch.distributed.pipelining's name for the same order (get_schedule_class; torchtitan's
-// pipeline_parallel_schedule), or "" when PyTorch has no class for it.
+// torch.distributed.pipelining's name for the same order as get_schedule_class and torchtitan's
+// pipeline_parallel_schedule take it: the catalogue's PyTorch class without its "Schedule" prefix
+// ("1F1B", "Interleaved1F1B", "ZBVZeroBubble"), or "" when PyTorch has no class for it.
 std::string torchScheduleName(const std::string& schedule)
 {
-    static const std::vector<std::pair<std::string, std::string>> names = {
-        {"gpipe", "GPipe"},
-        {"1f1b", "1F1B"},
-        {"interleaved-1f1b", "Interleaved1F1B"},
-        {"looped-bfs", "LoopedBFS"},
-        {"interleaved-zb", "InterleavedZeroBubble"},
-        {"zb-v", "ZBVZeroBubble"},
-        {"dualpipev", "DualPipeV"},
-    };
-    for (const auto& [ours, theirs] : names) {
-        if (ours == schedule) {
-            return theirs;
-        }
+    constexpr std::string_view prefix = "Schedule";
+    const ScheduleInfo* info = findSchedule(schedule);
+    if (!info || info->pytorchClass.rfind(prefix, 0) != 0) {
+        return "";
     }
-    return "";
+    return info->pytorchClass.substr(prefix.size());
 }
 
 // v: the stages per rank the run uses (the schedule's own when the config says 0).

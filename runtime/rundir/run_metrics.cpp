@@ -119,6 +119,25 @@ void from_json(const nlohmann::json& j, BatchMetrics& m)
     read(j, "per_stage", m.stages);
 }
 
+void to_json(nlohmann::json& j, const PartitionRecord& p)
+{
+    j = nlohmann::json{{"mode", p.mode}, {"costs", p.costs}, {"units_per_stage", p.unitsPerStage},
+        {"layers_per_stage", p.layersPerStage}, {"predicted_stage_ms", p.predictedStageMs},
+        {"predicted_stage_bytes", p.predictedStageBytes}, {"predicted_imbalance", p.predictedImbalance}};
+}
+
+void from_json(const nlohmann::json& j, PartitionRecord& p)
+{
+    p = PartitionRecord{};
+    read(j, "mode", p.mode);
+    read(j, "costs", p.costs);
+    read(j, "units_per_stage", p.unitsPerStage);
+    read(j, "layers_per_stage", p.layersPerStage);
+    readReals(j, "predicted_stage_ms", p.predictedStageMs);
+    read(j, "predicted_stage_bytes", p.predictedStageBytes);
+    read(j, "predicted_imbalance", p.predictedImbalance);
+}
+
 void to_json(nlohmann::json& j, const RunSummary& s)
 {
     j = nlohmann::json{{"schedule", s.schedule}, {"reference", s.reference}, {"steps", s.steps},
@@ -136,10 +155,7 @@ void to_json(nlohmann::json& j, const RunSummary& s)
         j["checkpoint_bytes"] = s.checkpointBytes;
     }
     if (s.partition) {
-        const PartitionRecord& p = *s.partition;
-        j["partition"] = {{"mode", p.mode}, {"costs", p.costs}, {"units_per_stage", p.unitsPerStage},
-            {"layers_per_stage", p.layersPerStage}, {"predicted_stage_ms", p.predictedStageMs},
-            {"predicted_stage_bytes", p.predictedStageBytes}, {"predicted_imbalance", p.predictedImbalance}};
+        j["partition"] = *s.partition;
     }
 }
 
@@ -174,6 +190,7 @@ void from_json(const nlohmann::json& j, RunSummary& s)
     read(j, "checkpoints", s.checkpoints);
     read(j, "checkpoint_wall_s", s.checkpointWallS);
     read(j, "checkpoint_bytes", s.checkpointBytes);
+    read(j, "partition", s.partition);
 }
 
 } // namespace bs::runtime

@@ -41,6 +41,8 @@ struct PartitionRecord
     std::vector<double> predictedStageMs; ///< forward + backward per micro-batch
     std::vector<std::int64_t> predictedStageBytes; ///< static + in-flight activations
     double predictedImbalance = 1.0; ///< slowest / mean predicted stage time
+
+    bool operator==(const PartitionRecord&) const = default;
 };
 
 struct RunSummary
@@ -91,6 +93,9 @@ void from_json(const nlohmann::json& j, StageMetrics& m);
 /// One metrics.jsonl line.
 void to_json(nlohmann::json& j, const BatchMetrics& m);
 void from_json(const nlohmann::json& j, BatchMetrics& m);
+/// summary.json's `partition` object (units_per_stage, layers_per_stage, predicted_stage_ms, ...).
+void to_json(nlohmann::json& j, const PartitionRecord& p);
+void from_json(const nlohmann::json& j, PartitionRecord& p);
 /// Keys: final_train_loss, losses, val_loss, virtual_time_s, wall_time_s, tokens_per_s_virtual,
 /// bubble_fraction, per_stage[], and more.
 void to_json(nlohmann::json& j, const RunSummary& s);

@@ -146,6 +146,26 @@ TEST(Export, MultiStageSchedulesKeepTheirPlacementInEveryEngine)
     EXPECT_EQ(toml::parse(*titan)["parallelism"]["pipeline_parallel_schedule"].value<std::string>(), "DualPipeV");
 }
 
+// torchtitan's schedule name is the catalogue's PyTorch class without "Schedule", for every
+// schedule PyTorch has a class for (the exporter keeps no table of its own); the others run 1F1B's.
+TEST(Export, TorchtitanNamesTheCataloguesPyTorchClass)
+{
+    int named = 0;
+    for (const ScheduleInfo& info : scheduleCatalogue()) {
+        RunConfig c = tuned(info.name);
+        c.pipeline.stages = 4;
+        c.pipeline.microbatches = 8;
+        c.pipeline.stagesPerRank = 0;
+        auto titan = exportConfig(c, "torchtitan");
+        ASSERT_TRUE(titan) << info.name << ": " << titan.error().describe();
+        const std::string expected = info.pytorchClass.empty() ? "1F1B" : info.pytorchClass.substr(8);
+        EXPECT_EQ(toml::parse(*titan)["parallelism"]["pipeline_parallel_schedule"].value<std::string>(), expected)
+            << info.name;
+        named += info.pytorchClass.empty() ? 0 : 1;
+    }
+    EXPECT_EQ(named, 7); // gpipe, 1f1b, interleaved-1f1b, looped-bfs, interleaved-zb, zb-v, dualpipev
+}
+
 TEST(Export, MegatronCarriesPipelineAndBatchSizes)
 {
     const RunConfig c = tuned("1f1b");

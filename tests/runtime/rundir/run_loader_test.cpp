@@ -38,12 +38,12 @@ StageMetrics stage(int s)
     m.driftSamples = 9;
     m.meanDrift = 0.125;
     m.maxDrift = 0.5;
+    if (s == 1) { // model.recompute's figures are written only when there are some
+        m.recomputes = 12;
+        m.recomputesOnNewerWeights = 5;
+        m.maxRecomputeLag = 2;
+    }
     return m;
-}
-
-bool sameStage(const StageMetrics& a, const StageMetrics& b)
-{
-    return nlohmann::json(a) == nlohmann::json(b);
 }
 
 TEST(RunLoader, WhatTheWriterWroteComesBackTyped)
@@ -84,6 +84,15 @@ TEST(RunLoader, WhatTheWriterWroteComesBackTyped)
     summary.dtype = "bf16";
     summary.notes = {"CUPTI kernel lanes off: no permission"};
     summary.kernelProfiling = {{"cupti.kernels", "42"}, {"cupti.dropped_records", "0"}};
+    PartitionRecord partition; // pipeline.partition = "measured"
+    partition.mode = "measured";
+    partition.costs = "measured";
+    partition.unitsPerStage = {3, 3};
+    partition.layersPerStage = {2, 2};
+    partition.predictedStageMs = {1.5, 1.25};
+    partition.predictedStageBytes = {1 << 20, 1 << 19};
+    partition.predictedImbalance = 1.0909;
+    summary.partition = partition;
     profiler::TraceEvent e;
     e.stage = 1;
     e.start = 5;
@@ -108,7 +117,8 @@ TEST(RunLoader, WhatTheWriterWroteComesBackTyped)
     EXPECT_FALSE(run->metrics[0].valLoss);
     EXPECT_EQ(run->metrics[1].wallTimeS, 4.0);
     ASSERT_EQ(run->metrics[1].stages.size(), 2u);
-    EXPECT_TRUE(sameStage(run->metrics[1].stages[1], stage(1)));
+    EXPECT_TRUE(run->metrics[1].stages[1] == stage(1)); // every field, one type end to end
+    EXPECT_TRUE(run->metrics[0] == batches[0]);
     ASSERT_TRUE(run->summary);
     EXPECT_EQ(run->summary->schedule, "paci");
     ASSERT_EQ(run->summary->losses.size(), 2u);
@@ -117,13 +127,16 @@ TEST(RunLoader, WhatTheWriterWroteComesBackTyped)
     EXPECT_EQ(run->summary->stepToTarget, 1);
     EXPECT_EQ(run->summary->bubbleFraction, 0.125);
     ASSERT_EQ(run->summary->stages.size(), 2u);
-    EXPECT_TRUE(sameStage(run->summary->stages[0], stage(0)));
+    EXPECT_TRUE(run->summary->stages[0] == stage(0));
+    EXPECT_TRUE(run->summary->stages[1] == stage(1));
     EXPECT_EQ(run->summary->stages[1].peakReservedBytes, 8001);
     EXPECT_EQ(run->summary->gpuBubbleFraction, 0.0625);
     EXPECT_EQ(run->summary->device, "cuda:0 (2 stages)");
     EXPECT_EQ(run->summary->dtype, "bf16");
     EXPECT_EQ(run->summary->notes, summary.notes);
     EXPECT_EQ(run->summary->kernelProfiling, summary.kernelProfiling);
+    ASSERT_TRUE(run->summary->partition);
+    EXPECT_TRUE(*run->summary->partition == partition);
     ASSERT_TRUE(run->trace);
     EXPECT_EQ(run->trace->size(), 1u);
     EXPECT_TRUE(run->warnings.empty());
