@@ -1,0 +1,101 @@
+// --partition (partition_option.h).
+#include "app/cli/partition_option.h"
+
+#include "runtime/partition/stage_partitioner.h"
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+
+namespace bs::cli {
+
+namespace {
+
+constexpr const char* kAllowed = "allowed: flops, balanced or layer units per stage, e.g. 3,3,3,2";
+
+/// "3,3,3,2" as counts; nullopt when any item is not a positive integer.
+std::optional<std::vector<int>> parseCounts(const std::string& text)
+{
+    std::vector<int> counts;
+    std::size_t begin = 0;
+    while (begin <= text.size()) {
+        const std::size_t end = std::min(text.find(',', begin), text.size());
+        int v = 0;
+        const char* first = text.data() + begin;
+        const char* last = text.data() + end;
+        const auto [ptr, ec] = std::from_chars(first, last, v);
+        if (first == last || ec != std::errc() || ptr != last || v < 1) {
+            return std::nullopt;
+        }
+        counts.push_back(v);
+        begin = end + 1;
+    }
+    return counts;
+}
+
+CLI::Validator specValidator(std::string word, std::string allowed)
+{
+    return CLI::Validator(
+        [word, allowed](std::string& text) -> std::string {
+            if (text == "flops" || text == word || parseCounts(text)) {
+                return {};
+            }
+            return "'" + text + "' is not allowed; " + allowed;
+        },
+        "flops|" + word + "|N,N,...");
+}
+
+} // namespace
+
+std::vector<int> partitionCounts(const std::string& text)
+{
+    return parseCounts(text).value_or(std::vector<int>{});
+}
+
+CLI::Validator trainPartitionSpec()
+{
+    return specValidator(
+        "measured", "allowed: flops, measured or layer units per stage, e.g. 3,3,3,2 (pipeline.partition)");
+}
+
+std::string partitionOptionHelp()
+{
+    return "With --model: the stage split the prediction uses: flops (blocks by FLOPs, default), balanced (the "
+           "memory-bounded partitioner over FLOP estimates of each layer unit), or layer units per stage, e.g. "
+           "3,3,3,2 (units: embedding, each block, final norm, head; model.layers + 3 in all)";
+}
+
+CLI::Validator partitionSpec()
+{
+    return specValidator("balanced", kAllowed);
+}
+
+Result<std::vector<int>> unitsForPartition(
+    const std::string& spec, const GptShape& shape, const runtime::ScheduleParams& schedule, int microBatch)
+{
+    if (spec == "flops" || spec.empty()) {
+        return std::vector<int>{};
+    }
+    if (spec == "balanced") {
+        auto demand = runtime::stageDemand(schedule);
+        if (!demand) {
+            return demand.error();
+        }
+        runtime::PartitionProblem problem{runtime::flopsUnitCosts(shape, microBatch), schedule.stages, *demand, 0};
+        auto plan = runtime::partitionStages(problem);
+        if (!plan) {
+            return plan.error();
+        }
+        return plan->unitCount;
+    }
+    auto counts = parseCounts(spec);
+    if (!counts) {
+        return makeError(ErrorCode::InvalidArgument, "--partition: '" + spec + "' is not allowed", kAllowed);
+    }
+    if (auto part = partitionFromUnits(shape, schedule.stages, *counts, "--partition"); !part) {
+        return part.error();
+    }
+    return *counts;
+}
+
+} // namespace bs::cli
