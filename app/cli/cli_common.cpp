@@ -4,6 +4,7 @@
 #include "app/cli/partition_option.h"
 #include "runtime/schedule/catalogue.h"
 #include "runtime/sim/recompute_costs.h"
+#include "runtime/sim/unit_cost_model.h"
 
 #include <cmath>
 #include <iostream>
@@ -54,6 +55,7 @@ void SimulationOptions::addTo(CLI::App& app, bool withSchedule)
     app.add_option("-b,--micro-batch-size", microBatchSize, "Sequences per micro-batch")->capture_default_str();
     app.add_option("--device-profile", deviceProfile, "With --model: cpu, a100, h100, h200")->capture_default_str();
     app.add_option("--partition", partition, partitionOptionHelp())->capture_default_str()->check(partitionSpec());
+    app.add_option("--unit-costs", unitCosts, unitCostsOptionHelp());
     app.add_flag("--recompute", recompute,
         "Activation recompute (model.recompute): every backward runs its stage's forward again, and an "
         "in-flight micro-batch keeps only the stage's input (with --model; hand costs: the time only)");
@@ -98,12 +100,15 @@ Result<runtime::SimulationRequest> SimulationOptions::request(const std::string&
         if (!device) {
             return device.error();
         }
-        auto units = unitsForPartition(partition, *shape, req.schedule, microBatchSize);
-        if (!units) {
-            return units.error();
+        auto split = cliPartition(partition, unitCosts, *shape, req.schedule, microBatchSize);
+        if (!split) {
+            return split.error();
         }
-        auto costs = units->empty() ? runtime::costModelFromGpt(*shape, stages, microBatchSize, *device)
-                                    : runtime::costModelFromUnits(*shape, *units, microBatchSize, *device);
+        auto costs = !split->unitCosts.empty() ? runtime::costModelFromUnitCosts(*shape, split->unitCosts,
+                         split->unitCostsMicroBatch, split->unitsPerStage, microBatchSize, *device)
+            : split->unitsPerStage.empty()
+            ? runtime::costModelFromGpt(*shape, stages, microBatchSize, *device)
+            : runtime::costModelFromUnits(*shape, split->unitsPerStage, microBatchSize, *device);
         if (!costs) {
             return costs.error();
         }
@@ -112,8 +117,9 @@ Result<runtime::SimulationRequest> SimulationOptions::request(const std::string&
             req.costs = runtime::withRecompute(std::move(req.costs), *shape, microBatchSize);
         }
     } else {
-        if (partition != "flops") {
-            return makeError(ErrorCode::InvalidArgument, "--partition needs --model: hand costs (--cost) are per stage",
+        if (partition != "flops" || !unitCosts.empty()) {
+            return makeError(ErrorCode::InvalidArgument,
+                "--partition and --unit-costs need --model: hand costs (--cost) are per stage",
                 "--partition: allowed with --model tiny|small|deep|gpt2-medium");
         }
         auto costs = runtime::costModelFromString(cost, stages, commMs);

@@ -33,6 +33,7 @@ struct SimulationOptions
     int microBatchSize = 1;
     std::string deviceProfile = "cpu";
     std::string partition = "flops"; ///< with --model: flops, balanced or units per stage (partition_option.h)
+    std::string unitCosts; ///< with --model: a unit profile (partition --measured --json)
     bool recompute = false; ///< model.recompute: an extra forward per backward, inputs kept only
 
     CLI::Option* microbatchesOption = nullptr;

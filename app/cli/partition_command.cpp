@@ -108,6 +108,8 @@ struct PartitionCommand
         auto flops = runtime::choosePartition(flopsConfig, choice->units);
         if (json) {
             nlohmann::json j = *choice;
+            j["micro_batch_size"] = config.pipeline.microBatchSize; // a unit profile: simulate/tune --unit-costs
+            j["device"] = config.device.name;
             if (flops) {
                 j["flops_split"] = {{"units_per_stage", flops->plan.unitCount}, {"stage_ms", flops->plan.stageMs},
                                     {"imbalance", flops->plan.imbalance()}};

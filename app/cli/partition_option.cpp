@@ -2,6 +2,7 @@
 #include "app/cli/partition_option.h"
 
 #include "runtime/partition/stage_partitioner.h"
+#include "runtime/partition/unit_profile_io.h"
 
 #include <algorithm>
 #include <charconv>
@@ -61,7 +62,8 @@ CLI::Validator trainPartitionSpec()
 std::string partitionOptionHelp()
 {
     return "With --model: the stage split the prediction uses: flops (blocks by FLOPs, default), balanced (the "
-           "memory-bounded partitioner over FLOP estimates of each layer unit), or layer units per stage, e.g. "
+           "partitioner's optimum over the --unit-costs profile, else over FLOP estimates of each layer unit), or "
+           "layer units per stage, e.g. "
            "3,3,3,2 (units: embedding, each block, final norm, head; model.layers + 3 in all)";
 }
 
@@ -70,8 +72,8 @@ CLI::Validator partitionSpec()
     return specValidator("balanced", kAllowed);
 }
 
-Result<std::vector<int>> unitsForPartition(
-    const std::string& spec, const GptShape& shape, const runtime::ScheduleParams& schedule, int microBatch)
+Result<std::vector<int>> unitsForPartition(const std::string& spec, const GptShape& shape,
+    const runtime::ScheduleParams& schedule, int microBatch, const std::vector<runtime::UnitCost>& measured)
 {
     if (spec == "flops" || spec.empty()) {
         return std::vector<int>{};
@@ -81,7 +83,8 @@ Result<std::vector<int>> unitsForPartition(
         if (!demand) {
             return demand.error();
         }
-        runtime::PartitionProblem problem{runtime::flopsUnitCosts(shape, microBatch), schedule.stages, *demand, 0};
+        runtime::PartitionProblem problem{
+            measured.empty() ? runtime::flopsUnitCosts(shape, microBatch) : measured, schedule.stages, *demand, 0};
         auto plan = runtime::partitionStages(problem);
         if (!plan) {
             return plan.error();
@@ -96,6 +99,48 @@ Result<std::vector<int>> unitsForPartition(
         return part.error();
     }
     return *counts;
+}
+
+std::string unitCostsOptionHelp()
+{
+    return "With --model: a unit profile, the layer units measured on a device (bubblescope-cli partition --measured "
+           "--json > FILE): each stage's times are its units' sums (scaled by b over the profile's b), and "
+           "--partition balanced balances them";
+}
+
+Result<CliPartition> cliPartition(const std::string& spec, const std::string& unitCostsPath, const GptShape& shape,
+    const runtime::ScheduleParams& schedule, int microBatch)
+{
+    CliPartition out;
+    std::vector<runtime::UnitCost> measured;
+    if (!unitCostsPath.empty()) {
+        auto profile = runtime::readUnitProfile(unitCostsPath);
+        if (!profile) {
+            return profile.error();
+        }
+        if (static_cast<int>(profile->units.size()) != layerUnitCount(shape)) {
+            return makeError(ErrorCode::InvalidArgument,
+                "--unit-costs: the profile has " + std::to_string(profile->units.size()) + " layer units, the model "
+                    + std::to_string(layerUnitCount(shape)) + " (model.layers + 3)",
+                "--unit-costs: allowed: a profile of the same model (partition --measured --json)");
+        }
+        out.unitCostsMicroBatch = profile->microBatchSize;
+        out.unitCosts = profile->units;
+        measured = runtime::unitCostsAt(profile->units, profile->microBatchSize, microBatch);
+    }
+    auto units = unitsForPartition(spec, shape, schedule, microBatch, measured);
+    if (!units) {
+        return units.error();
+    }
+    out.unitsPerStage = std::move(units).value();
+    if (!out.unitCosts.empty() && out.unitsPerStage.empty()) {
+        auto split = partitionLayers(shape, schedule.stages, microBatch); // the FLOPs split, timed by the units
+        if (!split) {
+            return split.error();
+        }
+        out.unitsPerStage = split->unitCount;
+    }
+    return out;
 }
 
 } // namespace bs::cli

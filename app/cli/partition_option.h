@@ -7,6 +7,7 @@
 
 #include "base/result.h"
 #include "runtime/common/gpt_shape.h"
+#include "runtime/partition/stage_partitioner.h"
 #include "runtime/schedule/schedule.h"
 
 #include <CLI/CLI.hpp>
@@ -31,5 +32,21 @@ std::vector<int> partitionCounts(const std::string& text);
 /// --partition (counts that do not fit the model or the stages) or the schedule's fields.
 Result<std::vector<int>> unitsForPartition(
     const std::string& spec, const GptShape& shape, const runtime::ScheduleParams& schedule, int microBatch);
+
+/// --partition with --unit-costs FILE (a unit profile: `partition --measured --json`): the split
+/// and the measured units the scenario groups by it (runtime::GptScenario's fields).
+struct CliPartition
+{
+    std::vector<int> unitsPerStage; ///< empty = the FLOPs split with device-profile times
+    std::vector<runtime::UnitCost> unitCosts; ///< empty = device-profile times
+    int unitCostsMicroBatch = 0;
+};
+
+/// Reads the profile (errors name --unit-costs: unreadable, wrong unit count for the model) and
+/// resolves `spec` over it; with a profile and "flops", the FLOPs split timed by the units.
+Result<CliPartition> cliPartition(const std::string& spec, const std::string& unitCostsPath, const GptShape& shape,
+    const runtime::ScheduleParams& schedule, int microBatch);
+
+std::string unitCostsOptionHelp();
 
 } // namespace bs::cli

@@ -26,6 +26,7 @@ struct TuneCommand
     std::string device = "h100";
     double memoryGiB = 0;
     std::string partition = "flops"; ///< partition_option.h
+    std::string unitCosts; ///< --unit-costs: a unit profile
     bool json = false;
     std::vector<std::string> calibrateFrom; ///< run directories whose traces calibrate the search
 
@@ -99,11 +100,13 @@ struct TuneCommand
         split.stages = request.base.stages;
         split.microbatches = request.base.accum;
         split.accum = request.base.accum;
-        auto units = unitsForPartition(partition, *shape, split, request.base.microBatchSize);
+        auto units = cliPartition(partition, unitCosts, *shape, split, request.base.microBatchSize);
         if (!units) {
             return reportError(units.error());
         }
-        request.base.unitsPerStage = std::move(units).value();
+        request.base.unitsPerStage = std::move(units->unitsPerStage);
+        request.base.unitCosts = std::move(units->unitCosts);
+        request.base.unitCostsMicroBatch = units->unitCostsMicroBatch;
         request.base.shape = *shape;
         request.base.device = *profile;
         request.memoryBudgetBytes = static_cast<std::int64_t>(memoryGiB * 1024.0 * 1024.0 * 1024.0);
@@ -142,10 +145,12 @@ struct TuneCommand
                           std::to_string(c.lagBound) + " update(s)"});
         }
         std::cout << schedule << " on " << request.base.stages << " x "
-                  << (request.calibration ? request.calibration->describe() : "device profile " + device) << ", "
-                  << model << ": " << result->evaluated << " (a, b) pairs simulated; rejected " << result->rejectedByLag
-                  << " by drift, " << result->rejectedByMemory << " by memory, " << result->rejectedByBatch
-                  << " by batch" << (request.base.recompute ? "; activation recompute" : "")
+                  << (request.calibration        ? request.calibration->describe()
+                             : unitCosts.empty() ? "device profile " + device
+                                                 : "unit profile " + unitCosts)
+                  << ", " << model << ": " << result->evaluated << " (a, b) pairs simulated; rejected "
+                  << result->rejectedByLag << " by drift, " << result->rejectedByMemory << " by memory, "
+                  << result->rejectedByBatch << " by batch" << (request.base.recompute ? "; activation recompute" : "")
                   << (request.base.unitsPerStage.empty() ? "" : "; partition " + partition) << "\n\n"
                   << (result->top.empty() ? "no (a, b) fits: raise --max-lag or --memory-budget\n" : table.render());
         if (!request.calibration) {
@@ -198,6 +203,7 @@ void addTuneCommand(CLI::App& app, int& exitCode)
     sub->add_option("--partition", cmd->partition, partitionOptionHelp())
         ->capture_default_str()
         ->check(partitionSpec());
+    sub->add_option("--unit-costs", cmd->unitCosts, unitCostsOptionHelp());
     sub->add_flag("--recompute", cmd->request.base.recompute,
         "Activation recompute (model.recompute): every backward runs its stage's forward again and an "
         "in-flight micro-batch keeps only the stage's input, so larger (a, b) fit the memory budget");
