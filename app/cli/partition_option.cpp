@@ -124,6 +124,14 @@ Result<CliPartition> cliPartition(const std::string& spec, const std::string& un
                     + std::to_string(layerUnitCount(shape)) + " (model.layers + 3)",
                 "--unit-costs: allowed: a profile of the same model (partition --measured --json)");
         }
+        const GptShape& measuredOn = profile->shape.value_or(shape);
+        if (measuredOn.layers != shape.layers || measuredOn.dModel != shape.dModel || measuredOn.heads != shape.heads
+            || measuredOn.seqLen != shape.seqLen || measuredOn.vocab != shape.vocab) {
+            return makeError(ErrorCode::InvalidArgument,
+                "--unit-costs: the profile was measured on " + runtime::shapeText(measuredOn) + "; the model is "
+                    + runtime::shapeText(shape),
+                "--unit-costs: allowed: a profile of the same model (partition --measured --json)");
+        }
         out.unitCostsMicroBatch = profile->microBatchSize;
         out.unitCosts = profile->units;
         measured = runtime::unitCostsAt(profile->units, profile->microBatchSize, microBatch);

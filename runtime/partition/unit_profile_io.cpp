@@ -46,7 +46,28 @@ bool readBytes(const nlohmann::json& o, const char* key, std::int64_t& out)
     return out >= 0 && out <= std::numeric_limits<std::int64_t>::max() / 1024; // room to sum thousands of units
 }
 
+bool readCount(const nlohmann::json& o, const char* key, int& out)
+{
+    const auto it = o.find(key);
+    if (it == o.end() || !it->is_number_integer() || it->get<long long>() < 1 || it->get<long long>() > (1 << 24)) {
+        return false;
+    }
+    out = it->get<int>();
+    return true;
+}
+
 } // namespace
+
+std::string shapeText(const GptShape& s)
+{
+    return "layers " + std::to_string(s.layers) + ", d_model " + std::to_string(s.dModel) + ", heads "
+        + std::to_string(s.heads) + ", seq_len " + std::to_string(s.seqLen) + ", vocab " + std::to_string(s.vocab);
+}
+
+nlohmann::json shapeJson(const GptShape& s)
+{
+    return {{"layers", s.layers}, {"d_model", s.dModel}, {"heads", s.heads}, {"seq_len", s.seqLen}, {"vocab", s.vocab}};
+}
 
 Result<UnitProfile> unitProfileFromJson(const nlohmann::json& j)
 {
@@ -54,12 +75,26 @@ Result<UnitProfile> unitProfileFromJson(const nlohmann::json& j)
         return Error{ErrorCode::ParseError, "a unit profile is a JSON object",
             "unit_costs: allowed: the output of partition --measured --json"};
     }
+    if (const auto costs = j.find("costs"); costs != j.end() && *costs != "measured") {
+        // partition --json without --measured: FLOP-proportional figures, not times to simulate with
+        return Error{ErrorCode::ParseError, "the profile holds FLOP estimates, not measured times",
+            "unit_costs: costs: allowed \"measured\" (bubblescope-cli partition --measured --json)"};
+    }
     UnitProfile profile;
     const auto b = j.find("micro_batch_size");
     if (b == j.end() || !b->is_number_integer() || b->get<long long>() < 1 || b->get<long long>() > (1 << 20)) {
         return bad("micro_batch_size", "an integer in 1..1048576");
     }
     profile.microBatchSize = b->get<int>();
+    if (const auto model = j.find("model"); model != j.end()) {
+        GptShape shape;
+        if (!model->is_object() || !readCount(*model, "layers", shape.layers)
+            || !readCount(*model, "d_model", shape.dModel) || !readCount(*model, "heads", shape.heads)
+            || !readCount(*model, "seq_len", shape.seqLen) || !readCount(*model, "vocab", shape.vocab)) {
+            return bad("model", "an object of positive integers layers, d_model, heads, seq_len, vocab");
+        }
+        profile.shape = shape;
+    }
     const auto list = j.find("unit_costs");
     if (list == j.end() || !list->is_array() || list->empty() || list->size() > 100'000) {
         return bad("unit_costs", "an array of 1..100000 layer units");

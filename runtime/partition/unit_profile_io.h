@@ -5,11 +5,13 @@
 // measured, before a run trains. Torch-free; every field checked, nothing thrown.
 
 #include "base/result.h"
+#include "runtime/common/gpt_shape.h"
 #include "runtime/partition/stage_partitioner.h"
 
 #include <nlohmann/json_fwd.hpp>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,10 +21,19 @@ struct UnitProfile
 {
     std::vector<UnitCost> units; ///< one per layer unit, in order
     int microBatchSize = 0; ///< sequences per micro-batch the units were timed at
+    /// The model measured ("model": layers, d_model, heads, seq_len, vocab), when the file says:
+    /// a profile of another shape may have as many units and still not fit.
+    std::optional<GptShape> shape;
 };
 
-/// From a JSON object {"micro_batch_size": B, "unit_costs": [{"forward_ms", "backward_ms",
-/// "static_bytes", "param_bytes" (optional: static / 4), "activation_bytes"}, ...]}. Errors
+/// "layers 40, d_model 64, heads 4, seq_len 64, vocab 256": for messages.
+std::string shapeText(const GptShape& shape);
+/// {"layers", "d_model", "heads", "seq_len", "vocab"}: what a profile records of its model.
+nlohmann::json shapeJson(const GptShape& shape);
+
+/// From a JSON object {"micro_batch_size": B, "model": {...} (optional), "unit_costs":
+/// [{"forward_ms", "backward_ms", "static_bytes", "param_bytes" (optional: static / 4),
+/// "activation_bytes"}, ...]}. Errors
 /// (ParseError) name the field and the allowed values.
 Result<UnitProfile> unitProfileFromJson(const nlohmann::json& j);
 

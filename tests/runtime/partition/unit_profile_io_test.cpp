@@ -24,6 +24,7 @@ nlohmann::json profileJson()
 {
     PartitionChoice choice;
     choice.units = someUnits();
+    choice.costsMeasured = true;
     nlohmann::json j = choice;
     j["micro_batch_size"] = 4;
     return j;
@@ -35,6 +36,15 @@ TEST(UnitProfileIo, WhatThePartitionCommandWritesReadsBack)
     ASSERT_TRUE(profile) << profile.error().describe();
     EXPECT_EQ(profile->microBatchSize, 4);
     EXPECT_EQ(profile->units, someUnits());
+    EXPECT_FALSE(profile->shape); // no "model": the caller checks the unit count only
+    nlohmann::json withModel = profileJson();
+    withModel["model"] = shapeJson(gptPreset("deep").value());
+    auto described = unitProfileFromJson(withModel);
+    ASSERT_TRUE(described);
+    ASSERT_TRUE(described->shape);
+    EXPECT_EQ(shapeText(*described->shape), "layers 40, d_model 64, heads 4, seq_len 64, vocab 256");
+    withModel["model"]["vocab"] = 0;
+    EXPECT_NE(unitProfileFromJson(withModel).error().context.find("model"), std::string::npos);
 }
 
 TEST(UnitProfileIo, ParamBytesDefaultToAQuarterOfTheStaticBytes)
@@ -74,6 +84,11 @@ TEST(UnitProfileIo, MalformedFieldsAreNamed)
         EXPECT_NE(profile.error().context.find(c.field), std::string::npos) << profile.error().context;
     }
     EXPECT_FALSE(unitProfileFromJson(nlohmann::json::array()));
+    nlohmann::json estimates = profileJson(); // partition --json without --measured
+    estimates["costs"] = "flops";
+    auto refused = unitProfileFromJson(estimates);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find("FLOP estimates"), std::string::npos);
 }
 
 TEST(UnitProfileIo, FilesThatAreNotProfilesAreRefused)
