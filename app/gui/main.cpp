@@ -1,6 +1,7 @@
 // bubblescope: the desktop application. Holds no logic: parses a few options, opens the main
 // window with the embedded demo, or renders it headless to a PNG (--screenshot).
 
+#include "base/heap_retention.h"
 #include "ui/shell/main_window.h"
 #include "ui/tuning/prediction_check_view.h"
 #include "ui/tuning/tuning_panel.h"
@@ -8,10 +9,10 @@
 #include <QApplication>
 #include <QEventLoop>
 #include <QIcon>
+#include <QMessageBox>
 #include <QScreen>
 #include <QTabWidget>
 #include <QTableWidget>
-#include <QMessageBox>
 #include <QTimer>
 
 #include <cstdio>
@@ -178,6 +179,7 @@ int screenshot(const Options& options)
 
 int main(int argc, char** argv)
 {
+    bs::retainFreedHeap(); // the what-if simulates under a slider: reuse its pages (heap_retention.h)
     Options options;
     if (const int code = parse(argc, argv, options); code >= 0) {
         return code;
