@@ -125,8 +125,11 @@ Result<CliPartition> cliPartition(const std::string& spec, const std::string& un
                 "--unit-costs: allowed: a profile of the same model (partition --measured --json)");
         }
         const GptShape& measuredOn = profile->shape.value_or(shape);
-        if (measuredOn.layers != shape.layers || measuredOn.dModel != shape.dModel || measuredOn.heads != shape.heads
-            || measuredOn.seqLen != shape.seqLen || measuredOn.vocab != shape.vocab) {
+        // What the prediction reads from the model beside the units: their count (layers), the hidden
+        // state handed between stages and kept under recompute (d_model, seq_len). Heads and vocab are
+        // inside the measured units: a profile of the same trunk with another head serves.
+        if (measuredOn.layers != shape.layers || measuredOn.dModel != shape.dModel
+            || measuredOn.seqLen != shape.seqLen) {
             return makeError(ErrorCode::InvalidArgument,
                 "--unit-costs: the profile was measured on " + runtime::shapeText(measuredOn) + "; the model is "
                     + runtime::shapeText(shape),
