@@ -28,6 +28,7 @@ struct GptScenario
     int accum = 8; ///< a
     int microBatchSize = 8; ///< b (sequences)
     int batches = 4; ///< global batches simulated
+    int stagesPerRank = 0; ///< v (pipeline.stages_per_rank); 0 = the schedule's own
     bool recompute = false; ///< model.recompute: costs through withRecompute() (recompute_costs.h)
     /// The run's partition in layer units per stage (gpt_shape.h layerUnitCount(); choosePartition()
     /// of its pipeline.partition); empty = blocks split by FLOPs, as costModelFromGpt does.
