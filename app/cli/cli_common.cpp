@@ -1,7 +1,10 @@
 #include "app/cli/cli_common.h"
 
 #include "app/cli/option_checks.h"
+#include "app/cli/partition_option.h"
 #include "runtime/schedule/catalogue.h"
+#include "runtime/sim/recompute_costs.h"
+#include "runtime/sim/unit_cost_model.h"
 
 #include <cmath>
 #include <iostream>
@@ -51,6 +54,11 @@ void SimulationOptions::addTo(CLI::App& app, bool withSchedule)
     app.add_option("--model", model, "Derive costs from a GPT preset: tiny, small, deep, gpt2-medium");
     app.add_option("-b,--micro-batch-size", microBatchSize, "Sequences per micro-batch")->capture_default_str();
     app.add_option("--device-profile", deviceProfile, "With --model: cpu, a100, h100, h200")->capture_default_str();
+    app.add_option("--partition", partition, partitionOptionHelp())->capture_default_str()->check(partitionSpec());
+    app.add_option("--unit-costs", unitCosts, unitCostsOptionHelp());
+    app.add_flag("--recompute", recompute,
+        "Activation recompute (model.recompute): every backward runs its stage's forward again, and an "
+        "in-flight micro-batch keeps only the stage's input (with --model; hand costs: the time only)");
 }
 
 Result<runtime::SimulationRequest> SimulationOptions::request(const std::string& scheduleName, bool comparing) const
@@ -92,17 +100,36 @@ Result<runtime::SimulationRequest> SimulationOptions::request(const std::string&
         if (!device) {
             return device.error();
         }
-        auto costs = runtime::costModelFromGpt(*shape, stages, microBatchSize, *device);
+        auto split = cliPartition(partition, unitCosts, *shape, req.schedule, microBatchSize);
+        if (!split) {
+            return split.error();
+        }
+        auto costs = !split->unitCosts.empty() ? runtime::costModelFromUnitCosts(*shape, split->unitCosts,
+                         split->unitCostsMicroBatch, split->unitsPerStage, microBatchSize, *device)
+            : split->unitsPerStage.empty()
+            ? runtime::costModelFromGpt(*shape, stages, microBatchSize, *device)
+            : runtime::costModelFromUnits(*shape, split->unitsPerStage, microBatchSize, *device);
         if (!costs) {
             return costs.error();
         }
         req.costs = std::move(*costs);
+        if (recompute) {
+            req.costs = runtime::withRecompute(std::move(req.costs), *shape, microBatchSize);
+        }
     } else {
+        if (partition != "flops" || !unitCosts.empty()) {
+            return makeError(ErrorCode::InvalidArgument,
+                "--partition and --unit-costs need --model: hand costs (--cost) are per stage",
+                "--partition: allowed with --model tiny|small|deep|gpt2-medium");
+        }
         auto costs = runtime::costModelFromString(cost, stages, commMs);
         if (!costs) {
             return costs.error();
         }
         req.costs = std::move(*costs);
+        if (recompute) { // no shape: the costs are times only (bytes unknown), so only F joins each B
+            req.costs = runtime::withRecompute(std::move(req.costs), GptShape{}, microBatchSize);
+        }
     }
     for (auto& stage : req.costs.stages) {
         stage.forwardBackward = static_cast<TimeNs>(std::llround(overlapMs * 1e6));

@@ -32,12 +32,15 @@ struct SimulationOptions
     std::string model;           ///< GPT preset; when set, costs come from the model and device
     int microBatchSize = 1;
     std::string deviceProfile = "cpu";
+    std::string partition = "flops"; ///< with --model: flops, balanced or units per stage (partition_option.h)
+    std::string unitCosts; ///< with --model: a unit profile (partition --measured --json)
+    bool recompute = false; ///< model.recompute: an extra forward per backward, inputs kept only
 
     CLI::Option* microbatchesOption = nullptr;
 
     /// Adds --stages, --microbatches, --accum, --batches, --extra-depth, --stages-per-rank, --cost,
-    /// --overlap-cost, --comm, --model, --micro-batch-size, --device-profile (and --schedule when
-    /// `withSchedule`).
+    /// --overlap-cost, --comm, --model, --micro-batch-size, --device-profile, --partition,
+    /// --recompute (and --schedule when `withSchedule`).
     void addTo(CLI::App& app, bool withSchedule);
     /// Builds the request for `scheduleName`, applying "paci: m = a unless --microbatches is set".
     /// In a comparison (`comparing`), --accum shapes only the paci row instead of being an error

@@ -50,6 +50,25 @@ CLI::Validator integerIn(long long lo, long long hi)
         "INT in " + range);
 }
 
+CLI::Validator oneOf(std::vector<std::string> allowed, const std::string& field)
+{
+    std::string list;
+    for (const std::string& a : allowed) {
+        list += (list.empty() ? "" : ", ") + a;
+    }
+    const std::string names = list;
+    return CLI::Validator(
+        [allowed = std::move(allowed), list, field](std::string& text) -> std::string {
+            for (const std::string& a : allowed) {
+                if (text == a) {
+                    return {};
+                }
+            }
+            return "'" + text + "' is not allowed; allowed: " + list + " (" + field + ")";
+        },
+        names);
+}
+
 void refuseEmptyValues(CLI::App& app)
 {
     for (CLI::Option* option : app.get_options()) {

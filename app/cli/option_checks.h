@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 namespace bs::cli {
 
@@ -15,6 +16,10 @@ CLI::Validator finiteIn(double lo, double hi, const std::string& unit = {});
 
 /// An integer in [lo, hi] (CLI::Range's check with the product's wording).
 CLI::Validator integerIn(long long lo, long long hi);
+
+/// One of `allowed`: refuses anything else with "'x' is not allowed; allowed: a, b, c (field)",
+/// naming the config field the option sets.
+CLI::Validator oneOf(std::vector<std::string> allowed, const std::string& field);
 
 /// Adds a non-empty check to every option of `app` and of its subcommands (recursively) that
 /// takes a value; flags and positionals keep theirs. Call after every option is registered.

@@ -10,6 +10,7 @@
 #include "runtime/config/config_toml.h"
 #include "runtime/config/config_validate.h"
 #include "runtime/partition/partition_choice.h"
+#include "runtime/partition/unit_profile_io.h"
 
 #include <nlohmann/json.hpp>
 
@@ -108,6 +109,9 @@ struct PartitionCommand
         auto flops = runtime::choosePartition(flopsConfig, choice->units);
         if (json) {
             nlohmann::json j = *choice;
+            j["micro_batch_size"] = config.pipeline.microBatchSize; // a unit profile: simulate/tune --unit-costs
+            j["device"] = config.device.name;
+            j["model"] = runtime::shapeJson(config.model.shape);
             if (flops) {
                 j["flops_split"] = {{"units_per_stage", flops->plan.unitCount}, {"stage_ms", flops->plan.stageMs},
                                     {"imbalance", flops->plan.imbalance()}};

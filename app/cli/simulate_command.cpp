@@ -185,6 +185,7 @@ struct CompareCommand
         args.microBatchSize = given(app, "--micro-batch-size", sim.microBatchSize);
         args.steps = given(app, "--batches", sim.batches);
         args.model = given(app, "--model", sim.model);
+        args.recompute = sim.recompute;
         args.targetLoss = targetLoss;
         args.configPath = configPath;
         args.device = device;

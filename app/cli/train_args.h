@@ -31,6 +31,8 @@ struct TrainArgs
     std::optional<int> checkpointEvery;  ///< --checkpoint-every N (training.checkpoint_every)
     std::string resumeDir;               ///< --resume DIR: continue DIR's run from its checkpoint
     bool recompute = false;              ///< --recompute (model.recompute)
+    std::optional<std::string> lrScaling; ///< --lr-scaling sqrt|linear|none (optimizer.lr_scaling)
+    std::optional<std::string> partition; ///< --partition flops|measured|N,N,... (pipeline.partition)
 };
 
 } // namespace bs::cli

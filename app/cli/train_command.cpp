@@ -2,16 +2,19 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/option_checks.h"
+#include "app/cli/partition_option.h"
 #include "app/cli/stop_signals.h"
-#include "runtime/rundir/checkpoint_state.h"
+#include "base/atomic_file.h"
 #include "runtime/config/config_presets.h"
 #include "runtime/config/config_toml.h"
 #include "runtime/config/config_validate.h"
 #include "runtime/dist/dist_train.h"
 #include "runtime/exec/run_session.h"
+#include "runtime/rundir/checkpoint_state.h"
 #include "runtime/schedule/catalogue.h"
 #include "runtime/sim/run_preflight.h"
 
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <atomic>
@@ -20,10 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <thread>
-
-#include "base/atomic_file.h"
 
 namespace bs::cli {
 
@@ -64,8 +64,8 @@ int stoppedOrError(const Error& error, const std::string& outDir)
 Result<runtime::RunConfig> resumeConfig(const TrainArgs& a)
 {
     const bool other = !a.configPath.empty() || a.schedule || a.stages || a.microbatches || a.accum || a.microBatchSize
-        || a.evalInterval || a.model || a.seed || a.data || a.targetLoss || a.device || a.dtype || a.reference || a.recompute
-        || !a.outDir.empty() || a.overwrite || a.distributed;
+        || a.evalInterval || a.model || a.seed || a.data || a.targetLoss || a.device || a.dtype || a.reference
+        || a.recompute || a.lrScaling || a.partition || !a.outDir.empty() || a.overwrite || a.distributed;
     if (other) {
         return makeError(ErrorCode::InvalidArgument,
                          "--resume continues the run with its checkpoint's settings; only --steps, --checkpoint-every, "
@@ -168,6 +168,19 @@ Result<runtime::RunConfig> buildConfig(const TrainArgs& a)
     }
     if (a.recompute) {
         c.model.recompute = true;
+    }
+    if (a.lrScaling) {
+        c.optimizer.lrScaling = *a.lrScaling;
+    }
+    if (a.partition) {
+        if (*a.partition == "flops" || *a.partition == "measured") {
+            c.pipeline.partition = *a.partition;
+            c.pipeline.partitionUnits.clear();
+        } else { // counts: partitionSpec() checked the syntax, validate() the sum and the stages
+            c.pipeline.partition = "explicit";
+            c.pipeline.partitionUnits = partitionCounts(*a.partition);
+        }
+        c.pipeline.layersPerStage.clear(); // the partition says which layers each stage holds
     }
     return c;
 }
@@ -311,6 +324,15 @@ void addTrainOptions(CLI::App& sub, TrainArgs& a)
     sub.add_flag("--recompute", a.recompute,
                  "Activation recompute (model.recompute): forwards keep only each stage's input, the backward "
                  "runs the forward again (under paci possibly on newer weights: counted per stage)");
+    sub.add_option("--lr-scaling", a.lrScaling,
+           "How lr and the schedule's step counts follow the global batch m*b against "
+           "optimizer.base_global_batch: sqrt (lr x sqrt(G/G0), the PACI authors' rule), linear (x G/G0) or "
+           "none")
+        ->check(oneOf({"sqrt", "linear", "none"}, "optimizer.lr_scaling"));
+    sub.add_option("--partition", a.partition,
+           "Stage split (pipeline.partition): flops (blocks by FLOPs), measured (time every layer unit on the "
+           "device first, then the memory-bounded optimum) or layer units per stage, e.g. 3,3,3,2")
+        ->check(trainPartitionSpec());
     sub.add_option("--resume", a.resumeDir,
                    "Continue the run in DIR from its checkpoint (metrics appended, trace continued); with --steps N "
                    "to train to N batches in all");

@@ -1,16 +1,18 @@
-#include "app/cli/option_checks.h"
 #include "app/cli/tune_command.h"
 
 #include "app/cli/cli_common.h"
 #include "app/cli/imported_what_if.h"
+#include "app/cli/option_checks.h"
+#include "app/cli/partition_option.h"
 #include "app/cli/table.h"
 #include "runtime/rundir/run_dir_reader.h"
 #include "runtime/sim/tuner.h"
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
 
 namespace bs::cli {
 
@@ -23,6 +25,8 @@ struct TuneCommand
     std::string model = "gpt2-medium";
     std::string device = "h100";
     double memoryGiB = 0;
+    std::string partition = "flops"; ///< partition_option.h
+    std::string unitCosts; ///< --unit-costs: a unit profile
     bool json = false;
     std::vector<std::string> calibrateFrom; ///< run directories whose traces calibrate the search
 
@@ -95,6 +99,18 @@ struct TuneCommand
             return reportError(makeError(ErrorCode::InvalidArgument, "memory-budget: got a negative size", "allowed: >= 0 GiB"));
         }
         request.base.schedule = schedule;
+        runtime::ScheduleParams split; // "balanced" needs the schedule's stages only: no budget, FLOP ratios (b-free)
+        split.name = schedule;
+        split.stages = request.base.stages;
+        split.microbatches = request.base.accum;
+        split.accum = request.base.accum;
+        auto units = cliPartition(partition, unitCosts, *shape, split, request.base.microBatchSize);
+        if (!units) {
+            return reportError(units.error());
+        }
+        request.base.unitsPerStage = std::move(units->unitsPerStage);
+        request.base.unitCosts = std::move(units->unitCosts);
+        request.base.unitCostsMicroBatch = units->unitCostsMicroBatch;
         request.base.shape = *shape;
         request.base.device = *profile;
         request.memoryBudgetBytes = static_cast<std::int64_t>(memoryGiB * 1024.0 * 1024.0 * 1024.0);
@@ -114,15 +130,13 @@ struct TuneCommand
                                {"lag_bound", c.lagBound}});
             }
             std::cout << nlohmann::json{{"schedule", schedule},
-                                        {"calibration", request.calibration ? request.calibration->describe()
-                                                                            : "device profile " + device},
-                                        {"evaluated", result->evaluated},
-                                        {"rejected_by_memory", result->rejectedByMemory},
-                                        {"rejected_by_lag", result->rejectedByLag},
-                                        {"rejected_by_batch", result->rejectedByBatch}, {"top", top},
-                                        {"device_profile",
-                                         {{"name", profile->name},
-                                          {"source", request.calibration ? request.calibration->describe() : profile->source}}}}
+                {"calibration", request.calibration ? request.calibration->describe() : "device profile " + device},
+                {"evaluated", result->evaluated}, {"rejected_by_memory", result->rejectedByMemory},
+                {"rejected_by_lag", result->rejectedByLag}, {"rejected_by_batch", result->rejectedByBatch},
+                {"top", top}, {"recompute", request.base.recompute}, {"units_per_stage", request.base.unitsPerStage},
+                {"device_profile",
+                    {{"name", profile->name},
+                        {"source", request.calibration ? request.calibration->describe() : profile->source}}}}
                              .dump(2)
                       << '\n';
             return kExitOk;
@@ -135,10 +149,13 @@ struct TuneCommand
                           std::to_string(c.lagBound) + " update(s)"});
         }
         std::cout << schedule << " on " << request.base.stages << " x "
-                  << (request.calibration ? request.calibration->describe() : "device profile " + device) << ", " << model << ": "
-                  << result->evaluated << " (a, b) pairs simulated; rejected " << result->rejectedByLag
-                  << " by drift, " << result->rejectedByMemory << " by memory, " << result->rejectedByBatch
-                  << " by batch\n\n"
+                  << (request.calibration        ? request.calibration->describe()
+                             : unitCosts.empty() ? "device profile " + device
+                                                 : "unit profile " + unitCosts)
+                  << ", " << model << ": " << result->evaluated << " (a, b) pairs simulated; rejected "
+                  << result->rejectedByLag << " by drift, " << result->rejectedByMemory << " by memory, "
+                  << result->rejectedByBatch << " by batch" << (request.base.recompute ? "; activation recompute" : "")
+                  << (request.base.unitsPerStage.empty() ? "" : "; partition " + partition) << "\n\n"
                   << (result->top.empty() ? "no (a, b) fits: raise --max-lag or --memory-budget\n" : table.render());
         if (!request.calibration) {
             std::cout << "\ndevice profile " << profile->name << ": " << profile->source << '\n';
@@ -187,6 +204,13 @@ void addTuneCommand(CLI::App& app, int& exitCode)
                     "Micro-batch size the imported job of --calibrate ran with (traces do not record it)")
         ->capture_default_str()
         ->check(integerIn(1, 1 << 20));
+    sub->add_option("--partition", cmd->partition, partitionOptionHelp())
+        ->capture_default_str()
+        ->check(partitionSpec());
+    sub->add_option("--unit-costs", cmd->unitCosts, unitCostsOptionHelp());
+    sub->add_flag("--recompute", cmd->request.base.recompute,
+        "Activation recompute (model.recompute): every backward runs its stage's forward again and an "
+        "in-flight micro-batch keeps only the stage's input, so larger (a, b) fit the memory budget");
     sub->add_flag("--json", cmd->json, "Print JSON");
     sub->callback([cmd, &exitCode] { exitCode = cmd->run(); });
 }

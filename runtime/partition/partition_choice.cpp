@@ -73,7 +73,7 @@ void to_json(nlohmann::json& j, const PartitionChoice& c)
     nlohmann::json units = nlohmann::json::array();
     for (const UnitCost& u : c.units) {
         units.push_back({{"forward_ms", u.forwardMs}, {"backward_ms", u.backwardMs}, {"static_bytes", u.staticBytes},
-                         {"activation_bytes", u.activationBytes}});
+            {"param_bytes", u.paramBytes}, {"activation_bytes", u.activationBytes}});
     }
     j = {{"mode", c.mode},
          {"costs", c.costsMeasured ? "measured" : "flops"},

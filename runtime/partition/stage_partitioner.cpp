@@ -175,6 +175,20 @@ Result<PartitionPlan> partitionStages(const PartitionProblem& problem)
     return evaluatePartition(problem, counts);
 }
 
+std::vector<UnitCost> unitCostsAt(std::vector<UnitCost> units, int measuredMicroBatch, int microBatch)
+{
+    if (measuredMicroBatch < 1 || microBatch < 1 || measuredMicroBatch == microBatch) {
+        return units;
+    }
+    const double scale = static_cast<double>(microBatch) / static_cast<double>(measuredMicroBatch);
+    for (UnitCost& u : units) {
+        u.forwardMs *= scale;
+        u.backwardMs *= scale;
+        u.activationBytes = static_cast<std::int64_t>(std::llround(static_cast<double>(u.activationBytes) * scale));
+    }
+    return units;
+}
+
 std::vector<UnitCost> flopsUnitCosts(const GptShape& shape, int microBatch)
 {
     const double tokens = static_cast<double>(microBatch) * shape.seqLen;

@@ -26,7 +26,14 @@ struct UnitCost
     std::int64_t staticBytes = 0; ///< weights + gradients + optimizer state
     std::int64_t paramBytes = 0; ///< one copy of the weights (what a stashed version costs)
     std::int64_t activationBytes = 0; ///< kept from the forward for the backward, per micro-batch
+
+    friend bool operator==(const UnitCost&, const UnitCost&) = default;
 };
+
+/// `units` measured at `measuredMicroBatch` sequences, as they would be at `microBatch`: times and
+/// activations grow with the tokens (scaled by the ratio), weights and their state do not. The
+/// same units when either size is < 1.
+std::vector<UnitCost> unitCostsAt(std::vector<UnitCost> units, int measuredMicroBatch, int microBatch);
 
 /// What a schedule asks of each stage's memory.
 struct StageDemand

@@ -97,35 +97,46 @@ TimeNs kernelTime(double flops, const DeviceProfile& device)
 
 } // namespace
 
-Result<CostModel> costModelFromGpt(const GptShape& shape, int stages, int microBatch, const DeviceProfile& device)
+namespace {
+
+/// Costs over `part` (stages may be empty when p > layers in the FLOPs split): the embedding on
+/// the stage whose units hold unit 0, the head on the one holding the last unit, the final norm on
+/// part.finalNormStage.
+CostModel costsOver(const GptShape& shape, const StagePartition& part, int microBatch, const DeviceProfile& device)
 {
-    if (microBatch < 1) {
-        return makeError(ErrorCode::InvalidArgument, "micro-batch-size must be at least 1", "micro-batch-size: >= 1");
-    }
-    auto partition = partitionLayers(shape, stages, microBatch);
-    if (!partition) {
-        return partition.error();
-    }
     const std::int64_t tokens = static_cast<std::int64_t>(shape.seqLen) * microBatch;
     const std::int64_t hiddenBytes = tokens * shape.dModel * 4; // fp32 (B, T, C) crossing a boundary
+    const std::int64_t normParams = 2 * static_cast<std::int64_t>(shape.dModel);
+    const int headUnit = layerUnitCount(shape) - 1;
     CostModel model;
     model.bytesKnown = true;
     model.commLatency = device.linkLatency;
     model.commBytesPerSecond = device.linkBytesPerSecond;
-    for (int s = 0; s < stages; ++s) {
-        const int layers = partition->layerCount[static_cast<std::size_t>(s)];
-        const bool last = s == stages - 1;
+    int firstUnit = 0;
+    for (std::size_t s = 0; s < part.layerCount.size(); ++s) {
+        const int units = s < part.unitCount.size() ? part.unitCount[s] : 0;
+        const int layers = part.layerCount[s];
+        const bool embedding = units > 0 && firstUnit == 0;
+        const bool head = units > 0 && firstUnit + units - 1 == headUnit;
+        const bool norm = part.finalNormStage == static_cast<int>(s);
+        firstUnit += units;
         StageCost cost;
         cost.forward = layers * kernelTime(shape.blockForwardFlops(microBatch), device);
         std::int64_t params = layers * shape.blockParams();
         std::int64_t activations = layers * shape.blockActivationBytes(microBatch);
-        if (s == 0) {
+        if (embedding) {
             params += shape.embeddingParams();
             activations += hiddenBytes;
         }
-        if (last) {
+        if (norm) {
+            params += normParams; // headParams() counts the final LayerNorm: the norm unit's here
+            if (!head) {
+                activations += hiddenBytes; // a norm without the head keeps its input
+            }
+        }
+        if (head) {
             cost.forward += kernelTime(shape.headForwardFlops(microBatch), device);
-            params += shape.headParams();
+            params += shape.headParams() - normParams;
             activations += tokens * shape.vocab * 4 * 2; // logits and their softmax
         }
         // A backward costs two forwards: one for the input gradient, one for the weight gradient.
@@ -139,6 +150,33 @@ Result<CostModel> costModelFromGpt(const GptShape& shape, int stages, int microB
         model.stages.push_back(cost);
     }
     return model;
+}
+
+} // namespace
+
+Result<CostModel> costModelFromGpt(const GptShape& shape, int stages, int microBatch, const DeviceProfile& device)
+{
+    if (microBatch < 1) {
+        return makeError(ErrorCode::InvalidArgument, "micro-batch-size must be at least 1", "micro-batch-size: >= 1");
+    }
+    auto partition = partitionLayers(shape, stages, microBatch);
+    if (!partition) {
+        return partition.error();
+    }
+    return costsOver(shape, *partition, microBatch, device);
+}
+
+Result<CostModel> costModelFromUnits(
+    const GptShape& shape, const std::vector<int>& unitsPerStage, int microBatch, const DeviceProfile& device)
+{
+    if (microBatch < 1) {
+        return makeError(ErrorCode::InvalidArgument, "micro-batch-size must be at least 1", "micro-batch-size: >= 1");
+    }
+    auto partition = partitionFromUnits(shape, static_cast<int>(unitsPerStage.size()), unitsPerStage);
+    if (!partition) {
+        return partition.error();
+    }
+    return costsOver(shape, *partition, microBatch, device);
 }
 
 Result<CostModel> costModelFromString(const std::string& costs, int stages, double commMs)

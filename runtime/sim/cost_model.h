@@ -70,6 +70,14 @@ std::vector<std::string> deviceProfileNames();
 /// input- and weight-gradient each cost one forward; the update streams the AdamW state once.
 Result<CostModel> costModelFromGpt(const GptShape& shape, int stages, int microBatch, const DeviceProfile& device);
 
+/// The same costs over a given split in layer units per stage (gpt_shape.h layerUnitCount():
+/// embedding, each block, final norm, head), so a different partition is predicted before a run.
+/// Each block and the head are timed as above; the embedding and the final norm cost no time
+/// (gathers and a LayerNorm: no matmuls to time) but their bytes. With the FLOPs split
+/// (partitionLayers' unitCount) it equals costModelFromGpt. Errors name pipeline.partition.
+Result<CostModel> costModelFromUnits(
+    const GptShape& shape, const std::vector<int>& unitsPerStage, int microBatch, const DeviceProfile& device);
+
 /// Longest action or transfer a hand-written cost may take: 1000 s. Times are integer nanoseconds,
 /// and this keeps sums over 10^5 micro-batches x 256 stages far inside 64 bits.
 inline constexpr double kMaxActionMs = 1e6;

@@ -72,6 +72,9 @@ Status preflightRun(const RunConfig& config, const MemoryCapacity& capacity, con
     scenario.microBatchSize = config.pipeline.microBatchSize;
     scenario.batches = 1;
     scenario.recompute = config.model.recompute; // recompute_costs.h: inputs only per in-flight micro-batch
+    if (config.pipeline.partition == "explicit") {
+        scenario.unitsPerStage = config.pipeline.partitionUnits; // the stages hold what the run will put there
+    }
     Status fits = checkMemoryFits(scenario, available, sharing);
     if (fits) {
         return ok();

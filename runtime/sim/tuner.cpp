@@ -1,12 +1,38 @@
 #include "runtime/sim/tuner.h"
 
-#include "runtime/sim/recompute_costs.h"
-
 #include "runtime/schedule/catalogue.h"
+#include "runtime/sim/recompute_costs.h"
+#include "runtime/sim/unit_cost_model.h"
 
 #include <algorithm>
 
 namespace bs::runtime {
+
+namespace {
+
+Result<CostModel> scenarioCosts(const GptScenario& s)
+{
+    if (s.unitsPerStage.empty()) {
+        if (!s.unitCosts.empty()) {
+            return makeError(ErrorCode::InvalidArgument, "measured unit costs need the partition they are grouped by",
+                "pipeline.partition: layer units per stage");
+        }
+        return costModelFromGpt(s.shape, s.stages, s.microBatchSize, s.device);
+    }
+    if (static_cast<int>(s.unitsPerStage.size()) != s.stages) {
+        return makeError(ErrorCode::InvalidArgument,
+            "pipeline.partition has " + std::to_string(s.unitsPerStage.size())
+                + " entries; allowed: one per stage (pipeline.stages = " + std::to_string(s.stages) + ")",
+            "pipeline.partition");
+    }
+    if (!s.unitCosts.empty()) {
+        return costModelFromUnitCosts(
+            s.shape, s.unitCosts, s.unitCostsMicroBatch, s.unitsPerStage, s.microBatchSize, s.device);
+    }
+    return costModelFromUnits(s.shape, s.unitsPerStage, s.microBatchSize, s.device);
+}
+
+} // namespace
 
 Result<SimulationRequest> makeGptRequest(const GptScenario& scenario)
 {
@@ -18,7 +44,7 @@ Result<SimulationRequest> makeGptRequest(const GptScenario& scenario)
             "a=" + std::to_string(scenario.accum) + " b=" + std::to_string(scenario.microBatchSize)
                 + " batches=" + std::to_string(scenario.batches));
     }
-    auto costs = costModelFromGpt(scenario.shape, scenario.stages, scenario.microBatchSize, scenario.device);
+    auto costs = scenarioCosts(scenario);
     if (!costs) {
         return costs.error();
     }

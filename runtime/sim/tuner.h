@@ -3,17 +3,17 @@
 // highest throughput whose weight drift stays within a bound and whose memory fits a budget.
 // Torch-free and Qt-free; the GUI's Suggest button and `bubblescope-cli tune` both call it.
 
+#include "base/result.h"
 #include "runtime/common/gpt_shape.h"
-#include "runtime/sim/cost_model.h"
+#include "runtime/partition/stage_partitioner.h"
 #include "runtime/sim/cost_fit.h"
+#include "runtime/sim/cost_model.h"
 #include "runtime/sim/simulator.h"
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "base/result.h"
 
 namespace bs::runtime {
 
@@ -30,11 +30,20 @@ struct GptScenario
     int batches = 4; ///< global batches simulated
     int stagesPerRank = 0; ///< v (pipeline.stages_per_rank); 0 = the schedule's own
     bool recompute = false; ///< model.recompute: costs through withRecompute() (recompute_costs.h)
+    /// The run's partition in layer units per stage (gpt_shape.h layerUnitCount(); choosePartition()
+    /// of its pipeline.partition); empty = blocks split by FLOPs, as costModelFromGpt does.
+    std::vector<int> unitsPerStage;
+    /// Layer units measured on the run's device (runtime/model/unit_profiler.h) at
+    /// unitCostsMicroBatch sequences: stage times follow the partition unit by unit
+    /// (unit_cost_model.h). Empty = the device profile's FLOP-derived times.
+    std::vector<UnitCost> unitCosts;
+    int unitCostsMicroBatch = 0;
 
     int globalBatch() const { return accum * microBatchSize; }
 };
 
-/// The SimulationRequest for `scenario` (costs from the GPT shape and device). Errors name the field.
+/// The SimulationRequest for `scenario`: costs from the GPT shape and device (or the measured unit
+/// costs) over its partition, with recompute when asked. Errors name the field.
 Result<SimulationRequest> makeGptRequest(const GptScenario& scenario);
 
 /// The version lag bound of `schedule` in updates (not a drift: drift is a weight distance): the

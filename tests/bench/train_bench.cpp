@@ -4,7 +4,7 @@
 //   train_bench memory [steps]              measured peak bytes per stage for every schedule
 //   train_bench ttt [steps] [target]        demo config (tiny GPT, p=8, a=m=8, b=4): virtual time for
 //                                           1f1b and paci to reach a validation loss
-//   train_bench ttt-measured [steps] [text file] [synthetic|text]
+//   train_bench ttt-measured [steps] [text file] [synthetic|text] [vocab]
 //                                           deep preset, 1f1b vs paci, flops vs measured partition, on the
 //                                           synthetic stream and English text (train_bench_ttt.cpp)
 //   train_bench ttt-replay [steps]          deep preset: cost-model replay of 1f1b and paci with one
@@ -249,6 +249,8 @@ int main(int argc, char** argv)
     if (mode == "memory") {
         return memory(argc > 2 ? std::atoi(argv[2]) : 2);
     }
-    std::fprintf(stderr, "usage: train_bench overhead [steps] [rounds] | ttt [steps] [target] | memory [steps] | ttt-measured [steps] [text file] [synthetic|text] | ttt-replay [steps]\n");
+    std::fprintf(stderr,
+        "usage: train_bench overhead [steps] [rounds] | ttt [steps] [target] | memory [steps] | ttt-measured [steps] "
+        "[text file] [synthetic|text] [vocab] | ttt-replay [steps]\n");
     return 2;
 }

@@ -228,6 +228,8 @@ void MainWindow::buildActions()
                  "is then calibrated from what this machine measured")
                   .arg(kCalibrationBatches)
             : tr("Calibrate needs the training runtime (this build has none)"));
+    run->addAction(tr("&Balance stages…"), this, [this] { (void)openBalanceStages(); })
+        ->setObjectName(QStringLiteral("balanceStagesAction")); // main_window_balance.cpp
     m_stopAction = run->addAction(tr("&Stop"), this, &MainWindow::stopRuns);
     m_stopAction->setEnabled(false);
     m_applyAction = run->addAction(tr("&Apply settings to the live run"), this, [this] { (void)applyToLiveRun(); });

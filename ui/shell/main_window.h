@@ -24,6 +24,7 @@ namespace bs::ui {
 
 class AsyncIndexBuilder;
 struct BuiltTimeline;
+class BalanceStagesDialog;
 class BubbleChartView;
 class CompareView;
 class LagChartView;
@@ -89,6 +90,9 @@ public:
     /// Continues the run in `dir` from its checkpoint as a live run (main_window_resume.cpp).
     /// False with `error` set when it has no checkpoint or this build cannot train.
     bool resumeRunDirectory(const QString& dir, QString* error);
+    /// Run ▸ Balance stages…: opens the per-stage layer editor on the tuning panel's settings
+    /// (main_window_balance.cpp); Apply sets its split as the what-if's partition. Returns the dialog.
+    BalanceStagesDialog* openBalanceStages();
     /// A folder of torch.profiler rank traces (no config.toml): imported as one job (main_window_kineto.cpp).
     static bool isKinetoJobFolder(const QString& dir);
     bool openKinetoJob(const QString& dir, QString* error);

@@ -5,6 +5,7 @@
 #include "runtime/schedule/limits.h"
 #include "ui/common/format.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -138,6 +139,11 @@ QWidget* TuningPanel::buildControls()
     form->addRow(tr("Global batch"), m_globalBatch);
     form->addRow(tr("Batches simulated"), m_batches);
     form->addRow(tr("Memory budget"), m_budget);
+    m_recompute = new QCheckBox(tr("Activation recompute"), box);
+    m_recompute->setObjectName(QStringLiteral("recomputeCheck"));
+    m_recompute->setToolTip(tr("model.recompute: every backward runs its stage's forward again (more time), and an "
+                               "in-flight micro-batch keeps only the stage's input (less memory)"));
+    form->addRow(QString(), m_recompute);
     m_accum->setToolTip(tr("PACI's accumulation window a: micro-batches per update (also m for flush schedules)"));
     m_budget->setToolTip(tr("Per-stage memory budget: drawn on the memory chart, enforced by Suggest"));
 
@@ -152,6 +158,7 @@ QWidget* TuningPanel::buildControls()
     connect(m_stages, &QSpinBox::valueChanged, this, changed);
     connect(m_batches, &QSpinBox::valueChanged, this, changed);
     connect(m_budget, &QDoubleSpinBox::valueChanged, this, changed);
+    connect(m_recompute, &QCheckBox::toggled, this, changed);
     connect(m_accum, &QSlider::valueChanged, this, changed);
     connect(m_microBatch, &QSlider::valueChanged, this, changed);
     return box;
@@ -250,6 +257,19 @@ WhatIfConfig TuningPanel::config() const
     c.batches = m_batches->value();
     c.memoryBudgetBytes = static_cast<std::int64_t>(m_budget->value() * kMiB);
     c.calibration = m_calibration;
+    run.model.recompute = m_recompute->isChecked();
+    if (run.pipeline.stages != m_base.run.pipeline.stages || run.model.preset != m_base.run.model.preset) {
+        // An explicit split (Balance stages) or measured units belong to the stages and model they
+        // were made for: another p or model starts from the FLOPs split again.
+        if (run.pipeline.partition == "explicit") {
+            run.pipeline.partition = "flops";
+            run.pipeline.partitionUnits.clear();
+        }
+        if (run.model.preset != m_base.run.model.preset) {
+            c.unitCosts.clear();
+            c.unitCostsMicroBatch = 0;
+        }
+    }
     return c;
 }
 
@@ -307,6 +327,7 @@ void TuningPanel::setConfig(const WhatIfConfig& c)
     m_microBatch->setValue(c.microBatchSize());
     m_batches->setValue(c.batches);
     m_budget->setValue(static_cast<double>(c.memoryBudgetBytes) / kMiB);
+    m_recompute->setChecked(c.run.model.recompute);
     m_silent = false;
     updateBatchLabel();
 }

@@ -8,6 +8,7 @@
 #include <QFutureWatcher>
 #include <QWidget>
 
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QGroupBox;
@@ -44,6 +45,7 @@ public:
     QSlider* accumSlider() const { return m_accum; }
     QSlider* microBatchSlider() const { return m_microBatch; }
     QComboBox* scheduleBox() const { return m_schedule; }
+    QCheckBox* recomputeBox() const { return m_recompute; }
     /// v: stages (model chunks) per rank. Its range is the schedule's (catalogue traits
     /// defaultStagesPerRank..maxStagesPerRank); disabled where the schedule allows one value.
     QSpinBox* stagesPerRankSpin() const { return m_stagesPerRank; }
@@ -87,6 +89,7 @@ private:
     QLabel* m_globalBatch = nullptr;
     QSpinBox* m_batches = nullptr;
     QDoubleSpinBox* m_budget = nullptr;
+    QCheckBox* m_recompute = nullptr; // model.recompute: the extra forward and the smaller activations
     QLabel* m_figures = nullptr;
     QGroupBox* m_figuresBox = nullptr;
     QLabel* m_source = nullptr;

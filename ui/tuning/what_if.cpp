@@ -1,5 +1,6 @@
 #include "ui/tuning/what_if.h"
 
+#include "runtime/partition/partition_choice.h"
 #include "runtime/schedule/catalogue.h"
 
 #include <algorithm>
@@ -54,6 +55,21 @@ WhatIfConfig fromRunConfig(const runtime::RunConfig& rc)
     return c;
 }
 
+Result<std::vector<int>> whatIfPartition(const WhatIfConfig& config)
+{
+    const runtime::PipelineConfig& p = config.run.pipeline;
+    if (p.partition == "flops" && p.layersPerStage.empty() && config.unitCosts.empty()) {
+        return std::vector<int>{}; // the FLOPs split: costModelFromGpt's own
+    }
+    const std::vector<runtime::UnitCost> units =
+        runtime::unitCostsAt(config.unitCosts, config.unitCostsMicroBatch, config.microBatchSize());
+    auto choice = runtime::choosePartition(toRunConfig(config), units);
+    if (!choice) {
+        return choice.error();
+    }
+    return choice->plan.unitCount;
+}
+
 int stagesPerRankFor(const WhatIfConfig& config, const std::string& schedule)
 {
     const runtime::ScheduleInfo* info = runtime::findSchedule(schedule);
@@ -82,6 +98,16 @@ Result<runtime::GptScenario> scenarioFor(const WhatIfConfig& config, const std::
     s.accum = config.accum();
     s.microBatchSize = config.microBatchSize();
     s.batches = config.batches;
+    s.recompute = config.run.model.recompute; // recompute_costs.h: an extra forward, inputs kept only
+    auto units = whatIfPartition(config); // the run's split, so a different one is predicted before it runs
+    if (!units) {
+        return units.error();
+    }
+    s.unitsPerStage = std::move(units).value();
+    if (!s.unitsPerStage.empty()) {
+        s.unitCosts = config.unitCosts;
+        s.unitCostsMicroBatch = config.unitCostsMicroBatch;
+    }
     s.stagesPerRank = stagesPerRankFor(config, schedule);
     return s;
 }

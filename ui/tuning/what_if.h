@@ -30,6 +30,10 @@ struct WhatIfConfig
     std::int64_t memoryBudgetBytes = 0; ///< per stage; 0 = none
     /// Measured per-stage times to simulate with instead of the device profile's (null = none).
     CalibrationPtr calibration;
+    /// Layer units measured on the run's device at unitCostsMicroBatch (Balance stages ▸ Measure):
+    /// the stage times of run.pipeline.partition are then the units' sums; empty = FLOP times.
+    std::vector<runtime::UnitCost> unitCosts;
+    int unitCostsMicroBatch = 0;
 
     /// The accumulation window simulated: pipeline.accum, or m when it is 0.
     int accum() const { return run.pipeline.effectiveAccum(); }
@@ -60,7 +64,12 @@ struct Prediction
 };
 using PredictionPtr = std::shared_ptr<const Prediction>;
 
-/// The scenario `config` describes for `schedule`. Errors name the field.
+/// The layer units per stage the what-if predicts: runtime::choosePartition() of config.run
+/// (pipeline.partition: flops, measured, explicit counts; the budget pipeline.memory_budget_mib)
+/// with config.unitCosts at config's b; empty = the plain FLOPs split (no partition asked for).
+Result<std::vector<int>> whatIfPartition(const WhatIfConfig& config);
+/// The scenario `config` describes for `schedule`: its partition, recompute (model.recompute) and
+/// measured unit costs. Errors name the field.
 Result<runtime::GptScenario> scenarioFor(const WhatIfConfig& config, const std::string& schedule);
 /// Simulates one schedule of `config` and indexes its trace. With config.calibration the action
 /// times are the calibration's fit for that schedule at b (runtime::withFittedTimes); memory

@@ -110,5 +110,24 @@ TEST(RunPreflight, DistributedRanksCheckTheirOwnMemory)
     EXPECT_TRUE(preflightRun(bigRun("cpu", 1), host, cpuRank));
 }
 
+// An explicit partition is what the stages will hold: piling blocks onto stage 0 makes it the
+// heaviest, so a rank whose GPU fits the FLOPs split's heaviest stage is refused.
+TEST(RunPreflight, ExplicitPartitionIsWhatTheStagesHold)
+{
+    const MemoryEstimate one = estimate(1, 1);
+    MemoryCapacity capacity;
+    capacity.gpuBytes = {one.totalBytes};
+    PreflightScope rank0;
+    rank0.distributed = true;
+    rank0.localRank = 0;
+    RunConfig piled = bigRun("cuda", 1);
+    EXPECT_TRUE(preflightRun(piled, capacity, rank0));
+    piled.pipeline.partition = "explicit";
+    piled.pipeline.partitionUnits = {15, 4, 4, 4}; // embedding + 14 blocks; 4; 4; 2 blocks + norm + head
+    const Status refused = preflightRun(piled, capacity, rank0);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find("(cuda:0 memory)"), std::string::npos) << refused.error().message;
+}
+
 } // namespace
 } // namespace bs::runtime
