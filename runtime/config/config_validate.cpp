@@ -141,7 +141,7 @@ bool checkUnitPartition(Checker& c, const RunConfig& cfg)
         }
         return true;
     }
-    if (auto part = partitionFromUnits(cfg.model.shape, p.stages, p.partitionUnits); !part) {
+    if (auto part = partitionFromUnits(cfg.model.shape, modelStages(cfg), p.partitionUnits); !part) {
         c.fail("pipeline.partition", part.error().message);
     }
     return true;
@@ -210,10 +210,12 @@ void checkLayerSplit(Checker& c, const RunConfig& cfg)
         return;
     }
     const auto& counts = p.layersPerStage;
-    if (static_cast<int>(counts.size()) != p.stages) {
+    const int chunks = modelStages(cfg); // one block per model stage: p · v
+    if (static_cast<int>(counts.size()) != chunks) {
         c.fail("pipeline.layers_per_stage",
-            "pipeline.layers_per_stage has " + std::to_string(counts.size())
-                + " entries; allowed: exactly pipeline.stages = " + std::to_string(p.stages));
+            "pipeline.layers_per_stage has " + std::to_string(counts.size()) + " entries; allowed: exactly "
+                + (chunks == p.stages ? "pipeline.stages = " + std::to_string(p.stages)
+                                      : "pipeline.stages x stages per rank = " + std::to_string(chunks)));
         return;
     }
     const long long sum = std::accumulate(counts.begin(), counts.end(), 0LL);
