@@ -131,9 +131,9 @@ Result<runtime::RunConfig> buildConfig(const TrainArgs& a)
     if (a.accum && *a.accum != 0 && info && !window) { // simulate refuses it too
         const std::string windowed = runtime::scheduleNamesWhere([](const runtime::ScheduleInfo& i) { return i.takesAccumWindow(); });
         return makeError(ErrorCode::InvalidArgument,
-            "accum: --accum " + std::to_string(*a.accum) + " applies only to the " + windowed + " schedule, not "
+            "accum: --accum " + std::to_string(*a.accum) + " applies only to the " + windowed + " schedules, not "
                 + c.schedule.name,
-            "allowed: --accum 0 or --schedule " + windowed);
+            "allowed: --accum 0 or --schedule one of " + windowed);
     }
     if (info && !window) {
         c.pipeline.accum = 0; // only a windowed schedule (paci) has its own window

@@ -256,11 +256,11 @@ void checkPipeline(Checker& c, const RunConfig& cfg)
     }
     c.intRange("pipeline.micro_batch_size", p.microBatchSize, 1, kMaxMicrobatches);
     c.intRange("pipeline.extra_depth", p.extraDepth, 0, kMaxStages);
-    if (p.extraDepth != 0 && !isAsynchronousSchedule(schedule)) {
+    if (p.extraDepth != 0 && (!isAsynchronousSchedule(schedule) || (info && info->fixedDepth))) {
         c.fail("pipeline.extra_depth",
             "pipeline.extra_depth = " + std::to_string(p.extraDepth) + " is only used by asynchronous schedules ("
-                + scheduleNamesWhere([](const ScheduleInfo& i) { return i.asynchronous; }) + "); allowed for " + schedule
-                + ": 0");
+                + scheduleNamesWhere([](const ScheduleInfo& i) { return i.asynchronous && !i.fixedDepth; })
+                + "); allowed for " + schedule + ": 0");
     }
     if (info && p.extraDepth >= 0 && p.microbatches >= 1
         && p.microbatches < info->minMicrobatches(p.stages, p.extraDepth)) {

@@ -84,10 +84,10 @@ Status checkParams(const ScheduleParams& params)
     const bool window = info->takesAccumWindow();
     if (params.accum != 0 && !window && params.accum != params.microbatches) {
         return badParam("accum",
-                        "only the " + scheduleNamesWhere([](const ScheduleInfo& i) { return i.takesAccumWindow(); })
-                            + " schedule takes an accumulation window (got " + std::to_string(params.accum) + " for "
-                            + params.name + ")",
-                        "0 or " + std::to_string(params.microbatches) + " (= microbatches) for " + params.name);
+            "only the " + scheduleNamesWhere([](const ScheduleInfo& i) { return i.takesAccumWindow(); })
+                + " schedules take an accumulation window (got " + std::to_string(params.accum) + " for " + params.name
+                + ")",
+            "0 or " + std::to_string(params.microbatches) + " (= microbatches) for " + params.name);
     }
     if (window && params.accum != 0 && params.microbatches % params.accum != 0) {
         return badParam("accum",
@@ -95,9 +95,12 @@ Status checkParams(const ScheduleParams& params)
                             + std::to_string(params.microbatches) + " so every update applies whole windows",
                         "a divisor of " + std::to_string(params.microbatches));
     }
-    if (params.extraDepth < 0 || (params.extraDepth > 0 && !info->asynchronous)) {
+    if (params.extraDepth < 0 || (params.extraDepth > 0 && (!info->asynchronous || info->fixedDepth))) {
         return badParam("extra-depth", "got " + std::to_string(params.extraDepth) + " for " + params.name,
-                        info->asynchronous ? ">= 0" : "0 (only asynchronous schedules take an extra in-flight depth)");
+            info->asynchronous && !info->fixedDepth
+                ? ">= 0"
+                : "0 (only asynchronous schedules with a free depth take an extra in-flight depth: "
+                    + scheduleNamesWhere([](const ScheduleInfo& i) { return i.asynchronous && !i.fixedDepth; }) + ")");
     }
     if (const int least = info->minMicrobatches(params.stages, params.extraDepth); params.microbatches < least) {
         return badParam("microbatches",
@@ -120,7 +123,9 @@ Status checkParams(const ScheduleParams& params)
 Schedule generate(const ScheduleInfo& info, ScheduleParams params)
 {
     if (info.multiStage()) {
-        return detail::makeMultiStage(params);
+        return info.asynchronous
+            ? detail::makePaciInterleaved(params, info.updateWindow(params.microbatches, params.accum))
+            : detail::makeMultiStage(params);
     }
     switch (info.family) {
     case ScheduleFamily::Flush: return info.name == "gpipe" ? detail::makeGpipe(params) : detail::makeOneFOneB(params);
@@ -157,6 +162,10 @@ std::optional<int> ScheduleInfo::lagBound(const ScheduleParams& params, int stag
     if (!takesAccumWindow()) {
         return std::nullopt; // only PACI states a bound: it is the method's guarantee
     }
+    const int window = updateWindow(params.microbatches, params.accum);
+    if (multiStage()) {
+        return paciInterleavedLagBound(params.stages, stagesPerRank(params.stagesPerRank), stage, window);
+    }
     return paciLagBound(params.stages, stage, updateWindow(params.microbatches, params.accum), params.extraDepth);
 }
 
@@ -166,36 +175,40 @@ const std::vector<ScheduleInfo>& scheduleCatalogue()
     using U = UpdateRule;
     using W = WeightPolicy;
     static const std::vector<ScheduleInfo> catalogue = {
-        {"gpipe", "GPipe", "GPipe: all forwards, then all backwards, flush and update per global batch", false, F::Flush,
-         W::Flush, U::PerGlobalBatch, false},
+        {"gpipe", "GPipe", "GPipe: all forwards, then all backwards, flush and update per global batch", false,
+            F::Flush, W::Flush, U::PerGlobalBatch, false},
         {"1f1b", "1F1B-flush", "1F1B with flush: warm-up, one forward / one backward, cool-down, update per batch",
-         false, F::Flush, W::Flush, U::PerGlobalBatch, false},
+            false, F::Flush, W::Flush, U::PerGlobalBatch, false},
         {"zb-h1", "ZB-H1", "Zero-bubble H1: split backward (I, W), W fills the tail; 1F1B's activation memory", false,
-         F::ZeroBubble, W::Flush, U::PerGlobalBatch, false},
+            F::ZeroBubble, W::Flush, U::PerGlobalBatch, false},
         {"zb-h2", "ZB-H2", "Zero-bubble H2: split backward, up to 2(p-s)-1 in flight, near-zero bubble", false,
-         F::ZeroBubble, W::Flush, U::PerGlobalBatch, false},
+            F::ZeroBubble, W::Flush, U::PerGlobalBatch, false},
         {"pipedream", "PipeDream", "PipeDream: async 1F1B, weight stashing, update after every micro-batch", true,
-         F::Asynchronous, W::Stash, U::PerMicrobatch, false},
+            F::Asynchronous, W::Stash, U::PerMicrobatch, false},
         {"2bw", "PipeDream-2BW", "PipeDream-2BW: async 1F1B, two weight versions, update every m micro-batches", true,
-         F::Asynchronous, W::TwoVersions, U::PerGlobalBatch, true},
+            F::Asynchronous, W::TwoVersions, U::PerGlobalBatch, true},
         {"async-1f1b", "async 1F1B", "Async 1F1B: no stashing, no accumulation, update every micro-batch (naive)", true,
-         F::Asynchronous, W::InPlace, U::PerMicrobatch, false},
+            F::Asynchronous, W::InPlace, U::PerMicrobatch, false},
         {"paci", "PACI", "PACI: async 1F1B, no flush, each stage updates after every a local backwards", true,
-         F::LocalAccumulation, W::InPlace, U::PerWindow, false},
+            F::LocalAccumulation, W::InPlace, U::PerWindow, false},
         {"interleaved-1f1b", "Interleaved 1F1B",
-         "Interleaved 1F1B (Megatron virtual stages): v chunks per rank, loop placement, m a multiple of p", false,
-         F::Flush, W::Flush, U::PerGlobalBatch, false, Placement::Loop, 2, kMaxStagesPerRank, true, 0},
+            "Interleaved 1F1B (Megatron virtual stages): v chunks per rank, loop placement, m a multiple of p", false,
+            F::Flush, W::Flush, U::PerGlobalBatch, false, Placement::Loop, 2, kMaxStagesPerRank, true, 0},
         {"looped-bfs", "Looped BFS",
-         "Looped BFS (breadth-first): v chunks per rank, each chunk forwards every micro-batch before the next", false,
-         F::Flush, W::Flush, U::PerGlobalBatch, false, Placement::Loop, 2, kMaxStagesPerRank, false, 0},
+            "Looped BFS (breadth-first): v chunks per rank, each chunk forwards every micro-batch before the next",
+            false, F::Flush, W::Flush, U::PerGlobalBatch, false, Placement::Loop, 2, kMaxStagesPerRank, false, 0},
         {"interleaved-zb", "Interleaved ZB",
-         "Interleaved zero-bubble (ZB1P on a loop placement): split backward, W fills the bubbles, m a multiple of p",
-         false, F::ZeroBubble, W::Flush, U::PerGlobalBatch, false, Placement::Loop, 2, kMaxStagesPerRank, true, 0},
+            "Interleaved zero-bubble (ZB1P on a loop placement): split backward, W fills the bubbles, m a multiple of "
+            "p",
+            false, F::ZeroBubble, W::Flush, U::PerGlobalBatch, false, Placement::Loop, 2, kMaxStagesPerRank, true, 0},
         {"zb-v", "ZB-V", "ZB-V: two chunks per rank in a V, split backward, zero steady bubble when F = I = W", false,
-         F::ZeroBubble, W::Flush, U::PerGlobalBatch, false, Placement::V, 2, 2, false, 0},
-        {"dualpipev", "DualPipeV",
-         "DualPipeV (DeepSeek): V placement, overlapped forward-and-backward pairs, m >= 2p", false, F::ZeroBubble,
-         W::Flush, U::PerGlobalBatch, false, Placement::V, 2, 2, false, 2},
+            F::ZeroBubble, W::Flush, U::PerGlobalBatch, false, Placement::V, 2, 2, false, 0},
+        {"dualpipev", "DualPipeV", "DualPipeV (DeepSeek): V placement, overlapped forward-and-backward pairs, m >= 2p",
+            false, F::ZeroBubble, W::Flush, U::PerGlobalBatch, false, Placement::V, 2, 2, false, 2},
+        {"paci-interleaved", "PACI interleaved",
+            "PACI on a loop placement: v chunks per rank, async interleaved 1F1B, each chunk updates every a backwards",
+            true, F::LocalAccumulation, W::InPlace, U::PerWindow, false, Placement::Loop, 2, kMaxStagesPerRank, true, 0,
+            true},
     };
     return catalogue;
 }
@@ -227,7 +240,8 @@ std::vector<int> lagBounds(const ScheduleParams& params)
 {
     std::vector<int> bounds;
     const ScheduleInfo* info = findSchedule(params.name);
-    for (int s = 0; info && s < params.stages; ++s) {
+    const int stages = info ? params.stages * info->stagesPerRank(params.stagesPerRank) : 0;
+    for (int s = 0; s < stages; ++s) {
         if (auto bound = info->lagBound(params, s)) {
             bounds.push_back(*bound);
         }
@@ -253,6 +267,11 @@ Result<Schedule> makeSchedule(const ScheduleParams& input)
     params.stagesPerRank = info.stagesPerRank(params.stagesPerRank);
     params.placement = info.placement;
     Schedule schedule = generate(info, params);
+    for (int s = 0; s < schedule.stages(); ++s) { // the stated lag bound: the validator proves it
+        if (const std::optional<int> bound = info.lagBound(params, s)) {
+            schedule.lagBound.push_back(*bound);
+        }
+    }
     if (auto status = validate(schedule); !status) {
         return makeError(ErrorCode::Internal, "generated schedule '" + info.name + "' is invalid: " + status.error().message,
                          status.error().context);

@@ -13,41 +13,73 @@
 // backwards the rank runs between them are steps [k − W_r, t), L_s = t − k + W_r = 2(S − 1 − s) of
 // them, and the ones of stage s among those are its micro-batches still in flight. Counting stage
 // s's steps in that window (they come in blocks of p every pv steps, t at offset j of its block)
-// gives D_s(j); D_s = max over j. A micro-batch then crosses at most ⌈D_s / a⌉ updates of its stage:
-// updates come after every a-th backward, and D_s consecutive backwards hold at most ⌈D_s / a⌉
-// multiples of a. In warm-up the window only shrinks, so the bound holds for every micro-batch.
+// gives D_s(j); D_s = max over j. Updates come after every a-th backward of the stage, so micro-batch
+// i crosses ⌊i / a⌋ − ⌊(i − D_s(i mod p)) / a⌋ of them: at most ⌈D_s / a⌉; the bound is the exact
+// most of that over i (paciInterleavedLagBound). In warm-up the window only shrinks, so the bound
+// holds for every micro-batch.
 
 #include "runtime/schedule/catalogue.h"
 #include "runtime/schedule/generators.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace bs::runtime {
 
+namespace {
+
+// D_s(j): stage s's backward steps among the L_s = 2(S − 1 − s) the rank runs between the
+// forward and the backward of a micro-batch at offset j of its group of p.
+int backwardsBetweenAt(int p, int v, int stage, int j)
+{
+    const int window = 2 * (p * v - 1 - stage);
+    int count = std::min(window, j); // the steps of t's own block before it
+    for (int before = j + (v - 1) * p; before < window; before += p * v) { // earlier blocks
+        count += std::min(p, window - before);
+    }
+    return count;
+}
+
+bool validShape(int p, int v, int stage)
+{
+    return p >= 1 && v >= 1 && stage >= 0 && stage < p * v;
+}
+
+} // namespace
+
 int paciInterleavedBackwardsBetween(int ranks, int stagesPerRank, int stage)
 {
-    const int p = ranks;
-    const int v = stagesPerRank;
-    const int total = p * v;
-    if (p < 1 || v < 1 || stage < 0 || stage >= total) {
+    if (!validShape(ranks, stagesPerRank, stage)) {
         return 0;
     }
-    const int window = 2 * (total - 1 - stage); // L_s
     int most = 0;
-    for (int j = 0; j < p; ++j) { // t sits at offset j of its block of p steps of this stage
-        int count = std::min(window, j);
-        for (int before = j + (v - 1) * p; before < window; before += p * v) { // earlier blocks
-            count += std::min(p, window - before);
-        }
-        most = std::max(most, count);
+    for (int j = 0; j < ranks; ++j) {
+        most = std::max(most, backwardsBetweenAt(ranks, stagesPerRank, stage, j));
     }
     return most;
 }
 
 int paciInterleavedLagBound(int ranks, int stagesPerRank, int stage, int accum)
 {
-    const int d = paciInterleavedBackwardsBetween(ranks, stagesPerRank, stage);
-    return accum > 0 ? (d + accum - 1) / accum : d;
+    if (!validShape(ranks, stagesPerRank, stage)) {
+        return 0;
+    }
+    if (accum <= 1) {
+        return paciInterleavedBackwardsBetween(ranks, stagesPerRank, stage);
+    }
+    // Micro-batch i (offset j = i mod p) has D = D_s(j) backwards of its stage in between, after
+    // i − D of them: it crosses ⌊i / a⌋ − ⌊(i − D) / a⌋ updates, which depends on i mod a and j
+    // only. The most over i mod lcm(p, a) (every pair occurs in the steady state) is the bound:
+    // at most ⌈D_s / a⌉, and less where the offsets with the largest D never meet the worst
+    // alignment (p = v = a = 2, stage 0: 1, not ⌈3 / 2⌉ = 2).
+    const int period = std::lcm(ranks, accum);
+    const int shift = period * (2 * ranks * stagesPerRank / period + 1); // keeps i − D >= 0
+    int most = 0;
+    for (int i = shift; i < shift + period; ++i) {
+        const int d = backwardsBetweenAt(ranks, stagesPerRank, stage, i % ranks);
+        most = std::max(most, i / accum - (i - d) / accum);
+    }
+    return most;
 }
 
 namespace detail {
