@@ -10,7 +10,9 @@ namespace bs::profiler {
 /// Bubble attribution, in-flight, memory and version lag from a trace, and every idle span it
 /// attributed (Report::bubbles: the timeline paints these, so a trace is analysed once and the
 /// picture and the figures cannot disagree). Only compute-lane events count as busy time.
-/// Deterministic; O(events · log events).
+/// Deterministic. Two sequential walks of the trace, whatever the number of lanes: O(events) when
+/// each lane's events are in start order (every producer here appends them so), plus a sort of
+/// the lanes that are not.
 Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options);
 
 } // namespace bs::profiler

@@ -1,6 +1,7 @@
 #include "profiler/trace/trace_store.h"
 
 #include <algorithm>
+#include <memory>
 
 namespace bs::profiler {
 
@@ -50,8 +51,16 @@ void TraceStore::append(const TraceEvent& event)
 void TraceStore::append(const TraceEvent* events, std::size_t count)
 {
     std::lock_guard lock(m_mutex);
-    for (std::size_t i = 0; i < count; ++i) {
-        appendLocked(events[i]);
+    while (count > 0) { // chunk by chunk: one copy per run of events that fits
+        const std::size_t slot = m_size % kTraceChunkSize;
+        if (slot == 0 && m_size / kTraceChunkSize == m_chunks.size()) {
+            m_chunks.push_back(std::make_shared<TraceChunk>());
+        }
+        const std::size_t n = std::min(count, kTraceChunkSize - slot);
+        std::uninitialized_copy_n(events, n, m_chunks[m_size / kTraceChunkSize]->events() + slot);
+        m_size += n;
+        events += n;
+        count -= n;
     }
 }
 

@@ -61,8 +61,14 @@ public:
     template<typename F>
     void forEach(F&& f) const
     {
-        for (std::size_t i = 0; i < m_size; ++i) {
-            f((*this)[i]);
+        // Chunk by chunk: a plain loop over contiguous events, no index arithmetic per event.
+        for (std::size_t c = 0, left = m_size; left > 0; ++c) {
+            const TraceEvent* events = m_chunks[c]->events();
+            const std::size_t n = left < kTraceChunkSize ? left : kTraceChunkSize;
+            for (std::size_t i = 0; i < n; ++i) {
+                f(events[i]);
+            }
+            left -= n;
         }
     }
 

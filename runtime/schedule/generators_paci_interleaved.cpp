@@ -4,7 +4,7 @@
 // happen once per run, not per global batch), and each stage (chunk) applies an update after
 // every a of its own backwards (PACI's local accumulation, updated in place).
 //
-// The version-lag bound per chunk (derivation: docs/ARCHITECTURE.md, "PACI on an interleaved
+// The version-lag bound per chunk (derivation: runtime/paci/README.md, "PACI on an interleaved
 // placement"). Rank r's forward and backward steps are numbered k = 0, 1, ...; forward step k runs
 // chunk (k / p) mod v, backward step t chunk v − 1 − (t / p) mod v, and micro-batches pass each
 // chunk in groups of p, in order. After W_r = (v − 1)p + 2(p − 1 − r) warm-up forwards, forward

@@ -1,5 +1,7 @@
 #include "runtime/schedule/validate.h"
 
+#include "base/flat_count_map.h"
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -64,10 +66,10 @@ Status checkRank(const Schedule& schedule, int r)
                                  ? schedule.weightVersionBound[static_cast<std::size_t>(r)]
                                  : total + 1;
     int version = 0;                 // updates this rank has applied so far
-    std::vector<int> forwardVersion(static_cast<std::size_t>(total), 0);
-    std::map<int, int> heldVersions; // forward version -> in-flight micro-batches forwarded on it
+    std::vector<int> forwardVersion(stashes ? static_cast<std::size_t>(total) : 0, 0);
+    FlatCountMap heldVersions; // forward version -> in-flight micro-batches forwarded on it
     const auto checkVersions = [&](int step) -> Status {
-        const int versions = static_cast<int>(heldVersions.size()) + (heldVersions.count(version) > 0 ? 0 : 1);
+        const int versions = static_cast<int>(heldVersions.size()) + (heldVersions.contains(version) ? 0 : 1);
         if (stashes && versions > versionBound) {
             return violation(schedule, r, step, std::to_string(versions) + " weight versions held, bound is "
                                                     + std::to_string(versionBound));
@@ -98,7 +100,7 @@ Status checkRank(const Schedule& schedule, int r)
                 ++updatedBatches[static_cast<std::size_t>(a.stage)];
             }
             ++version;
-            return checkVersions(step);
+            return stashes ? checkVersions(step) : ok();
         }
         if (a.microbatch < 0 || a.microbatch >= total) {
             return violation(schedule, r, step, "micro-batch outside 0.." + std::to_string(total - 1));
@@ -125,6 +127,9 @@ Status checkRank(const Schedule& schedule, int r)
                                                           "gradient not yet), the stated memory bound is "
                                                         + std::to_string(memoryBound));
             }
+            if (!stashes) {
+                return ok(); // one weight version: nothing to count
+            }
             forwardVersion[static_cast<std::size_t>(a.microbatch)] = version;
             ++heldVersions[version];
             return checkVersions(step);
@@ -140,9 +145,14 @@ Status checkRank(const Schedule& schedule, int r)
             st.weightGrad = a.kind == ActionKind::Backward;
             --inflight;
             live -= st.weightGrad ? 1 : 0;
-            if (auto it = heldVersions.find(forwardVersion[static_cast<std::size_t>(a.microbatch)]);
-                it != heldVersions.end() && --it->second == 0) {
-                heldVersions.erase(it);
+            if (!stashes) {
+                return ok();
+            }
+            if (const int fv = forwardVersion[static_cast<std::size_t>(a.microbatch)];
+                int* count = heldVersions.find(fv)) {
+                if (--*count == 0) {
+                    heldVersions.erase(fv);
+                }
             }
             return ok();
         case ActionKind::BackwardWeight:
@@ -369,13 +379,74 @@ private:
     std::vector<Message> m_pending; // at most the two halves of one overlapped pair
 };
 
+// The check below in one pass over each program, for a schedule checkRank has accepted (every
+// transfer then leaves its sender once): the i-th message a receiver takes from a stream must be
+// the one its sender sent i-th. True when every stream is in order; false when one may not be,
+// and the streaming check (which names the first message out of order) decides.
+bool channelsInOrder(const Schedule& schedule)
+{
+    const int ranks = schedule.ranks();
+    const int stages = schedule.stages();
+    const auto total = static_cast<std::size_t>(schedule.totalMicrobatches());
+    const auto R = static_cast<std::size_t>(ranks);
+    // Where each message stands in its stream: [gradient][stage it leaves][micro-batch]; -1 = not sent.
+    std::vector<int> position(2 * static_cast<std::size_t>(stages) * total, -1);
+    const auto positionOf = [&](bool gradient, int fromStage, int mb) -> int& {
+        return position[(static_cast<std::size_t>(gradient) * static_cast<std::size_t>(stages)
+                            + static_cast<std::size_t>(fromStage))
+                * total
+            + static_cast<std::size_t>(mb)];
+    };
+    // Messages per stream so far: [gradient][from rank][to rank].
+    std::vector<int> sent(2 * R * R, 0);
+    std::vector<int> received(2 * R * R, 0);
+    const auto stream = [&](std::vector<int>& counts, bool gradient, int from, int to) -> int& {
+        return counts[(static_cast<std::size_t>(gradient) * R + static_cast<std::size_t>(from)) * R
+            + static_cast<std::size_t>(to)];
+    };
+    bool inOrder = true;
+    for (int r = 0; r < ranks && inOrder; ++r) {
+        for (const Action& step : schedule.programs[static_cast<std::size_t>(r)]) {
+            forEachPart(step, [&](const Action& a) {
+                const bool f = a.kind == ActionKind::Forward;
+                const int to = f ? a.stage + 1 : a.stage - 1;
+                if ((!f && !a.isBackwardLike()) || to < 0 || to >= stages || schedule.rankOf(to) == r) {
+                    return;
+                }
+                int& at = positionOf(!f, a.stage, a.microbatch);
+                inOrder = inOrder && at == -1; // sent twice: let the streaming check judge
+                at = stream(sent, !f, r, schedule.rankOf(to))++;
+            });
+        }
+    }
+    for (int r = 0; r < ranks && inOrder; ++r) {
+        for (const Action& step : schedule.programs[static_cast<std::size_t>(r)]) {
+            forEachPart(step, [&](const Action& a) {
+                const bool f = a.kind == ActionKind::Forward;
+                const int from = f ? a.stage - 1 : a.stage + 1;
+                if ((!f && !a.isBackwardLike()) || from < 0 || from >= stages || schedule.rankOf(from) == r) {
+                    return;
+                }
+                const int fromRank = schedule.rankOf(from);
+                const int i = stream(received, !f, fromRank, r)++;
+                // Beyond the messages sent, a missing one is the dependency check's to report.
+                if (i < stream(sent, !f, fromRank, r) && positionOf(!f, from, a.microbatch) != i) {
+                    inOrder = false;
+                }
+            });
+        }
+    }
+    return inOrder;
+}
+
 // Activations and gradients between two ranks each go over one ordered stream (a point-to-point
 // channel per direction and kind, as Megatron's send_forward / send_backward and PyTorch's
 // RECV_F / RECV_B keep them apart): the receiver must take a stream's messages in the order the
 // sender produces them, or it takes the wrong tensor (same shape, silently) or waits forever.
 // Checks, for every ordered pair of neighbouring ranks and both kinds, that the order in which the
 // receiver's actions consume messages equals the order in which the sender's actions produce
-// them. Streams both programs: O(1) extra memory.
+// them. Streams both programs once per stream, so validate() runs it only when the one-pass
+// channelsInOrder() above finds a stream that may be out of order: this one names the message.
 Status checkChannelOrder(const Schedule& schedule)
 {
     std::set<std::pair<int, int>> channels;
@@ -441,7 +512,7 @@ Status validate(const Schedule& schedule)
     if (auto status = checkDeadlock(schedule); !status) {
         return status;
     }
-    return checkChannelOrder(schedule);
+    return channelsInOrder(schedule) ? ok() : checkChannelOrder(schedule);
 }
 
 std::string formatGrid(const Schedule& schedule, int errorStep, int maxRows)

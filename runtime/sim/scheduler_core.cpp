@@ -139,6 +139,17 @@ public:
 
     Result<DriveStats> run()
     {
+        if (m_options.appendBatch > 1) {
+            m_pending.reserve(m_options.appendBatch);
+        }
+        auto stats = runActions();
+        flush();
+        return stats;
+    }
+
+private:
+    Result<DriveStats> runActions()
+    {
         DriveStats stats;
         const std::size_t total = m_schedule.actionCount();
         m_ready.resize(static_cast<std::size_t>(m_ranks));
@@ -191,8 +202,27 @@ public:
         return stats;
     }
 
-private:
     static constexpr int kNoLimit = std::numeric_limits<int>::max();
+
+    void append(const profiler::TraceEvent& event)
+    {
+        if (m_options.appendBatch <= 1) {
+            m_store.append(event);
+            return;
+        }
+        m_pending.push_back(event);
+        if (m_pending.size() >= m_options.appendBatch) {
+            flush();
+        }
+    }
+
+    void flush()
+    {
+        if (!m_pending.empty()) {
+            m_store.append(m_pending.data(), m_pending.size());
+            m_pending.clear();
+        }
+    }
 
     // Fixes the cut boundary (see DriveOptions::cut) and skips what lies beyond it on every rank.
     void fixCut()
@@ -282,7 +312,7 @@ private:
         if (a.kind == ActionKind::Update) {
             ++m_version[su];
         }
-        m_store.append(event);
+        append(event);
         if (const int to = receiverOf(a, m_stages); to >= 0) {
             const TimeNs arrival = send(a.stage, to, a.microbatch, doneAt, sendBytes);
             (to > a.stage ? m_arrivals.activation(to, a.microbatch) : m_arrivals.gradient(to, a.microbatch)) = arrival;
@@ -314,7 +344,7 @@ private:
             event.version = m_version[static_cast<std::size_t>(from)];
             event.bytes = bytes;
             event.aux = static_cast<std::uint16_t>(toRank);
-            m_store.append(event);
+            append(event);
         }
         return at + comm;
     }
@@ -346,6 +376,7 @@ private:
     std::vector<int> m_chunkOf;      // per stage: its index among its rank's stages
     std::vector<TimeNs> m_ready;     // cached readyTime() per rank
     std::vector<int> m_sentTo;       // ranks the last action sent to
+    std::vector<profiler::TraceEvent> m_pending; // not yet in the store (DriveOptions::appendBatch)
     int m_started = 0;        // 1 + the highest micro-batch forwarded so far
     int m_limit = kNoLimit;   // the cut boundary once fixed: micro-batches >= it are skipped
     std::size_t m_skipped = 0;

@@ -43,6 +43,11 @@ struct DriveOptions
     /// Added to the micro-batch id of every recorded F/B/I/W and Send event (not to the actions
     /// the executor performs): a run continued in several schedules keeps run-wide ids.
     std::int32_t microbatchOffset = 0;
+    /// Events go to the store this many at a time (serial drive() only). 1: each as it happens,
+    /// for views that watch a live run. simulate() takes a large batch, since nobody reads its
+    /// store before drive() returns: one lock and one copy per batch instead of per event.
+    /// Whatever is left is handed over before drive() returns, on every path.
+    std::size_t appendBatch = 1;
 };
 
 struct DriveStats

@@ -144,7 +144,9 @@ Result<SimulationResult> simulateSchedule(Schedule schedule, CostModel input, in
     }
     profiler::TraceStore store(traceMetaFor(schedule));
     CostModelExecutor executor(costs);
-    auto stats = drive(schedule, executor, store);
+    DriveOptions options;
+    options.appendBatch = 1024; // nobody reads the store before drive() returns
+    auto stats = drive(schedule, executor, store, options);
     if (!stats) {
         return stats.error();
     }

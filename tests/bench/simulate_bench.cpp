@@ -1,14 +1,20 @@
 // The GUI calls simulate() under a slider: p=8, m=16 (v=2 where a schedule takes several stages
 // per rank), N=100 must take at most 3 ms a call for every schedule, and the time per event must
 // stay flat from N=100 to N=10000 (the "per event" counter; the N=10000 cases end in _n10000).
-//   ./build/ci/tests/bench/bench_simulate --benchmark_min_time=1s
+//   ./build/ci/tests/bench/bench_simulate --benchmark_min_time=1
 
+#include "base/heap_retention.h"
 #include "runtime/schedule/catalogue.h"
 #include "runtime/sim/simulator.h"
 
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
+
 namespace {
+
+// As the GUI and the CLI do at start-up; BS_BENCH_DEFAULT_HEAP=1 measures glibc's defaults.
+const bool kHeapRetained = std::getenv("BS_BENCH_DEFAULT_HEAP") == nullptr && bs::retainFreedHeap();
 
 void simulateSchedule(benchmark::State& state, const std::string& name, int batches)
 {
@@ -26,6 +32,7 @@ void simulateSchedule(benchmark::State& state, const std::string& name, int batc
         benchmark::DoNotOptimize(result->report.bubbleFraction);
     }
     state.counters["events"] = static_cast<double>(events);
+    state.counters["heap_retained"] = kHeapRetained ? 1 : 0;
     state.counters["per_event"] = benchmark::Counter(static_cast<double>(events) * static_cast<double>(state.iterations()),
                                                      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }

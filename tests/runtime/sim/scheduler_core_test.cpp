@@ -119,5 +119,44 @@ TEST(SchedulerCore, ExecutorErrorsNameStageAndAction)
     EXPECT_NE(stats.error().context.find("B1"), std::string::npos) << stats.error().context;
 }
 
+// simulate() hands events to the store in batches: the trace must be the one the one-by-one
+// driver writes, event for event, also when the run ends early (a failed action keeps what was
+// recorded before it, on every path out of drive()).
+TEST(SchedulerCore, BatchedAppendsRecordTheSameTrace)
+{
+    auto schedule = makeSchedule({.name = "interleaved-1f1b", .stages = 3, .microbatches = 6, .batches = 3});
+    ASSERT_TRUE(schedule);
+    const auto run = [&](ActionExecutor& executor, std::size_t batch) {
+        profiler::TraceStore store;
+        DriveOptions options;
+        options.appendBatch = batch;
+        auto stats = drive(*schedule, executor, store, options);
+        return std::make_pair(stats ? std::string("ok") : stats.error().describe(), store.snapshot()->toVector());
+    };
+    const auto same = [](const auto& a, const auto& b) {
+        ASSERT_EQ(a.first, b.first);
+        ASSERT_EQ(a.second.size(), b.second.size());
+        for (std::size_t i = 0; i < a.second.size(); ++i) {
+            const auto& x = a.second[i];
+            const auto& y = b.second[i];
+            EXPECT_TRUE(x.start == y.start && x.end == y.end && x.stage == y.stage && x.kind == y.kind
+                && x.lane == y.lane && x.microbatch == y.microbatch && x.version == y.version && x.aux == y.aux
+                && x.bytes == y.bytes)
+                << "event " << i;
+        }
+    };
+    CostModelExecutor costs(CostModel::uniform(6, kF, kF, kF, kF / 2, kF / 10)); // v = 2: six stages
+    const auto whole = run(costs, 1);
+    EXPECT_EQ(whole.first, "ok");
+    for (std::size_t batch : {std::size_t{2}, std::size_t{7}, std::size_t{1024}}) {
+        same(run(costs, batch), whole);
+    }
+    FailingExecutor failing;
+    const auto failed = run(failing, 1);
+    EXPECT_NE(failed.first, "ok");
+    EXPECT_FALSE(failed.second.empty());
+    same(run(failing, 1024), failed);
+}
+
 } // namespace
 } // namespace bs::runtime

@@ -1,7 +1,9 @@
 #include "profiler/trace/trace_store.h"
 
 #include <gtest/gtest.h>
+
 #include <thread>
+#include <vector>
 
 namespace bs::profiler {
 namespace {
@@ -44,6 +46,33 @@ TEST(TraceStore, CrossesChunkBoundariesWithoutLosingEvents)
         EXPECT_EQ((*snap)[i].microbatch, static_cast<int>(i));
     }
     EXPECT_EQ(snap->endTime(), static_cast<TimeNs>(n - 1) * 10 + 5);
+}
+
+TEST(TraceStore, BulkAppendsAcrossChunksEqualOneByOne)
+{
+    // The simulator hands events over in batches; a batch that straddles a chunk boundary (or
+    // spans whole chunks) must land exactly where one-by-one appends put them.
+    TraceStore single;
+    TraceStore bulk;
+    std::vector<TraceEvent> batch;
+    int next = 0;
+    for (std::size_t size : {std::size_t{1000}, kTraceChunkSize - 1001, std::size_t{3}, kTraceChunkSize + 5,
+             std::size_t{0}, std::size_t{40}}) {
+        batch.clear();
+        for (std::size_t i = 0; i < size; ++i, ++next) {
+            batch.push_back(event(next));
+            single.append(batch.back());
+        }
+        bulk.append(batch.data(), batch.size());
+    }
+    auto a = single.snapshot();
+    auto b = bulk.snapshot();
+    ASSERT_EQ(b->size(), static_cast<std::size_t>(next));
+    ASSERT_EQ(a->size(), b->size());
+    for (std::size_t i = 0; i < a->size(); ++i) {
+        ASSERT_EQ((*b)[i].microbatch, static_cast<int>(i)) << i;
+        ASSERT_EQ((*b)[i].start, (*a)[i].start) << i;
+    }
 }
 
 TEST(TraceStore, ClearKeepsOldSnapshotsValid)

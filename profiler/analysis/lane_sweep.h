@@ -1,0 +1,163 @@
+#pragma once
+// Internal to analysis: what analyze() learns about one lane (one stage's compute row) in its two
+// passes over the trace. Both take the lane's events one at a time, in start order, and keep only
+// running state, so analyze() feeds every lane from one sequential walk of the trace. A walk per
+// lane (the earlier design) reads the whole trace once per lane: at millions of events that is
+// the trace from main memory p times per pass, and the time per event grew ~3x from 10^5 to 10^7.
+
+#include "base/flat_count_map.h"
+#include "profiler/analysis/batch_segments.h"
+#include "profiler/analysis/report.h"
+
+#include <map>
+#include <vector>
+
+namespace bs::profiler::detail {
+
+struct Interval
+{
+    TimeNs start = 0, end = 0;
+};
+
+inline bool isBackwardLike(EventKind k)
+{
+    return k == EventKind::Backward || k == EventKind::BackwardInput;
+}
+
+/// F, B, I, W, U → 0..4; -1 for events that are not stage work (they are not analysed).
+inline int kindIndex(EventKind k)
+{
+    switch (k) {
+    case EventKind::Forward:
+        return 0;
+    case EventKind::Backward:
+        return 1;
+    case EventKind::BackwardInput:
+        return 2;
+    case EventKind::BackwardWeight:
+        return 3;
+    case EventKind::Update:
+        return 4;
+    default:
+        return -1;
+    }
+}
+
+inline TimeNs overlap(TimeNs a0, TimeNs a1, TimeNs b0, TimeNs b1)
+{
+    return std::max<TimeNs>(0, std::min(a1, b1) - std::max(a0, b0));
+}
+
+/// Transfers into each lane, by micro-batch: [lane][mb] for activations (from lane − 1) and
+/// gradients (from lane + 1). Dense arrays: this runs under a slider.
+struct Transfers
+{
+    std::size_t mbs = 1;
+    std::vector<Interval> activationIn;
+    std::vector<Interval> gradientIn;
+};
+
+/// Pass 1: what needs all of a lane's events before its first gap can be attributed.
+class LaneFacts
+{
+public:
+    /// `e` is this lane's next compute event in trace order.
+    void add(const TraceEvent& e, const BatchSegments& batches);
+
+    std::size_t count() const { return m_count; }
+    /// Whether the trace holds this lane's events in start order (producers append them so;
+    /// pass 2 sorts the lanes that are not).
+    bool sorted() const { return m_sorted; }
+    /// From the lane's last forward of batch n to its first forward of n + 1, for every batch n
+    /// that flushes, in batch order.
+    std::vector<Interval> flushWindows() const;
+    /// The drain starts at the lane's last forward end (t0 when it has none, or it is earlier).
+    TimeNs drainFrom(TimeNs t0) const { return m_anyForward ? std::max(t0, m_lastForwardEnd) : t0; }
+
+private:
+    struct Span
+    {
+        Interval forwards; ///< [first F start, last F end]
+        bool synchronous = true;
+    };
+    std::size_t m_count = 0;
+    bool m_sorted = true;
+    TimeNs m_lastStart = 0;
+    bool m_anyForward = false;
+    TimeNs m_lastForwardEnd = 0;
+    std::map<int, Span> m_forwardSpan; // batch -> its forwards on this lane
+    int m_lastBatch = 0; // events come batch by batch: skip the lookup
+    Span* m_lastSpan = nullptr;
+};
+
+/// Stage 0's facts that bound the steady window: its forwards and the first start of each batch.
+struct LeadLaneFacts
+{
+    int forwards = 0;
+    int maxMicrobatch = -1;
+    TimeNs firstBackwardEnd = -1;
+    std::map<int, TimeNs> batchStart; // batch -> stage 0's first forward start
+
+    /// `e` is stage 0's next compute event in start order.
+    void add(const TraceEvent& e, const BatchSegments& batches);
+    /// The steady window (see Report::steadyStart), or nullopt-like {0, 0} when there is none.
+    Interval steadyWindow(const BatchSegments& batches) const;
+};
+
+/// What every lane's sweep shares.
+struct SweepContext
+{
+    const AnalysisOptions* options = nullptr;
+    const Transfers* transfers = nullptr;
+    TimeNs t0 = 0, t1 = 0;
+    int chunks = 1; ///< stages per lane
+    Interval steady; ///< empty (start == end) when there is no steady window
+};
+
+/// Pass 2: attributes a lane's gaps and tracks its in-flight micro-batches, memory and lag.
+class LaneSweep
+{
+public:
+    LaneSweep(int lane, const LaneFacts& facts, const SweepContext& context);
+
+    /// `e` is the lane's next compute event in start order.
+    void add(const TraceEvent& e);
+    /// The lane's report; its idle spans are appended to `bubbles` in time order.
+    StageReport finish(TimeNs makespan, std::vector<BubbleSpan>& bubbles);
+    /// Idle spans so far (finish() adds at most one).
+    std::size_t spanCount() const { return m_spans.size(); }
+    /// Busy time inside the steady window.
+    TimeNs steadyBusy() const { return m_steadyBusy; }
+
+private:
+    void emit(BubbleCause cause, TimeNs start, TimeNs end);
+    void attributeGap(TimeNs from, TimeNs to, const TraceEvent& next);
+    void trackMemory(const TraceEvent& e);
+
+    const SweepContext& m_context;
+    StageReport m_report;
+    std::vector<BubbleSpan> m_spans;
+    std::vector<Interval> m_flush;
+    bool m_flushEndsSorted = true;
+    std::size_t m_window = 0; // first flush window that can still overlap a gap
+    TimeNs m_drainFrom = 0;
+    bool m_started = false;
+    TimeNs m_firstStart = 0;
+    TimeNs m_cursor = 0;
+    TimeNs m_steadyBusy = 0;
+    // Memory and lag, one slot per (micro-batch, chunk).
+    struct Slot
+    {
+        std::int64_t heldBytes = 0; ///< activation bytes still held
+        int forwardVersion = -1; ///< version its forward saw; -1 = none
+    };
+    std::vector<Slot> m_slots;
+    FlatCountMap m_liveVersions; // stashed version -> micro-batches using it
+    std::vector<int> m_lagCounts;
+    int m_maxLagIndex = -1;
+    std::int64_t m_unitBytes = 1;
+    int m_inflight = 0, m_current = 0;
+    std::int64_t m_activation = 0, m_peakActivation = 0;
+};
+
+} // namespace bs::profiler::detail
