@@ -81,7 +81,8 @@ Result<runtime::SimulationRequest> SimulationOptions::request(const std::string&
     if (comparing && !window) {
         req.schedule.accum = 0; // in a comparison, --accum only shapes the rows that take a window
     }
-    if (comparing && info && !info->asynchronous) { // and --extra-depth only the asynchronous rows
+    if (comparing && info
+        && (!info->asynchronous || info->fixedDepth)) { // and --extra-depth the async rows that take it
         req.schedule.extraDepth = 0;
     }
     if (comparing && info && info->placement != runtime::Placement::Loop) { // --stages-per-rank: the loop rows

@@ -14,6 +14,7 @@ struct TrainArgs
     std::string configPath; ///< --config; empty = the embedded demo
     std::optional<std::string> schedule; ///< --schedule
     std::optional<int> stages, microbatches, accum, microBatchSize, steps, threads, evalInterval;
+    std::optional<int> stagesPerRank; ///< --stages-per-rank v (pipeline.stages_per_rank)
     std::optional<std::string> model;    ///< --model preset
     std::optional<std::int64_t> seed;    ///< --seed (model init and data)
     std::optional<std::string> data;     ///< --data spec

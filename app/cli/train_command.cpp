@@ -63,9 +63,10 @@ int stoppedOrError(const Error& error, const std::string& outDir)
 // count may be given (anything else would make the continued run another run).
 Result<runtime::RunConfig> resumeConfig(const TrainArgs& a)
 {
-    const bool other = !a.configPath.empty() || a.schedule || a.stages || a.microbatches || a.accum || a.microBatchSize
-        || a.evalInterval || a.model || a.seed || a.data || a.targetLoss || a.device || a.dtype || a.reference
-        || a.recompute || a.lrScaling || a.partition || !a.outDir.empty() || a.overwrite || a.distributed;
+    const bool other = !a.configPath.empty() || a.schedule || a.stages || a.stagesPerRank || a.microbatches || a.accum
+        || a.microBatchSize || a.evalInterval || a.model || a.seed || a.data || a.targetLoss || a.device || a.dtype
+        || a.reference || a.recompute || a.lrScaling || a.partition || !a.outDir.empty() || a.overwrite
+        || a.distributed;
     if (other) {
         return makeError(ErrorCode::InvalidArgument,
                          "--resume continues the run with its checkpoint's settings; only --steps, --checkpoint-every, "
@@ -116,6 +117,9 @@ Result<runtime::RunConfig> buildConfig(const TrainArgs& a)
     if (a.stages) {
         c.pipeline.stages = *a.stages;
     }
+    if (a.stagesPerRank) {
+        c.pipeline.stagesPerRank = *a.stagesPerRank;
+    }
     if (a.microbatches) {
         c.pipeline.microbatches = *a.microbatches;
         c.pipeline.accum = 0; // paci: a = m unless --accum says otherwise
@@ -128,9 +132,9 @@ Result<runtime::RunConfig> buildConfig(const TrainArgs& a)
     if (a.accum && *a.accum != 0 && info && !window) { // simulate refuses it too
         const std::string windowed = runtime::scheduleNamesWhere([](const runtime::ScheduleInfo& i) { return i.takesAccumWindow(); });
         return makeError(ErrorCode::InvalidArgument,
-            "accum: --accum " + std::to_string(*a.accum) + " applies only to the " + windowed + " schedule, not "
+            "accum: --accum " + std::to_string(*a.accum) + " applies only to the " + windowed + " schedules, not "
                 + c.schedule.name,
-            "allowed: --accum 0 or --schedule " + windowed);
+            "allowed: --accum 0 or --schedule one of " + windowed);
     }
     if (info && !window) {
         c.pipeline.accum = 0; // only a windowed schedule (paci) has its own window
@@ -287,8 +291,12 @@ void printSummary(const runtime::RunSummary& s)
 void addTrainOptions(CLI::App& sub, TrainArgs& a)
 {
     sub.add_option("--config", a.configPath, "Run configuration (TOML); default: the embedded demo");
-    sub.add_option("--schedule", a.schedule, "gpipe, 1f1b, zb-h1, zb-h2, pipedream, 2bw, async-1f1b, paci");
-    sub.add_option("--stages", a.stages, "Pipeline stages p");
+    sub.add_option("--schedule", a.schedule,
+        "gpipe, 1f1b, zb-h1, zb-h2, pipedream, 2bw, async-1f1b, paci, interleaved-1f1b, looped-bfs, "
+        "interleaved-zb, zb-v, dualpipev (`bubblescope-cli schedules` lists them)");
+    sub.add_option("--stages", a.stages, "Pipeline stages p (ranks)");
+    sub.add_option("--stages-per-rank", a.stagesPerRank,
+        "v: model chunks per rank for interleaved and V schedules (0 = the schedule's own: 2)");
     sub.add_option("--microbatches", a.microbatches, "Micro-batches per global batch m");
     sub.add_option("--accum", a.accum, "paci: backward passes per local update a (0 = m)");
     sub.add_option("--micro-batch-size", a.microBatchSize, "Sequences per micro-batch b");

@@ -141,7 +141,7 @@ bool checkUnitPartition(Checker& c, const RunConfig& cfg)
         }
         return true;
     }
-    if (auto part = partitionFromUnits(cfg.model.shape, p.stages, p.partitionUnits); !part) {
+    if (auto part = partitionFromUnits(cfg.model.shape, modelStages(cfg), p.partitionUnits); !part) {
         c.fail("pipeline.partition", part.error().message);
     }
     return true;
@@ -210,10 +210,12 @@ void checkLayerSplit(Checker& c, const RunConfig& cfg)
         return;
     }
     const auto& counts = p.layersPerStage;
-    if (static_cast<int>(counts.size()) != p.stages) {
+    const int chunks = modelStages(cfg); // one block per model stage: p · v
+    if (static_cast<int>(counts.size()) != chunks) {
         c.fail("pipeline.layers_per_stage",
-            "pipeline.layers_per_stage has " + std::to_string(counts.size())
-                + " entries; allowed: exactly pipeline.stages = " + std::to_string(p.stages));
+            "pipeline.layers_per_stage has " + std::to_string(counts.size()) + " entries; allowed: exactly "
+                + (chunks == p.stages ? "pipeline.stages = " + std::to_string(p.stages)
+                                      : "pipeline.stages x stages per rank = " + std::to_string(chunks)));
         return;
     }
     const long long sum = std::accumulate(counts.begin(), counts.end(), 0LL);
@@ -254,11 +256,11 @@ void checkPipeline(Checker& c, const RunConfig& cfg)
     }
     c.intRange("pipeline.micro_batch_size", p.microBatchSize, 1, kMaxMicrobatches);
     c.intRange("pipeline.extra_depth", p.extraDepth, 0, kMaxStages);
-    if (p.extraDepth != 0 && !isAsynchronousSchedule(schedule)) {
+    if (p.extraDepth != 0 && (!isAsynchronousSchedule(schedule) || (info && info->fixedDepth))) {
         c.fail("pipeline.extra_depth",
             "pipeline.extra_depth = " + std::to_string(p.extraDepth) + " is only used by asynchronous schedules ("
-                + scheduleNamesWhere([](const ScheduleInfo& i) { return i.asynchronous; }) + "); allowed for " + schedule
-                + ": 0");
+                + scheduleNamesWhere([](const ScheduleInfo& i) { return i.asynchronous && !i.fixedDepth; })
+                + "); allowed for " + schedule + ": 0");
     }
     if (info && p.extraDepth >= 0 && p.microbatches >= 1
         && p.microbatches < info->minMicrobatches(p.stages, p.extraDepth)) {

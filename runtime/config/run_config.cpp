@@ -1,5 +1,7 @@
 #include "runtime/config/run_config.h"
 
+#include "runtime/schedule/catalogue.h"
+
 namespace bs::runtime {
 
 bool operator==(const ModelConfig& a, const ModelConfig& b)
@@ -52,6 +54,17 @@ ScheduleParams toScheduleParams(const RunConfig& config)
     params.stagesPerRank = config.pipeline.stagesPerRank;
     params.placement = placementFromName(config.pipeline.placement); // empty (or invalid, refused by validate) = own
     return params;
+}
+
+int stagesPerRankOf(const RunConfig& config)
+{
+    const ScheduleInfo* info = findSchedule(config.schedule.name);
+    return info ? info->stagesPerRank(config.pipeline.stagesPerRank) : 1;
+}
+
+int modelStages(const RunConfig& config)
+{
+    return config.pipeline.stages * stagesPerRankOf(config);
 }
 
 } // namespace bs::runtime

@@ -163,4 +163,11 @@ DeviceSpec parseDeviceName(const std::string& name);
 /// The schedule generator's knobs for this config (batches = training.steps).
 ScheduleParams toScheduleParams(const RunConfig& config);
 
+/// v: model stages (chunks) each rank holds under this config's schedule (the catalogue's
+/// default when pipeline.stages_per_rank is 0; 1 for an unknown schedule).
+int stagesPerRankOf(const RunConfig& config);
+/// The model stages a pipelined run builds: p · v (stage i is the i-th contiguous block of layers;
+/// the schedule's placement puts it on its rank). = pipeline.stages for one-per-rank schedules.
+int modelStages(const RunConfig& config);
+
 } // namespace bs::runtime

@@ -55,7 +55,7 @@ Result<nlohmann::json> mergeRanks(GlooTransport& net, const RunConfig& config, c
         }
         summaries.push_back(nlohmann::json::parse(*s));
         RankPart part;
-        part.perStage = summaries.back()["per_stage"].at(static_cast<std::size_t>(k));
+        part.perStage = ownStages(config, k, summaries.back()["per_stage"]);
         part.wallTimeS = summaries.back().value("wall_time_s", 0.0);
         part.busyTimeS = summaries.back().value("busy_time_s", 0.0);
         for (const nlohmann::json& e : nlohmann::json::parse(*t)) {
@@ -63,7 +63,10 @@ Result<nlohmann::json> mergeRanks(GlooTransport& net, const RunConfig& config, c
         }
         parts.push_back(std::move(part));
     }
-    MergedRun run = mergeRankParts(config, summaries.back(), std::move(parts), MergeLabels{backend, skewBoundUs});
+    // Losses and validation: from the rank of the last stage (rank 0 under a V placement).
+    const std::vector<int> rankOf = rankOfStages(config);
+    const auto lastRank = static_cast<std::size_t>(rankOf.empty() ? p - 1 : std::min(rankOf.back(), p - 1));
+    MergedRun run = mergeRankParts(config, summaries[lastRank], std::move(parts), MergeLabels{backend, skewBoundUs});
     if (options.outDir) {
         if (Status s = writeMergedRun(*options.outDir, options.overwrite, config, run, {}); !s) {
             return s.error();

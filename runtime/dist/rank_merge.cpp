@@ -15,6 +15,26 @@ namespace bs::runtime {
 namespace fs = std::filesystem;
 using profiler::TimeNs;
 
+std::vector<int> rankOfStages(const RunConfig& config)
+{
+    const ScheduleInfo* info = findSchedule(config.schedule.name);
+    const int p = config.pipeline.stages;
+    return rankOfStageFor(info ? info->placement : Placement::OnePerRank, p, stagesPerRankOf(config));
+}
+
+nlohmann::json ownStages(const RunConfig& config, int rank, const nlohmann::json& perStage)
+{
+    const std::vector<int> rankOf = rankOfStages(config);
+    nlohmann::json own = nlohmann::json::array();
+    for (std::size_t s = 0; s < rankOf.size(); ++s) {
+        if (rankOf[s] != rank) {
+            continue;
+        }
+        own.push_back(perStage.is_array() && perStage.size() > s ? perStage[s] : nlohmann::json{{"stage", s}});
+    }
+    return own;
+}
+
 MergedRun mergeRankParts(
     const RunConfig& config, nlohmann::json base, std::vector<RankPart> parts, const MergeLabels& labels)
 {
@@ -33,10 +53,18 @@ MergedRun mergeRankParts(
         makespan = std::max(makespan, e.end);
     }
     nlohmann::json& merged = run.summary = std::move(base);
+    const std::vector<int> rankOf = rankOfStages(config);
     merged["per_stage"] = nlohmann::json::array();
+    std::vector<std::size_t> next(parts.size(), 0); // each rank's own stages come in stage order
+    for (int r : rankOf) {
+        const auto ru = static_cast<std::size_t>(r);
+        const nlohmann::json& own = ru < parts.size() ? parts[ru].perStage : nlohmann::json();
+        merged["per_stage"].push_back(
+            own.is_array() && next[ru] < own.size() ? own[next[ru]] : nlohmann::json::object());
+        ++next[ru];
+    }
     double wall = 0.0, busy = 0.0;
     for (const RankPart& part : parts) {
-        merged["per_stage"].push_back(part.perStage);
         wall = std::max(wall, part.wallTimeS);
         busy += part.busyTimeS;
     }
@@ -165,18 +193,24 @@ Result<nlohmann::json> mergeStoppedRanks(const fs::path& outDir, const std::vect
     const std::int64_t lastMicrobatch = static_cast<std::int64_t>(finished) * m; // exclusive
     // The merged records: the last stage's (losses), with each stage's own figures and the
     // slowest rank's wall time.
+    const std::vector<int> rankOf = rankOfStages(config);
+    const auto lastRank = static_cast<std::size_t>(rankOf.empty() ? p - 1 : std::min(rankOf.back(), p - 1));
     std::vector<nlohmann::json> metrics;
     for (std::size_t step = 0; step < finished; ++step) {
-        nlohmann::json record = ranks.back().contents.metrics[step];
+        nlohmann::json record = ranks[lastRank].contents.metrics[step];
         nlohmann::json perStage = nlohmann::json::array();
         double wall = 0.0;
         for (int k = 0; k < p; ++k) {
             const nlohmann::json& own = ranks[static_cast<std::size_t>(k)].contents.metrics[step];
-            const auto stages = own.find("per_stage");
-            perStage.push_back(stages != own.end() && stages->is_array() && stages->size() > static_cast<std::size_t>(k)
-                    ? (*stages)[static_cast<std::size_t>(k)]
-                    : nlohmann::json{{"stage", k}});
             wall = std::max(wall, number(own, "wall_time_s"));
+        }
+        for (std::size_t st = 0; st < rankOf.size(); ++st) { // each stage's figures from the rank that ran it
+            const auto k = static_cast<std::size_t>(std::min(rankOf[st], p - 1));
+            const nlohmann::json& own = ranks[k].contents.metrics[step];
+            const auto stages = own.find("per_stage");
+            perStage.push_back(stages != own.end() && stages->is_array() && stages->size() > st
+                    ? (*stages)[st]
+                    : nlohmann::json{{"stage", st}});
         }
         record["per_stage"] = std::move(perStage);
         record["wall_time_s"] = wall;
@@ -186,8 +220,7 @@ Result<nlohmann::json> mergeStoppedRanks(const fs::path& outDir, const std::vect
     for (int k = 0; k < p; ++k) {
         RankDir& rank = ranks[static_cast<std::size_t>(k)];
         RankPart part;
-        part.perStage = finished > 0 ? metrics[finished - 1]["per_stage"][static_cast<std::size_t>(k)]
-                                     : nlohmann::json{{"stage", k}};
+        part.perStage = ownStages(config, k, finished > 0 ? metrics[finished - 1]["per_stage"] : nlohmann::json());
         part.wallTimeS = finished > 0 ? number(rank.contents.metrics[finished - 1], "wall_time_s") : 0.0;
         for (const profiler::TraceEvent& e : rank.events) {
             const bool keep = e.kind == profiler::EventKind::Marker ? e.microbatch < static_cast<std::int64_t>(finished)

@@ -30,7 +30,7 @@ namespace bs::runtime {
 /// What one rank contributes to the merged run.
 struct RankPart
 {
-    nlohmann::json perStage; ///< its own stage's per_stage object (summary or metrics schema)
+    nlohmann::json perStage; ///< array: the per_stage objects of its own stages (summary or metrics schema)
     double wallTimeS = 0.0; ///< its training wall time
     double busyTimeS = 0.0; ///< its measured action time
     std::vector<profiler::TraceEvent> events; ///< its stage's events, ns since the shared clock zero
@@ -50,9 +50,15 @@ struct MergeLabels
     double clockSkewBoundUs = -1; ///< < 0: not measured (a merge after a stop)
 };
 
-/// Merges `parts` (index = rank = stage) over `base`, the last stage's summary (losses,
-/// validation): per_stage, wall/busy time, the timeline's makespan and tokens/s, analyze()'s
-/// bubble fraction of the merged timeline, "ranks".
+/// Per model stage of `config` (p · v of them): the rank that holds it (the schedule's placement).
+std::vector<int> rankOfStages(const RunConfig& config);
+/// Picks rank `rank`'s own stages out of its per_stage array (a rank reports every model stage;
+/// it ran only its own): an array of them, or of {"stage": s} where the array lacks one.
+nlohmann::json ownStages(const RunConfig& config, int rank, const nlohmann::json& perStage);
+
+/// Merges `parts` (index = rank) over `base`, the summary of the last stage's rank (losses,
+/// validation): per_stage (every model stage, in order), wall/busy time, the timeline's makespan
+/// and tokens/s, analyze()'s bubble fraction of the merged timeline, "ranks".
 MergedRun mergeRankParts(
     const RunConfig& config, nlohmann::json base, std::vector<RankPart> parts, const MergeLabels& labels);
 

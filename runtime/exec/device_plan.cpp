@@ -1,6 +1,7 @@
 #include "runtime/exec/device_plan.h"
 
 #include "runtime/gpu/gpu_placement.h"
+#include "runtime/schedule/catalogue.h"
 
 #include <set>
 
@@ -46,11 +47,25 @@ Result<DevicePlan> planDevices(const RunConfig& config, int stages, bool torchHa
         plan.description = "cuda:" + std::to_string(device) + " (" + std::to_string(stages) + " stage" + (stages == 1 ? "" : "s") + ")";
         return plan;
     }
-    auto gpuPlan = gpu::planGpuRun(stages, cudaDevices, true);
+    // Interleaved and V placements: the ranks are placed, and each model stage goes where its rank goes.
+    const int v = stages > config.pipeline.stages && stages == modelStages(config) ? stagesPerRankOf(config) : 1;
+    auto gpuPlan = gpu::planGpuRun(stages / v, cudaDevices, true);
     if (!gpuPlan) {
         return gpuPlan.error();
     }
     plan.stageDevice = gpuPlan->deviceOfStage;
+    if (v > 1) {
+        const std::vector<int> rankOf = rankOfStageFor(findSchedule(config.schedule.name)->placement, stages / v, v);
+        plan.stageDevice.clear();
+        for (int r : rankOf) {
+            plan.stageDevice.push_back(gpuPlan->deviceOfStage[static_cast<std::size_t>(r)]);
+        }
+        const std::set<int> used(plan.stageDevice.begin(), plan.stageDevice.end());
+        plan.devicesUsed = static_cast<int>(used.size());
+        plan.description = "cuda:0-" + std::to_string(*used.rbegin()) + " (" + std::to_string(stages / v) + " ranks x "
+            + std::to_string(v) + " stages, each on its rank's device)";
+        return plan;
+    }
     const std::set<int> used(plan.stageDevice.begin(), plan.stageDevice.end());
     plan.devicesUsed = static_cast<int>(used.size());
     plan.description = "cuda:0-" + std::to_string(*used.rbegin()) + " (stages";

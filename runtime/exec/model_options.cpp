@@ -22,7 +22,7 @@ ModelOptions modelOptions(const RunConfig& c, const Schedule& schedule)
 {
     ModelOptions o;
     o.shape = c.model.shape;
-    o.stages = c.pipeline.stages;
+    o.stages = modelStages(c); // p · v chunks; the schedule puts each on its rank
     o.microBatchSize = c.pipeline.microBatchSize;
     o.layersPerStage = c.pipeline.layersPerStage;
     if (c.pipeline.partition == "explicit") {

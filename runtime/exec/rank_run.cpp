@@ -1,6 +1,6 @@
 // The multi-process rank driver's session side: driveRank() (runtime/sim/rank_driver.h) runs this
-// rank's stage; its links move tensors through the StageTransport and its batches are recorded
-// when this stage has finished them.
+// rank's stage (or its v stages); its links move tensors to and from stages on other ranks
+// through the StageTransport and its batches are recorded when all its stages have finished them.
 #include "runtime/exec/session_state.h"
 #include "runtime/exec/stage_transport.h"
 #include "runtime/sim/rank_driver.h"
@@ -15,8 +15,21 @@ namespace bs::runtime {
 Status RunSession::Impl::runRank(int count, const Schedule& schedule, TensorExecutor& executor)
 {
     StageTransport& net = *options.transport;
-    const int s = net.rank();
-    const int last = schedule.stages() - 1;
+    const int rank = net.rank();
+    const int stages = schedule.stages();
+    const int last = stages - 1;
+    const int v = schedule.stagesPerRank();
+    if (!schedule.onePerRank() && net.handOffForm() == HandOffForm::Tensor) {
+        // NCCL delivers in issue order per neighbour pair and direction; a rank's v stages send and
+        // receive interleaved micro-batches (and a V placement sends activations both ways).
+        return makeError(ErrorCode::InvalidArgument,
+            "'" + schedule.params.name + "' places " + std::to_string(v)
+                + " stages on each rank: multi-process runs of it need the Gloo transport",
+            "--backend gloo");
+    }
+    // The message key: the micro-batch where every rank holds one stage (tags unchanged), else the
+    // micro-batch and the receiving stage, since two ranks exchange tensors for several stage pairs.
+    const auto key = [&](std::int64_t mb, int toStage) { return schedule.onePerRank() ? mb : mb * stages + toStage; };
     const int firstStep = stepsDone;
     const std::int64_t offset = mbDone;
     const std::vector<std::int64_t> shape{config.pipeline.microBatchSize, config.model.shape.seqLen,
@@ -32,11 +45,11 @@ Status RunSession::Impl::runRank(int count, const Schedule& schedule, TensorExec
     };
     links.receive = [&](const Action& a, int from) -> Status {
         const std::int64_t mb = offset + a.microbatch;
-        Result<HandOff> in = net.recv(kindOf(a), from, mb, shape);
+        Result<HandOff> in = net.recv(kindOf(a), schedule.rankOf(from), key(mb, a.stage), shape);
         if (!in) {
             return in.error();
         }
-        model->putHandOff(kindOf(a), s, mb, *in);
+        model->putHandOff(kindOf(a), a.stage, mb, *in);
         return ok();
     };
     links.send = [&](const Action& a, int to) -> Status {
@@ -45,7 +58,7 @@ Status RunSession::Impl::runRank(int count, const Schedule& schedule, TensorExec
         if (!value) {
             return makeError(ErrorCode::Internal, "the stage produced no tensor to send", toString(a));
         }
-        return net.send(kindOf(a), to, mb, std::move(*value));
+        return net.send(kindOf(a), schedule.rankOf(to), key(mb, to), std::move(*value));
     };
     links.recorded = [&](const Action& a, const profiler::TraceEvent& event) -> Status {
         device->placed(event); // GPU ranks: this action's kernels onto the wall clock
@@ -53,20 +66,21 @@ Status RunSession::Impl::runRank(int count, const Schedule& schedule, TensorExec
             return ok();
         }
         const int n = a.microbatch / m();
-        if (++done[static_cast<std::size_t>(n)] < m()) {
+        if (++done[static_cast<std::size_t>(n)] < m() * v) {
             return ok();
         }
-        // This stage finished batch n. Only the last stage knows the losses. No validation pass:
-        // it needs every stage's current weights, and a rank has one.
-        const Result<double> loss =
-            s == last ? batchLoss(offset + static_cast<std::int64_t>(n) * m()) : Result<double>(NAN);
+        // Every stage of this rank finished batch n. Only the last stage's rank knows the losses. No
+        // validation pass: it needs every stage's current weights, and a rank has its own.
+        const Result<double> loss = schedule.rankOf(last) == rank
+            ? batchLoss(offset + static_cast<std::int64_t>(n) * m())
+            : Result<double>(NAN);
         if (!loss) {
             return loss.error();
         }
         return recordBatch(firstStep + n, *loss, event.end, wallStart, std::nullopt, false);
     };
     DriveOptions drive = driveOptions();
-    auto stats = driveRank(schedule, s, executor, store, drive, links);
+    auto stats = driveRank(schedule, rank, executor, store, drive, links);
     Status status = stats ? net.flush() : Status(stats.error());
     trainWall += Clock::now() - wallStart;
     busy += executor.busyTime();

@@ -53,8 +53,8 @@ Result<RunSession> RunSession::create(const RunConfig& requested, const SessionO
     auto impl = std::make_unique<Impl>();
     DeviceRuntimeOptions deviceOptions;
     deviceOptions.profileKernels = config.profiling.trace;
-    auto device = DeviceRuntime::create(config, options.reference ? 1 : config.pipeline.stages, impl->store,
-                                        std::move(deviceOptions));
+    auto device = DeviceRuntime::create(
+        config, options.reference ? 1 : modelStages(config), impl->store, std::move(deviceOptions));
     if (!device) {
         return device.error(); // no CUDA device / CPU-only LibTorch: names device.name
     }
@@ -110,8 +110,12 @@ Result<RunSession> RunSession::create(const RunConfig& requested, const SessionO
         }
         impl->summary.partition = std::move(partition.value());
     }
-    if (options.transport) {
-        mo.onlyStage = options.transport->rank(); // a rank holds its own stage's weights only
+    if (options.transport) { // a rank holds its own stages' weights only (v of them on multi-stage ranks)
+        for (int st = 0; st < schedule->stages(); ++st) {
+            if (schedule->rankOf(st) == options.transport->rank()) {
+                mo.heldStages.push_back(st);
+            }
+        }
     }
     if (options.reference) {
         auto ref = ReferenceTrainer::create(mo, tokens);
@@ -120,6 +124,10 @@ Result<RunSession> RunSession::create(const RunConfig& requested, const SessionO
         }
         impl->reference.emplace(std::move(ref.value()));
     } else {
+        if (!schedule->onePerRank()) {
+            impl->rankOfStage = schedule->rankOfStage;
+        }
+        MemoryTracker::setRanks(impl->rankOfStage); // process-wide: an earlier run's map goes
         auto model = PipelineModel::create(mo, tokens);
         if (!model) {
             return model.error();

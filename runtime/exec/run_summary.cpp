@@ -1,8 +1,8 @@
 // The run's summary at its end (summary.json, `train --json`): totals, throughput and the bubble
 // fraction of the trace, the final per-stage state.
-#include "runtime/exec/session_state.h"
-
 #include "profiler/analysis/analyze.h"
+#include "runtime/exec/session_state.h"
+#include "runtime/exec/stage_transport.h"
 #include "runtime/schedule/catalogue.h"
 
 namespace bs::runtime {
@@ -26,6 +26,22 @@ RunSummary RunSession::Impl::closeSummary(const profiler::TraceSnapshot& trace)
     summary.dtype = device->plan().bf16 ? "bf16" : "fp32";
     if (model) { // the final state, after the last updates
         summary.stages = stageMetricsNow();
+        summary.ranks.clear();
+        for (int r = 0; !rankOfStage.empty() && r < config.pipeline.stages; ++r) {
+            RankMemory rank;
+            rank.rank = r;
+            for (std::size_t st = 0; st < rankOfStage.size(); ++st) {
+                if (rankOfStage[st] == r) {
+                    rank.stages.push_back(static_cast<int>(st));
+                }
+            }
+            const StageMemory books = MemoryTracker::rank(r);
+            rank.peakBytes = books.peakTotal;
+            rank.peakActivationBytes = books.peakOf(MemoryCategory::Activations);
+            if (!options.transport || r == options.transport->rank()) { // a process measures its own rank
+                summary.ranks.push_back(std::move(rank));
+            }
+        }
     }
     return summary;
 }

@@ -27,9 +27,6 @@ Status RunSession::Impl::runPipeline(int count)
     if (!schedule) {
         return schedule.error();
     }
-    if (Status one = requireOneStagePerRank(*schedule, "training"); !one) {
-        return one; // the model holds one chunk per rank so far
-    }
     const int p = schedule->stages();
     const int firstStep = stepsDone;
     const std::int64_t firstMb = mbDone;

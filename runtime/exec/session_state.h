@@ -109,6 +109,9 @@ struct RunSession::Impl
     std::atomic<bool> finished{false};
     TimeNs virtualNow = 0; // end of the timeline so far
     std::vector<int> versions;
+    /// Interleaved and V placements: the rank of each model stage (memory per rank); empty when
+    /// every rank holds one stage.
+    std::vector<int> rankOfStage;
     Clock::duration trainWall{};
     Clock::duration evalWall{};
     TimeNs busy = 0;

@@ -2,6 +2,7 @@
 
 #include "runtime/sim/scheduler_core.h"
 
+#include <algorithm>
 #include <map>
 
 namespace bs::runtime {
@@ -58,14 +59,39 @@ Result<StepInfo> TensorExecutor::run(const Action& action, std::int64_t mb)
         }
         return StepInfo{};
     }
-    case ActionKind::OverlapForwardBackward: // DualPipeV; training refuses multi-stage schedules first
-        return makeError(ErrorCode::InvalidArgument, "the tensor executor has no overlapped forward-backward pair",
-                         toString(action));
+    case ActionKind::OverlapForwardBackward: // perform() runs its halves one after the other
+        return makeError(ErrorCode::Internal, "an overlapped pair is performed as its two halves", toString(action));
     }
     return StepInfo{};
 }
 
 Result<ActionOutcome> TensorExecutor::perform(const Action& action)
+{
+    if (!action.isOverlap()) {
+        return performPlain(action);
+    }
+    // DualPipeV's overlapped F&B pair on one device: the forward half, then the backward half, each
+    // timed on its stage's timer; the action's measured time is their sum, the trace draws the
+    // forward's share first (ActionOutcome::forwardShare). On one stream nothing overlaps: the pair
+    // costs F + B here; its benefit (hiding one half's communication behind the other's compute)
+    // needs two streams, which the cost model's StageCost::overlapped describes.
+    Result<ActionOutcome> first = performPlain(action.forwardHalf());
+    if (!first) {
+        return first.error();
+    }
+    Result<ActionOutcome> second = performPlain(action.backwardHalf());
+    if (!second) {
+        return second.error();
+    }
+    ActionOutcome out;
+    out.duration = first->duration + second->duration;
+    out.forwardShare = first->duration;
+    out.bytes = first->bytes;
+    out.sendBytes = std::max(first->sendBytes, second->sendBytes); // one hidden-state tensor each way
+    return out;
+}
+
+Result<ActionOutcome> TensorExecutor::performPlain(const Action& action)
 {
     if (action.stage < 0 || action.stage >= m_model.stages()) {
         return makeError(ErrorCode::InvalidArgument, "action names a stage the model does not have", toString(action));

@@ -26,7 +26,9 @@ public:
     explicit TensorExecutor(PipelineModel& model, std::int64_t microbatchOffset = 0, TimeNs commNs = 0);
 
     /// Safe to call concurrently for different stages (driveThreaded). Applies the process's
-    /// intra-op thread count to the calling thread first (initIntraOpThreadsOnThisThread).
+    /// intra-op thread count to the calling thread first (initIntraOpThreadsOnThisThread). An
+    /// overlapped F&B pair (DualPipeV) runs its forward, then its backward: its duration is both,
+    /// forwardShare the forward's.
     Result<ActionOutcome> perform(const Action& action) override;
     TimeNs commTime(int fromStage, int toStage, std::int64_t bytes) const override;
 
@@ -43,6 +45,7 @@ public:
     TimeNs busyTime() const { return m_busy.load(); }
 
 private:
+    Result<ActionOutcome> performPlain(const Action& action);
     Result<StepInfo> run(const Action& action, std::int64_t mb);
 
     PipelineModel& m_model;

@@ -33,6 +33,9 @@ struct Counters
 {
     std::mutex mutex; // allocations are frequent but short; one lock keeps live/peak consistent
     std::array<StageMemory, kStages> stages{};
+    std::array<int, kStages> rankOf{}; // setRanks(): −1 = the stage is on no multi-stage rank
+    std::array<StageMemory, kStages> ranks{};
+    Counters() { rankOf.fill(-1); }
     // data pointer -> allocation. The DataPtr handed out has context == data, as
     // c10::Allocator::raw_allocate() requires (oneDNN's bf16 kernels allocate their scratch that
     // way); so the bookkeeping lives here, not in the context.
@@ -45,18 +48,25 @@ Counters& counters()
     return c;
 }
 
-void accountLocked(Counters& c, int stage, MemoryCategory category, std::int64_t delta)
+void bookLocked(StageMemory& m, MemoryCategory category, std::int64_t delta)
 {
-    if (stage < 0 || stage >= MemoryTracker::kMaxStages) {
-        return;
-    }
-    StageMemory& m = c.stages[static_cast<std::size_t>(stage)];
     const auto idx = static_cast<std::size_t>(category);
     m.live[idx] += delta;
     m.peak[idx] = std::max(m.peak[idx], m.live[idx]);
     if (category != MemoryCategory::Other) {
         m.liveTotal += delta;
         m.peakTotal = std::max(m.peakTotal, m.liveTotal);
+    }
+}
+
+void accountLocked(Counters& c, int stage, MemoryCategory category, std::int64_t delta)
+{
+    if (stage < 0 || stage >= MemoryTracker::kMaxStages) {
+        return;
+    }
+    bookLocked(c.stages[static_cast<std::size_t>(stage)], category, delta);
+    if (const int r = c.rankOf[static_cast<std::size_t>(stage)]; r >= 0) {
+        bookLocked(c.ranks[static_cast<std::size_t>(r)], category, delta);
     }
 }
 
@@ -162,9 +172,11 @@ void MemoryTracker::resetPeaks()
 {
     Counters& c = counters();
     const std::lock_guard<std::mutex> lock(c.mutex);
-    for (StageMemory& m : c.stages) {
-        m.peak = m.live;
-        m.peakTotal = m.liveTotal;
+    for (auto* books : {&c.stages, &c.ranks}) {
+        for (StageMemory& m : *books) {
+            m.peak = m.live;
+            m.peakTotal = m.liveTotal;
+        }
     }
     // CUDA stages' books too, so a CPU run's and a GPU run's peaks start at the same moment (a run
     // resets them once its model is built: construction temporaries are nobody's peak).
@@ -181,6 +193,39 @@ StageMemory MemoryTracker::stage(int stage)
     Counters& c = counters();
     const std::lock_guard<std::mutex> lock(c.mutex);
     return c.stages[static_cast<std::size_t>(stage)];
+}
+
+void MemoryTracker::setRanks(const std::vector<int>& rankOfStage)
+{
+    Counters& c = counters();
+    const std::lock_guard<std::mutex> lock(c.mutex);
+    c.rankOf.fill(-1);
+    c.ranks.fill(StageMemory{});
+    for (std::size_t s = 0; s < rankOfStage.size() && s < kStages; ++s) {
+        const int r = rankOfStage[s];
+        if (r < 0 || r >= kMaxStages) {
+            continue;
+        }
+        c.rankOf[s] = r;
+        StageMemory& books = c.ranks[static_cast<std::size_t>(r)];
+        const StageMemory& now = c.stages[s]; // what the stage already holds counts for its rank
+        for (std::size_t k = 0; k < books.live.size(); ++k) {
+            books.live[k] += now.live[k];
+            books.peak[k] = std::max(books.peak[k], books.live[k]);
+        }
+        books.liveTotal += now.liveTotal;
+        books.peakTotal = std::max(books.peakTotal, books.liveTotal);
+    }
+}
+
+StageMemory MemoryTracker::rank(int rank)
+{
+    if (rank < 0 || rank >= kMaxStages) {
+        return {};
+    }
+    Counters& c = counters();
+    const std::lock_guard<std::mutex> lock(c.mutex);
+    return c.ranks[static_cast<std::size_t>(rank)];
 }
 
 MemoryScope::MemoryScope(int stage, MemoryCategory category)

@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 namespace bs::runtime {
 
@@ -53,6 +54,14 @@ public:
     /// also those of the installed DeviceMemoryAttributor (CUDA stages).
     static void resetPeaks();
     static StageMemory stage(int stage);
+
+    /// Multi-stage ranks (interleaved, V): rankOfStage[s] = the rank that holds stage s. From then
+    /// on each rank's books are kept too: live bytes of all its stages together and the peak of that
+    /// sum as it happened (not the sum of its stages' peaks, which need not coincide). Empty: none.
+    /// Process-wide, like the rest; call it before the run's first allocation worth counting.
+    static void setRanks(const std::vector<int>& rankOfStage);
+    /// Rank r's books (setRanks); zeros for a rank it does not know.
+    static StageMemory rank(int rank);
 };
 
 /// Sets the current thread's (stage, category) for allocations until destroyed; nests.

@@ -2,11 +2,12 @@
 // Settings and plain data of the LibTorch GPT runtime. No torch here: the executor, the run
 // session and the CLI include this header.
 
-#include "runtime/common/gpt_shape.h"
 #include "base/result.h"
+#include "runtime/common/gpt_shape.h"
 #include "runtime/model/memory_tracker.h"
 #include "runtime/schedule/schedule.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -61,6 +62,9 @@ struct ModelOptions
     /// stage, not the whole model); the other stages exist as empty slots that must not run.
     /// -1 (default): every stage.
     int onlyStage = -1;
+    /// Multi-process runs of multi-stage ranks (interleaved, V): non-empty builds exactly these
+    /// stages (the v chunks of one rank) and wins over onlyStage; the others are empty slots.
+    std::vector<int> heldStages;
     /// CUDA device of each stage (−1 = the CPU); empty = every stage on the CPU. Activations and
     /// gradients are copied to the receiving stage's device. The reference trainer uses stage 0's.
     std::vector<int> stageDevice;
@@ -72,6 +76,20 @@ struct ModelOptions
     /// holds then (stash policies: the forward's version; in-place PACI: possibly newer, counted in
     /// StageMetrics::recomputesOnNewerWeights). Dropout masks are replayed (the CPU generator's state).
     bool recompute = false;
+
+    /// Whether this process builds and runs `stage` (heldStages, else onlyStage, else every stage).
+    bool holds(int stage) const
+    {
+        if (!heldStages.empty()) {
+            return std::find(heldStages.begin(), heldStages.end(), stage) != heldStages.end();
+        }
+        return onlyStage < 0 || stage == onlyStage;
+    }
+    /// Whether this process holds every stage (validation passes need them all).
+    bool holdsEveryStage() const
+    {
+        return heldStages.empty() ? onlyStage < 0 : static_cast<int>(heldStages.size()) >= stages;
+    }
 
     int deviceOf(int stage) const
     {

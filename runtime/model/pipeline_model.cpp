@@ -36,6 +36,11 @@ Result<PipelineModel> PipelineModel::create(const ModelOptions& options, TokenFn
     if (options.onlyStage < -1 || options.onlyStage >= options.stages) {
         return makeError(ErrorCode::InvalidArgument, "the stage to build must be -1 (all) or in [0, stages)", "model");
     }
+    for (int held : options.heldStages) {
+        if (held < 0 || held >= options.stages) {
+            return makeError(ErrorCode::InvalidArgument, "a stage to build must be in [0, stages)", "model");
+        }
+    }
     auto partition = options.unitsPerStage.empty()
         ? partitionLayers(shape, options.stages, options.microBatchSize, options.layersPerStage)
         : partitionFromUnits(shape, options.stages, options.unitsPerStage);
@@ -52,7 +57,7 @@ Result<PipelineModel> PipelineModel::create(const ModelOptions& options, TokenFn
             const auto i = static_cast<std::size_t>(s);
             const detail::ComputeScope onDevice(options.deviceOf(s), false);
             StageState st;
-            if (options.onlyStage >= 0 && s != options.onlyStage) {
+            if (!options.holds(s)) {
                 impl->stages.push_back(std::move(st)); // another rank's stage: an empty slot
                 continue;
             }
@@ -121,12 +126,14 @@ Status PipelineModel::reconfigure(const ModelOptions& options)
     const std::vector<int> layers = d.options.layersPerStage; // the partition stays: the weights live there
     const std::vector<int> units = d.options.unitsPerStage;
     const int onlyStage = d.options.onlyStage;
+    const std::vector<int> heldStages = d.options.heldStages;
     const std::vector<int> devices = d.options.stageDevice; // the tensors live there
     const bool bf16 = d.options.bf16;
     d.options = options;
     d.options.layersPerStage = layers;
     d.options.unitsPerStage = units;
     d.options.onlyStage = onlyStage;
+    d.options.heldStages = heldStages;
     d.options.stageDevice = devices;
     d.options.bf16 = bf16;
     d.lossScale = 1.0 / static_cast<double>(options.updateEvery);
@@ -148,9 +155,9 @@ Result<double> PipelineModel::evaluate(const std::vector<TokenBatch>& batches)
     if (batches.empty()) {
         return makeError(ErrorCode::InvalidArgument, "no validation batches", "data.validation");
     }
-    if (m_impl->options.onlyStage >= 0 && m_impl->stages.size() > 1) {
-        return makeError(ErrorCode::InvalidArgument, "this process holds one stage only; validation needs every stage",
-                         "validation");
+    if (!m_impl->options.holdsEveryStage() && m_impl->stages.size() > 1) {
+        return makeError(ErrorCode::InvalidArgument,
+            "this process holds some stages only; validation needs every stage", "validation");
     }
     try {
         torch::NoGradGuard noGrad;

@@ -1,5 +1,7 @@
 #include "runtime/partition/partition_choice.h"
 
+#include "runtime/schedule/catalogue.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -26,7 +28,21 @@ Result<PartitionChoice> choosePartition(const RunConfig& config, const std::vect
     if (!demand) {
         return demand.error();
     }
-    const PartitionProblem problem{choice.units, p.stages, *demand, choice.budgetBytes};
+    // Interleaved and V placements split the layers into p · v model stages; each takes the
+    // stated bound of the rank that holds it (bounds are per rank: an over-estimate per chunk).
+    const int stages = modelStages(config);
+    if (stages != p.stages) {
+        const std::vector<int> rankOf =
+            rankOfStageFor(findSchedule(config.schedule.name)->placement, p.stages, stages / p.stages);
+        StageDemand perChunk;
+        for (int s = 0; s < stages; ++s) {
+            const auto r = static_cast<std::size_t>(rankOf[static_cast<std::size_t>(s)]);
+            perChunk.inflight.push_back(r < demand->inflight.size() ? demand->inflight[r] : 1);
+            perChunk.weightVersions.push_back(r < demand->weightVersions.size() ? demand->weightVersions[r] : 1);
+        }
+        *demand = std::move(perChunk);
+    }
+    const PartitionProblem problem{choice.units, stages, *demand, choice.budgetBytes};
     std::vector<int> counts;
     if (p.partition == "measured") {
         auto plan = partitionStages(problem);
@@ -37,7 +53,7 @@ Result<PartitionChoice> choosePartition(const RunConfig& config, const std::vect
     } else if (p.partition == "explicit") {
         counts = p.partitionUnits;
     } else if (p.partition == "flops") {
-        auto part = partitionLayers(shape, p.stages, p.microBatchSize, p.layersPerStage);
+        auto part = partitionLayers(shape, stages, p.microBatchSize, p.layersPerStage);
         if (!part) {
             return part.error();
         }
@@ -48,7 +64,7 @@ Result<PartitionChoice> choosePartition(const RunConfig& config, const std::vect
                 "array of layer units per stage",
             "pipeline.partition");
     }
-    auto part = partitionFromUnits(shape, p.stages, counts);
+    auto part = partitionFromUnits(shape, stages, counts);
     if (!part) {
         return part.error();
     }

@@ -149,6 +149,14 @@ void to_json(nlohmann::json& j, const RunSummary& s)
         {"target_loss", optional(s.targetLoss)}, {"time_to_target_s", optional(s.timeToTargetS)},
         {"step_to_target", optional(s.stepToTarget)}, {"error", s.error}, {"device", s.device}, {"dtype", s.dtype},
         {"notes", s.notes}, {"kernel_profiling", s.kernelProfiling}, {"per_stage", s.stages}};
+    if (!s.ranks.empty()) { // several stages per rank: memory per rank counts all of them
+        nlohmann::json ranks = nlohmann::json::array();
+        for (const RankMemory& r : s.ranks) {
+            ranks.push_back({{"rank", r.rank}, {"stages", r.stages}, {"peak_memory_bytes", r.peakBytes},
+                {"peak_activation_bytes", r.peakActivationBytes}});
+        }
+        j["per_rank"] = std::move(ranks);
+    }
     if (s.checkpoints > 0) { // training.checkpoint_every: what this session's checkpoints cost
         j["checkpoints"] = s.checkpoints;
         j["checkpoint_wall_s"] = s.checkpointWallS;

@@ -15,6 +15,16 @@
 
 namespace bs::runtime {
 
+/// Multi-stage ranks (interleaved and V placements): one rank's memory over all its stages,
+/// measured as one sum (its peak is the highest the sum reached, MemoryTracker::rank()).
+struct RankMemory
+{
+    int rank = 0;
+    std::vector<int> stages; ///< the model stages it holds
+    std::int64_t peakBytes = 0;
+    std::int64_t peakActivationBytes = 0;
+};
+
 struct BatchMetrics
 {
     int step = 0; ///< global batch index, 0-based
@@ -74,6 +84,7 @@ struct RunSummary
     /// GPU runs: the trace's cupti.* attributes (kernels, dropped_records, host_overhead_ns, ...).
     std::map<std::string, std::string> kernelProfiling;
     std::vector<StageMetrics> stages;
+    std::vector<RankMemory> ranks; ///< multi-stage ranks only ("per_rank"); empty = one stage per rank
     int checkpoints = 0; ///< checkpoints this session wrote
     double checkpointWallS = 0.0; ///< wall time they took, in all (not in wall_time_s' training time)
     std::int64_t checkpointBytes = 0; ///< size of the last one (every file of checkpoint/)

@@ -84,10 +84,10 @@ Status checkParams(const ScheduleParams& params)
     const bool window = info->takesAccumWindow();
     if (params.accum != 0 && !window && params.accum != params.microbatches) {
         return badParam("accum",
-                        "only the " + scheduleNamesWhere([](const ScheduleInfo& i) { return i.takesAccumWindow(); })
-                            + " schedule takes an accumulation window (got " + std::to_string(params.accum) + " for "
-                            + params.name + ")",
-                        "0 or " + std::to_string(params.microbatches) + " (= microbatches) for " + params.name);
+            "only the " + scheduleNamesWhere([](const ScheduleInfo& i) { return i.takesAccumWindow(); })
+                + " schedules take an accumulation window (got " + std::to_string(params.accum) + " for " + params.name
+                + ")",
+            "0 or " + std::to_string(params.microbatches) + " (= microbatches) for " + params.name);
     }
     if (window && params.accum != 0 && params.microbatches % params.accum != 0) {
         return badParam("accum",
@@ -95,9 +95,12 @@ Status checkParams(const ScheduleParams& params)
                             + std::to_string(params.microbatches) + " so every update applies whole windows",
                         "a divisor of " + std::to_string(params.microbatches));
     }
-    if (params.extraDepth < 0 || (params.extraDepth > 0 && !info->asynchronous)) {
+    if (params.extraDepth < 0 || (params.extraDepth > 0 && (!info->asynchronous || info->fixedDepth))) {
         return badParam("extra-depth", "got " + std::to_string(params.extraDepth) + " for " + params.name,
-                        info->asynchronous ? ">= 0" : "0 (only asynchronous schedules take an extra in-flight depth)");
+            info->asynchronous && !info->fixedDepth
+                ? ">= 0"
+                : "0 (only asynchronous schedules with a free depth take an extra in-flight depth: "
+                    + scheduleNamesWhere([](const ScheduleInfo& i) { return i.asynchronous && !i.fixedDepth; }) + ")");
     }
     if (const int least = info->minMicrobatches(params.stages, params.extraDepth); params.microbatches < least) {
         return badParam("microbatches",
@@ -120,7 +123,9 @@ Status checkParams(const ScheduleParams& params)
 Schedule generate(const ScheduleInfo& info, ScheduleParams params)
 {
     if (info.multiStage()) {
-        return detail::makeMultiStage(params);
+        return info.asynchronous
+            ? detail::makePaciInterleaved(params, info.updateWindow(params.microbatches, params.accum))
+            : detail::makeMultiStage(params);
     }
     switch (info.family) {
     case ScheduleFamily::Flush: return info.name == "gpipe" ? detail::makeGpipe(params) : detail::makeOneFOneB(params);
@@ -156,6 +161,10 @@ std::optional<int> ScheduleInfo::lagBound(const ScheduleParams& params, int stag
 {
     if (!takesAccumWindow()) {
         return std::nullopt; // only PACI states a bound: it is the method's guarantee
+    }
+    const int window = updateWindow(params.microbatches, params.accum);
+    if (multiStage()) {
+        return paciInterleavedLagBound(params.stages, stagesPerRank(params.stagesPerRank), stage, window);
     }
     return paciLagBound(params.stages, stage, updateWindow(params.microbatches, params.accum), params.extraDepth);
 }
@@ -204,6 +213,10 @@ const std::vector<ScheduleInfo>& scheduleCatalogue()
         {"dualpipev", "DualPipeV", "DualPipeV (DeepSeek): V placement, overlapped forward-and-backward pairs, m >= 2p",
             false, F::ZeroBubble, W::Flush, U::PerGlobalBatch, false, Placement::V, 2, 2, false, 2,
             "ScheduleDualPipeV"},
+        {"paci-interleaved", "PACI interleaved",
+            "PACI on a loop placement: v chunks per rank, async interleaved 1F1B, each chunk updates every a backwards",
+            true, F::LocalAccumulation, W::InPlace, U::PerWindow, false, Placement::Loop, 2, kMaxStagesPerRank, true, 0,
+            /*pytorchClass=*/"", /*defaultBaseline=*/false, /*fixedDepth=*/true},
     };
     // clang-format on
     return catalogue;
@@ -279,7 +292,8 @@ std::vector<int> lagBounds(const ScheduleParams& params)
 {
     std::vector<int> bounds;
     const ScheduleInfo* info = findSchedule(params.name);
-    for (int s = 0; info && s < params.stages; ++s) {
+    const int stages = info ? params.stages * info->stagesPerRank(params.stagesPerRank) : 0;
+    for (int s = 0; s < stages; ++s) {
         if (auto bound = info->lagBound(params, s)) {
             bounds.push_back(*bound);
         }
@@ -305,6 +319,11 @@ Result<Schedule> makeSchedule(const ScheduleParams& input)
     params.stagesPerRank = info.stagesPerRank(params.stagesPerRank);
     params.placement = info.placement;
     Schedule schedule = generate(info, params);
+    for (int s = 0; s < schedule.stages(); ++s) { // the stated lag bound: the validator proves it
+        if (const std::optional<int> bound = info.lagBound(params, s)) {
+            schedule.lagBound.push_back(*bound);
+        }
+    }
     if (auto status = validate(schedule); !status) {
         return makeError(ErrorCode::Internal, "generated schedule '" + info.name + "' is invalid: " + status.error().message,
                          status.error().context);

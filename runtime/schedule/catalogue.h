@@ -51,6 +51,9 @@ struct ScheduleInfo
     /// (`simulate` / `compare --train` train it beside the windowed one; speed-up columns): one
     /// entry, 1f1b (flush, 1F1B's activation memory). defaultBaselineSchedule() returns it.
     bool defaultBaseline = false;
+    /// Asynchronous, but its in-flight depth is its order's own: it takes no extra depth k
+    /// (paci-interleaved: the interleaved-1F1B stream's warm-up sets it).
+    bool fixedDepth = false;
 
     /// Takes an accumulation window a (pipeline.accum, --accum) other than m.
     bool takesAccumWindow() const { return updates == UpdateRule::PerWindow; }
@@ -69,13 +72,14 @@ struct ScheduleInfo
     /// v for a request: `requested` when > 0, else defaultStagesPerRank.
     int stagesPerRank(int requested) const { return requested > 0 ? requested : defaultStagesPerRank; }
     bool multiStage() const { return placement != Placement::OnePerRank; }
-    /// The most updates a micro-batch can cross at `stage` between its forward and its backward,
-    /// as the method states it (paci: bs::paci::maxLag); nullopt when the schedule states none.
+    /// The most updates a micro-batch can cross at `stage` (a model stage: 0..p·v − 1) between its
+    /// forward and its backward, as the method states it (paci: bs::paci::maxLag; paci-interleaved:
+    /// paciInterleavedLagBound); nullopt when the schedule states none.
     std::optional<int> lagBound(const ScheduleParams& params, int stage) const;
 };
 
 /// gpipe, 1f1b, zb-h1, zb-h2, pipedream, 2bw, async-1f1b, paci, then the multi-stage ones:
-/// interleaved-1f1b, looped-bfs, interleaved-zb, zb-v, dualpipev.
+/// interleaved-1f1b, looped-bfs, interleaved-zb, zb-v, dualpipev, paci-interleaved.
 const std::vector<ScheduleInfo>& scheduleCatalogue();
 bool isKnownSchedule(const std::string& name);
 /// The catalogue entry of `name`, or nullptr when it is not a schedule.
@@ -102,11 +106,22 @@ inline constexpr int kMaxStagesPerRank = 16;
 /// whose context names the field and the allowed values.
 Result<Schedule> makeSchedule(const ScheduleParams& params);
 
-/// Stated lag bound per stage (ScheduleInfo::lagBound); empty when the schedule states none.
+/// Stated lag bound per model stage (ScheduleInfo::lagBound; p·v of them); empty when the
+/// schedule states none.
 std::vector<int> lagBounds(const ScheduleParams& params);
 
 /// PACI's drift bound: the most updates a micro-batch can cross at stage s,
 /// ⌈(p − s − 1 + k) / a⌉ (bs::paci::maxLag; 0 for an invalid stage).
 int paciLagBound(int stages, int stage, int accum, int extraDepth = 0);
+
+/// paci-interleaved (p ranks, v stages each, stage s of S = p·v): D_s, the most backwards of stage
+/// s between one micro-batch's forward and its backward there (its micro-batches in flight besides
+/// it). In the interleaved-1F1B stream the rank runs L_s = 2(S − 1 − s) backward steps between
+/// them, stage s's steps coming in blocks of p every p·v; D_s counts the most of those a window of
+/// L_s steps can hold (derivation: generators_paci_interleaved.cpp, docs/ARCHITECTURE.md).
+int paciInterleavedBackwardsBetween(int ranks, int stagesPerRank, int stage);
+/// Its version-lag bound (a = the accumulation window): the most of ⌊i / a⌋ − ⌊(i − D_s(i mod p)) / a⌋
+/// over micro-batches i, at most ⌈D_s / a⌉ (= D_s for a = 1); reached in a long stream.
+int paciInterleavedLagBound(int ranks, int stagesPerRank, int stage, int accum);
 
 } // namespace bs::runtime

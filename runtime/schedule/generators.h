@@ -20,5 +20,11 @@ Schedule makeMultiStage(const ScheduleParams& params);
 /// One batch of rank `rank`'s order under PyTorch's ScheduleInterleavedZeroBubble (ZB1P) with v
 /// stages per rank on a loop placement; v = 1 is ZB-H1.
 std::vector<Action> interleavedZeroBubbleOrder(int rank, int p, int v, int m);
+/// One batch of rank `rank`'s order under PyTorch's ScheduleInterleaved1F1B, v stages per rank,
+/// m micro-batches (a multiple of p).
+std::vector<Action> interleavedOneFOneBOrder(int rank, int p, int v, int m);
+/// PACI on a loop placement (paci-interleaved): one interleaved-1F1B stream over every global
+/// batch, each stage updating after every `updateEvery` of its backwards (generators_paci_interleaved.cpp).
+Schedule makePaciInterleaved(const ScheduleParams& params, int updateEvery);
 
 } // namespace bs::runtime::detail

@@ -303,6 +303,11 @@ std::vector<Action> interleavedZeroBubbleOrder(int rank, int p, int v, int m)
     return interleavedOrder(rank, p, v, m, true);
 }
 
+std::vector<Action> interleavedOneFOneBOrder(int rank, int p, int v, int m)
+{
+    return interleavedOrder(rank, p, v, m, false);
+}
+
 Schedule makeMultiStage(const ScheduleParams& params)
 {
     const int p = params.stages;

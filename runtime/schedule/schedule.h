@@ -68,6 +68,10 @@ struct Schedule
     std::vector<int> activationBound;
     /// Stated bound on weight versions held per rank (1 = no copies).
     std::vector<int> weightVersionBound;
+    /// Stated version-lag bound per stage (ScheduleInfo::lagBound: PACI's guarantee): the most
+    /// updates of a stage between a micro-batch's forward and the start of its backward there.
+    /// Empty = the schedule states none. The validator proves it.
+    std::vector<int> lagBound;
     /// programs[r]: rank r's actions in order (r = stage when every rank holds one stage).
     std::vector<std::vector<Action>> programs;
     Placement placement = Placement::OnePerRank;

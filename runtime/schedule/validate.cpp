@@ -199,6 +199,64 @@ Status checkRank(const Schedule& schedule, int r)
     return ok();
 }
 
+// The stated version-lag bound (Schedule::lagBound): per stage, the updates of that stage between
+// each micro-batch's forward and the start of its backward (B or I), counted in the rank's program
+// order, which is the order every executor runs a rank's actions in. An overlapped pair's forward
+// comes before its backward half.
+Status checkLag(const Schedule& schedule, int r)
+{
+    if (schedule.lagBound.empty()) {
+        return ok();
+    }
+    if (static_cast<int>(schedule.lagBound.size()) != schedule.stages()) {
+        return makeError(ErrorCode::InvalidArgument,
+            "the lag bound names " + std::to_string(schedule.lagBound.size()) + " stages",
+            "allowed: one per model stage (" + std::to_string(schedule.stages()) + ")");
+    }
+    const int total = schedule.totalMicrobatches();
+    // This rank's stages only (local index), as checkRank does: p·v·total entries over all ranks.
+    std::vector<int> local(static_cast<std::size_t>(schedule.stages()), -1);
+    int held = 0;
+    for (int stage = 0; stage < schedule.stages(); ++stage) {
+        if (schedule.rankOf(stage) == r) {
+            local[static_cast<std::size_t>(stage)] = held++;
+        }
+    }
+    std::vector<int> updates(static_cast<std::size_t>(held), 0); // per local stage, so far
+    std::vector<int> forwardedAt(static_cast<std::size_t>(held) * static_cast<std::size_t>(total), 0);
+    const auto& program = schedule.programs[static_cast<std::size_t>(r)];
+    for (int step = 0; step < static_cast<int>(program.size()); ++step) {
+        Status status = ok();
+        forEachPart(program[static_cast<std::size_t>(step)], [&](const Action& a) {
+            const int at = a.stage >= 0 && a.stage < schedule.stages() ? local[static_cast<std::size_t>(a.stage)] : -1;
+            if (!status || at < 0 || a.microbatch < 0 || a.microbatch >= total) {
+                return; // checkRank has refused these already
+            }
+            const auto slot =
+                static_cast<std::size_t>(at) * static_cast<std::size_t>(total) + static_cast<std::size_t>(a.microbatch);
+            if (a.kind == ActionKind::Update) {
+                ++updates[static_cast<std::size_t>(at)];
+            } else if (a.kind == ActionKind::Forward) {
+                forwardedAt[slot] = updates[static_cast<std::size_t>(at)];
+            } else if (a.isBackwardLike()) {
+                const int lag = updates[static_cast<std::size_t>(at)] - forwardedAt[slot];
+                const int bound = schedule.lagBound[static_cast<std::size_t>(a.stage)];
+                if (lag > bound) {
+                    status = violation(schedule, r, step,
+                        "micro-batch " + std::to_string(a.microbatch) + " crosses " + std::to_string(lag)
+                            + " updates of stage " + std::to_string(a.stage)
+                            + " between its forward and its backward; the stated lag bound is "
+                            + std::to_string(bound));
+                }
+            }
+        });
+        if (!status) {
+            return status;
+        }
+    }
+    return ok();
+}
+
 // Cross-stage dependencies: replays the rank programs with only data dependencies as the clock.
 // If no rank's next action can run, the schedule deadlocks at that step. An overlapped pair
 // needs both its inputs before it starts.
@@ -445,6 +503,9 @@ Status validate(const Schedule& schedule)
     }
     for (int r = 0; r < schedule.ranks(); ++r) {
         if (auto status = checkRank(schedule, r); !status) {
+            return status;
+        }
+        if (auto status = checkLag(schedule, r); !status) {
             return status;
         }
     }

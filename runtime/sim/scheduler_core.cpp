@@ -55,15 +55,31 @@ int senderOf(const Action& action, int stages)
     return -1;
 }
 
-Status requireOneStagePerRank(const Schedule& schedule, const std::string& who)
+std::vector<int> chunkOfStage(const Schedule& schedule)
 {
-    if (schedule.onePerRank()) {
-        return ok();
+    std::vector<int> chunkOf(static_cast<std::size_t>(schedule.stages()), 0);
+    std::vector<int> held(static_cast<std::size_t>(schedule.ranks()), 0);
+    for (int s = 0; s < schedule.stages(); ++s) {
+        chunkOf[static_cast<std::size_t>(s)] = held[static_cast<std::size_t>(schedule.rankOf(s))]++;
     }
-    return makeError(ErrorCode::InvalidArgument,
-                     who + " runs schedules with one stage per rank; '" + schedule.params.name + "' places "
-                         + std::to_string(schedule.stagesPerRank()) + " stages on each rank",
-                     "pipeline.stages_per_rank: 1 here (interleaved and V schedules run under `simulate` only for now)");
+    return chunkOf;
+}
+
+void placeOnRank(
+    profiler::TraceEvent& event, const Action& action, const Schedule& schedule, const std::vector<int>& chunkOf)
+{
+    event.stage = static_cast<std::uint16_t>(schedule.rankOf(action.stage));
+    if (action.kind != ActionKind::Update && !schedule.onePerRank()) {
+        event.aux =
+            static_cast<std::uint16_t>(chunkOf[static_cast<std::size_t>(action.stage)]); // which of the rank's stages
+    }
+}
+
+std::pair<TimeNs, TimeNs> overlapHalves(TimeNs start, TimeNs end, TimeNs forwardShare)
+{
+    const TimeNs whole = end - start;
+    const TimeNs share = forwardShare >= 0 ? std::min(forwardShare, whole) : whole / 2;
+    return {start + share, end};
 }
 
 Error atAction(Error error, const Action& action)
@@ -114,12 +130,8 @@ public:
         , m_clock(static_cast<std::size_t>(m_ranks), 0)
         , m_pc(static_cast<std::size_t>(m_ranks), 0)
         , m_version(static_cast<std::size_t>(m_stages), 0)
-        , m_chunkOf(static_cast<std::size_t>(m_stages), 0)
+        , m_chunkOf(chunkOfStage(schedule))
     {
-        std::vector<int> held(static_cast<std::size_t>(m_ranks), 0);
-        for (int s = 0; s < m_stages; ++s) { // chunk c of a rank = its c-th stage in stage order
-            m_chunkOf[static_cast<std::size_t>(s)] = held[static_cast<std::size_t>(schedule.rankOf(s))]++;
-        }
         if (options.initialVersions.size() == m_version.size()) {
             m_version = options.initialVersions;
         }
@@ -276,12 +288,11 @@ private:
         m_sentTo.clear();
         if (a.isOverlap()) {
             // One lane per rank: the pair is drawn as its forward then its backward half.
-            const TimeNs whole = end - start;
-            const TimeNs share = outcome->forwardShare >= 0 ? std::min(outcome->forwardShare, whole) : whole / 2;
-            record(a.forwardHalf(), start, start + share, outcome->bytes, outcome->sendBytes, r, end);
-            record(a.backwardHalf(), start + share, end, 0, outcome->sendBytes, r, end);
+            const TimeNs middle = overlapHalves(start, end, outcome->forwardShare).first;
+            record(a.forwardHalf(), start, middle, outcome->bytes, outcome->sendBytes, end);
+            record(a.backwardHalf(), middle, end, 0, outcome->sendBytes, end);
         } else {
-            record(a, start, end, outcome->bytes, outcome->sendBytes, r, end);
+            record(a, start, end, outcome->bytes, outcome->sendBytes, end);
         }
         m_clock[ru] = end;
         ++m_pc[ru];
@@ -290,15 +301,11 @@ private:
 
     // Appends the event of one plain action on rank r's lane and sends what it produced; the
     // transfer leaves when the whole action (`doneAt`, the pair's end) is done.
-    void record(const Action& a, TimeNs start, TimeNs end, std::int64_t bytes, std::int64_t sendBytes, int r,
-                TimeNs doneAt)
+    void record(const Action& a, TimeNs start, TimeNs end, std::int64_t bytes, std::int64_t sendBytes, TimeNs doneAt)
     {
         const auto su = static_cast<std::size_t>(a.stage);
         auto event = actionEvent(a, m_options.timeOrigin + start, m_options.timeOrigin + end, m_version[su], bytes);
-        event.stage = static_cast<std::uint16_t>(r);
-        if (a.kind != ActionKind::Update && !m_schedule.onePerRank()) {
-            event.aux = static_cast<std::uint16_t>(m_chunkOf[su]); // which of the rank's stages
-        }
+        placeOnRank(event, a, m_schedule, m_chunkOf);
         if (a.kind != ActionKind::Update) {
             event.microbatch += m_options.microbatchOffset;
         }

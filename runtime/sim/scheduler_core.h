@@ -13,6 +13,8 @@
 
 #include <atomic>
 #include <functional>
+#include <utility>
+#include <vector>
 
 namespace bs::runtime {
 
@@ -78,10 +80,20 @@ int receiverOf(const Action& action, int stages);
 /// B/I: the next stage's gradient), or -1 when its input is on its own stage.
 int senderOf(const Action& action, int stages);
 
-/// ok() when `schedule` puts one stage on each rank; otherwise the InvalidArgument that the
-/// threaded and per-process drivers (and training, which builds one model chunk per rank) give
-/// for interleaved and V schedules, which only the serial drive() runs so far.
-Status requireOneStagePerRank(const Schedule& schedule, const std::string& who);
+/// Per stage: its index among its rank's stages (chunk c of a rank = its c-th stage in stage
+/// order); all 0 when every rank holds one stage.
+std::vector<int> chunkOfStage(const Schedule& schedule);
+
+/// Puts the event of `action` (a plain action) on its rank's lane, the way every driver records:
+/// event.stage = the rank; on multi-stage ranks aux = the action's chunk (chunkOfStage), except
+/// for U, whose aux counts the micro-batches it applied.
+void placeOnRank(
+    profiler::TraceEvent& event, const Action& action, const Schedule& schedule, const std::vector<int>& chunkOf);
+
+/// The two events an overlapped F&B pair is drawn as on its rank's lane (forward half first):
+/// [start, start + share) and [start + share, end), share = `forwardShare` clamped to the span
+/// (half of it when < 0).
+std::pair<TimeNs, TimeNs> overlapHalves(TimeNs start, TimeNs end, TimeNs forwardShare);
 
 /// "stage S, <action>: <context>": where an executor error happened.
 Error atAction(Error error, const Action& action);

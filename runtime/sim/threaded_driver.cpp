@@ -5,6 +5,7 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 
 namespace bs::runtime {
@@ -19,31 +20,34 @@ class ThreadedRun
 {
 public:
     ThreadedRun(const Schedule& schedule, ActionExecutor& executor, profiler::TraceStore& store,
-                const DriveOptions& options, const ThreadedOptions& threaded)
+        const DriveOptions& options, const ThreadedOptions& threaded)
         : m_schedule(schedule)
         , m_executor(executor)
         , m_store(store)
         , m_options(options)
         , m_threaded(threaded)
-        , m_p(schedule.stages())
+        , m_stages(schedule.stages())
+        , m_ranks(schedule.ranks())
         , m_mbs(static_cast<std::size_t>(schedule.totalMicrobatches()))
-        , m_activation(static_cast<std::size_t>(m_p) * m_mbs, kNotYet)
-        , m_gradient(static_cast<std::size_t>(m_p) * m_mbs, kNotYet)
-        , m_finalVersions(static_cast<std::size_t>(m_p), 0)
-        , m_end(static_cast<std::size_t>(m_p), 0)
+        , m_chunkOf(chunkOfStage(schedule))
+        , m_activation(static_cast<std::size_t>(m_stages) * m_mbs, kNotYet)
+        , m_gradient(static_cast<std::size_t>(m_stages) * m_mbs, kNotYet)
+        , m_finalVersions(static_cast<std::size_t>(m_stages), 0)
+        , m_end(static_cast<std::size_t>(m_ranks), 0)
     {
         if (options.initialVersions.size() == m_finalVersions.size()) {
             m_finalVersions = options.initialVersions;
         }
+        m_initialVersions = m_finalVersions; // read by every worker while others may finish
     }
 
     Result<DriveStats> run()
     {
         m_origin = Clock::now();
         std::vector<std::thread> workers;
-        workers.reserve(static_cast<std::size_t>(m_p));
-        for (int s = 0; s < m_p; ++s) {
-            workers.emplace_back([this, s] { worker(s); });
+        workers.reserve(static_cast<std::size_t>(m_ranks));
+        for (int r = 0; r < m_ranks; ++r) {
+            workers.emplace_back([this, r] { worker(r); });
         }
         for (auto& w : workers) {
             w.join();
@@ -82,13 +86,25 @@ private:
 
     bool stopRequested() const { return m_options.stop && m_options.stop->load(std::memory_order_relaxed); }
 
-    // Waits until the input of `a` (on stage s) has arrived. False if the run stopped or failed.
-    bool waitForInput(int s, const Action& a)
+    // The slot where the input of plain action `a` arrives, or nullptr when it has none.
+    const TimeNs* inputSlot(const Action& a) const
     {
-        const TimeNs* arrival = nullptr;
-        if (const int from = senderOf(a, m_p); from >= 0) {
-            arrival = &(from < s ? m_activation : m_gradient)[slot(s, a.microbatch)];
+        if (const int from = senderOf(a, m_stages); from >= 0) {
+            return &(from < a.stage ? m_activation : m_gradient)[slot(a.stage, a.microbatch)];
         }
+        return nullptr;
+    }
+
+    // Waits until every input of `a` (on rank r; both halves of an overlapped pair) has arrived.
+    // False if the run stopped or failed.
+    bool waitForInput(int r, const Action& a)
+    {
+        std::vector<const TimeNs*> arrivals;
+        forEachPart(a, [&](const Action& part) {
+            if (const TimeNs* in = inputSlot(part)) {
+                arrivals.push_back(in);
+            }
+        });
         const auto deadline = Clock::now() + m_threaded.inputTimeout;
         std::unique_lock lock(m_mutex);
         for (;;) {
@@ -97,33 +113,46 @@ private:
             }
             if (stopRequested()) {
                 lock.unlock();
-                fail(makeError(ErrorCode::Cancelled, "run stopped", "stage " + std::to_string(s) + " before " + toString(a)));
+                fail(makeError(ErrorCode::Cancelled, "run stopped", where(r, a) + " before " + toString(a)));
                 return false;
             }
-            if (!arrival || (*arrival != kNotYet && *arrival <= now())) {
+            const TimeNs t = now();
+            TimeNs pending = 0; // latest arrival still in transit; kNotYet when one is not produced
+            for (const TimeNs* in : arrivals) {
+                if (*in == kNotYet || *in > t) {
+                    pending = std::max(pending, *in);
+                }
+            }
+            if (pending == 0) {
                 return true;
             }
             if (Clock::now() > deadline) {
                 lock.unlock();
-                fail(makeError(ErrorCode::Deadlock, "stage " + std::to_string(s) + " waited too long for the input of "
-                                                        + toString(a),
-                               "timeout " + std::to_string(m_threaded.inputTimeout.count()) + " ms"));
+                fail(makeError(ErrorCode::Deadlock, where(r, a) + " waited too long for the input of " + toString(a),
+                    "timeout " + std::to_string(m_threaded.inputTimeout.count()) + " ms"));
                 return false;
             }
             auto wait = std::chrono::nanoseconds(kPollInterval);
-            if (arrival && *arrival != kNotYet) { // produced, still in transit: sleep until it lands
-                wait = std::min(wait, std::chrono::nanoseconds(*arrival - now()));
+            if (pending != kNotYet) { // produced, still in transit: sleep until it lands
+                wait = std::min(wait, std::chrono::nanoseconds(pending - t));
             }
             m_cv.wait_for(lock, wait);
         }
     }
 
-    void worker(int s)
+    // "stage 3" where every rank holds one stage (the historic wording), else "rank 1 (stage 3)".
+    std::string where(int r, const Action& a) const
     {
-        const auto& program = m_schedule.programs[static_cast<std::size_t>(s)];
-        int version = m_finalVersions[static_cast<std::size_t>(s)];
+        return m_schedule.onePerRank() ? "stage " + std::to_string(r)
+                                       : "rank " + std::to_string(r) + " (stage " + std::to_string(a.stage) + ")";
+    }
+
+    void worker(int r)
+    {
+        const auto& program = m_schedule.programs[static_cast<std::size_t>(r)];
+        std::vector<int> version = m_initialVersions; // this rank's stages' entries are its own
         for (const Action& a : program) {
-            if (!waitForInput(s, a)) {
+            if (!waitForInput(r, a)) {
                 return;
             }
             const TimeNs start = now();
@@ -142,29 +171,46 @@ private:
             // a GPU take turns) is not work: the action began when its measured duration says
             // (executors that measure nothing report 0 and keep the call's span).
             const TimeNs began = outcome->duration > 0 ? std::max(start, end - outcome->duration) : start;
-            record(s, a, began, end, version, *outcome);
-            if (a.kind == ActionKind::Update) {
-                ++version;
+            if (a.isOverlap()) { // drawn as its forward then its backward half, as drive() does
+                const TimeNs middle = overlapHalves(began, end, outcome->forwardShare).first;
+                record(r, a.forwardHalf(), began, middle, end, version, outcome->bytes, outcome->sendBytes);
+                record(r, a.backwardHalf(), middle, end, end, version, 0, outcome->sendBytes);
+            } else {
+                record(r, a, began, end, end, version, outcome->bytes, outcome->sendBytes);
             }
         }
         std::lock_guard lock(m_mutex);
-        m_finalVersions[static_cast<std::size_t>(s)] = version;
+        for (int s = 0; s < m_stages; ++s) {
+            if (m_schedule.rankOf(s) == r) {
+                m_finalVersions[static_cast<std::size_t>(s)] = version[static_cast<std::size_t>(s)];
+            }
+        }
     }
 
-    void record(int s, const Action& a, TimeNs start, TimeNs end, int version, const ActionOutcome& outcome)
+    // Records plain action `a` of rank r and publishes what it produced; the transfer leaves when
+    // the whole action (`doneAt`: an overlapped pair's end) is done. Between two stages of one rank
+    // nothing travels.
+    void record(int r, const Action& a, TimeNs start, TimeNs end, TimeNs doneAt, std::vector<int>& version,
+        std::int64_t bytes, std::int64_t sendBytes)
     {
-        auto event = actionEvent(a, m_options.timeOrigin + start, m_options.timeOrigin + end, version, outcome.bytes);
+        const auto su = static_cast<std::size_t>(a.stage);
+        auto event = actionEvent(a, m_options.timeOrigin + start, m_options.timeOrigin + end, version[su], bytes);
+        placeOnRank(event, a, m_schedule, m_chunkOf);
         if (a.kind != ActionKind::Update) {
             event.microbatch += m_options.microbatchOffset;
         }
+        if (a.kind == ActionKind::Update) {
+            ++version[su];
+        }
         m_store.append(event);
-        const int to = receiverOf(a, m_p);
-        const TimeNs arrival = to >= 0 ? end + m_executor.commTime(s, to, outcome.sendBytes) : end;
+        const int to = receiverOf(a, m_stages);
+        const bool sameRank = to >= 0 && m_schedule.rankOf(to) == r;
+        const TimeNs arrival = to >= 0 && !sameRank ? doneAt + m_executor.commTime(a.stage, to, sendBytes) : doneAt;
         std::lock_guard lock(m_mutex);
         if (to >= 0) {
-            (to > s ? m_activation : m_gradient)[slot(to, a.microbatch)] = arrival;
+            (to > a.stage ? m_activation : m_gradient)[slot(to, a.microbatch)] = arrival;
         }
-        m_end[static_cast<std::size_t>(s)] = end;
+        m_end[static_cast<std::size_t>(r)] = end;
         if (m_options.onAction) {
             m_options.onAction(a, event);
         }
@@ -176,8 +222,11 @@ private:
     profiler::TraceStore& m_store;
     const DriveOptions& m_options;
     const ThreadedOptions& m_threaded;
-    int m_p;
+    int m_stages;
+    int m_ranks;
     std::size_t m_mbs;
+    std::vector<int> m_chunkOf;
+    std::vector<int> m_initialVersions;
     Clock::time_point m_origin;
 
     std::mutex m_mutex; // guards everything below
@@ -197,9 +246,6 @@ Result<DriveStats> driveThreaded(const Schedule& schedule, ActionExecutor& execu
 {
     if (schedule.programs.empty()) {
         return makeError(ErrorCode::InvalidArgument, "schedule has no stages");
-    }
-    if (Status one = requireOneStagePerRank(schedule, "the threaded driver"); !one) {
-        return one.error();
     }
     if (options.cut) {
         return makeError(ErrorCode::InvalidArgument, "a batch-boundary cut is supported by the serial drive() only",

@@ -82,7 +82,7 @@ const BadValue kBadValues[] = {
      "model.dropout = nan is out of range; allowed: [0, 1)"},
     {"schedule", [](RunConfig& c) { c.schedule.name = "1F1B"; }, "schedule.name",
      "schedule.name = \"1F1B\" is not allowed; allowed values: gpipe, 1f1b, zb-h1, zb-h2, pipedream, 2bw, "
-     "async-1f1b, paci, interleaved-1f1b, looped-bfs, interleaved-zb, zb-v, dualpipev"},
+     "async-1f1b, paci, interleaved-1f1b, looped-bfs, interleaved-zb, zb-v, dualpipev, paci-interleaved"},
     {"stagesPerRankOneStageSchedule", [](RunConfig& c) { c.pipeline.stagesPerRank = 2; }, "pipeline.stages_per_rank",
      "pipeline.stages_per_rank = 2 does not fit 1f1b; allowed: 0 or 1"},
     {"stagesPerRankOverLimit", [](RunConfig& c) { c.schedule.name = "interleaved-1f1b"; c.pipeline.stagesPerRank = 17; },
@@ -109,7 +109,7 @@ const BadValue kBadValues[] = {
     {"accumNegative", [](RunConfig& c) { c.schedule.name = "paci"; c.pipeline.accum = -1; }, "pipeline.accum",
      "pipeline.accum = -1 is out of range; allowed: 0..65536"},
     {"accumNonPaci", [](RunConfig& c) { c.pipeline.accum = 4; }, "pipeline.accum",
-     "pipeline.accum = 4 is only used by paci; allowed for 1f1b: 0 or pipeline.microbatches = 8"},
+     "pipeline.accum = 4 is only used by paci, paci-interleaved; allowed for 1f1b: 0 or pipeline.microbatches = 8"},
     {"stagesOverLimit", [](RunConfig& c) { c.pipeline.stages = 257; }, "pipeline.stages",
      "pipeline.stages = 257 is out of range; allowed: 1..256"},
     {"twoBwTooFewMicrobatches", [](RunConfig& c) { c.schedule.name = "2bw"; c.pipeline.microbatches = 2; },

@@ -2,16 +2,16 @@
 // over c10d (TCPStore + Gloo on 127.0.0.1) and train one stage each. Losses equal the serial run;
 // a killed rank makes the others exit within their --timeout naming it; a bad environment fails
 // before any work with exit code 2.
-#include <nlohmann/json.hpp>
-
 #include <gtest/gtest.h>
-
+#include <nlohmann/json.hpp>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -112,6 +112,52 @@ INSTANTIATE_TEST_SUITE_P(Ranks, MultiProcessMatchesSerial,
                          [](const auto& param) {
                              return std::get<0>(param.param) + "_" + std::to_string(std::get<1>(param.param)) + "ranks";
                          });
+
+// Interleaved and V placements over 2 Gloo ranks, each process holding v = 2 model chunks: the
+// same losses as the serial executor and as plain training (--reference), per_stage for all p · v
+// stages, and one timeline lane per rank.
+class MultiStageRanks : public ::testing::TestWithParam<std::string>
+{};
+
+TEST_P(MultiStageRanks, LossesEqualSerialAndTheReference)
+{
+    const std::string schedule = GetParam();
+    const std::string args = trainArgs(schedule, 2) + " --stages-per-rank 2";
+    const Proc serial = shell(kCli + args + " --json");
+    ASSERT_EQ(serial.exitCode, 0) << serial.err;
+    const Proc reference = shell(kCli + args + " --reference --json");
+    ASSERT_EQ(reference.exitCode, 0) << reference.err;
+    const auto dir = std::filesystem::temp_directory_path() / ("bs_mp_multistage_" + schedule);
+    std::filesystem::remove_all(dir);
+    const Proc mp = shell(kCli + " launch --json --nproc-per-node 2 --" + args + " --timeout 20 --out " + dir.string());
+    ASSERT_EQ(mp.exitCode, 0) << mp.err << mp.out;
+    const std::vector<double> expected = losses(serial.out);
+    ASSERT_EQ(expected.size(), 2u);
+    EXPECT_EQ(losses(mp.out), expected) << mp.out;
+    const std::vector<double> plain = losses(reference.out);
+    ASSERT_EQ(plain.size(), expected.size());
+    for (std::size_t i = 0; i < plain.size(); ++i) {
+        EXPECT_LE(std::abs(expected[i] - plain[i]) / std::abs(plain[i]), 1e-5) << schedule << " step " << i;
+    }
+    const nlohmann::json merged = nlohmann::json::parse(mp.out);
+    EXPECT_EQ(merged.at("per_stage").size(), 4u) << "p · v model stages";
+    const nlohmann::json trace = nlohmann::json::parse(slurp(dir / "trace.json"));
+    std::set<int> lanes;
+    for (const nlohmann::json& e : trace.at("traceEvents")) {
+        if (e.value("ph", "") == "X") {
+            lanes.insert(e.at("pid").get<int>());
+        }
+    }
+    EXPECT_EQ(lanes.size(), 2u) << "one lane per rank";
+    std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Schedules, MultiStageRanks, ::testing::Values("interleaved-1f1b", "dualpipev"), [](const auto& param) {
+        std::string n = param.param;
+        std::replace(n.begin(), n.end(), '-', '_');
+        return n;
+    });
 
 // `train --executor threaded` (one process, one thread per stage) prints the same losses as serial.
 TEST(ThreadedCli, ExecutorThreadedMatchesSerial)

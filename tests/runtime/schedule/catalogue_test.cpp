@@ -98,8 +98,9 @@ TEST(Catalogue, ListsEverySchedule)
         names.push_back(info.name);
         EXPECT_FALSE(info.summary.empty());
     }
-    EXPECT_EQ(names, (std::vector<std::string>{"gpipe", "1f1b", "zb-h1", "zb-h2", "pipedream", "2bw", "async-1f1b", "paci",
-                                               "interleaved-1f1b", "looped-bfs", "interleaved-zb", "zb-v", "dualpipev"}));
+    EXPECT_EQ(names,
+        (std::vector<std::string>{"gpipe", "1f1b", "zb-h1", "zb-h2", "pipedream", "2bw", "async-1f1b", "paci",
+            "interleaved-1f1b", "looped-bfs", "interleaved-zb", "zb-v", "dualpipev", "paci-interleaved"}));
 }
 
 TEST(Catalogue, BadParametersNameTheFieldAndAllowedValues)
@@ -125,7 +126,7 @@ TEST(Catalogue, BadParametersNameTheFieldAndAllowedValues)
         {params("1f1b", 8, 0, 0, 1, 0), "microbatches: got 0", "1..65536"},
         {params("1f1b", 8, 8, 0, -2, 0), "batches: got -2", "1..1000000"},
         {params("paci", 8, 8, 3, 1, 0), "must divide microbatches 8", "a divisor of 8"},
-        {params("1f1b", 8, 8, 4, 1, 0), "only the paci schedule", "0 or 8"},
+        {params("1f1b", 8, 8, 4, 1, 0), "only the paci, paci-interleaved schedules", "0 or 8"},
         {params("paci", 8, 8, -1, 1, 0), "accum: got -1", ">= 1"},
         {params("1f1b", 8, 8, 0, 1, 2), "extra-depth", "only asynchronous"},
         {params("paci", 8, 8, 0, 1, -1), "extra-depth", ">= 0"},
@@ -145,7 +146,7 @@ TEST(Catalogue, BadParametersNameTheFieldAndAllowedValues)
 TEST(Catalogue, TraitsAreTheRulesEveryLayerAsks)
 {
     for (const auto& info : scheduleCatalogue()) {
-        EXPECT_EQ(info.takesAccumWindow(), info.name == "paci") << info.name;
+        EXPECT_EQ(info.takesAccumWindow(), info.name == "paci" || info.name == "paci-interleaved") << info.name;
         EXPECT_EQ(findSchedule(info.name), &info);
         EXPECT_FALSE(info.displayName.empty());
         // The stated weight policy is the one the generator produces.
@@ -171,7 +172,8 @@ TEST(Catalogue, TraitsAreTheRulesEveryLayerAsks)
     EXPECT_EQ(lagBounds(params), (std::vector<int>{3, 2, 2, 2, 2, 1, 1, 1}));
     EXPECT_EQ(findSchedule("1f1b")->lagBound(params, 0), std::nullopt);
     EXPECT_TRUE(lagBounds({.name = "pipedream", .stages = 4}).empty());
-    EXPECT_EQ(scheduleNamesWhere([](const ScheduleInfo& i) { return i.asynchronous; }), "pipedream, 2bw, async-1f1b, paci");
+    EXPECT_EQ(scheduleNamesWhere([](const ScheduleInfo& i) { return i.asynchronous; }),
+        "pipedream, 2bw, async-1f1b, paci, paci-interleaved");
     EXPECT_EQ(findSchedule("2bw")->minMicrobatches(8, 0), 7);
     EXPECT_EQ(findSchedule("paci")->minMicrobatches(8, 0), 1);
 }
