@@ -26,14 +26,16 @@ struct AnalyzeCommand
     std::string perfetto;
     std::vector<std::string> whatIf; ///< SCHEDULE or SCHEDULE:M
 
-    Result<std::vector<WhatIf>> predictions(const ImportedJob& job) const
+    /// The job's own schedule first (left out, with `ownMissing` saying why, when the catalogue
+    /// has none of its class), then each --what-if.
+    Result<std::vector<WhatIf>> predictions(const ImportedJob& job, std::string& ownMissing) const
     {
         std::vector<WhatIf> out;
-        auto own = predictFromImportedJob(job);
-        if (!own) {
-            return own.error();
+        if (auto own = predictFromImportedJob(job)) {
+            out.push_back(*own);
+        } else {
+            ownMissing = own.error().describe();
         }
-        out.push_back(*own);
         for (const std::string& spec : whatIf) {
             const std::size_t colon = spec.find(':');
             int m = 0;
@@ -64,7 +66,8 @@ struct AnalyzeCommand
             return reportError(job.error());
         }
         const JobBubbles bubbles = measureBubbles(*job);
-        auto predicted = predictions(*job);
+        std::string ownMissing;
+        auto predicted = predictions(*job, ownMissing);
         if (!predicted) {
             return reportError(predicted.error());
         }
@@ -75,17 +78,20 @@ struct AnalyzeCommand
             }
             std::cerr << "wrote " << perfetto << " (Perfetto / chrome://tracing)\n";
         }
-        auto replay = replayImportedJob(*job); // Unavailable for interleaved jobs: reported as absent
-        const profiler::Report* replayed = replay ? &replay.value() : nullptr;
-        json ? printJson(*job, bubbles, *predicted, replayed) : printTable(*job, bubbles, *predicted, replayed);
+        auto replay = replayImportedJob(*job); // Unavailable when no schedule of the catalogue is the job's: absent
+        const Replay* replayed = replay ? &replay.value() : nullptr;
+        json ? printJson(*job, bubbles, *predicted, replayed)
+             : printTable(*job, bubbles, *predicted, replayed, ownMissing);
         return kExitOk;
     }
 
     static void printTable(const ImportedJob& job, const JobBubbles& b, const std::vector<WhatIf>& predicted,
-                           const profiler::Report* replayed)
+        const Replay* replayed, const std::string& ownMissing)
     {
-        std::printf("%s job, %zu ranks, %d stages, m = %d, backend %s, pipeline group %s\n", job.schedule.c_str(), job.ranks.size(),
-                    job.stages, job.microbatches, job.backend.empty() ? "?" : job.backend.c_str(), job.pipelineGroup.c_str());
+        const std::string ours = replayed ? " (Bubblescope's " + replayed->schedule + ")" : "";
+        std::printf("%s job%s, %zu ranks, %d stages, m = %d, backend %s, pipeline group %s\n",
+            job.pytorchSchedule.empty() ? "unrecognised" : job.pytorchSchedule.c_str(), ours.c_str(), job.ranks.size(),
+            job.stages, job.microbatches, job.backend.empty() ? "?" : job.backend.c_str(), job.pipelineGroup.c_str());
         std::printf("step %s ms measured, bubble %s; %zu transfers matched, %zu unmatched\n\n", ms(b.makespan).c_str(),
                     percent(b.bubbleFraction).c_str(), job.transfers.size(), job.unmatchedComms);
         Table t({"rank", "stages", "actions from", "busy ms", "bubble", "warm-up", "drain", "flush", "dependency", "comm",
@@ -103,30 +109,38 @@ struct AnalyzeCommand
                       ms(r.recvTransfer), ms(r.recvWaiting), ms(r.sendTransfer), ms(r.sendWaiting)});
         }
         std::cout << t.render() << "(idle by cause in ms; waits = time a send/recv was posted before its peer's)\n\n";
+        if (!ownMissing.empty()) {
+            std::printf("no what-if of the job's own schedule: %s\n", ownMissing.c_str());
+        }
+        if (predicted.empty()) {
+            return;
+        }
         Table w({"what-if (calibrated from this job)", "m", "step ms", "bubble"});
         for (std::size_t i = 0; i < predicted.size(); ++i) {
             const WhatIf& p = predicted[i];
-            const std::string own = p.schedule == job.schedule ? " (this job's own)" : " (this job's stages as a plain pipeline)";
-            w.addRow({i == 0 ? p.schedule + own : p.schedule, std::to_string(p.microbatches), ms(p.predictedStep),
-                      percent(p.predictedBubble)});
+            w.addRow({p.own ? p.schedule + " (this job's own)" : p.schedule, std::to_string(p.microbatches),
+                ms(p.predictedStep), percent(p.predictedBubble)});
         }
         std::cout << w.render();
         const double err = b.makespan > 0 ? static_cast<double>(predicted.front().predictedStep - b.makespan) / static_cast<double>(b.makespan) : 0;
-        if (predicted.front().schedule == job.schedule) {
+        if (predicted.front().own) {
             std::printf("own-schedule prediction vs measured step: %+.1f %%\n", err * 100.0);
         }
         if (replayed) {
-            std::printf("Bubblescope's %s with these measured durations and hop delays: step %s ms, bubble %s (measured %s)\n",
-                        job.schedule.c_str(), ms(replayed->makespan).c_str(), percent(replayed->bubbleFraction).c_str(),
-                        percent(b.stageReport.bubbleFraction).c_str());
+            std::printf("Bubblescope's %s with these measured durations and hop delays: step %s ms, bubble %s "
+                        "(measured %s); %s\n",
+                replayed->schedule.c_str(), ms(replayed->report.makespan).c_str(),
+                percent(replayed->report.bubbleFraction).c_str(), percent(b.bubbleFraction).c_str(),
+                replayed->orderMatches ? "each rank's order is the trace's"
+                                       : ("its order differs from the trace's at " + replayed->difference).c_str());
         }
     }
 
-    static void printJson(const ImportedJob& job, const JobBubbles& b, const std::vector<WhatIf>& predicted,
-                          const profiler::Report* replayed)
+    static void printJson(
+        const ImportedJob& job, const JobBubbles& b, const std::vector<WhatIf>& predicted, const Replay* replayed)
     {
         nlohmann::json out;
-        out["schedule"] = job.schedule;
+        out["schedule"] = job.pytorchSchedule; // PyTorch's class; the replay names Bubblescope's schedule
         out["stages"] = job.stages;
         out["microbatches"] = job.microbatches;
         out["backend"] = job.backend;
@@ -142,20 +156,12 @@ struct AnalyzeCommand
             for (int c = 0; c < profiler::kBubbleCauseCount; ++c) {
                 idle[std::string(profiler::bubbleCauseName(static_cast<profiler::BubbleCause>(c)))] = r.idleByCause[static_cast<std::size_t>(c)];
             }
-            ranks.push_back({{"rank", job.ranks[i].globalRank},
-                             {"pipeline_rank", r.rank},
-                             {"file", job.ranks[i].file},
-                             {"stages", r.stages},
-                             {"actions_from", std::string(labelSourceName(job.ranks[i].source))},
-                             {"clock_shift_ns", job.ranks[i].clockShift},
-                             {"busy_ns", r.busy},
-                             {"idle_ns", r.idle},
-                             {"bubble_fraction", r.bubbleFraction},
-                             {"idle_by_cause_ns", idle},
-                             {"recv_transfer_ns", r.recvTransfer},
-                             {"recv_wait_ns", r.recvWaiting},
-                             {"send_transfer_ns", r.sendTransfer},
-                             {"send_wait_ns", r.sendWaiting}});
+            ranks.push_back({{"rank", job.ranks[i].globalRank}, {"pipeline_rank", r.rank}, {"file", job.ranks[i].file},
+                {"stages", r.stages}, {"actions_from", std::string(labelSourceName(job.ranks[i].source))},
+                {"gpu", job.ranks[i].gpu}, {"clock_shift_ns", job.ranks[i].clockShift}, {"busy_ns", r.busy},
+                {"idle_ns", r.idle}, {"bubble_fraction", r.bubbleFraction}, {"idle_by_cause_ns", idle},
+                {"recv_transfer_ns", r.recvTransfer}, {"recv_wait_ns", r.recvWaiting},
+                {"send_transfer_ns", r.sendTransfer}, {"send_wait_ns", r.sendWaiting}});
         }
         out["ranks"] = ranks;
         nlohmann::json transfers = nlohmann::json::array();
@@ -172,23 +178,26 @@ struct AnalyzeCommand
                                   {"transfer_ns", t.transferTime()}};
             if (t.comm >= 0) {
                 const CommInfo& c = job.comms[static_cast<std::size_t>(t.comm)];
-                one["nccl"] = {{"collective", c.collective}, {"dtype", c.dtype}, {"elements", std::max(c.inElements, c.outElements)},
-                               {"process_group", c.processGroup}, {"process_group_desc", c.processGroupDesc},
-                               {"process_group_ranks", c.processGroupRanks}, {"src_rank", c.srcRank}, {"dst_rank", c.dstRank}};
+                one["nccl"] = {{"collective", c.collective}, {"dtype", c.dtype},
+                    {"elements", std::max(c.inElements, c.outElements)}, {"process_group", c.processGroup},
+                    {"process_group_desc", c.processGroupDesc}, {"process_group_ranks", c.processGroupRanks},
+                    {"src_rank", c.srcRank}, {"dst_rank", c.dstRank}, {"seq", c.seq}};
             }
             transfers.push_back(std::move(one));
         }
         out["transfer_list"] = transfers;
         nlohmann::json whatIfs = nlohmann::json::array();
         for (const WhatIf& p : predicted) {
-            whatIfs.push_back({{"schedule", p.schedule},
-                               {"microbatches", p.microbatches},
-                               {"step_ns", p.predictedStep},
-                               {"bubble_fraction", p.predictedBubble}});
+            whatIfs.push_back({{"schedule", p.schedule}, {"microbatches", p.microbatches}, {"step_ns", p.predictedStep},
+                {"bubble_fraction", p.predictedBubble}, {"own", p.own}});
         }
         out["what_if"] = whatIfs;
         if (replayed) {
-            out["replay"] = {{"step_ns", replayed->makespan}, {"bubble_fraction", replayed->bubbleFraction}};
+            out["replay"] = {{"schedule", replayed->schedule}, {"step_ns", replayed->report.makespan},
+                {"bubble_fraction", replayed->report.bubbleFraction}, {"order_matches", replayed->orderMatches}};
+            if (!replayed->orderMatches) {
+                out["replay"]["order_difference"] = replayed->difference;
+            }
         }
         std::cout << out.dump(1) << "\n";
     }

@@ -6,48 +6,193 @@
 #include "runtime/sim/measured_costs.h"
 #include "runtime/sim/scheduler_core.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
 namespace bs::cli {
 
-Result<runtime::MeasuredCosts> measuredCostsOfImportedJob(const profiler::kineto::ImportedJob& job)
+Result<runtime::ScheduleParams> replayParamsOf(const profiler::kineto::ImportedJob& job)
+{
+    if (job.pytorchSchedule.empty()) {
+        return makeError(ErrorCode::Unavailable,
+            "the job's order and placement match no torch.distributed.pipelining schedule",
+            std::to_string(job.ranks.size()) + " ranks, " + std::to_string(job.stages) + " stages");
+    }
+    return runtime::paramsForPyTorchSchedule(job.pytorchSchedule, static_cast<int>(job.ranks.size()),
+        profiler::kineto::stagesPerRankOf(job), std::max(1, job.microbatches));
+}
+
+namespace {
+
+/// measuredCostsOfImportedJob(), with the ranks' c10d call time in F/B (I, W) or without.
+Result<runtime::MeasuredCosts> importedCosts(const profiler::kineto::ImportedJob& job, bool withCalls)
 {
     auto measured = runtime::measuredCosts(*job.trace, job.stages);
     if (!measured) {
         return measured.error();
     }
-    // The scheduler core's comm time runs from the producer's end to the arrival, so calibrate it
-    // with exactly that (it holds the sender's overheads and rendezvous waits the transfer alone
-    // does not): the mean over matched transfers.
-    TimeNs hops = 0;
-    std::int64_t count = 0;
-    for (const auto& t : job.transfers) {
-        if (t.hopDelay() >= 0) {
-            hops += t.hopDelay();
+    using profiler::EventKind;
+    // The c10d calls after each action: charged to its stage's occupancy (mean per stage and kind).
+    std::map<std::pair<int, int>, std::pair<TimeNs, std::int64_t>> callSums; // stage, kind -> sum, count
+    for (const auto& actions : job.actions) {
+        for (const auto& a : actions) {
+            if (a.kind == EventKind::Update || a.stage < 0 || a.stage >= measured->stageCount()) {
+                continue;
+            }
+            auto& [sum, count] = callSums[{a.stage, static_cast<int>(a.kind)}];
+            sum += a.commOpsAfter;
             ++count;
         }
     }
-    if (count > 0) {
-        measured->comm = hops / count;
+    for (const auto& [key, sum] : withCalls ? callSums : decltype(callSums){}) {
+        runtime::StageCost& cost = measured->stages[static_cast<std::size_t>(key.first)];
+        const TimeNs mean = sum.first / std::max<std::int64_t>(1, sum.second);
+        switch (static_cast<EventKind>(key.second)) {
+        case EventKind::Forward:
+            cost.forward += mean;
+            break;
+        case EventKind::Backward: // a full backward costs I + W: its calls follow the I half
+        case EventKind::BackwardInput:
+            cost.backwardInput += mean;
+            break;
+        case EventKind::BackwardWeight:
+            cost.backwardWeight += mean;
+            break;
+        default:
+            break;
+        }
+    }
+    // A hop's time before its receiver posted the receive is the receiver being busy, which the
+    // simulator models itself: comm is what is left, from the moment the data existed and the
+    // receiver waited for it, to its arrival.
+    std::vector<TimeNs> hops;
+    for (const auto& t : job.transfers) {
+        if (t.hopDelay() >= 0) {
+            hops.push_back(std::max<TimeNs>(0, t.arrived - std::max(t.producerEnd, t.recvPosted)));
+        }
+    }
+    if (!hops.empty()) {
+        std::nth_element(hops.begin(), hops.begin() + static_cast<std::ptrdiff_t>(hops.size() / 2), hops.end());
+        measured->comm = hops[hops.size() / 2];
         measured->commMeasured = true;
     }
     return measured;
 }
 
+} // namespace
+
+Result<runtime::MeasuredCosts> measuredCostsOfImportedJob(const profiler::kineto::ImportedJob& job)
+{
+    return importedCosts(job, true);
+}
+
+namespace {
+
+/// `measured` (one cost per stage of the job) folded into one cost per rank: a rank's stages summed.
+runtime::MeasuredCosts perRank(const profiler::kineto::ImportedJob& job, runtime::MeasuredCosts measured)
+{
+    std::vector<runtime::StageCost> ranks(job.ranks.size());
+    for (std::size_t s = 0; s < measured.stages.size() && s < job.rankOfStage.size(); ++s) {
+        const auto r = static_cast<std::size_t>(job.rankOfStage[s]);
+        if (r < ranks.size()) {
+            ranks[r].forward += measured.stages[s].forward;
+            ranks[r].backwardInput += measured.stages[s].backwardInput;
+            ranks[r].backwardWeight += measured.stages[s].backwardWeight;
+            ranks[r].update += measured.stages[s].update;
+        }
+    }
+    measured.stages = std::move(ranks);
+    measured.computeEvents.assign(measured.stages.size(), 0);
+    return measured;
+}
+
+double share(TimeNs part, TimeNs whole)
+{
+    return whole > 0 ? std::min(1.0, static_cast<double>(part) / static_cast<double>(whole)) : 1.0;
+}
+
+/// `result`'s trace with each F/B/I/W cut back to its compute (the c10d call time the costs
+/// charged it trimmed off, in the proportion `compute` / `occupied` of its cost entry), analysed as
+/// the simulator does: the predicted bubble then means what the measured one means.
+profiler::Report computeOnlyReport(const runtime::SimulationResult& result, const runtime::SimulationRequest& request,
+    const runtime::MeasuredCosts& occupied, const runtime::MeasuredCosts& compute)
+{
+    const runtime::Schedule& schedule = result.schedule;
+    std::vector<std::vector<int>> stageOf(static_cast<std::size_t>(schedule.ranks()));
+    for (int s = 0; s < schedule.stages(); ++s) {
+        stageOf[static_cast<std::size_t>(schedule.rankOf(s))].push_back(s);
+    }
+    const bool perStage = occupied.stages.size() == static_cast<std::size_t>(schedule.stages());
+    std::vector<profiler::TraceEvent> events = result.trace->toVector();
+    for (auto& e : events) {
+        if (!e.isCompute() || e.stage >= stageOf.size()) {
+            continue;
+        }
+        const auto& mine = stageOf[e.stage];
+        std::size_t entry = e.stage; // one cost per rank
+        if (perStage) {
+            entry = static_cast<std::size_t>(schedule.onePerRank() || e.aux >= mine.size() ? e.stage : mine[e.aux]);
+        }
+        if (entry >= occupied.stages.size() || entry >= compute.stages.size()) {
+            continue;
+        }
+        const runtime::StageCost& o = occupied.stages[entry];
+        const runtime::StageCost& c = compute.stages[entry];
+        double keep = 1.0;
+        switch (e.kind) {
+        case profiler::EventKind::Forward:
+            keep = share(c.forward, o.forward);
+            break;
+        case profiler::EventKind::Backward:
+            keep = share(c.backwardInput + c.backwardWeight, o.backwardInput + o.backwardWeight);
+            break;
+        case profiler::EventKind::BackwardInput:
+            keep = share(c.backwardInput, o.backwardInput);
+            break;
+        case profiler::EventKind::BackwardWeight:
+            keep = share(c.backwardWeight, o.backwardWeight);
+            break;
+        default:
+            break;
+        }
+        e.end = e.start + static_cast<TimeNs>(std::llround(static_cast<double>(e.duration()) * keep));
+    }
+    return profiler::analyze(
+        *profiler::makeSnapshot(result.trace->meta(), events), runtime::analysisOptionsFor(schedule, &request.costs));
+}
+
+} // namespace
+
 Result<WhatIf> predictFromImportedJob(const profiler::kineto::ImportedJob& job, std::string schedule, int microbatches)
 {
-    auto measured = measuredCostsOfImportedJob(job);
-    if (!measured) {
-        return measured.error();
-    }
-    if (schedule.empty()) {
-        schedule = profiler::kineto::replayScheduleOf(job);
+    auto measured = importedCosts(job, true);
+    auto compute = importedCosts(job, false);
+    if (!measured || !compute) {
+        return measured ? compute.error() : measured.error();
     }
     runtime::SimulationRequest request;
-    request.schedule.name = schedule;
-    request.schedule.stages = job.stages;
-    request.schedule.microbatches = microbatches > 0 ? microbatches : job.microbatches;
+    if (schedule.empty()) {
+        auto own = replayParamsOf(job);
+        if (!own) {
+            return own.error();
+        }
+        request.schedule = *own;
+    } else {
+        const runtime::ScheduleInfo* info = runtime::findSchedule(schedule);
+        if (!info) {
+            return runtime::makeSchedule({.name = schedule}).error(); // the catalogue's message: names the allowed ones
+        }
+        request.schedule.name = schedule;
+        request.schedule.stages = static_cast<int>(job.ranks.size());
+        if (request.schedule.stages * info->stagesPerRank(0) != job.stages) {
+            *measured = perRank(job, std::move(measured).value());
+            *compute = perRank(job, std::move(compute).value());
+        }
+    }
+    const bool ownM = microbatches <= 0 || microbatches == job.microbatches;
+    request.schedule.microbatches = microbatches > 0 ? microbatches : std::max(1, job.microbatches);
     request.schedule.batches = 1;
     request.costs = runtime::withMeasuredTimes(runtime::CostModel{}, *measured);
     auto result = runtime::simulate(request);
@@ -55,16 +200,26 @@ Result<WhatIf> predictFromImportedJob(const profiler::kineto::ImportedJob& job, 
         return result.error();
     }
     WhatIf out;
-    out.schedule = schedule;
+    out.schedule = request.schedule.name;
     out.microbatches = request.schedule.microbatches;
     out.predictedStep = result->report.makespan;
-    out.predictedBubble = result->report.bubbleFraction;
+    const profiler::Report busy = computeOnlyReport(*result, request, *measured, *compute);
+    out.predictedBubble = busy.bubbleFraction;
+    out.predictedBusy = busy.stages * busy.makespan - busy.totalIdle;
+    auto own = replayParamsOf(job);
+    out.own = ownM && own && own->name == out.schedule;
     return out;
 }
 
 namespace {
 
 using Key = std::tuple<int, int, int>; // stage, kind, micro-batch (Update: its index)
+
+std::string name(const Key& k) // "1F3", as PyTorch writes actions
+{
+    return std::to_string(std::get<0>(k)) + profiler::eventLetter(static_cast<profiler::EventKind>(std::get<1>(k)))
+        + std::to_string(std::get<2>(k));
+}
 
 /// Answers each action with its measured duration and each transfer with its measured hop delay.
 /// The scheduler core asks commTime() right after performing the producer, so the last action
@@ -112,10 +267,10 @@ public:
         return runtime::ActionOutcome{it->second + (calls != m_calls.end() ? calls->second : 0), 0, 1};
     }
 
-    /// The measured compute of a replayed action (its event is trimmed to this).
-    TimeNs compute(const profiler::TraceEvent& e) const
+    /// The measured compute of a replayed action of `stage` (its event is trimmed to this).
+    TimeNs compute(int stage, const profiler::TraceEvent& e) const
     {
-        auto it = m_compute.find({e.stage, static_cast<int>(e.kind), e.microbatch});
+        auto it = m_compute.find({stage, static_cast<int>(e.kind), e.microbatch});
         return it != m_compute.end() ? it->second : e.duration();
     }
 
@@ -130,39 +285,80 @@ private:
     Key m_last{};
 };
 
+/// Whether each rank's program (compute actions, first step) is the order recovered from its trace.
+bool sameOrder(const profiler::kineto::ImportedJob& job, const runtime::Schedule& schedule, std::string& difference)
+{
+    if (static_cast<std::size_t>(schedule.ranks()) != job.actions.size()) {
+        difference = "the schedule has " + std::to_string(schedule.ranks()) + " ranks, the job "
+            + std::to_string(job.actions.size());
+        return false;
+    }
+    for (std::size_t r = 0; r < job.actions.size(); ++r) {
+        std::vector<Key> recovered;
+        for (const auto& a : job.actions[r]) {
+            if (a.kind != profiler::EventKind::Update) {
+                recovered.push_back({a.stage, static_cast<int>(a.kind), a.microbatch});
+            }
+        }
+        std::size_t i = 0;
+        for (const runtime::Action& a : schedule.programs[r]) {
+            if (a.kind == runtime::ActionKind::Update) {
+                continue;
+            }
+            const Key generated{a.stage, static_cast<int>(runtime::toEventKind(a.kind)), a.microbatch};
+            if (i >= recovered.size() || recovered[i] != generated) {
+                difference = "rank " + std::to_string(r) + ", action " + std::to_string(i) + ": the trace has "
+                    + (i < recovered.size() ? name(recovered[i]) : std::string("nothing")) + ", the schedule "
+                    + name(generated);
+                return false;
+            }
+            ++i;
+        }
+    }
+    return true;
+}
+
 } // namespace
 
-Result<profiler::Report> replayImportedJob(const profiler::kineto::ImportedJob& job)
+Result<Replay> replayImportedJob(const profiler::kineto::ImportedJob& job)
 {
-    if (job.schedule != "gpipe" && job.schedule != "1f1b") {
-        return makeError(ErrorCode::Unavailable, "replay needs one stage per rank (gpipe or 1f1b); this job is " + job.schedule);
+    auto params = replayParamsOf(job);
+    if (!params) {
+        return params.error();
     }
-    runtime::ScheduleParams params;
-    params.name = job.schedule;
-    params.stages = job.stages;
-    params.microbatches = job.microbatches;
-    params.batches = 1;
-    auto schedule = runtime::makeSchedule(params);
+    params->batches = 1;
+    auto schedule = runtime::makeSchedule(*params);
     if (!schedule) {
         return schedule.error();
     }
+    Replay out;
+    out.schedule = params->name;
+    out.orderMatches = sameOrder(job, *schedule, out.difference);
     ReplayExecutor executor(job);
     profiler::TraceStore store(runtime::traceMetaFor(*schedule));
     auto driven = runtime::drive(*schedule, executor, store);
     if (!driven) {
         return driven.error();
     }
-    // Busy is compute only, as in the measured trace: the time in c10d calls stays idle.
+    // Busy is compute only, as in the measured trace: the time in c10d calls stays idle. The
+    // replay draws one lane per rank (event.stage = rank, aux = which of its stages).
+    std::vector<std::vector<int>> stageOf(static_cast<std::size_t>(schedule->ranks()));
+    for (int s = 0; s < schedule->stages(); ++s) {
+        stageOf[static_cast<std::size_t>(schedule->rankOf(s))].push_back(s);
+    }
     std::vector<profiler::TraceEvent> events = store.snapshot()->toVector();
     for (auto& e : events) {
-        if (e.isCompute() && e.kind != profiler::EventKind::Marker) {
-            e.end = e.start + std::min(e.duration(), executor.compute(e));
+        if (e.isCompute() && e.kind != profiler::EventKind::Marker && e.kind != profiler::EventKind::Update) {
+            const auto& mine = stageOf[e.stage];
+            const int stage = schedule->onePerRank() ? e.stage : mine.at(e.aux);
+            e.end = e.start + std::min(e.duration(), executor.compute(stage, e));
         }
     }
     profiler::AnalysisOptions options;
     options.microbatchesPerBatch = job.microbatches;
     options.synchronous = true;
-    return profiler::analyze(*profiler::makeSnapshot(store.snapshot()->meta(), events), options);
+    out.report = profiler::analyze(*profiler::makeSnapshot(store.snapshot()->meta(), events), options);
+    return out;
 }
 
 } // namespace bs::cli

@@ -2,14 +2,12 @@
 
 #include "app/cli/option_checks.h"
 #include "app/cli/stop_signals.h"
+#include "runtime/dist/listen_socket.h"
 #include "runtime/dist/rank_merge.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,27 +22,6 @@ namespace bs::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// A port nothing listens on now (bind to 0, read it back, release it), as torchrun picks one.
-int freePort()
-{
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) {
-        return -1;
-    }
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    socklen_t len = sizeof addr;
-    int port = -1;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0
-        && ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-        port = ntohs(addr.sin_port);
-    }
-    ::close(fd);
-    return port;
-}
 
 struct Rank
 {
@@ -144,7 +121,7 @@ int runLaunch(const LaunchArgs& args, const std::string& executable)
         std::cerr << "error: nothing to launch: give the command after --, e.g. launch --nproc-per-node 2 -- train ...\n";
         return 2;
     }
-    const int port = freePort();
+    const int port = runtime::freeLoopbackPort();
     if (port < 0) {
         std::cerr << "error: no free TCP port on 127.0.0.1\n";
         return 1;
@@ -219,7 +196,7 @@ int runLaunch(const LaunchArgs& args, const std::string& executable)
             ::setenv("LOCAL_WORLD_SIZE", std::to_string(args.nprocPerNode).c_str(), 1);
             ::setenv("MASTER_ADDR", "127.0.0.1", 1);
             ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
-            ::setenv("BUBBLESCOPE_RENDEZVOUS_FILE", storeFile.c_str(), 1); // runtime/dist/listen_socket.h
+            ::setenv(runtime::kRendezvousFileEnv, storeFile.c_str(), 1);
             ::execv(executable.c_str(), argv.data());
             std::perror("execv");
             ::_exit(127);

@@ -198,12 +198,12 @@ struct CompareCommand
         std::vector<std::string> names = schedules;
         if (names.empty()) {
             for (const auto& info : runtime::scheduleCatalogue()) {
-                // Training all eight takes long: by default the flush baseline and the windowed schedule.
+                // Training them all takes long: by default the baseline and the windowed schedule.
                 // The multi-stage ones have their own micro-batch rules: name them with -s.
                 if (info.multiStage()) {
                     continue;
                 }
-                if (!train || info.name == "1f1b" || info.takesAccumWindow()) {
+                if (!train || info.defaultBaseline || info.takesAccumWindow()) {
                     names.push_back(info.name);
                 }
             }

@@ -45,8 +45,12 @@ struct TuneCommand
                 if (!measured) {
                     return measured.error();
                 }
-                const std::string name = profiler::kineto::replayScheduleOf(*job);
-                samples.push_back(runtime::CostSample{path, name, importedMicroBatchSize, std::move(measured).value()});
+                auto own = replayParamsOf(*job); // the catalogue's schedule of the job's PyTorch class
+                if (!own) {
+                    return own.error();
+                }
+                samples.push_back(
+                    runtime::CostSample{path, own->name, importedMicroBatchSize, std::move(measured).value()});
                 continue;
             }
             auto dir = runtime::readRunDir(path);

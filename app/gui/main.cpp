@@ -2,6 +2,7 @@
 // window with the embedded demo, or renders it headless to a PNG (--screenshot).
 
 #include "base/heap_retention.h"
+#include "runtime/schedule/catalogue.h"
 #include "ui/shell/main_window.h"
 #include "ui/tuning/prediction_check_view.h"
 #include "ui/tuning/tuning_panel.h"
@@ -37,6 +38,8 @@ constexpr const char* kUsage =
     "  --open DIR          open a run directory instead of the demo (repeatable; with --screenshot\n"
     "                      also prints the calibrated prediction against the measured figures)\n"
     "  --tab N             chart tab to show: 0 stages, 1 loss/drift/throughput, 2 prediction check\n"
+    "  --demo A,B          the demo's two schedules (default paci,1f1b; `bubblescope-cli schedules`)\n"
+    "  --simulated         replay the demo from the simulator instead of training it live\n"
     "  -h, --help          show this help and exit\n"
     "  -v, --version       show the version and exit\n";
 
@@ -46,6 +49,9 @@ struct Options
     int demoSteps = 4;
     std::vector<std::string> open;
     int tab = 0;
+    std::string schedule = "paci";
+    std::string baseline = "1f1b";
+    bool simulated = false;
     int width = 1680;
     int height = 1050;
 };
@@ -91,6 +97,20 @@ int parse(int argc, char** argv, Options& options)
                 std::fprintf(stderr, "error: --tab must be 0, 1 or 2\n");
                 return 2;
             }
+        } else if (arg == "--demo" && hasValue) {
+            const std::string pair = argv[++i];
+            const auto comma = pair.find(',');
+            options.schedule = pair.substr(0, comma);
+            options.baseline = comma == std::string::npos ? std::string() : pair.substr(comma + 1);
+            for (const std::string& name : {options.schedule, options.baseline}) {
+                if (!bs::runtime::isKnownSchedule(name)) {
+                    std::fprintf(stderr, "error: --demo: unknown schedule '%s'\n  hint: bubblescope-cli schedules\n",
+                        name.c_str());
+                    return 2;
+                }
+            }
+        } else if (arg == "--simulated") {
+            options.simulated = true;
         } else if (arg == "--size" && hasValue) {
             if (std::sscanf(argv[++i], "%dx%d", &options.width, &options.height) != 2 || options.width < 400
                 || options.height < 300) {
@@ -149,8 +169,10 @@ int screenshot(const Options& options)
     if (options.open.empty()) {
         bs::ui::DemoOptions demo;
         demo.batches = options.demoSteps;
+        demo.schedule = options.schedule;
+        demo.baseline = options.baseline;
         // The demo the window opens with: trained live with LibTorch when the runtime is built in.
-        demo.live = bs::ui::liveTrainingAvailable();
+        demo.live = bs::ui::liveTrainingAvailable() && !options.simulated;
         if (!window.runDemoToEnd(demo, /*timeoutMs=*/180'000)) {
             std::fprintf(stderr, "error: the demo did not finish\n");
             return 1;
@@ -166,7 +188,11 @@ int screenshot(const Options& options)
     QTimer::singleShot(20'000, &wait, &QEventLoop::quit);
     window.tuning()->suggest();
     wait.exec();
-    QApplication::processEvents();
+    // Let the layouts settle: a wrapped label's new height reaches the dock's scroll area a few
+    // posted layout requests later; grabbed before that, the panel was drawn squeezed.
+    QEventLoop settle;
+    QTimer::singleShot(200, &settle, &QEventLoop::quit);
+    settle.exec();
     if (!window.grab().save(QString::fromStdString(options.screenshot), "PNG")) {
         std::fprintf(stderr, "error: cannot write %s\n", options.screenshot.c_str());
         return 1;
@@ -214,7 +240,9 @@ int main(int argc, char** argv)
     }
     bs::ui::DemoOptions demo;
     demo.batches = options.demoSteps;
-    demo.live = bs::ui::liveTrainingAvailable(); // real LibTorch training when the runtime is built in
+    demo.schedule = options.schedule;
+    demo.baseline = options.baseline;
+    demo.live = bs::ui::liveTrainingAvailable() && !options.simulated; // real LibTorch training when built in
     QTimer::singleShot(0, &window, [&window, demo] { window.startDemo(demo); });
     return QApplication::exec();
 }

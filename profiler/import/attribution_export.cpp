@@ -73,7 +73,7 @@ constexpr int kComputeTid = 0, kBubbleTid = 1, kRecvTid = 2, kSendTid = 3;
 
 Status writeAttributionTrace(std::ostream& out, const ImportedJob& job, const JobBubbles& bubbles)
 {
-    out << R"({"displayTimeUnit":"ms","otherData":{"source":"bubblescope analyze","schedule":")" << job.schedule
+    out << R"({"displayTimeUnit":"ms","otherData":{"source":"bubblescope analyze","schedule":")" << job.pytorchSchedule
         << R"(","bubble_fraction":)" << bubbles.bubbleFraction << R"(},"traceEvents":[)";
     Writer w(out);
     for (const auto& r : job.ranks) {

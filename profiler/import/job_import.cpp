@@ -117,6 +117,56 @@ Result<std::vector<std::string>> listRankTraces(const std::string& path)
 
 namespace {
 
+/// The torch.distributed.pipelining class whose order and placement these ranks show (see
+/// ImportedJob::pytorchSchedule). `rankStages[r]`: rank r's stages, ascending.
+std::string pytorchScheduleOf(const std::vector<std::vector<RecoveredAction>>& actions,
+    const std::vector<std::vector<int>>& rankStages, int stages, bool allForwardsFirst)
+{
+    const int p = static_cast<int>(rankStages.size());
+    bool split = false, multi = false;
+    for (int r = 0; r < p; ++r) {
+        multi = multi || rankStages[static_cast<std::size_t>(r)].size() > 1;
+        for (const auto& a : actions[static_cast<std::size_t>(r)]) {
+            split = split || a.kind == EventKind::BackwardInput || a.kind == EventKind::BackwardWeight;
+        }
+    }
+    if (!multi) {
+        return split ? std::string() : allForwardsFirst ? "ScheduleGPipe" : "Schedule1F1B";
+    }
+    // Loop: rank r holds r, r + p, r + 2p, ...; V: rank r holds r and 2p - 1 - r.
+    bool loop = p > 0 && stages % p == 0, vShape = stages == 2 * p;
+    for (int r = 0; r < p; ++r) {
+        const auto& mine = rankStages[static_cast<std::size_t>(r)];
+        std::vector<int> looped;
+        for (int s = r; s < stages; s += p) {
+            looped.push_back(s);
+        }
+        loop = loop && mine == looped;
+        vShape = vShape && mine == std::vector<int>{r, 2 * p - 1 - r};
+    }
+    if (loop) {
+        if (split) {
+            return "ScheduleInterleavedZeroBubble";
+        }
+        // Looped BFS: every forward before any backward, and each stage's forwards before the next's.
+        bool bfs = true;
+        for (const auto& rank : actions) {
+            int lastStage = -1;
+            bool sawBackward = false;
+            for (const auto& a : rank) {
+                if (a.kind == EventKind::Forward) {
+                    bfs = bfs && !sawBackward && a.stage >= lastStage;
+                    lastStage = a.stage;
+                } else if (a.kind != EventKind::Update) {
+                    sawBackward = true;
+                }
+            }
+        }
+        return bfs ? "ScheduleLoopedBFS" : "ScheduleInterleaved1F1B";
+    }
+    return vShape && split ? "ScheduleZBVZeroBubble" : std::string();
+}
+
 Result<ImportedJob> importJob(const std::vector<std::string>& paths)
 {
     std::vector<std::string> files;
@@ -352,11 +402,10 @@ Result<ImportedJob> importJob(const std::vector<std::string>& paths)
     meta.stages = job.stages;
     meta.clock = "wall";
     std::vector<TraceEvent> events;
-    bool interleaved = false, allForwardsFirst = true;
+    bool allForwardsFirst = true;
     for (int r = 0; r < p; ++r) {
         const auto ur = static_cast<std::size_t>(r);
         auto& actions = recovered[ur].actions;
-        interleaved = interleaved || recovered[ur].stages.size() > 1;
         // Time in c10d calls between consecutive actions (own clock, before the shift). A receive
         // call that only waited for its data does not delay the next action in a replay either:
         // that action starts at max(end + calls, arrival), and the arrival is at least as late.
@@ -437,12 +486,17 @@ Result<ImportedJob> importJob(const std::vector<std::string>& paths)
         e.bytes = t.bytes;
         events.push_back(e);
     }
-    job.schedule = interleaved ? "interleaved-1f1b" : allForwardsFirst ? "gpipe" : "1f1b";
+    std::vector<std::vector<int>> rankStages;
+    for (const auto& r : recovered) {
+        rankStages.push_back(r.stages);
+    }
+    job.pytorchSchedule = pytorchScheduleOf(job.actions, rankStages, job.stages, allForwardsFirst);
+    const std::string schedule = job.pytorchSchedule.empty() ? "unknown schedule" : job.pytorchSchedule;
     meta.attributes["source"] = "kineto";
-    meta.attributes["schedule"] = job.schedule;
+    meta.attributes["schedule"] = schedule;
     meta.attributes["microbatches"] = std::to_string(job.microbatches);
     meta.attributes["pipeline_group"] = job.pipelineGroup;
-    meta.title = "imported " + job.schedule + " p=" + std::to_string(job.stages) + " m=" + std::to_string(job.microbatches);
+    meta.title = "imported " + schedule + " p=" + std::to_string(job.stages) + " m=" + std::to_string(job.microbatches);
     job.trace = makeSnapshot(std::move(meta), events);
     return job;
 }
@@ -462,9 +516,9 @@ Result<ImportedJob> importKinetoJob(const std::vector<std::string>& paths)
     }
 }
 
-std::string replayScheduleOf(const ImportedJob& job)
+int stagesPerRankOf(const ImportedJob& job)
 {
-    return job.schedule == "gpipe" ? "gpipe" : "1f1b";
+    return job.ranks.empty() ? 1 : std::max(1, job.stages / static_cast<int>(job.ranks.size()));
 }
 
 } // namespace bs::profiler::kineto

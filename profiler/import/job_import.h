@@ -64,7 +64,11 @@ struct ImportedJob
     std::shared_ptr<const TraceSnapshot> trace;
     int stages = 0;
     int microbatches = 0;  ///< per step: 1 + the largest forward micro-batch id
-    std::string schedule;  ///< best guess from the orders: "gpipe", "1f1b", "interleaved-1f1b"
+    /// The torch.distributed.pipelining class the orders and the placement point to
+    /// ("ScheduleGPipe", "Schedule1F1B", "ScheduleInterleaved1F1B", "ScheduleLoopedBFS",
+    /// "ScheduleInterleavedZeroBubble", "ScheduleZBVZeroBubble"; empty when none fits). PyTorch's
+    /// vocabulary, not Bubblescope's: the schedule catalogue maps it (runtime/schedule, pytorchClass).
+    std::string pytorchSchedule;
     std::string pipelineGroup; ///< the process group the ranks form ("default_pg", "pp", ...)
     std::string backend;
     std::size_t unmatchedComms = 0; ///< sends or receives whose peer event was not found
@@ -80,10 +84,7 @@ Result<std::vector<std::string>> listRankTraces(const std::string& path);
 /// different world sizes, a trace with no recognisable pipeline action.
 Result<ImportedJob> importKinetoJob(const std::vector<std::string>& paths);
 
-/// The one-stage-per-rank order a replay of `job` runs (the schedule catalogue's name): GPipe's
-/// own for a GPipe job, else 1F1B — an interleaved job is replayed as a plain 1F1B pipeline of its
-/// stages until the catalogue has loop placements. One answer for `analyze`, `tune --calibrate`
-/// and the GUI.
-std::string replayScheduleOf(const ImportedJob& job);
+/// Stages each rank holds (v): stages / ranks, 1 for an empty job.
+int stagesPerRankOf(const ImportedJob& job);
 
 } // namespace bs::profiler::kineto

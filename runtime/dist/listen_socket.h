@@ -20,6 +20,11 @@ inline constexpr const char* kRendezvousFileEnv = "BUBBLESCOPE_RENDEZVOUS_FILE";
 /// the address is not one of this machine's). The caller owns the descriptor.
 Result<int> listenOn(const std::string& host, int port);
 
+/// A loopback TCP port nothing listens on now (bind 127.0.0.1:0, read it back, release it), as
+/// torchrun picks one; -1 when no socket can be had. Another process may take it before the caller
+/// binds it: for single-machine starts (`launch`, the transport benchmark) only.
+int freeLoopbackPort();
+
 /// True for 127.0.0.0/8, ::1 and "localhost".
 bool isLoopback(const std::string& host);
 

@@ -8,30 +8,13 @@
 
 namespace bs::runtime {
 
-StageMetrics stageMetrics(int s, const StageStats& st)
+std::vector<StageMetrics> RunSession::Impl::stageMetricsNow() const
 {
-    StageMetrics m;
-    m.stage = s;
-    m.version = st.version;
-    const StageMemory& mem = st.memory;
-    m.paramBytes = mem.liveOf(MemoryCategory::Parameters);
-    m.gradBytes = mem.liveOf(MemoryCategory::Gradients);
-    m.optimizerBytes = mem.liveOf(MemoryCategory::OptimizerState);
-    m.stashBytes = mem.liveOf(MemoryCategory::Stash);
-    m.activationBytes = mem.liveOf(MemoryCategory::Activations);
-    m.peakBytes = mem.peakTotal;
-    m.peakActivationBytes = mem.peakOf(MemoryCategory::Activations);
-    m.peakStashBytes = mem.peakOf(MemoryCategory::Stash);
-    m.peakReservedBytes = mem.peakReserved;
-    m.maxLag = st.maxLag;
-    m.lagHistogram = st.lagHistogram;
-    m.driftSamples = st.driftSamples;
-    m.meanDrift = st.meanDrift;
-    m.maxDrift = st.maxDrift;
-    m.recomputes = st.recomputes;
-    m.recomputesOnNewerWeights = st.recomputesOnNewerWeights;
-    m.maxRecomputeLag = st.maxRecomputeLag;
-    return m;
+    std::vector<StageMetrics> out;
+    for (int s = 0; model && s < model->stages(); ++s) {
+        out.push_back(model->stageMetrics(s));
+    }
+    return out;
 }
 
 Result<double> RunSession::Impl::batchLoss(std::int64_t firstMb) const
@@ -79,11 +62,7 @@ Status RunSession::Impl::recordBatch(int step, double loss, TimeNs virtualEnd, C
     const double tokens = tokensUpTo(step + 1);
     b.tokensPerSVirtual = b.virtualTimeS > 0 ? tokens / b.virtualTimeS : 0.0;
     b.tokensPerSWall = wall > 0 ? tokens / wall : 0.0;
-    if (model) {
-        for (int s = 0; s < model->stages(); ++s) {
-            b.stages.push_back(stageMetrics(s, model->stageStats(s)));
-        }
-    }
+    b.stages = stageMetricsNow();
     {
         const std::lock_guard<std::mutex> lock(mutex);
         summary.losses.push_back(loss);

@@ -25,10 +25,7 @@ RunSummary RunSession::Impl::closeSummary(const profiler::TraceSnapshot& trace)
     summary.device = device->plan().description;
     summary.dtype = device->plan().bf16 ? "bf16" : "fp32";
     if (model) { // the final state, after the last updates
-        summary.stages.clear();
-        for (int st = 0; st < model->stages(); ++st) {
-            summary.stages.push_back(stageMetrics(st, model->stageStats(st)));
-        }
+        summary.stages = stageMetricsNow();
     }
     return summary;
 }

@@ -67,9 +67,6 @@ TokenBatch toTokenBatch(MicroBatch m);
 /// the checkpoint's read errors, settings that differ elsewhere (InvalidArgument naming the section).
 Result<CheckpointState> resumeState(const RunConfig& requested, const SessionOptions& options);
 
-/// One stage's reported metrics from its measured statistics.
-StageMetrics stageMetrics(int s, const StageStats& st);
-
 struct RunSession::Impl
 {
     using Clock = SessionClock;
@@ -131,6 +128,9 @@ struct RunSession::Impl
     Result<double> batchLoss(std::int64_t firstMb) const;
     bool evaluationDue(int step) const;
     std::optional<double> maybeEvaluate(bool due);
+    /// Every stage's figures now (PipelineModel::stageMetrics); empty for the reference trainer.
+    /// The one source of a batch record's and the summary's per_stage (batch_recorder.cpp).
+    std::vector<StageMetrics> stageMetricsNow() const;
     /// `completedAt`: when the batch completed (default: now). `evaluate`: run the validation
     /// pass if one is due (threaded chunks decide themselves).
     Status recordBatch(int step, double loss, TimeNs virtualEnd, Clock::time_point wallStart,

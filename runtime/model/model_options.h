@@ -70,7 +70,7 @@ struct ModelOptions
     /// Activation recompute: F runs under no-grad and keeps only the stage's input (and the last
     /// stage's targets); B / I run the forward again with grad first, on the weights the stage
     /// holds then (stash policies: the forward's version; in-place PACI: possibly newer, counted in
-    /// StageStats::recomputesOnNewerWeights). Dropout masks are replayed (the CPU generator's state).
+    /// StageMetrics::recomputesOnNewerWeights). Dropout masks are replayed (the CPU generator's state).
     bool recompute = false;
 
     int deviceOf(int stage) const
@@ -84,22 +84,6 @@ struct StepInfo
 {
     std::int64_t sendBytes = 0; ///< tensor handed to the neighbour stage
     std::int64_t activationBytes = 0; ///< F: growth of the stage's activation memory
-};
-
-struct StageStats
-{
-    int version = 0; ///< updates applied
-    std::vector<std::int64_t> lagHistogram; ///< [k] = micro-batches whose backward crossed k updates
-    int maxLag = 0;
-    std::int64_t driftSamples = 0;
-    double meanDrift = 0.0;
-    double maxDrift = 0.0;
-    int maxStashedVersions = 0; ///< pipedream / 2bw: most old weight versions held at once
-    std::int64_t recomputes = 0; ///< recompute: forwards run again in a backward
-    std::int64_t recomputesOnNewerWeights = 0; ///< of those, on a newer weight version than the forward's
-    int maxRecomputeLag = 0; ///< most updates between a forward and its recompute
-    std::int64_t parameterCount = 0;
-    StageMemory memory; ///< measured (see memory_tracker.h)
 };
 
 } // namespace bs::runtime

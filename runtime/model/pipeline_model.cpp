@@ -184,29 +184,50 @@ int PipelineModel::version(int stage) const
     return st.acc ? st.acc->version() : 0;
 }
 
-StageStats PipelineModel::stageStats(int stage) const
+StageMetrics PipelineModel::stageMetrics(int stage) const
 {
     const StageState& st = m_impl->stages[static_cast<std::size_t>(stage)];
-    StageStats out;
+    StageMetrics out;
+    out.stage = stage;
     if (!st.acc) { // another rank's stage
         return out;
     }
     out.version = st.acc->version();
+    const StageMemory mem = stageMemory(stage);
+    out.paramBytes = mem.liveOf(MemoryCategory::Parameters);
+    out.gradBytes = mem.liveOf(MemoryCategory::Gradients);
+    out.optimizerBytes = mem.liveOf(MemoryCategory::OptimizerState);
+    out.stashBytes = mem.liveOf(MemoryCategory::Stash);
+    out.activationBytes = mem.liveOf(MemoryCategory::Activations);
+    out.peakBytes = mem.peakTotal;
+    out.peakActivationBytes = mem.peakOf(MemoryCategory::Activations);
+    out.peakStashBytes = mem.peakOf(MemoryCategory::Stash);
+    out.peakReservedBytes = mem.peakReserved;
     const paci::DriftStats& ds = st.acc->stats();
     out.lagHistogram = ds.lagHistogram;
     out.maxLag = ds.maxLag;
     out.driftSamples = ds.driftSamples;
     out.meanDrift = ds.meanDrift();
     out.maxDrift = ds.driftMax;
-    out.maxStashedVersions = st.maxStashed;
     out.recomputes = st.recomputes;
     out.recomputesOnNewerWeights = st.recomputesOnNewerWeights;
     out.maxRecomputeLag = st.maxRecomputeLag;
-    for (const torch::Tensor& p : st.params) {
-        out.parameterCount += p.numel();
-    }
-    out.memory = stageMemory(stage);
     return out;
+}
+
+int PipelineModel::maxStashedVersions(int stage) const
+{
+    return m_impl->stages[static_cast<std::size_t>(stage)].maxStashed;
+}
+
+std::int64_t PipelineModel::parameterCount(int stage) const
+{
+    const StageState& st = m_impl->stages[static_cast<std::size_t>(stage)];
+    std::int64_t n = 0;
+    for (const torch::Tensor& p : st.acc ? st.params : std::vector<torch::Tensor>{}) {
+        n += p.numel();
+    }
+    return n;
 }
 
 void PipelineModel::resetStats()

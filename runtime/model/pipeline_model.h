@@ -16,6 +16,7 @@
 //   TwoVersions  PipeDream-2BW: the same mechanism; the schedule keeps at most two versions.
 // All updates use the paci library's AdamW (one implementation).
 
+#include "runtime/common/stage_metrics.h"
 #include "runtime/model/hand_off.h"
 #include "runtime/model/model_options.h"
 
@@ -28,7 +29,7 @@ namespace bs::runtime {
 
 /// Threads: forward/backward/backwardInput/backwardWeight/update for different stages may run
 /// concurrently (the threaded driver), never two calls for the same stage at once; loss() may be
-/// called from any thread. evaluate(), stageStats(), resetStats() and pendingCount() read every
+/// called from any thread. evaluate(), stageMetrics(), resetStats() and pendingCount() read every
 /// stage: call them only while no stage is running.
 class PipelineModel
 {
@@ -91,7 +92,14 @@ public:
     Result<double> evaluate(const std::vector<TokenBatch>& batches);
 
     int version(int stage) const;
-    StageStats stageStats(int stage) const;
+    /// The stage's figures now (memory measured by the tracker, lag and drift from its
+    /// accumulator, recompute counts): the one per-stage record metrics.jsonl, summary.json and the
+    /// GUI carry. Another rank's stage (options.onlyStage) reads as all zeros but its index.
+    StageMetrics stageMetrics(int stage) const;
+    /// Pipedream / 2bw: the most old weight versions the stage held at once since resetStats().
+    int maxStashedVersions(int stage) const;
+    /// Parameters (elements) the stage holds; 0 for another rank's stage.
+    std::int64_t parameterCount(int stage) const;
     /// Clears lag/drift statistics (memory peaks: MemoryTracker::resetPeaks()).
     void resetStats();
     /// Micro-batches forwarded but not yet fully backwarded, over all stages.

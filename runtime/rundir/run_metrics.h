@@ -1,6 +1,9 @@
 #pragma once
 // What a training run reports: one BatchMetrics per global batch (metrics.jsonl) and a
-// RunSummary at the end (summary.json, `train --json`). Plain values, no torch.
+// RunSummary at the end (summary.json, `train --json`), each with its per-stage StageMetrics
+// (runtime/common/stage_metrics.h). Plain values, no torch.
+
+#include "runtime/common/stage_metrics.h"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -12,43 +15,20 @@
 
 namespace bs::runtime {
 
-/// One stage at the moment a global batch completed. Bytes are measured (memory_tracker.h).
-struct StageMetrics
-{
-    int stage = 0;
-    int version = 0;
-    std::int64_t paramBytes = 0; ///< live now
-    std::int64_t gradBytes = 0;
-    std::int64_t optimizerBytes = 0;
-    std::int64_t stashBytes = 0;
-    std::int64_t activationBytes = 0;
-    std::int64_t peakBytes = 0; ///< highest total (all categories but instrumentation) since the run began
-    std::int64_t peakActivationBytes = 0;
-    std::int64_t peakStashBytes = 0;
-    std::int64_t peakReservedBytes = 0; ///< CUDA stages: the device's caching-allocator reserve while the stage ran
-                                        ///< (shared by the stages on it); 0 on the CPU
-    int maxLag = 0; ///< most updates any micro-batch's backward crossed so far
-    std::vector<std::int64_t> lagHistogram;
-    std::int64_t driftSamples = 0;
-    double meanDrift = 0.0; ///< sampled ‖θ_B − θ_F‖/‖θ_F‖ (every (updateEvery+1)-th micro-batch)
-    double maxDrift = 0.0;
-    /// model.recompute: forwards recomputed in a backward, how many on newer weights than their
-    /// forward's (PACI's in-place updates), and the most versions between forward and recompute.
-    std::int64_t recomputes = 0;
-    std::int64_t recomputesOnNewerWeights = 0;
-    int maxRecomputeLag = 0;
-};
-
 struct BatchMetrics
 {
     int step = 0; ///< global batch index, 0-based
     double trainLoss = 0.0; ///< mean over the batch's micro-batches
     std::optional<double> valLoss;
     double virtualTimeS = 0.0; ///< when the last stage applied the update covering this batch (virtual)
-    double wallTimeS = 0.0; ///< training wall time so far (validation excluded)
+    /// Training wall time so far (validation excluded); the runtime always records it, a run
+    /// directory written without wall_time_s reads as nullopt (no wall clock to plot against).
+    std::optional<double> wallTimeS;
     double tokensPerSVirtual = 0.0;
     double tokensPerSWall = 0.0;
     std::vector<StageMetrics> stages;
+
+    bool operator==(const BatchMetrics&) const = default;
 };
 
 /// The partition a run used (runtime/partition/partition_choice.h), as summary.json records it.
@@ -98,18 +78,22 @@ struct RunSummary
     std::optional<PartitionRecord> partition; ///< pipeline runs: the stages' layer units
 };
 
-void to_json(nlohmann::json& j, const StageMetrics& m);
-void to_json(nlohmann::json& j, const BatchMetrics& m);
-/// Keys: final_train_loss, losses, val_loss, virtual_time_s, wall_time_s, tokens_per_s_virtual,
-/// bubble_fraction, per_stage[] (peak_memory_bytes, max_version_lag, version_lag_histogram,
-/// mean_drift, ...), and more.
-void to_json(nlohmann::json& j, const RunSummary& s);
+// Each type's writer and its reader (run_loader.h), side by side as in run_metrics.cpp. The
+// readers expect records readRunDir() has checked (types and ranges, run_dir_schema.h): absent or
+// null fields read as their defaults, null losses as NaN; a field of another type throws
+// nlohmann::json::type_error (loadRun catches it).
 
-/// The readers of what to_json wrote (run_loader.h). They expect records readRunDir() has checked
-/// (types and ranges, run_dir_schema.h): absent or null fields read as their defaults, null
-/// losses as NaN; a field of another type throws nlohmann::json::type_error (loadRun catches it).
+/// per_stage[] entries: stage, version, peak_memory_bytes, memory_bytes{params, grads, optimizer,
+/// stash, activations}, peak_*_bytes, max_version_lag, version_lag_histogram, drift_samples,
+/// mean_drift, max_drift; recomputes, recomputes_on_newer_weights, max_recompute_lag when recomputing.
+void to_json(nlohmann::json& j, const StageMetrics& m);
 void from_json(const nlohmann::json& j, StageMetrics& m);
+/// One metrics.jsonl line.
+void to_json(nlohmann::json& j, const BatchMetrics& m);
 void from_json(const nlohmann::json& j, BatchMetrics& m);
+/// Keys: final_train_loss, losses, val_loss, virtual_time_s, wall_time_s, tokens_per_s_virtual,
+/// bubble_fraction, per_stage[], and more.
+void to_json(nlohmann::json& j, const RunSummary& s);
 void from_json(const nlohmann::json& j, RunSummary& s);
 
 } // namespace bs::runtime

@@ -165,38 +165,47 @@ const std::vector<ScheduleInfo>& scheduleCatalogue()
     using F = ScheduleFamily;
     using U = UpdateRule;
     using W = WeightPolicy;
+    // One row per schedule, positional in ScheduleInfo's field order; kept as laid out (one
+    // schedule per two or three lines) rather than as clang-format would reflow the whole table.
+    // clang-format off
     static const std::vector<ScheduleInfo> catalogue = {
-        {"gpipe", "GPipe", "GPipe: all forwards, then all backwards, flush and update per global batch", false, F::Flush,
-         W::Flush, U::PerGlobalBatch, false},
+        {"gpipe", "GPipe", "GPipe: all forwards, then all backwards, flush and update per global batch", false,
+            F::Flush, W::Flush, U::PerGlobalBatch, false, Placement::OnePerRank, 1, 1, false, 0, "ScheduleGPipe"},
         {"1f1b", "1F1B-flush", "1F1B with flush: warm-up, one forward / one backward, cool-down, update per batch",
-         false, F::Flush, W::Flush, U::PerGlobalBatch, false},
+            false, F::Flush, W::Flush, U::PerGlobalBatch, false, Placement::OnePerRank, 1, 1, false, 0, "Schedule1F1B",
+            /*defaultBaseline=*/true},
         {"zb-h1", "ZB-H1", "Zero-bubble H1: split backward (I, W), W fills the tail; 1F1B's activation memory", false,
-         F::ZeroBubble, W::Flush, U::PerGlobalBatch, false},
+            F::ZeroBubble, W::Flush, U::PerGlobalBatch, false},
         {"zb-h2", "ZB-H2", "Zero-bubble H2: split backward, up to 2(p-s)-1 in flight, near-zero bubble", false,
-         F::ZeroBubble, W::Flush, U::PerGlobalBatch, false},
+            F::ZeroBubble, W::Flush, U::PerGlobalBatch, false},
         {"pipedream", "PipeDream", "PipeDream: async 1F1B, weight stashing, update after every micro-batch", true,
-         F::Asynchronous, W::Stash, U::PerMicrobatch, false},
+            F::Asynchronous, W::Stash, U::PerMicrobatch, false},
         {"2bw", "PipeDream-2BW", "PipeDream-2BW: async 1F1B, two weight versions, update every m micro-batches", true,
-         F::Asynchronous, W::TwoVersions, U::PerGlobalBatch, true},
+            F::Asynchronous, W::TwoVersions, U::PerGlobalBatch, true},
         {"async-1f1b", "async 1F1B", "Async 1F1B: no stashing, no accumulation, update every micro-batch (naive)", true,
-         F::Asynchronous, W::InPlace, U::PerMicrobatch, false},
+            F::Asynchronous, W::InPlace, U::PerMicrobatch, false},
         {"paci", "PACI", "PACI: async 1F1B, no flush, each stage updates after every a local backwards", true,
-         F::LocalAccumulation, W::InPlace, U::PerWindow, false},
+            F::LocalAccumulation, W::InPlace, U::PerWindow, false},
         {"interleaved-1f1b", "Interleaved 1F1B",
-         "Interleaved 1F1B (Megatron virtual stages): v chunks per rank, loop placement, m a multiple of p", false,
-         F::Flush, W::Flush, U::PerGlobalBatch, false, Placement::Loop, 2, kMaxStagesPerRank, true, 0},
+            "Interleaved 1F1B (Megatron virtual stages): v chunks per rank, loop placement, m a multiple of p", false,
+            F::Flush, W::Flush, U::PerGlobalBatch, false, Placement::Loop, 2, kMaxStagesPerRank, true, 0,
+            "ScheduleInterleaved1F1B"},
         {"looped-bfs", "Looped BFS",
-         "Looped BFS (breadth-first): v chunks per rank, each chunk forwards every micro-batch before the next", false,
-         F::Flush, W::Flush, U::PerGlobalBatch, false, Placement::Loop, 2, kMaxStagesPerRank, false, 0},
+            "Looped BFS (breadth-first): v chunks per rank, each chunk forwards every micro-batch before the next",
+            false, F::Flush, W::Flush, U::PerGlobalBatch, false, Placement::Loop, 2, kMaxStagesPerRank, false, 0,
+            "ScheduleLoopedBFS"},
         {"interleaved-zb", "Interleaved ZB",
-         "Interleaved zero-bubble (ZB1P on a loop placement): split backward, W fills the bubbles, m a multiple of p",
-         false, F::ZeroBubble, W::Flush, U::PerGlobalBatch, false, Placement::Loop, 2, kMaxStagesPerRank, true, 0},
+            "Interleaved zero-bubble (ZB1P on a loop placement): split backward, W fills the bubbles, m a multiple of "
+            "p",
+            false, F::ZeroBubble, W::Flush, U::PerGlobalBatch, false, Placement::Loop, 2, kMaxStagesPerRank, true, 0,
+            "ScheduleInterleavedZeroBubble"},
         {"zb-v", "ZB-V", "ZB-V: two chunks per rank in a V, split backward, zero steady bubble when F = I = W", false,
-         F::ZeroBubble, W::Flush, U::PerGlobalBatch, false, Placement::V, 2, 2, false, 0},
-        {"dualpipev", "DualPipeV",
-         "DualPipeV (DeepSeek): V placement, overlapped forward-and-backward pairs, m >= 2p", false, F::ZeroBubble,
-         W::Flush, U::PerGlobalBatch, false, Placement::V, 2, 2, false, 2},
+            F::ZeroBubble, W::Flush, U::PerGlobalBatch, false, Placement::V, 2, 2, false, 0, "ScheduleZBVZeroBubble"},
+        {"dualpipev", "DualPipeV", "DualPipeV (DeepSeek): V placement, overlapped forward-and-backward pairs, m >= 2p",
+            false, F::ZeroBubble, W::Flush, U::PerGlobalBatch, false, Placement::V, 2, 2, false, 2,
+            "ScheduleDualPipeV"},
     };
+    // clang-format on
     return catalogue;
 }
 
@@ -205,6 +214,49 @@ const ScheduleInfo* findSchedule(const std::string& name)
     const auto& c = scheduleCatalogue();
     const auto it = std::find_if(c.begin(), c.end(), [&](const ScheduleInfo& i) { return i.name == name; });
     return it == c.end() ? nullptr : &*it;
+}
+
+const ScheduleInfo& defaultBaselineSchedule()
+{
+    const auto& c = scheduleCatalogue();
+    const auto it = std::find_if(c.begin(), c.end(), [](const ScheduleInfo& i) { return i.defaultBaseline; });
+    return it == c.end() ? c.front() : *it; // the catalogue test proves there is exactly one
+}
+
+const ScheduleInfo* findScheduleByPyTorchClass(const std::string& pytorchClass)
+{
+    const auto& c = scheduleCatalogue();
+    const auto it = std::find_if(c.begin(), c.end(),
+        [&](const ScheduleInfo& i) { return !i.pytorchClass.empty() && i.pytorchClass == pytorchClass; });
+    return it == c.end() ? nullptr : &*it;
+}
+
+Result<ScheduleParams> paramsForPyTorchSchedule(
+    const std::string& pytorchClass, int ranks, int stagesPerRank, int microbatches)
+{
+    const ScheduleInfo* info = findScheduleByPyTorchClass(pytorchClass);
+    if (!info) {
+        std::string known;
+        for (const auto& i : scheduleCatalogue()) {
+            if (!i.pytorchClass.empty()) {
+                known += (known.empty() ? "" : ", ") + i.pytorchClass;
+            }
+        }
+        return badParam("schedule", "no schedule of the catalogue is PyTorch's '" + pytorchClass + "'", known);
+    }
+    ScheduleParams params;
+    params.name = info->name;
+    params.stages = ranks;
+    params.microbatches = microbatches;
+    params.stagesPerRank = info->multiStage() ? stagesPerRank : 0;
+    params.placement = info->placement;
+    if (!info->multiStage() && stagesPerRank != 1) {
+        return badParam("stages-per-rank", "got " + std::to_string(stagesPerRank) + " for " + pytorchClass, "1");
+    }
+    if (auto status = checkParams(params); !status) {
+        return status.error();
+    }
+    return params;
 }
 
 bool isKnownSchedule(const std::string& name)

@@ -43,6 +43,14 @@ struct ScheduleInfo
     bool needsMicrobatchesMultipleOfRanks = false;
     /// Micro-batches per batch must be at least this many times p (DualPipeV: m >= 2p).
     int minMicrobatchesPerRank = 0;
+    /// The torch.distributed.pipelining class that runs this schedule ("Schedule1F1B",
+    /// "ScheduleInterleaved1F1B", ...; empty when PyTorch has none). An imported torch.profiler
+    /// job names its schedule this way; replays and what-ifs of it ask the catalogue, never the name.
+    std::string pytorchClass = {};
+    /// The synchronous schedule the others are measured against when no baseline is named
+    /// (`simulate` / `compare --train` train it beside the windowed one; speed-up columns): one
+    /// entry, 1f1b (flush, 1F1B's activation memory). defaultBaselineSchedule() returns it.
+    bool defaultBaseline = false;
 
     /// Takes an accumulation window a (pipeline.accum, --accum) other than m.
     bool takesAccumWindow() const { return updates == UpdateRule::PerWindow; }
@@ -72,8 +80,20 @@ const std::vector<ScheduleInfo>& scheduleCatalogue();
 bool isKnownSchedule(const std::string& name);
 /// The catalogue entry of `name`, or nullptr when it is not a schedule.
 const ScheduleInfo* findSchedule(const std::string& name);
+/// The entry with ScheduleInfo::defaultBaseline (1f1b).
+const ScheduleInfo& defaultBaselineSchedule();
 /// "paci" / "pipedream, 2bw, async-1f1b, paci": the names with a trait, for messages.
 std::string scheduleNamesWhere(bool (*trait)(const ScheduleInfo&));
+
+/// The entry whose pytorchClass is `pytorchClass`, or nullptr.
+const ScheduleInfo* findScheduleByPyTorchClass(const std::string& pytorchClass);
+
+/// What to generate to replay a job that PyTorch's `pytorchClass` ran on `ranks` ranks with
+/// `stagesPerRank` stages each and `microbatches` per step: the catalogue's schedule of that class
+/// on its placement, validated like makeSchedule(). Error naming the class (and the PyTorch
+/// classes the catalogue knows) when none is that class, or naming the field the job breaks.
+Result<ScheduleParams> paramsForPyTorchSchedule(
+    const std::string& pytorchClass, int ranks, int stagesPerRank, int microbatches);
 
 /// Most stages one rank may hold (pipeline.stages_per_rank).
 inline constexpr int kMaxStagesPerRank = 16;

@@ -31,6 +31,7 @@ Result<SimulationRequest> makeGptRequest(const GptScenario& scenario)
     request.schedule.microbatches = scenario.accum;
     request.schedule.accum = scenario.accum;
     request.schedule.batches = scenario.batches;
+    request.schedule.stagesPerRank = scenario.stagesPerRank; // costs per rank split over its v chunks
     request.costs = std::move(costs).value();
     request.microBatchSize = scenario.microBatchSize;
     return request;

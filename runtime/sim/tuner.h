@@ -28,6 +28,7 @@ struct GptScenario
     int accum = 8; ///< a
     int microBatchSize = 8; ///< b (sequences)
     int batches = 4; ///< global batches simulated
+    int stagesPerRank = 0; ///< v (pipeline.stages_per_rank); 0 = the schedule's own
     bool recompute = false; ///< model.recompute: costs through withRecompute() (recompute_costs.h)
 
     int globalBatch() const { return accum * microBatchSize; }

@@ -50,7 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto job = bs::profiler::kineto::importKinetoJob({path});
     if (job) {
         (void)bs::profiler::kineto::measureBubbles(*job);
-        (void)bs::profiler::kineto::replayScheduleOf(*job);
+        (void)bs::profiler::kineto::stagesPerRankOf(*job);
     }
     return 0;
 }

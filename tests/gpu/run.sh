@@ -15,7 +15,8 @@
 # checked per stage; the GPU bubble (kernel lanes) beside the host timeline's and the simulator's
 # prediction from the run's own measured action times (tune --calibrate); the CUPTI overhead of a
 # real run; the runtime overhead benchmark (plain LibTorch vs --reference vs the pipeline, target
-# <= 1.05x); peak memory per stage vs the simulator; NCCL between two ranks when there are 2 GPUs.
+# <= 1.05x); peak memory per stage vs the simulator; NCCL between two ranks when there are 2 GPUs;
+# torch.profiler traces of a real torch.distributed.pipelining job over NCCL, imported (2 GPUs).
 # Optional checks are skipped (and say so) once BS_GPU_BUDGET_S (420) seconds have passed, so the
 # whole script stays within 8 minutes on the H200.
 #
@@ -34,6 +35,7 @@
 # BS_GPU_CARRY=DIR (default .gpu-carry), LIBTORCH=DIR (a CUDA LibTorch other than python3's),
 # BS_GPU_JOBS, BS_CUDA_ARCH (90), BS_GPU_BUILD (build dir), BS_GPU_STEPS (gpt2-medium steps, 6),
 # BS_GPU_CMAKE_ARGS (more -D options, e.g. -DBS_WERROR=ON to share ccache entries with ci-cuda),
+# BS_GPU_PYTHON (the python with torch for the Kineto job script, default python3),
 # BS_GPU_REHEARSE=cpu: on a machine without a GPU, run every check's code path on the CPU (tiny
 # model, 2 steps, no --device / model.dtype flags) to catch script errors before the one GPU run;
 # its figures mean nothing and its checks of GPU-only facts (kernels per stage) fail.
@@ -440,6 +442,62 @@ PY
     put nccl_two_ranks "$nc"
     say "NCCL 2 ranks vs one process (tiny, fp32, rel 1e-4): $nc"
     python3 -c 'import json,sys; sys.exit(0 if json.loads(sys.argv[1])["pass"] else 1)' "$nc" || fail "two ranks"
+fi
+
+# torch.profiler traces of a real torch.distributed.pipelining job on GPUs over NCCL (issue 17): the
+# fixture script (tests/data/kineto/make_fixtures.py --device cuda, one GPU per rank: NCCL refuses
+# two ranks on one GPU), then `analyze` on its traces. The traces go into runs.tar.gz (runs/kineto);
+# results.json keeps the summary: per job the schedule, step, measured bubble, Bubblescope's replay
+# (within 2 points), the calibrated own-step prediction (within 10 %), GPU ranks and NCCL transfers.
+if [[ $REHEARSE == 1 ]]; then
+    KDEV=(--device cpu); kwhy="rehearsal: the same script on the CPU over Gloo"
+elif (( ${NGPU:-0} >= 2 )); then
+    KDEV=(--device cuda); kwhy=""
+else
+    KDEV=(); kwhy="skipped: one GPU (a pipeline job over NCCL needs a GPU per rank)"
+fi
+KPY="${BS_GPU_PYTHON:-python3}"
+if [[ ${#KDEV[@]} == 0 ]]; then
+    say "Kineto GPU job: $kwhy"; put kineto_gpu_job "$(str "$kwhy")"
+elif ! over_budget kineto_gpu_job; then
+    KJOBS=(1f1b-2 interleaved-2)
+    if timeout 240 "$KPY" "$ROOT/tests/data/kineto/make_fixtures.py" "$RUNS/kineto" --steps 3 \
+            --jobs "$(IFS=,; echo "${KJOBS[*]}")" "${KDEV[@]}" >>"$LOGS/kineto.log" 2>&1; then
+        for job in "${KJOBS[@]}"; do
+            "$CLI" analyze "$RUNS/kineto/$job" --json >"$LOGS/kineto-$job.json" 2>>"$LOGS/kineto.log" || echo '{}' >"$LOGS/kineto-$job.json"
+        done
+        kin="$(python3 - "$LOGS" "$kwhy" "${KJOBS[@]}" <<'PY'
+import json, os, sys
+logs, note, out, ok = sys.argv[1], sys.argv[2], {}, True
+for job in sys.argv[3:]:
+    try:
+        a = json.load(open(os.path.join(logs, f"kineto-{job}.json")))
+        own = next((w for w in a.get("what_if", []) if w.get("own")), None)
+        replay = a.get("replay", {})
+        r = {"schedule": a["schedule"], "ranks": len(a["ranks"]), "gpu_ranks": sum(1 for x in a["ranks"] if x.get("gpu")),
+             "step_ns": a["step_ns"], "bubble_fraction": a["bubble_fraction"],
+             "replay_bubble_fraction": replay.get("bubble_fraction"), "replay_order_matches": replay.get("order_matches"),
+             "own_prediction_step_ns": own and own["step_ns"],
+             "nccl_transfers": sum(1 for t in a["transfer_list"] if "nccl" in t), "transfers": a["transfers"],
+             "recv_wait_ns": sum(x["recv_wait_ns"] for x in a["ranks"]), "recv_transfer_ns": sum(x["recv_transfer_ns"] for x in a["ranks"])}
+        r["replay_minus_measured"] = r["replay_bubble_fraction"] - r["bubble_fraction"] if r["replay_bubble_fraction"] is not None else None
+        r["own_prediction_error"] = own["step_ns"] / a["step_ns"] - 1 if own and a["step_ns"] else None
+        r["pass"] = bool(r["replay_order_matches"]) and r["replay_minus_measured"] is not None and abs(r["replay_minus_measured"]) <= 0.02 \
+            and r["own_prediction_error"] is not None and abs(r["own_prediction_error"]) <= 0.10
+    except Exception as e:
+        r = {"pass": False, "error": str(e)}
+    ok = ok and r["pass"]
+    out[job] = r
+out["pass"], out["note"] = ok, note
+print(json.dumps(out))
+PY
+)"
+        put kineto_gpu_job "$kin"
+        say "Kineto GPU job (make_fixtures.py ${KDEV[*]}, analyze): $kin"
+        python3 -c 'import json,sys; sys.exit(0 if json.loads(sys.argv[1])["pass"] else 1)' "$kin" || fail "Kineto GPU job"
+    else
+        fail "make_fixtures.py ${KDEV[*]} (see logs/kineto.log)"; put kineto_gpu_job "$(str "failed: see logs/kineto.log")"
+    fi
 fi
 
 # The Perfetto trace of the 1f1b run, on its own (gzip when large: Perfetto opens both).

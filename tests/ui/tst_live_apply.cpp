@@ -182,7 +182,7 @@ void TestLiveApply::applyChangesTheLiveRunAtABatchBoundary()
     QCOMPARE(lastMb + 1, boundary + after);
     // The loss continues from the trained weights (not back to the start).
     QVERIFY(step >= 6);
-    QVERIFY(update->metrics[static_cast<std::size_t>(step)].loss < update->metrics.front().loss - 0.05);
+    QVERIFY(update->metrics[static_cast<std::size_t>(step)].trainLoss < update->metrics.front().trainLoss - 0.05);
 
     // The report attributes bubbles per setting: 1f1b (flush) before the boundary, paci (none) after.
     QCOMPARE(update->laterSettings.size(), std::size_t{1});

@@ -7,6 +7,7 @@
 #include "ui/shell/main_window.h"
 #include "ui/timeline/timeline_view.h"
 
+#include <QLabel>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -32,7 +33,47 @@ private Q_SLOTS:
         QVERIFY(job);
         QCOMPARE(index->eventCount(), job->trace->size());
         const auto& summary = window.compare()->model()->runs().at(0);
-        QCOMPARE(summary.bubbleFraction, bs::profiler::kineto::measureBubbles(*job).stageReport.bubbleFraction);
+        const auto bubbles = bs::profiler::kineto::measureBubbles(*job);
+        QCOMPARE(summary.bubbleFraction, bubbles.stageReport.bubbleFraction);
+        // The slot says how the receives' time splits into waiting and transfer, as analyze does.
+        bs::TimeNs waiting = 0;
+        for (const auto& rank : bubbles.ranks) {
+            waiting += rank.recvWaiting;
+        }
+        const QString expected =
+            QStringLiteral("%1 ms waiting for the sender").arg(static_cast<double>(waiting) / 1e6, 0, 'f', 1);
+        bool shown = false;
+        for (const QLabel* label : window.compare()->findChildren<QLabel*>()) {
+            shown = shown || label->toolTip().contains(expected);
+        }
+        QVERIFY2(shown, qPrintable(expected));
+    }
+
+    // An interleaved job (two stages per rank): one timeline row per stage, the slot's settings
+    // are the catalogue's schedule of its PyTorch class on its placement, and the what-if is
+    // calibrated from its per-stage costs.
+    void opensAnInterleavedJobAsItsOwnSchedule()
+    {
+        const QString folder = QStringLiteral(BS_KINETO_DATA_DIR "/interleaved-2");
+        MainWindow window(false);
+        window.resize(1400, 900);
+        QString error;
+        QVERIFY2(window.openRunDirectory(folder, &error), qPrintable(error));
+        const TimelineIndex* index = window.compare()->timeline(0)->index();
+        QVERIFY(index);
+        QCOMPARE(index->stages(), 4);
+        const auto& slot = window.workspace()->slot(0);
+        QVERIFY(slot.has_value());
+        QCOMPARE(slot->config.schedule.name, std::string("interleaved-1f1b"));
+        QCOMPARE(slot->config.pipeline.stages, 2);
+        QCOMPARE(slot->config.pipeline.stagesPerRank, 2);
+        QCOMPARE(slot->plan.result.schedule.rankOfStage, (std::vector<int>{0, 1, 0, 1}));
+        QVERIFY(window.calibration());
+        QCOMPARE(window.calibration()->stages, 4);
+        auto job = bs::profiler::kineto::importKinetoJob({fromQt(folder)});
+        QVERIFY(job);
+        QCOMPARE(window.compare()->model()->runs().at(0).bubbleFraction,
+            bs::profiler::kineto::measureBubbles(*job).stageReport.bubbleFraction);
     }
 
     void aBrokenTraceIsReportedWithItsFile()

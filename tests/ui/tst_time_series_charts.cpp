@@ -1,7 +1,7 @@
 // The training-metrics panels: loss against virtual or wall time with the target line and each
 // run's time-to-target marked (the same number timeToTarget() gives the table), drift (mean and
 // max over stages) and throughput per run, and the time-axis selector that offers wall time only
-// when a run recorded it. Also metrics.jsonl records → MetricSample.
+// when a run recorded it. Also the one filter of reported batches (plottableBatch).
 #include "ui/charts/metric_series.h"
 #include "ui/charts/metrics_panel.h"
 
@@ -26,16 +26,18 @@ LossCurve makeRun(const QString& label, bool wall, double tokensPerS = 100)
     LossCurve c;
     c.label = label;
     for (int i = 0; i < 4; ++i) {
-        MetricSample s;
-        s.timeSeconds = static_cast<double>(i + 1);
+        bs::runtime::BatchMetrics s;
+        s.virtualTimeS = static_cast<double>(i + 1);
         s.step = i;
-        s.loss = 4.0 - i;
+        s.trainLoss = 4.0 - i;
         if (wall) {
-            s.wallSeconds = 10.0 * (i + 1);
-            s.tokensPerSecondWall = tokensPerS / 10;
+            s.wallTimeS = 10.0 * (i + 1);
+            s.tokensPerSWall = tokensPerS / 10;
         }
-        s.tokensPerSecond = tokensPerS * (i + 1);
-        s.stageDrift = {0.01 * (i + 1), 0.03 * (i + 1)};
+        s.tokensPerSVirtual = tokensPerS * (i + 1);
+        s.stages.resize(2);
+        s.stages[0].meanDrift = 0.01 * (i + 1);
+        s.stages[1].meanDrift = 0.03 * (i + 1);
         c.samples.push_back(s);
     }
     return c;
@@ -46,7 +48,7 @@ LossCurve makeRun(const QString& label, bool wall, double tokensPerS = 100)
 LossCurve withValidation(LossCurve c)
 {
     for (auto& s : c.samples) {
-        s.valLoss = s.loss;
+        s.valLoss = s.trainLoss;
     }
     return c;
 }
@@ -82,9 +84,9 @@ private Q_SLOTS:
         QVERIFY(!timeToTarget(makeRun(QStringLiteral("b"), false).samples, 2.5, TimeAxis::Wall));
     }
 
-    // One conversion for a live run's batches and a loaded run directory's (runtime::loadRun reads
-    // and checks the files; a malformed record never reaches the UI).
-    void samplesFromReportedBatches()
+    // One filter for a live run's batches and a loaded run directory's (runtime::loadRun reads
+    // and checks the files; a malformed record never reaches the UI): the record itself, whole.
+    void plottableBatchesAreTheReportedOnes()
     {
         bs::runtime::BatchMetrics b;
         b.step = 3;
@@ -97,19 +99,20 @@ private Q_SLOTS:
         b.stages.resize(2);
         b.stages[0].meanDrift = 0.01;
         b.stages[1].meanDrift = 0.02;
-        const auto s = metricSampleOf(b);
+        b.stages[1].peakBytes = 4096;
+        const auto s = plottableBatch(b);
         QVERIFY(s);
-        QCOMPARE(s->step, 3);
-        QCOMPARE(s->loss, 2.5);
-        QCOMPARE(s->valLoss.value(), 2.7);
-        QCOMPARE(s->timeSeconds, 1.5);
-        QCOMPARE(s->wallSeconds, 9.0);
-        QCOMPARE(s->tokensPerSecond, 1000.0);
-        QCOMPARE(s->tokensPerSecondWall, 170.0);
-        QCOMPARE(s->stageDrift.size(), std::size_t(2));
-        QCOMPARE(s->stageDrift[1], 0.02);
+        QVERIFY(*s == b); // nothing copied out, nothing lost
+        QCOMPARE(sampleTime(*s, TimeAxis::Wall).value(), 9.0);
+        QCOMPARE(driftOverStages(*s)->first, 0.015);
+        QCOMPARE(driftOverStages(*s)->second, 0.02);
+        b.valLoss = std::nan(""); // a diverged validation pass is not plotted
+        QVERIFY(!plottableBatch(b)->valLoss);
+        b.wallTimeS.reset(); // an old run directory without wall_time_s: virtual time only
+        QVERIFY(!sampleTime(*plottableBatch(b), TimeAxis::Wall));
+        QVERIFY(!hasWallTime({b}));
         b.trainLoss = std::nan(""); // a rank without the losses
-        QVERIFY(!metricSampleOf(b));
+        QVERIFY(!plottableBatch(b));
     }
 
     void lossMarksTargetAndTimeToTargetOnEitherAxis()
@@ -121,8 +124,8 @@ private Q_SLOTS:
         LossCurve fast = withValidation(makeRun(QStringLiteral("fast"), true));
         LossCurve slow = withValidation(makeRun(QStringLiteral("slow"), true));
         for (auto& s : slow.samples) {
-            s.timeSeconds *= 2;
-            s.wallSeconds *= 2;
+            s.virtualTimeS *= 2;
+            *s.wallTimeS *= 2;
         }
         view.setCurves({fast, slow}, 2.5);
         QVERIFY(view.hasData());

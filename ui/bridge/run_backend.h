@@ -17,29 +17,21 @@
 
 namespace bs::ui {
 
-/// One training-metrics record (what a run directory's metrics.jsonl holds per step).
-struct MetricSample
-{
-    double timeSeconds = 0; ///< since the run started (virtual or wall, as the trace's clock)
-    int step = 0; ///< global batch
-    double loss = 0;
-    double wallSeconds = -1; ///< training wall time since the start; < 0 = not recorded
-    std::optional<double> valLoss; ///< when a validation pass ran after this batch
-    double tokensPerSecond = 0; ///< tokens per second so far on the virtual clock; 0 = unknown
-    double tokensPerSecondWall = 0; ///< the same on the wall clock; 0 = unknown
-    std::vector<double> stageDrift; ///< per stage: mean sampled ‖θ_B − θ_F‖/‖θ_F‖ so far; empty = none
-};
+// A run's training metrics on screen are the runtime's own records: runtime::BatchMetrics per
+// global batch (what metrics.jsonl holds per line), each with its runtime::StageMetrics per stage.
+// No UI copy of their fields.
 
-/// The sample of one reported batch (a live run's or a loaded run directory's, the same
-/// conversion); nullopt when its training loss is not finite (a rank without the last stage).
-std::optional<MetricSample> metricSampleOf(const runtime::BatchMetrics& batch);
+/// `batch` as the charts plot it (a live run's or a loaded run directory's, the same filter):
+/// nullopt when its training loss is not finite (a rank without the last stage), a validation
+/// loss that is not finite dropped.
+std::optional<runtime::BatchMetrics> plottableBatch(const runtime::BatchMetrics& batch);
 
 /// What a run has produced so far. Immutable once published; shared with the UI thread.
 struct RunUpdate
 {
     std::string label; ///< "paci a=8 (simulated)"
     std::shared_ptr<const profiler::TraceSnapshot> trace; ///< everything recorded so far
-    std::vector<MetricSample> metrics;
+    std::vector<runtime::BatchMetrics> metrics; ///< the batches plottableBatch() kept
     std::optional<profiler::Report> report; ///< set when the backend can analyse (at least at the end)
     double progress = 0; ///< 0..1 where known
     bool finished = false;

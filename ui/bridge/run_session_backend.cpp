@@ -15,10 +15,10 @@ namespace {
 
 constexpr auto kPollPeriod = std::chrono::milliseconds(100);
 
-void appendMetrics(std::vector<MetricSample>& out, const std::vector<runtime::BatchMetrics>& fresh)
+void appendMetrics(std::vector<runtime::BatchMetrics>& out, const std::vector<runtime::BatchMetrics>& fresh)
 {
     for (const auto& m : fresh) {
-        if (auto sample = metricSampleOf(m)) {
+        if (auto sample = plottableBatch(m)) {
             out.push_back(std::move(*sample));
         }
     }
@@ -65,7 +65,7 @@ Status RunSessionBackend::run(RunContext& ctx)
         }
     } detach{this};
     const int steps = m_config.training.steps;
-    std::vector<MetricSample> metrics;
+    std::vector<runtime::BatchMetrics> metrics;
     std::atomic<bool> training{true};
     // Poller: the only publisher while the worker is inside runSteps().
     std::thread poller([&] {

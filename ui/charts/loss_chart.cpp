@@ -143,8 +143,8 @@ void LossChartView::draw()
         std::vector<QPointF> val;
         for (const auto& s : curve.samples) {
             const double t = *sampleTime(s, timeAxis());
-            train.emplace_back(t, s.loss);
-            range.add(t, s.loss);
+            train.emplace_back(t, s.trainLoss);
+            range.add(t, s.trainLoss);
             if (s.valLoss) {
                 val.emplace_back(t, *s.valLoss);
                 range.add(t, *s.valLoss);
@@ -204,15 +204,14 @@ void DriftChartView::draw()
         std::vector<QPointF> max;
         for (const auto& s : curve.samples) {
             const auto t = sampleTime(s, timeAxis());
-            if (!t || s.stageDrift.empty()) {
+            const auto drift = driftOverStages(s);
+            if (!t || !drift) {
                 continue;
             }
-            const double sum = std::accumulate(s.stageDrift.begin(), s.stageDrift.end(), 0.0);
-            const double top = *std::max_element(s.stageDrift.begin(), s.stageDrift.end());
-            mean.emplace_back(*t, sum / static_cast<double>(s.stageDrift.size()));
-            max.emplace_back(*t, top);
-            range.add(*t, mean.back().y());
-            range.add(*t, top);
+            mean.emplace_back(*t, drift->first);
+            max.emplace_back(*t, drift->second);
+            range.add(*t, drift->first);
+            range.add(*t, drift->second);
         }
         if (mean.empty()) {
             if (!curve.samples.empty() && timeAxis() == TimeAxis::Wall && !hasWallTime(curve.samples)) {
@@ -249,7 +248,7 @@ void ThroughputChartView::draw()
         std::vector<QPointF> points;
         for (const auto& s : curve.samples) {
             const auto t = sampleTime(s, timeAxis());
-            const double rate = timeAxis() == TimeAxis::Virtual ? s.tokensPerSecond : s.tokensPerSecondWall;
+            const double rate = timeAxis() == TimeAxis::Virtual ? s.tokensPerSVirtual : s.tokensPerSWall;
             if (t && rate > 0) {
                 points.emplace_back(*t, rate);
                 range.add(*t, rate);

@@ -25,7 +25,7 @@ namespace bs::ui {
 struct LossCurve
 {
     QString label;
-    std::vector<MetricSample> samples;
+    std::vector<runtime::BatchMetrics> samples;
 };
 
 /// Shared axis handling of the time-series views.

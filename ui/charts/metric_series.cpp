@@ -5,24 +5,33 @@
 
 namespace bs::ui {
 
-std::optional<double> sampleTime(const MetricSample& sample, TimeAxis axis)
+std::optional<double> sampleTime(const runtime::BatchMetrics& sample, TimeAxis axis)
 {
-    if (axis == TimeAxis::Virtual) {
-        return sample.timeSeconds;
-    }
-    if (sample.wallSeconds < 0) {
+    return axis == TimeAxis::Virtual ? std::optional<double>(sample.virtualTimeS) : sample.wallTimeS;
+}
+
+bool hasWallTime(const std::vector<runtime::BatchMetrics>& samples)
+{
+    return !samples.empty() && std::all_of(samples.begin(), samples.end(), [](const runtime::BatchMetrics& s) {
+        return s.wallTimeS.has_value();
+    });
+}
+
+std::optional<std::pair<double, double>> driftOverStages(const runtime::BatchMetrics& sample)
+{
+    if (sample.stages.empty()) {
         return std::nullopt;
     }
-    return sample.wallSeconds;
+    double sum = 0.0;
+    double top = sample.stages.front().meanDrift;
+    for (const runtime::StageMetrics& st : sample.stages) {
+        sum += st.meanDrift;
+        top = std::max(top, st.meanDrift);
+    }
+    return std::pair{sum / static_cast<double>(sample.stages.size()), top};
 }
 
-bool hasWallTime(const std::vector<MetricSample>& samples)
-{
-    return !samples.empty()
-        && std::all_of(samples.begin(), samples.end(), [](const MetricSample& s) { return s.wallSeconds >= 0; });
-}
-
-std::optional<double> timeToTarget(const std::vector<MetricSample>& samples, double target, TimeAxis axis)
+std::optional<double> timeToTarget(const std::vector<runtime::BatchMetrics>& samples, double target, TimeAxis axis)
 {
     if (target <= 0) {
         return std::nullopt;

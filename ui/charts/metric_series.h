@@ -1,5 +1,5 @@
 #pragma once
-// Pure helpers over a run's training metrics (MetricSample) shared by the loss, drift and
+// Pure helpers over a run's training metrics (runtime::BatchMetrics) shared by the loss, drift and
 // throughput panels and the comparison table: which clock a time axis uses, the time at which a
 // run first reached a target loss, and reading one metrics.jsonl record. No widgets.
 
@@ -8,6 +8,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace bs::ui {
@@ -21,14 +22,16 @@ enum class TimeAxis
 };
 
 /// The sample's time on `axis` in seconds; nullopt when the sample has no wall time.
-std::optional<double> sampleTime(const MetricSample& sample, TimeAxis axis);
+std::optional<double> sampleTime(const runtime::BatchMetrics& sample, TimeAxis axis);
 /// True when every sample has a wall time (and there is at least one).
-bool hasWallTime(const std::vector<MetricSample>& samples);
+/// Mean and largest of the stages' mean drift; nullopt when the batch has no stages.
+std::optional<std::pair<double, double>> driftOverStages(const runtime::BatchMetrics& sample);
+bool hasWallTime(const std::vector<runtime::BatchMetrics>& samples);
 
 /// Time to target, the one definition (the runtime's time_to_target_s): when the run's validation
 /// loss first reached `target`, on `axis` (seconds); nullopt if never, if the run recorded no
 /// validation loss, or target <= 0. The training loss never counts: it is measured on the batches
 /// being fitted.
-std::optional<double> timeToTarget(const std::vector<MetricSample>& samples, double target, TimeAxis axis);
+std::optional<double> timeToTarget(const std::vector<runtime::BatchMetrics>& samples, double target, TimeAxis axis);
 
 } // namespace bs::ui

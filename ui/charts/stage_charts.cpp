@@ -57,7 +57,7 @@ void styleChart(QChart* chart, const QString& title)
     chart->setTitle(title);
     QFont f = chart->titleFont();
     f.setBold(true);
-    f.setPointSizeF(9.5);
+    f.setPointSizeF(StageBarChartView::kTitlePointSize);
     chart->setTitleFont(f);
     chart->setAnimationOptions(QChart::NoAnimation);
     chart->legend()->setAlignment(Qt::AlignBottom);
@@ -161,7 +161,7 @@ void StageBarChartView::rebuild(const Bars& bars, const std::optional<Line>& lin
         small.setPointSizeF(6.5);
         x->setLabelsFont(small);
     }
-    x->setTitleText(tr("stage"));
+    x->setTitleText(laneWord());
     c->addAxis(x, Qt::AlignBottom);
     m_series->attachAxis(x);
     m_y = new QValueAxis(c);
@@ -267,9 +267,16 @@ std::pair<StageBarChartView::Bars, std::optional<StageBarChartView::Line>> Stage
     return {out, line};
 }
 
+QString StageBarChartView::laneWord() const
+{
+    return m_perRank ? tr("rank") : tr("stage");
+}
+
 void StageBarChartView::showRuns(
     const std::vector<StageChartData>& runs, std::pair<Bars, std::optional<Line>> (*barsOf)(const StageChartData&))
 {
+    // Ranks holding several stages: a bar is a rank, over all the stages (chunks) it holds.
+    m_perRank = std::any_of(runs.begin(), runs.end(), [](const StageChartData& r) { return r.perRank; });
     if (runs.size() == 1) {
         const auto [bars, line] = barsOf(runs.front());
         showBars(bars, line);
@@ -302,9 +309,40 @@ void StageBarChartView::fitToWidth()
         return;
     }
     const int room = width() - 12;
-    const QFontMetrics titleMetrics(c->titleFont());
+    // The title at its house size when the kind of chart fits, else smaller until it does (Qt
+    // elided "Bubbles by cause" to "Bubbles by ca..." at 150 px).
+    QFont titleFont = c->titleFont();
+    titleFont.setPointSizeF(kTitlePointSize);
     const QString kind = m_fullTitle.section(QStringLiteral(" · "), 0, 0);
-    c->setTitle(titleMetrics.horizontalAdvance(m_fullTitle) <= room ? m_fullTitle : kind);
+    const int titleRoom = room - 16; // the title's text item keeps a 4 px margin inside the chart's own
+    while (titleFont.pointSizeF() > 6.5 && QFontMetrics(titleFont).horizontalAdvance(kind) > titleRoom) {
+        titleFont.setPointSizeF(titleFont.pointSizeF() - 0.5);
+    }
+    c->setTitleFont(titleFont);
+    const QFontMetrics titleMetrics(titleFont);
+    c->setTitle(titleMetrics.horizontalAdvance(m_fullTitle) <= titleRoom ? m_fullTitle : kind);
+    // Qt Charts gives the value axes at most 40 % of the width between them and elides what does
+    // not fit, a rotated axis title first ("% share" became "…"). Below that room the titles go
+    // (the tooltip names them) and the tick labels, drawn whole, stay.
+    const auto vertical = c->axes(Qt::Vertical);
+    int shownVertical = 0;
+    for (QAbstractAxis* axis : vertical) {
+        shownVertical += axis->isVisible() ? 1 : 0;
+    }
+    const double perAxis = shownVertical > 0 ? 0.4 * room / shownVertical : room;
+    QStringList axisTitles;
+    for (QAbstractAxis* axis : vertical) {
+        const QFontMetrics labels(axis->labelsFont());
+        const QFontMetrics titles(axis->titleFont());
+        const int needed = labels.horizontalAdvance(QStringLiteral("100")) + titles.height() + kAxisPaddingPx;
+        const bool fits = perAxis >= needed;
+        axis->setTitleVisible(fits);
+        if (!fits && !axis->titleText().isEmpty()) {
+            axisTitles << (axis->alignment() == Qt::AlignRight ? tr("right axis: %1") : tr("left axis: %1"))
+                              .arg(axis->titleText());
+        }
+    }
+    m_axisNote = axisTitles.join(QStringLiteral("; "));
     // The legend needs about 90 px an entry at its 7.5 pt font; below that Qt elides every entry.
     c->legend()->setVisible(room >= 90 * static_cast<int>(m_names.size() + (m_hasLine ? 1 : 0)));
     // Stage numbers under ~12 px a bar would all be drawn as "…": hide them and say the order in
@@ -323,12 +361,17 @@ void StageBarChartView::fitToWidth()
                 ? m_stages
                 : static_cast<int>(std::count_if(m_categories.begin(), m_categories.end(),
                     [](const QString& label) { return !label.isEmpty() && label.front().isDigit(); }));
-            x->setTitleText(fits || stages <= 0 ? tr("stage") : tr("stage 0 → %1").arg(stages - 1));
+            x->setTitleText(fits || stages <= 0 ? laneWord() : tr("%1 0 → %2").arg(laneWord()).arg(stages - 1));
         }
     }
     if (toolTip().isEmpty() || !toolTip().startsWith(m_fullTitle)) {
         setToolTip(m_fullTitle);
     }
+    QString tip = toolTip();
+    if (const auto at = tip.indexOf(QStringLiteral(" [")); at >= 0) {
+        tip.truncate(at); // the note of an earlier width
+    }
+    setToolTip(m_axisNote.isEmpty() ? tip : tip + QStringLiteral(" [") + m_axisNote + QStringLiteral("]"));
 }
 
 QString StageBarChartView::shownTitle() const
@@ -385,8 +428,7 @@ std::pair<StageBarChartView::Bars, std::optional<StageBarChartView::Line>> Bubbl
 
 void BubbleChartView::setData(const StageChartData& input)
 {
-    const auto [bars, line] = barsOf(input);
-    showBars(bars, line);
+    setRuns({input});
 }
 
 void BubbleChartView::setRuns(const std::vector<StageChartData>& runs)
@@ -441,8 +483,7 @@ std::pair<StageBarChartView::Bars, std::optional<StageBarChartView::Line>> Memor
 
 void MemoryChartView::setData(const StageChartData& input)
 {
-    const auto [bars, line] = barsOf(input);
-    showBars(bars, line);
+    setRuns({input});
 }
 
 void MemoryChartView::setRuns(const std::vector<StageChartData>& runs)
@@ -505,8 +546,7 @@ std::pair<StageBarChartView::Bars, std::optional<StageBarChartView::Line>> LagCh
 
 void LagChartView::setData(const StageChartData& input)
 {
-    const auto [bars, line] = barsOf(input);
-    showBars(bars, line);
+    setRuns({input});
 }
 
 void LagChartView::setRuns(const std::vector<StageChartData>& runs)

@@ -35,6 +35,8 @@ struct StageChartData
     std::vector<std::int64_t> paramBytes; ///< per stage: one weight copy (stash)
     std::vector<int> lagBound; ///< per stage, updates; empty = no bound
     std::int64_t memoryBudgetBytes = 0; ///< per stage; 0 = no line
+    /// The report's lanes are ranks holding several stages (interleaved, V): bars are titled "rank".
+    bool perRank = false;
 };
 
 /// Applies the house look to a chart (light theme, compact margins, legend at the bottom).
@@ -46,6 +48,8 @@ class StageBarChartView : public QChartView
     Q_OBJECT
 public:
     explicit StageBarChartView(QWidget* parent = nullptr);
+    /// The title's size when it fits; narrower charts draw it smaller rather than elided.
+    static constexpr double kTitlePointSize = 9.5;
     /// Sum over the bar sets at `stage` (for tests).
     double stageTotal(int stage) const;
     /// How many times the chart was rebuilt rather than updated (for tests).
@@ -105,6 +109,11 @@ private:
     void fitToWidth();
 
     QString m_fullTitle;
+    bool m_perRank = false; ///< the x axis counts ranks (each over all its chunks), not stages
+    QString laneWord() const;
+    QString m_axisNote; ///< value-axis titles hidden for want of room ("left axis: % idle")
+    /// Tick marks and label padding beside a value axis's labels and title (measured on Qt 6.4).
+    static constexpr int kAxisPaddingPx = 10;
     QStringList m_names;
     QStringList m_categories;
     int m_stages = -1;

@@ -1,6 +1,8 @@
 #include "ui/common/palette.h"
 
+#include <QBrush>
 #include <QCoreApplication>
+#include <QPainter>
 
 namespace bs::ui {
 
@@ -40,6 +42,30 @@ QColor roleColor(ColorRole role)
 QColor roleTextColor(ColorRole role)
 {
     return isBubbleRole(role) ? palette::text() : QColor(Qt::white);
+}
+
+QColor chunkColor(ColorRole role, int chunk)
+{
+    const QColor base = roleColor(role);
+    if (chunk <= 0 || isBubbleRole(role)) {
+        return base;
+    }
+    // 100 %, 150 %, 120 %, 180 % darker, then repeating: neighbouring chunks differ most.
+    static constexpr int kDarker[] = {100, 150, 120, 180};
+    return base.darker(kDarker[chunk % 4]);
+}
+
+bool chunkHatched(int chunk)
+{
+    return chunk % 2 == 1;
+}
+
+void paintChunkSwatch(QPainter& painter, const QRectF& rect, ColorRole role, int chunk)
+{
+    painter.fillRect(rect, chunkColor(role, chunk));
+    if (chunk > 0 && chunkHatched(chunk) && !isBubbleRole(role)) {
+        painter.fillRect(rect, QBrush(QColor(255, 255, 255, 80), Qt::BDiagPattern));
+    }
 }
 
 QString roleName(ColorRole role)

@@ -6,7 +6,10 @@
 #include "ui/common/color_role.h"
 
 #include <QColor>
+#include <QRectF>
 #include <QString>
+
+class QPainter;
 
 namespace bs::ui {
 
@@ -15,6 +18,13 @@ QColor roleColor(ColorRole role);
 QString roleName(ColorRole role);
 /// Text colour readable on top of roleColor(role).
 QColor roleTextColor(ColorRole role);
+
+/// A rank holding several stages (chunks): chunk 0 in the role's colour, each later chunk a
+/// darker shade; odd chunks are also hatched (chunkHatched), so chunks read apart without colour.
+QColor chunkColor(ColorRole role, int chunk);
+bool chunkHatched(int chunk);
+/// Fills `rect` the way the timeline draws `role` on chunk `chunk` (shade, then hatch).
+void paintChunkSwatch(QPainter& painter, const QRectF& rect, ColorRole role, int chunk);
 
 QColor bubbleCauseColor(profiler::BubbleCause cause);
 QString bubbleCauseLabel(profiler::BubbleCause cause);

@@ -34,6 +34,7 @@ CompareView::CompareView(QWidget* parent)
     lanes->setContentsMargins(0, 0, 0, 0);
     lanes->setSpacing(2);
     auto* legend = new TimelineLegend(this);
+    m_legend = legend;
     auto* top = new QHBoxLayout;
     top->setContentsMargins(0, 0, 0, 0);
     top->addWidget(legend, 1);
@@ -86,6 +87,8 @@ CompareView::CompareView(QWidget* parent)
     m_table->setAlternatingRowColors(true);
     m_table->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->horizontalHeader()->setDefaultAlignment(Qt::AlignCenter); // two-line run labels
+    m_table->setWordWrap(false);
     auto* tabs = new QTabWidget(this);
     m_tablePanel = tabs;
     auto* comparison = new QWidget(tabs);
@@ -105,6 +108,7 @@ CompareView::CompareView(QWidget* parent)
     m_stageTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     tabs->addTab(m_stageTable, tr("Per stage (selected run)"));
     tabs->hide(); // shown once the window puts it in a layout
+    fitTablePanel();
 }
 
 CompareView::~CompareView() = default;
@@ -122,6 +126,18 @@ void CompareView::setSlot(
     }
     setSlotText(slot, title, detail);
     m_slots[static_cast<std::size_t>(slot)].view->setIndex(std::move(index));
+    updateLegendChunks();
+}
+
+void CompareView::updateLegendChunks()
+{
+    int chunks = 1;
+    for (const Slot* s : {&m_slots[0], &m_slots[1], &m_prediction}) {
+        if (const TimelineIndex* index = s->view->index()) {
+            chunks = std::max(chunks, index->stagesPerRank());
+        }
+    }
+    m_legend->setChunks(chunks);
 }
 
 void CompareView::setSlotText(int slot, const QString& title, const QString& detail)
@@ -173,6 +189,7 @@ void CompareView::setPrediction(const QString& title, const QString& detail, std
     m_prediction.view->setIndex(std::move(index));
     m_prediction.title->setVisible(show);
     m_prediction.view->setVisible(show);
+    updateLegendChunks();
 }
 
 int CompareView::findNext(const QString& query)
@@ -211,6 +228,33 @@ void CompareView::setSummaries(std::vector<ComparisonRow> summaries)
 {
     m_model->setRuns(std::move(summaries));
     m_table->resizeColumnsToContents();
+    m_table->resizeRowsToContents();
+    fitTablePanel();
+}
+
+int CompareView::tableContentWidth() const
+{
+    int width = m_table->verticalHeader()->sizeHint().width() + 2 * m_table->frameWidth();
+    for (int c = 0; c < m_model->columnCount(); ++c) {
+        width += m_table->horizontalHeader()->sectionSize(c);
+    }
+    return width;
+}
+
+void CompareView::fitTablePanel()
+{
+    // The panel is as wide as the table's columns need (at least kMinTablePanelWidth), so every run
+    // column is visible whole: the charts beside it take what is left.
+    const int margins = 2 * 2 /* the comparison page's margins */ + 2 * 4 /* the tab frame */;
+    const int needed = std::max(kMinTablePanelWidth, tableContentWidth() + margins);
+    m_tablePanel->setMinimumWidth(needed);
+    // And as tall as its rows (the vertical scroll bar is off: a row below the frame was hidden).
+    int height = m_table->horizontalHeader()->sizeHint().height() + 2 * m_table->frameWidth();
+    for (int r = 0; r < m_model->rowCount(); ++r) {
+        height += m_table->verticalHeader()->sectionSize(r);
+    }
+    m_table->setFixedHeight(height);
+    m_tablePanel->setMaximumWidth(std::max(needed, kMaxTablePanelWidth));
 }
 
 void CompareView::setStageReport(const profiler::Report& report)

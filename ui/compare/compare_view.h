@@ -18,6 +18,7 @@ class QTableView;
 
 namespace bs::ui {
 
+class TimelineLegend;
 class TimelineView;
 class TimelineZoom;
 
@@ -26,6 +27,9 @@ class CompareView : public QWidget
     Q_OBJECT
 public:
     static constexpr int kSlots = 2;
+    /// The table panel's width without runs, and the most it takes beyond what its columns need.
+    static constexpr int kMinTablePanelWidth = 260;
+    static constexpr int kMaxTablePanelWidth = 470;
 
     explicit CompareView(QWidget* parent = nullptr);
     ~CompareView() override;
@@ -55,6 +59,7 @@ public:
     void fitToRuns();
 
     TimelineView* timeline(int slot) const;
+    TimelineLegend* legend() const { return m_legend; }
     TimelineZoom* zoom() const { return m_zoom; }
     ComparisonModel* model() const { return m_model; }
     QTableView* table() const { return m_table; }
@@ -77,7 +82,14 @@ private:
         QString text; ///< the title's HTML without the selection mark
     };
     void renderTitle(int slot);
+    /// Width of the comparison table's header and columns as sized to their contents.
+    int tableContentWidth() const;
+    /// Sets the table panel's minimum width to what every column needs (setSummaries).
+    void fitTablePanel();
+    /// The legend lists chunk shades when a shown run has ranks holding several stages.
+    void updateLegendChunks();
     Slot m_prediction;
+    TimelineLegend* m_legend = nullptr;
     int m_selected = -1;
     QLineEdit* m_find = nullptr;
     QLabel* m_findResult = nullptr;

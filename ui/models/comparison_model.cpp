@@ -39,6 +39,8 @@ double ComparisonModel::value(const ComparisonRow& run, Metric metric)
         return run.lagBound;
     case Metric::TimeToTarget:
         return run.timeToTargetS;
+    case Metric::StagesPerRank:
+        return run.stagesPerRank;
     }
     return 0;
 }
@@ -74,12 +76,17 @@ QString ComparisonModel::formatValue(Metric metric, double v) const
         return v < 0 ? tr("n/a") : QString::number(static_cast<int>(v));
     case Metric::TimeToTarget:
         return v < 0 ? tr("—") : QString(QString::number(v, 'f', 2) + tr(" s"));
+    case Metric::StagesPerRank:
+        return QString::number(static_cast<int>(v));
     }
     return {};
 }
 
 QVariant ComparisonModel::differenceCell(Metric metric, int role) const
 {
+    if (metric == Metric::StagesPerRank) {
+        return {}; // a layout, not a figure
+    }
     const double a = value(m_runs[0], metric);
     const double b = value(m_runs[1], metric);
     if (role == RawValueRole) {
@@ -122,6 +129,8 @@ QVariant ComparisonModel::differenceCell(Metric metric, int role) const
         return QString::number(static_cast<int>(a - b));
     case Metric::TimeToTarget:
         return a >= 0 && b > 0 ? QString(QString::number(a / b, 'f', 2) + QStringLiteral("×")) : QString();
+    case Metric::StagesPerRank:
+        break;
     }
     return {};
 }
@@ -139,6 +148,9 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const
     const double v = value(m_runs[column], metric);
     switch (role) {
     case Qt::DisplayRole:
+        if (metric == Metric::StagesPerRank && !m_runs[column].placement.empty()) {
+            return QString(formatValue(metric, v) + QStringLiteral(" · ") + toQt(m_runs[column].placement));
+        }
         return formatValue(metric, v);
     case RawValueRole:
         return v;
@@ -149,36 +161,92 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const
     }
 }
 
-QVariant ComparisonModel::headerData(int section, Qt::Orientation orientation, int role) const
+namespace {
+
+/// The run's label on two lines at its " · " (name, then measured / simulated / predicted), so a
+/// column is only as wide as its longer half and the table fits beside the charts.
+QString twoLineLabel(const std::string& label)
 {
-    if (role != Qt::DisplayRole) {
-        return {};
+    QString text = toQt(label);
+    const QString dot = QStringLiteral(" · ");
+    if (const auto at = text.lastIndexOf(dot); at > 0) {
+        text.replace(at, dot.size(), QStringLiteral("\n"));
     }
-    if (orientation == Qt::Horizontal) {
-        if (section < static_cast<int>(m_runs.size())) {
-            return toQt(m_runs[static_cast<std::size_t>(section)].label);
-        }
-        return tr("difference");
-    }
-    switch (static_cast<Metric>(section)) {
+    return text;
+}
+
+} // namespace
+
+QString ComparisonModel::metricName(Metric metric)
+{
+    switch (metric) {
     case Metric::BubbleFraction:
         return tr("bubble");
     case Metric::SteadyBubbleFraction:
-        return tr("bubble (steady)");
+        return tr("steady bubble");
     case Metric::Throughput:
         return tr("throughput");
     case Metric::Makespan:
         return tr("makespan");
     case Metric::PeakMemory:
-        return tr("peak memory / stage");
+        return tr("peak memory");
     case Metric::MaxVersionLag:
-        return tr("max version lag");
+        return tr("max lag");
     case Metric::LagBound:
         return tr("drift bound");
     case Metric::TimeToTarget:
-        return tr("time to target (val. loss)");
+        return tr("time to target");
+    case Metric::StagesPerRank:
+        return tr("stages / rank");
     }
     return {};
+}
+
+QString ComparisonModel::metricDescription(Metric metric)
+{
+    switch (metric) {
+    case Metric::BubbleFraction:
+        return tr("Idle share of every rank's compute lane over the whole run");
+    case Metric::SteadyBubbleFraction:
+        return tr("Idle share without the first warm-up and the last drain");
+    case Metric::Throughput:
+        return tr("Sequences per second");
+    case Metric::Makespan:
+        return tr("Time from the first action to the last");
+    case Metric::PeakMemory:
+        return tr("Peak memory of the largest rank: weights, optimizer state, stashes and activations of all "
+                  "the stages (chunks) it holds");
+    case Metric::MaxVersionLag:
+        return tr("Largest weight-version lag a backward saw (updates between its forward and it)");
+    case Metric::LagBound:
+        return tr("The schedule's proven drift bound in updates (n/a: synchronous)");
+    case Metric::TimeToTarget:
+        return tr("Time to target (val. loss): virtual seconds until the validation loss first reached the target");
+    case Metric::StagesPerRank:
+        return tr("v: model stages (chunks) each rank holds, and their placement (loop: stage i on rank i mod p; "
+                  "v: rank r holds r and 2p − 1 − r)");
+    }
+    return {};
+}
+
+QVariant ComparisonModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (role != Qt::DisplayRole && role != Qt::ToolTipRole) {
+        return {};
+    }
+    if (orientation == Qt::Horizontal) {
+        if (section < static_cast<int>(m_runs.size())) {
+            const std::string& label = m_runs[static_cast<std::size_t>(section)].label;
+            return role == Qt::DisplayRole ? twoLineLabel(label) : toQt(label);
+        }
+        return role == Qt::DisplayRole ? tr("difference")
+                                       : tr("First run vs second (× for ratios, pp for percentage points)");
+    }
+    if (section < 0 || section >= kMetricCount) {
+        return {};
+    }
+    const auto metric = static_cast<Metric>(section);
+    return role == Qt::DisplayRole ? metricName(metric) : metricDescription(metric);
 }
 
 } // namespace bs::ui

@@ -1,6 +1,8 @@
 #pragma once
 // Side-by-side figures of two or more runs: one row per metric, one column per run, and a last
 // column with the second run relative to the first (ratio for throughput, difference otherwise).
+// Column headers put a run's label on two lines (name, then measured / predicted): the table sits
+// beside the charts on a laptop screen; the full label is the header's tooltip.
 // Adapts ComparisonRow values; computes nothing beyond the difference column.
 
 #include "ui/models/comparison_row.h"
@@ -25,8 +27,9 @@ public:
         MaxVersionLag,
         LagBound,
         TimeToTarget,
+        StagesPerRank, ///< v and the placement ("2 · loop"); no difference
     };
-    static constexpr int kMetricCount = 8;
+    static constexpr int kMetricCount = 9;
     /// Qt::UserRole on a run cell: the raw number (double) the cell shows.
     static constexpr int RawValueRole = Qt::UserRole;
 
@@ -35,6 +38,9 @@ public:
     void setRuns(std::vector<ComparisonRow> runs);
     const std::vector<ComparisonRow>& runs() const { return m_runs; }
     static double value(const ComparisonRow& run, Metric metric);
+    /// The row's short name (the vertical header) and its spelled-out meaning (its tooltip).
+    static QString metricName(Metric metric);
+    static QString metricDescription(Metric metric);
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;

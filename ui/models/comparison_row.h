@@ -21,6 +21,10 @@ struct ComparisonRow
     /// Virtual seconds until the run's validation loss first reached the target (timeToTarget(), the
     /// runtime's time_to_target_s); -1 = no target, no validation loss or not reached.
     double timeToTargetS = -1;
+    /// v: stages (model chunks) per rank, and their placement ("loop", "v"; empty = one per rank).
+    /// Peak memory is then per rank, over all the stages it holds.
+    int stagesPerRank = 1;
+    std::string placement;
 
     static ComparisonRow fromReport(std::string label, const profiler::Report& report, double throughput, int lagBound);
 };

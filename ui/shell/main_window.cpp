@@ -33,6 +33,8 @@
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
@@ -125,8 +127,19 @@ void MainWindow::buildUi()
     m_tuning = new TuningPanel(this);
     auto* dock = new QDockWidget(tr("Tuning"), this);
     dock->setObjectName(QStringLiteral("tuningDock"));
-    dock->setWidget(m_tuning);
-    m_tuning->setMinimumWidth(270); // with the table and charts: the window fits 1100 px
+    // In a scroll area: on a 1280x800 screen the panel (controls, figures, Suggest) is taller than
+    // the dock, and a dock squeezes its widgets until their text is cut; a scroll area keeps them whole.
+    auto* scroll = new QScrollArea(dock);
+    scroll->setObjectName(QStringLiteral("tuningScroll"));
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setWidget(m_tuning);
+    dock->setWidget(scroll);
+    // As narrow as its controls allow (the window fits 1100 px), never narrower: an explicit
+    // minimum under the layout's clipped the longest schedule name ("interleaved-1f1b").
+    scroll->setMinimumWidth(
+        std::max(270, m_tuning->minimumSizeHint().width()) + scroll->verticalScrollBar()->sizeHint().width());
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
 
@@ -146,8 +159,7 @@ void MainWindow::buildUi()
     auto* row = new QHBoxLayout(charts);
     row->setContentsMargins(0, 0, 0, 0);
     QWidget* table = m_compare->tablePanel();
-    table->setMinimumWidth(300);
-    table->setMaximumWidth(470);
+    // CompareView sizes the table panel to its columns (every run column visible whole).
     row->addWidget(table);
     table->setVisible(true);
     // Chart area: per-stage charts, training metrics over time, prediction vs measured.
@@ -316,6 +328,7 @@ StageChartData chartDataOf(const PredictedRun& run, std::int64_t budget)
     chart.paramBytes = run.paramBytes;
     chart.lagBound = runtime::lagBounds(run.result.schedule.params);
     chart.memoryBudgetBytes = budget;
+    chart.perRank = !run.result.schedule.onePerRank();
     return chart;
 }
 } // namespace

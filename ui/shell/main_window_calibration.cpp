@@ -37,7 +37,10 @@ void MainWindow::calibrateFrom(int, const PredictedRun& run, int microBatchSize)
         return;
     }
     const auto& params = run.result.schedule.params;
-    auto sample = costSampleFromTrace(*run.result.trace, params.stages, microBatchSize, params.name, run.label);
+    // A trace has a lane per rank, except an imported interleaved job's, which has one per stage
+    // (v per rank): its costs are then per stage, as its meta says.
+    const int lanes = std::max(params.stages, run.result.trace->meta().stages);
+    auto sample = costSampleFromTrace(*run.result.trace, lanes, microBatchSize, params.name, run.label);
     if (!sample) {
         statusBar()->showMessage(
             tr("Cannot calibrate from %1: %2").arg(toQt(run.label), toQt(sample.error().describe())), 8000);

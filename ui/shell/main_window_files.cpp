@@ -100,7 +100,7 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
     LossCurve curve;
     curve.label = toQt(run.label);
     for (const auto& batch : loaded->metrics) {
-        if (auto sample = metricSampleOf(batch)) {
+        if (auto sample = plottableBatch(batch)) {
             curve.samples.push_back(std::move(*sample));
         }
     }

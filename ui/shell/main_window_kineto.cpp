@@ -36,11 +36,16 @@ bool MainWindow::openKinetoJob(const QString& dir, QString* error)
         }
         return false;
     }
-    runtime::ScheduleParams params;
-    params.name = profiler::kineto::replayScheduleOf(*job);
-    params.stages = job->stages;
-    params.microbatches = std::max(1, job->microbatches);
-    auto schedule = runtime::makeSchedule(params);
+    // The catalogue's schedule of the job's PyTorch class, on its placement (as analyze replays it).
+    auto params = runtime::paramsForPyTorchSchedule(job->pytorchSchedule, static_cast<int>(job->ranks.size()),
+        profiler::kineto::stagesPerRankOf(*job), std::max(1, job->microbatches));
+    if (!params) {
+        if (error) {
+            *error = toQt(params.error().describe());
+        }
+        return false;
+    }
+    auto schedule = runtime::makeSchedule(*params);
     if (!schedule) {
         if (error) {
             *error = toQt(schedule.error().describe());
@@ -48,17 +53,27 @@ bool MainWindow::openKinetoJob(const QString& dir, QString* error)
         return false;
     }
     const profiler::AnalysisOptions options = profiler::kineto::analysisOptionsFor(*job);
-    const PredictedRun run = measuredRun(fromQt(QFileInfo(dir).fileName()) + " (imported " + job->schedule + ", "
+    const PredictedRun run = measuredRun(fromQt(QFileInfo(dir).fileName()) + " (imported " + job->pytorchSchedule + ", "
             + std::to_string(job->ranks.size()) + " ranks)",
         *schedule, job->trace, options);
 
     runtime::RunConfig config; // what selecting the job sets the tuning panel to
-    config.schedule.name = params.name;
-    config.pipeline.stages = params.stages;
-    config.pipeline.microbatches = params.microbatches;
+    config.schedule.name = params->name;
+    config.pipeline.stages = params->stages;
+    config.pipeline.stagesPerRank = params->stagesPerRank;
+    config.pipeline.microbatches = params->microbatches;
     config.pipeline.microBatchSize = 1;
     config.training.steps = std::max(1, schedule->params.batches);
-    placeOpenedRun(run, config, tr("imported · ") + figuresLine(run.result.report, 0.0), 1);
+    // The time in receives split as measured: waiting for the sender to post vs moving data.
+    TimeNs waiting = 0, moving = 0;
+    for (const auto& rank : profiler::kineto::measureBubbles(*job).ranks) {
+        waiting += rank.recvWaiting;
+        moving += rank.recvTransfer;
+    }
+    const QString receives = tr(" · receives: %1 ms waiting for the sender, %2 ms transfer")
+                                 .arg(static_cast<double>(waiting) / 1e6, 0, 'f', 1)
+                                 .arg(static_cast<double>(moving) / 1e6, 0, 'f', 1);
+    placeOpenedRun(run, config, tr("imported · ") + figuresLine(run.result.report, 0.0) + receives, 1);
     rememberFile(dir);
     statusBar()->showMessage(tr("Imported %1 rank traces from %2").arg(job->ranks.size()).arg(dir), 5000);
     return true;

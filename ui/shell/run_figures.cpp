@@ -9,8 +9,14 @@ namespace bs::ui {
 
 ComparisonRow summaryOf(const PredictedRun& run, const profiler::Report& report)
 {
-    return ComparisonRow::fromReport(scheduleDisplayName(run.result.schedule.params.name), report,
-        run.result.throughputSamplesPerSecond, run.lagBound);
+    const runtime::Schedule& schedule = run.result.schedule;
+    ComparisonRow row = ComparisonRow::fromReport(
+        scheduleDisplayName(schedule.params.name), report, run.result.throughputSamplesPerSecond, run.lagBound);
+    row.stagesPerRank = schedule.stagesPerRank();
+    if (!schedule.onePerRank()) {
+        row.placement = std::string(runtime::placementName(schedule.placement));
+    }
+    return row;
 }
 
 QString figuresLine(const profiler::Report& report, double throughput)

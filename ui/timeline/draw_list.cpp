@@ -45,7 +45,7 @@ std::pair<std::size_t, std::size_t> foldRow(const RowItems& items, std::uint32_t
         const double x1 = coords.toPx(static_cast<double>(items.end[i]));
         if (x1 - x0 >= minPx) {
             out.push_back({static_cast<float>(x0), static_cast<float>(x1 - x0), row, items.role[i], items.label[i], 1,
-                static_cast<std::uint32_t>(i)});
+                static_cast<std::uint32_t>(i), items.chunk[i]});
             ++visible;
             ++i;
             continue;
@@ -63,7 +63,7 @@ std::pair<std::size_t, std::size_t> foldRow(const RowItems& items, std::uint32_t
         const double w = std::max(coords.toPx(static_cast<double>(endT)) - x0, count > 1 ? minPx : 1.0);
         const ColorRole role = count > 1 ? dominantRole(items, i, last) : items.role[i];
         out.push_back({static_cast<float>(x0), static_cast<float>(w), row, role, count > 1 ? -1 : items.label[i],
-            static_cast<std::uint32_t>(count), static_cast<std::uint32_t>(i)});
+            static_cast<std::uint32_t>(count), static_cast<std::uint32_t>(i), items.chunk[i]});
         visible += count;
         folded += count > 1 ? count : 0;
         i = last;

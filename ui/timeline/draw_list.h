@@ -22,6 +22,7 @@ struct DrawRect
     std::int32_t label = -1; ///< micro-batch to print when it fits; -1 for folded or unlabelled
     std::uint32_t count = 1; ///< intervals represented (> 1: folded)
     std::uint32_t item = 0; ///< first item index in the row (events or bubbles)
+    std::uint8_t chunk = 0; ///< which of its rank's stages (the first item's when folded)
 
     bool folded() const { return count > 1; }
 };

@@ -1,5 +1,7 @@
 #include "ui/timeline/timeline_index.h"
 
+#include "runtime/schedule/schedule.h"
+
 #include <algorithm>
 #include <array>
 #include <cstdlib>
@@ -20,13 +22,14 @@ constexpr int kLaneCount = 3;
 
 } // namespace
 
-void RowItems::push(TimeNs s, TimeNs e, ColorRole r, std::int32_t l, std::uint32_t src)
+void RowItems::push(TimeNs s, TimeNs e, ColorRole r, std::int32_t l, std::uint32_t src, std::uint8_t c)
 {
     start.push_back(s);
     end.push_back(e);
     role.push_back(r);
     label.push_back(l);
     source.push_back(src);
+    chunk.push_back(c);
     maxDuration = std::max(maxDuration, e - s);
 }
 
@@ -68,6 +71,25 @@ std::shared_ptr<const TimelineIndex> TimelineIndex::build(
         hi = std::max(hi, e.end);
     });
     index->m_stages = stages;
+    const auto& attributes = snap->meta().attributes;
+    if (auto it = attributes.find("stages_per_rank"); it != attributes.end()) {
+        index->m_stagesPerRank = std::clamp(std::atoi(it->second.c_str()), 1, 255);
+    }
+    if (auto it = attributes.find("placement"); it != attributes.end() && index->m_stagesPerRank > 1) {
+        // Chunk c of a rank is its c-th stage in stage order (as the scheduler core tags it).
+        if (const auto placement = runtime::placementFromName(it->second)) {
+            const auto rankOf = runtime::rankOfStageFor(*placement, stages, index->m_stagesPerRank);
+            const auto v = static_cast<std::size_t>(index->m_stagesPerRank);
+            index->m_stageOfChunk.assign(static_cast<std::size_t>(stages) * v, -1);
+            std::vector<std::size_t> held(static_cast<std::size_t>(stages), 0);
+            for (std::size_t s = 0; s < rankOf.size(); ++s) {
+                const auto r = static_cast<std::size_t>(rankOf[s]);
+                if (r < held.size() && held[r] < v) {
+                    index->m_stageOfChunk[r * v + held[r]++] = static_cast<int>(s);
+                }
+            }
+        }
+    }
     index->m_start = n == 0 ? 0 : lo;
     index->m_end = n == 0 ? 0 : hi;
     lanesUsed.assign(static_cast<std::size_t>(stages), {true, false, false});
@@ -99,18 +121,23 @@ std::shared_ptr<const TimelineIndex> TimelineIndex::build(
             [snap](std::uint32_t a, std::uint32_t b) { return (*snap)[a].start < (*snap)[b].start; });
         RowItems& items = index->m_events[r];
         items.start.reserve(ids.size());
-        std::unordered_map<std::int32_t, std::int32_t> forwardVersion;
+        // Keyed by (chunk, micro-batch): a rank's chunks forward the same micro-batch, each at
+        // its own stage's weight version.
+        std::unordered_map<std::int64_t, std::int32_t> forwardVersion;
         for (std::uint32_t id : ids) {
             const TraceEvent& e = (*snap)[id];
             const bool labelled = e.kind != EventKind::Marker && e.kind != EventKind::Kernel;
-            items.push(e.start, e.end, roleOf(e.kind), labelled ? e.microbatch : -1, id);
+            const int chunk = index->chunkOf(e);
+            items.push(
+                e.start, e.end, roleOf(e.kind), labelled ? e.microbatch : -1, id, static_cast<std::uint8_t>(chunk));
             if (e.lane != Lane::Compute) {
                 continue;
             }
+            const std::int64_t key = static_cast<std::int64_t>(e.microbatch) * 256 + chunk;
             if (e.kind == EventKind::Forward) {
-                forwardVersion[e.microbatch] = e.version;
+                forwardVersion[key] = e.version;
             } else if (e.kind == EventKind::Backward || e.kind == EventKind::BackwardInput) {
-                if (auto it = forwardVersion.find(e.microbatch); it != forwardVersion.end()) {
+                if (auto it = forwardVersion.find(key); it != forwardVersion.end()) {
                     index->m_lag[id] = static_cast<std::int16_t>(std::clamp(e.version - it->second, -32767, 32767));
                 }
             }
@@ -137,6 +164,35 @@ void TimelineIndex::addBubbles(std::vector<BubbleSpan> bubbles, const std::vecto
         const int row = computeRowOfStage[static_cast<std::size_t>(b.stage)];
         m_bubbleItems[static_cast<std::size_t>(row)].push(b.start, b.end, roleOf(b.cause), -1, static_cast<std::uint32_t>(i));
     }
+}
+
+int TimelineIndex::chunkOf(const TraceEvent& e) const
+{
+    if (m_stagesPerRank <= 1 || e.lane != Lane::Compute) {
+        return 0;
+    }
+    switch (e.kind) {
+    case EventKind::Forward:
+    case EventKind::Backward:
+    case EventKind::BackwardInput:
+    case EventKind::BackwardWeight:
+        return std::min<int>(e.aux, m_stagesPerRank - 1); // the core's chunk tag
+    default:
+        return 0; // updates count micro-batches in aux; markers and kernels have no chunk
+    }
+}
+
+int TimelineIndex::stageOfChunk(int rank, int chunk) const
+{
+    if (rank < 0 || rank >= m_stages || chunk < 0 || chunk >= m_stagesPerRank) {
+        return -1;
+    }
+    if (m_stagesPerRank == 1) {
+        return rank;
+    }
+    const auto at =
+        static_cast<std::size_t>(rank) * static_cast<std::size_t>(m_stagesPerRank) + static_cast<std::size_t>(chunk);
+    return at < m_stageOfChunk.size() ? m_stageOfChunk[at] : -1;
 }
 
 std::size_t TimelineIndex::eventCount() const

@@ -31,10 +31,12 @@ struct RowItems
     std::vector<ColorRole> role;
     std::vector<std::int32_t> label; ///< micro-batch (update index for U), -1 for none
     std::vector<std::uint32_t> source; ///< event index in the snapshot, or bubble index
+    /// Which of its rank's stages an action belongs to (0 when a rank holds one stage).
+    std::vector<std::uint8_t> chunk;
     TimeNs maxDuration = 0; ///< lets the cull start at start >= viewStart - maxDuration
 
     std::size_t size() const { return start.size(); }
-    void push(TimeNs s, TimeNs e, ColorRole r, std::int32_t l, std::uint32_t src);
+    void push(TimeNs s, TimeNs e, ColorRole r, std::int32_t l, std::uint32_t src, std::uint8_t c = 0);
 };
 
 /// An idle gap on a stage's compute lane and why it happened (profiler/analysis attributes it).
@@ -54,7 +56,15 @@ public:
         std::shared_ptr<const profiler::TraceSnapshot> snapshot, std::vector<BubbleSpan> bubbles = {});
 
     const profiler::TraceSnapshot* snapshot() const { return m_snapshot.get(); }
+    /// Lanes: one per stage, or one per rank when a rank holds several stages (stagesPerRank() > 1).
     int stages() const { return m_stages; }
+    /// v: the trace's `stages_per_rank` attribute (interleaved-1f1b, zb-v, dualpipev, ...); 1 without it.
+    int stagesPerRank() const { return m_stagesPerRank; }
+    /// The model stage that chunk `chunk` of rank `rank` holds, from the trace's `placement`
+    /// attribute through runtime::rankOfStageFor ("loop": c·p + r; "v": r, then 2p − 1 − r); -1 unknown.
+    int stageOfChunk(int rank, int chunk) const;
+    /// The chunk of compute event `e` (its `aux` on a multi-stage rank; 0 otherwise).
+    int chunkOf(const profiler::TraceEvent& e) const;
     const std::vector<TimelineRow>& rows() const { return m_rows; }
     const RowItems& events(std::size_t row) const { return m_events[row]; }
     /// Bubbles live on compute rows only; other rows have an empty list.
@@ -77,6 +87,8 @@ private:
 
     std::shared_ptr<const profiler::TraceSnapshot> m_snapshot;
     int m_stages = 0;
+    int m_stagesPerRank = 1;
+    std::vector<int> m_stageOfChunk; ///< [rank · v + chunk]: the model stage; empty = unknown placement
     std::vector<TimelineRow> m_rows;
     std::vector<RowItems> m_events;
     std::vector<RowItems> m_bubbleItems;

@@ -261,11 +261,14 @@ void TimelineView::paintRects(QPainter& p, const std::vector<DrawRect>& rects, b
         // Leave a 1 px seam between wide neighbouring blocks so consecutive actions stay distinct.
         const double seam = (labels && w >= 5.0) ? 1.0 : 0.0;
         const QRectF r(d.x, g.y, w - seam, g.height);
-        QColor c = roleColor(d.role);
+        QColor c = chunkColor(d.role, d.chunk); // a rank's chunks in shades (and hatches) of the role
         if (d.folded()) {
             c = c.darker(108);
         }
         p.fillRect(r, c);
+        if (labels && chunkHatched(d.chunk) && !isBubbleRole(d.role)) {
+            p.fillRect(r, QBrush(QColor(255, 255, 255, 80), Qt::BDiagPattern));
+        }
         if (labels && d.label >= 0 && g.height >= fm.height() - 2) {
             const QString text = QString::number(d.label);
             if (r.width() >= static_cast<double>(digitWidth * text.size() + 4)) {
@@ -291,7 +294,9 @@ void TimelineView::paintGutter(QPainter& p) const
         if (row.lane == profiler::Lane::Compute) {
             p.setFont(font());
             p.setPen(palette::text());
-            p.drawText(area, Qt::AlignVCenter | Qt::AlignLeft, tr("stage %1").arg(row.stage));
+            // One lane per rank when a rank holds several stages (its chunks told apart by shade).
+            p.drawText(area, Qt::AlignVCenter | Qt::AlignLeft,
+                (m_index->stagesPerRank() > 1 ? tr("rank %1") : tr("stage %1")).arg(row.stage));
         } else if (m_rowGeometry[r].height >= 8) {
             p.setFont(small);
             p.setPen(palette::mutedText());
@@ -365,8 +370,20 @@ QString TimelineView::tooltipTextAt(const QPoint& pos) const
         if (e.kind != profiler::EventKind::Marker && e.kind != profiler::EventKind::Kernel) {
             name += QString::number(e.microbatch);
         }
-        // Spelled out first ("stage 1, forward, micro-batch 2"); the compact 1F2 after it.
-        QString text = tr("<b>stage %1, %2").arg(e.stage).arg(toQt(profiler::eventKindName(e.kind)));
+        // Spelled out first ("stage 1, forward, micro-batch 2"); the compact 1F2 after it. On a
+        // rank holding several stages: "rank 1, chunk 1 (stage 6), forward, ...".
+        QString where = tr("stage %1").arg(e.stage);
+        if (m_index->stagesPerRank() > 1) {
+            where = tr("rank %1").arg(e.stage);
+            if (e.lane == profiler::Lane::Compute && e.kind != profiler::EventKind::Update
+                && e.kind != profiler::EventKind::Marker && e.kind != profiler::EventKind::Kernel) {
+                const int chunk = m_index->chunkOf(e);
+                const int modelStage = m_index->stageOfChunk(e.stage, chunk);
+                where += modelStage >= 0 ? tr(", chunk %1 (stage %2)").arg(chunk).arg(modelStage)
+                                         : tr(", chunk %1").arg(chunk);
+            }
+        }
+        QString text = QStringLiteral("<b>") + where + QStringLiteral(", ") + toQt(profiler::eventKindName(e.kind));
         if (e.kind != profiler::EventKind::Marker && e.kind != profiler::EventKind::Kernel
             && e.kind != profiler::EventKind::Update) {
             text += tr(", micro-batch %1").arg(e.microbatch);
@@ -391,7 +408,8 @@ QString TimelineView::tooltipTextAt(const QPoint& pos) const
     }
     if (auto hit = m_index->hitBubble(*row, static_cast<TimeNs>(t))) {
         const auto& b = m_index->bubbleSpans()[m_index->bubbles(*row).source[*hit]];
-        return tr("<b>bubble</b> on stage %1: %2<br>idle %3")
+        return (m_index->stagesPerRank() > 1 ? tr("<b>bubble</b> on rank %1: %2<br>idle %3")
+                                             : tr("<b>bubble</b> on stage %1: %2<br>idle %3"))
             .arg(stage)
             .arg(bubbleCauseLabel(b.cause), formatDuration(static_cast<double>(b.end - b.start)));
     }

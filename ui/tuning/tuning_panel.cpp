@@ -13,6 +13,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QSlider>
 #include <QSpinBox>
 #include <QTableWidget>
@@ -85,6 +86,17 @@ QWidget* TuningPanel::buildControls()
     m_stages = new QSpinBox(box);
     m_stages->setObjectName(QStringLiteral("stagesSpin"));
     m_stages->setRange(1, runtime::limits::kMaxStages); // the validator's and the generators' limits
+    m_stagesPerRank = new QSpinBox(box);
+    m_stagesPerRank->setObjectName(QStringLiteral("stagesPerRankSpin"));
+    m_stagesPerRank->setToolTip(tr("v: model stages (chunks) each rank holds; interleaved and V schedules only"));
+    m_placement = new QLabel(box);
+    m_placement->setObjectName(QStringLiteral("placementLabel"));
+    m_placement->setStyleSheet(QStringLiteral("color: #6b7280;"));
+    auto* chunksRow = new QWidget(box);
+    auto* chunks = new QHBoxLayout(chunksRow);
+    chunks->setContentsMargins(0, 0, 0, 0);
+    chunks->addWidget(m_stagesPerRank, 1);
+    chunks->addWidget(m_placement);
     m_model = new QComboBox(box);
     for (const auto& name : gptPresetNames()) {
         m_model->addItem(toQt(name), toQt(name));
@@ -104,6 +116,7 @@ QWidget* TuningPanel::buildControls()
     m_microBatch = makeSlider(1, 64, box);
     m_microBatchValue = new QLabel(box);
     m_globalBatch = new QLabel(box);
+    m_globalBatch->setWordWrap(true); // "G = a·b = 2048 sequences" in a narrow (scrolling) dock
     m_batches = new QSpinBox(box);
     m_batches->setRange(1, 64);
     m_budget = new QDoubleSpinBox(box);
@@ -116,6 +129,7 @@ QWidget* TuningPanel::buildControls()
     form->addRow(tr("Schedule"), m_schedule);
     form->addRow(tr("Compare with"), m_baseline);
     form->addRow(tr("Stages p"), m_stages);
+    form->addRow(tr("Stages / rank v"), chunksRow);
     form->addRow(tr("Model"), m_model);
     form->addRow(tr("Device"), m_device);
     form->addRow(tr("Run on"), m_runDevice);
@@ -128,7 +142,9 @@ QWidget* TuningPanel::buildControls()
     m_budget->setToolTip(tr("Per-stage memory budget: drawn on the memory chart, enforced by Suggest"));
 
     const auto changed = [this] { emitChanged(); };
+    connect(m_schedule, &QComboBox::currentIndexChanged, this, [this] { updateStagesPerRank(); }); // before `changed`
     connect(m_schedule, &QComboBox::currentIndexChanged, this, changed);
+    connect(m_stagesPerRank, &QSpinBox::valueChanged, this, changed);
     connect(m_baseline, &QComboBox::currentIndexChanged, this, changed);
     connect(m_model, &QComboBox::currentIndexChanged, this, changed);
     connect(m_device, &QComboBox::currentIndexChanged, this, changed);
@@ -203,6 +219,15 @@ WhatIfConfig TuningPanel::config() const
     run.schedule.name = fromQt(m_schedule->currentData().toString());
     c.baseline = fromQt(m_baseline->currentData().toString());
     run.pipeline.stages = m_stages->value();
+    if (const runtime::ScheduleInfo* placed = runtime::findSchedule(run.schedule.name);
+        placed && placed->multiStage()) {
+        // The schedule's own v stays "0 = its own" (an opened run's config writes back as it was).
+        const int v = m_stagesPerRank->value();
+        run.pipeline.stagesPerRank =
+            v == placed->stagesPerRank(m_base.run.pipeline.stagesPerRank) ? m_base.run.pipeline.stagesPerRank : v;
+    } else {
+        run.pipeline.stagesPerRank = 0; // one stage per rank
+    }
     const std::string preset = fromQt(m_model->currentData().toString());
     if (preset != run.model.preset) {
         if (auto shape = gptPreset(preset)) {
@@ -274,12 +299,39 @@ void TuningPanel::setConfig(const WhatIfConfig& c)
     select(m_device, c.deviceProfile);
     selectOrAdd(m_runDevice, c.run.device.name, tr("%1 (not on this machine)").arg(toQt(c.run.device.name)));
     m_stages->setValue(c.run.pipeline.stages);
+    updateStagesPerRank();
+    if (const runtime::ScheduleInfo* info = runtime::findSchedule(c.run.schedule.name)) {
+        m_stagesPerRank->setValue(info->stagesPerRank(c.run.pipeline.stagesPerRank));
+    }
     m_accum->setValue(c.accum());
     m_microBatch->setValue(c.microBatchSize());
     m_batches->setValue(c.batches);
     m_budget->setValue(static_cast<double>(c.memoryBudgetBytes) / kMiB);
     m_silent = false;
     updateBatchLabel();
+}
+
+void TuningPanel::updateStagesPerRank()
+{
+    const runtime::ScheduleInfo* info = runtime::findSchedule(fromQt(m_schedule->currentData().toString()));
+    const int least = info ? info->defaultStagesPerRank : 1;
+    const int most = info ? info->maxStagesPerRank : 1;
+    const QSignalBlocker quiet(m_stagesPerRank); // the schedule change itself is what is emitted
+    const int before = m_stagesPerRank->value();
+    m_stagesPerRank->setRange(least, most);
+    m_stagesPerRank->setValue(before >= least && before <= most ? before : least);
+    m_stagesPerRank->setEnabled(least < most);
+    QString where = tr("one per rank");
+    QString why = tr("Stage i on rank i");
+    if (info && info->placement == runtime::Placement::Loop) {
+        where = tr("loop");
+        why = tr("Loop placement: stage i on rank i mod p (Megatron's virtual stages)");
+    } else if (info && info->placement == runtime::Placement::V) {
+        where = tr("V");
+        why = tr("V placement: rank r holds stages r and 2p − 1 − r");
+    }
+    m_placement->setText(where);
+    m_placement->setToolTip(why);
 }
 
 void TuningPanel::updateBatchLabel()
@@ -357,6 +409,10 @@ void TuningPanel::suggest()
         request.calibration = c.calibration->fitFor(c.schedule());
     }
     m_suggestSource = sourceText();
+    if (const runtime::ScheduleInfo* info = runtime::findSchedule(c.schedule()); info && info->multiStage()) {
+        // Suggest searches a and b at the panel's v (and the schedule's placement).
+        m_suggestSource += tr("; at v = %1, %2 placement").arg(m_stagesPerRank->value()).arg(m_placement->text());
+    }
     m_suggestButton->setEnabled(false);
     m_suggestStatus->setText(tr("searching…"));
     m_search->setFuture(QtConcurrent::run([request] { return runtime::tune(request); }));

@@ -44,6 +44,11 @@ public:
     QSlider* accumSlider() const { return m_accum; }
     QSlider* microBatchSlider() const { return m_microBatch; }
     QComboBox* scheduleBox() const { return m_schedule; }
+    /// v: stages (model chunks) per rank. Its range is the schedule's (catalogue traits
+    /// defaultStagesPerRank..maxStagesPerRank); disabled where the schedule allows one value.
+    QSpinBox* stagesPerRankSpin() const { return m_stagesPerRank; }
+    /// The schedule's placement in words ("loop: stage i on rank i mod p").
+    QLabel* placementLabel() const { return m_placement; }
     QTableWidget* suggestions() const { return m_suggestions; }
     /// Starts the search (also what the Suggest button does); results fill suggestions().
     void suggest();
@@ -58,6 +63,8 @@ Q_SIGNALS:
 private:
     void emitChanged();
     void updateBatchLabel();
+    /// The v spin box follows the chosen schedule's traits (range, enabled, placement text).
+    void updateStagesPerRank();
     void applySuggestion(int row);
     void suggestionsFinished();
     QWidget* buildControls();
@@ -68,6 +75,8 @@ private:
     QComboBox* m_schedule = nullptr;
     QComboBox* m_baseline = nullptr;
     QSpinBox* m_stages = nullptr;
+    QSpinBox* m_stagesPerRank = nullptr;
+    QLabel* m_placement = nullptr;
     QComboBox* m_model = nullptr;
     QComboBox* m_device = nullptr;
     QComboBox* m_runDevice = nullptr; // what this machine has: cpu, cuda:N (probed at start)

@@ -13,9 +13,10 @@ std::string scheduleDisplayName(const std::string& schedule)
     return info ? info->displayName : schedule;
 }
 
-std::string runLabel(const std::string& schedule, int accum, int microBatchSize)
+std::string runLabel(const std::string& schedule, int accum, int microBatchSize, int stagesPerRank)
 {
-    return scheduleDisplayName(schedule) + " a=" + std::to_string(accum) + " b=" + std::to_string(microBatchSize);
+    return scheduleDisplayName(schedule) + " a=" + std::to_string(accum) + " b=" + std::to_string(microBatchSize)
+        + (stagesPerRank > 1 ? " v=" + std::to_string(stagesPerRank) : std::string());
 }
 
 runtime::RunConfig defaultWhatIfRun()
@@ -53,6 +54,15 @@ WhatIfConfig fromRunConfig(const runtime::RunConfig& rc)
     return c;
 }
 
+int stagesPerRankFor(const WhatIfConfig& config, const std::string& schedule)
+{
+    const runtime::ScheduleInfo* info = runtime::findSchedule(schedule);
+    const int v = config.run.pipeline.stagesPerRank;
+    // The panel's v where this schedule's traits take it (the baseline may place its stages
+    // otherwise); else the schedule's own.
+    return info && v >= info->defaultStagesPerRank && v <= info->maxStagesPerRank ? v : 0;
+}
+
 Result<runtime::GptScenario> scenarioFor(const WhatIfConfig& config, const std::string& schedule)
 {
     if (const std::string& preset = config.run.model.preset; !preset.empty()) {
@@ -72,6 +82,7 @@ Result<runtime::GptScenario> scenarioFor(const WhatIfConfig& config, const std::
     s.accum = config.accum();
     s.microBatchSize = config.microBatchSize();
     s.batches = config.batches;
+    s.stagesPerRank = stagesPerRankFor(config, schedule);
     return s;
 }
 
@@ -94,7 +105,7 @@ Result<PredictedRun> predictRun(const WhatIfConfig& config, const std::string& s
         return simulated.error();
     }
     PredictedRun run;
-    run.label = runLabel(schedule, config.accum(), config.microBatchSize());
+    run.label = runLabel(schedule, config.accum(), config.microBatchSize(), simulated->schedule.stagesPerRank());
     const auto options = runtime::analysisOptionsFor(simulated->schedule, &request->costs);
     run.staticBytes = options.staticBytes;
     run.paramBytes = options.paramBytes;

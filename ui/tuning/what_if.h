@@ -80,8 +80,11 @@ runtime::RunConfig toExportConfig(const WhatIfConfig& config);
 /// whole RunConfig, and the device profile that fits its device (cpu, else h100).
 WhatIfConfig fromRunConfig(const runtime::RunConfig& config);
 
-/// "PACI a=8 b=8" style label.
-std::string runLabel(const std::string& schedule, int accum, int microBatchSize);
+/// "PACI a=8 b=8" style label; " v=2" added for ranks holding several stages.
+std::string runLabel(const std::string& schedule, int accum, int microBatchSize, int stagesPerRank = 1);
+/// The v `schedule` is simulated with: the panel's pipeline.stages_per_rank where the schedule's
+/// catalogue traits take it (defaultStagesPerRank..maxStagesPerRank), else 0 (its own).
+int stagesPerRankFor(const WhatIfConfig& config, const std::string& schedule);
 /// "PACI", "1F1B-flush", "GPipe", ... for a catalogue name (the name itself when unknown).
 std::string scheduleDisplayName(const std::string& schedule);
 

@@ -5,7 +5,7 @@ There is no GPU here, so these files are written by hand, following the schema t
 Kineto writes on CUDA machines: cpu_op / user_annotation ranges on host threads, cuda_runtime
 launches with a "correlation" id, kernels on (pid = device, tid = stream) with the same id,
 gpu_user_annotation ranges on the GPU, and NCCL kernels with the communication metadata
-("Collective name", "In msg nelems", "dtype", "Process Group *", "Src Rank" / "Dst Rank").
+("Collective name", "In msg nelems", "dtype", "Process Group *", "Src Rank" / "Dst Rank", "Seq").
 The timings are chosen so that every wait is known exactly (µs, rank clocks identical):
 
   rank 0: F0 [0,100]  F1 [120,220]  B0 [440,640]  B1 [780,980]   (CPU PP: labels, kernels joined by correlation)
@@ -30,6 +30,7 @@ class Rank:
         self.rank = rank
         self.events = []
         self.corr = 1000 * (rank + 1)
+        self.seq = 0  # the process group's p2p sequence number ("Seq"), counted in post order
 
     def x(self, name, cat, ts, dur, pid, tid, **args):
         self.events.append({"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": T0 + ts, "dur": dur, "args": args})
@@ -45,7 +46,8 @@ class Rank:
     def nccl(self, cpu_ts, gpu_ts, gpu_dur, send, peer):
         meta = dict(PG)
         meta.update({"Collective name": "send" if send else "recv", "In msg nelems": 65536, "Out msg nelems": 65536,
-                     "dtype": "Float", ("Dst Rank" if send else "Src Rank"): peer})
+                     "dtype": "Float", ("Dst Rank" if send else "Src Rank"): peer, "Seq": self.seq})
+        self.seq += 1
         self.x("record_param_comms", "cpu_op", cpu_ts - 2, 8, 100 + self.rank, 100 + self.rank, **meta)
         self.launch(cpu_ts, gpu_ts, gpu_dur, "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", stream=20, **meta)
 

@@ -99,7 +99,29 @@ TEST(KinetoErrors, CorruptedGzipIsAnError)
     const std::string path = dir.write("rank0.json.gz", gz);
     auto trace = readKinetoTrace(path);
     ASSERT_FALSE(trace);
-    EXPECT_NE(trace.error().context.find(path), std::string::npos) << trace.error().describe();
+    // Where: the compressed byte zlib stopped at, and how far the JSON had been read.
+    EXPECT_NE(trace.error().message.find("compressed byte "), std::string::npos) << trace.error().describe();
+    EXPECT_NE(trace.error().context.find(path + ": byte "), std::string::npos) << trace.error().describe();
+}
+
+// A corrupted plain trace (one character of a key overwritten in the middle): the file and the
+// byte where the JSON stopped making sense.
+TEST(KinetoErrors, CorruptedJsonNamesFileAndByte)
+{
+    TempDir dir;
+    std::string json = gunzip(kData + "/1f1b-2/rank0.json.gz");
+    const std::size_t at = json.find("\"ts\"", json.size() / 2);
+    ASSERT_NE(at, std::string::npos);
+    json[at] = '@';
+    const std::string path = dir.write("rank0.json", json);
+    auto trace = readKinetoTrace(path);
+    ASSERT_FALSE(trace);
+    EXPECT_EQ(trace.error().code, ErrorCode::ParseError);
+    EXPECT_EQ(trace.error().context, path + ": byte " + std::to_string(at + 1)) << trace.error().describe();
+    // The job import (and so analyze and the GUI) passes it on unchanged.
+    auto job = importKinetoJob({path});
+    ASSERT_FALSE(job);
+    EXPECT_EQ(job.error().context, trace.error().context);
 }
 
 TEST(KinetoErrors, MistypedFieldNamesTheEvent)

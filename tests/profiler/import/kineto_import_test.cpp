@@ -97,9 +97,16 @@ TEST(KinetoImport, LabelSourcePerSchedule)
     EXPECT_EQ(gpipe->ranks[0].source, LabelSource::GPipeNames);
     EXPECT_EQ(f1b->ranks[0].source, LabelSource::Inferred);
     EXPECT_EQ(inter->ranks[0].source, LabelSource::PipelineAnnotations);
-    EXPECT_EQ(gpipe->schedule, "gpipe");
-    EXPECT_EQ(f1b->schedule, "1f1b");
-    EXPECT_EQ(inter->schedule, "interleaved-1f1b");
+    // PyTorch's class, told from the orders and the placement (the catalogue maps it).
+    EXPECT_EQ(gpipe->pytorchSchedule, "ScheduleGPipe");
+    EXPECT_EQ(f1b->pytorchSchedule, "Schedule1F1B");
+    EXPECT_EQ(inter->pytorchSchedule, "ScheduleInterleaved1F1B");
+    EXPECT_EQ(stagesPerRankOf(*inter), 2);
+    EXPECT_EQ(stagesPerRankOf(*f1b), 1);
+    auto inter4 = importKinetoJob({kData + "/interleaved-4"});
+    ASSERT_TRUE(inter4);
+    EXPECT_EQ(inter4->pytorchSchedule, "ScheduleInterleaved1F1B");
+    EXPECT_EQ(inter4->ranks[3].stages, (std::vector<int>{3, 7}));
     EXPECT_EQ(inter->ranks[1].stages, (std::vector<int>{1, 3}));
 }
 
@@ -176,7 +183,18 @@ TEST(KinetoImport, GpuJobJoinsKernelsAndSplitsNcclWaits)
         EXPECT_EQ(nccl.dtype, "Float");
         EXPECT_EQ(nccl.inElements, 65536);
         EXPECT_TRUE(nccl.collective == "send" || nccl.collective == "recv");
+        EXPECT_EQ(nccl.collective == "send" ? nccl.dstRank : nccl.srcRank, t.srcRank == 0 ? 1 : 0);
     }
+    // The process group's p2p sequence number ("Seq"): the sender's, in the order it posted.
+    // Rank 0 posts SEND_F0, SEND_F1, RECV_B0, RECV_B1; rank 1 RECV_F0, SEND_B0, RECV_F1, SEND_B1.
+    std::map<std::pair<int, int>, std::int64_t> seq;
+    for (const auto& t : job->transfers) {
+        seq[{static_cast<int>(t.direction), t.microbatch}] = job->comms.at(static_cast<std::size_t>(t.comm)).seq;
+    }
+    EXPECT_EQ(seq.at({0, 0}), 0);
+    EXPECT_EQ(seq.at({0, 1}), 1);
+    EXPECT_EQ(seq.at({1, 0}), 1);
+    EXPECT_EQ(seq.at({1, 1}), 3);
     EXPECT_EQ(byKey.at({0, 0})->recvWaiting(), 50'000);
     EXPECT_EQ(byKey.at({0, 1})->sendWaiting(), 220'000);
     EXPECT_EQ(byKey.at({1, 0})->recvWaiting(), 180'000);

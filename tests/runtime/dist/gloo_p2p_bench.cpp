@@ -8,10 +8,8 @@
 //                                                   activations at micro-batch 4, 4, 1)
 #include "runtime/dist/dist_env.h"
 #include "runtime/dist/gloo_transport.h"
+#include "runtime/dist/listen_socket.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,22 +22,6 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-int freePort()
-{
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    int port = -1;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0
-        && ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-        port = ntohs(addr.sin_port);
-    }
-    ::close(fd);
-    return port;
-}
 
 double median(std::vector<double> v)
 {
@@ -115,7 +97,7 @@ int main(int argc, char** argv)
     if (sizes.empty()) {
         sizes = {4LL * 64 * 128, 4LL * 128 * 256, 1LL * 1024 * 1024}; // b x T x d of tiny, small, gpt2-medium
     }
-    const int port = freePort();
+    const int port = bs::runtime::freeLoopbackPort();
     std::fflush(stdout);
     const pid_t child = ::fork(); // before any torch thread starts
     if (child < 0) {

@@ -7,10 +7,10 @@
 #include "runtime/schedule/catalogue.h"
 #include "runtime/sim/threaded_driver.h"
 #include "tests/runtime/model/test_tokens.h"
+#include "tests/support/tiny_run_config.h"
+#include "tests/support/train_run.h"
 
 #include <gtest/gtest.h>
-
-#include "tests/support/tiny_run_config.h"
 
 #include <algorithm>
 #include <chrono>
@@ -55,14 +55,8 @@ Outcome train(const RunConfig& config, ExecutorKind executor)
 {
     SessionOptions o;
     o.executor = executor;
-    auto session = RunSession::create(config, o);
-    EXPECT_TRUE(session.has_value()) << session.error().describe();
-    if (!session) {
-        return {};
-    }
-    const Status s = session->run();
-    EXPECT_TRUE(s.has_value()) << s.error().describe();
-    return {session->summary().losses, session->trace()};
+    bs::test::TrainedRun run = bs::test::trainRun(config, o);
+    return {run.summary.losses, run.trace};
 }
 
 class ThreadedMatchesSerial : public ::testing::TestWithParam<std::tuple<std::string, int>>

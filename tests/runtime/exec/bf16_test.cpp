@@ -2,10 +2,10 @@
 // state): a run trains, its losses are finite and close to fp32's, under a flush schedule and
 // under PACI's in-place LocalAccumulator.
 #include "runtime/exec/run_session.h"
+#include "tests/support/tiny_run_config.h"
+#include "tests/support/train_run.h"
 
 #include <gtest/gtest.h>
-
-#include "tests/support/tiny_run_config.h"
 
 #include <cmath>
 #include <cstdio>
@@ -13,16 +13,9 @@
 namespace bs::runtime {
 namespace {
 
-RunSummary train(RunConfig config)
+RunSummary train(const RunConfig& config)
 {
-    auto session = RunSession::create(config, {});
-    EXPECT_TRUE(session) << session.error().describe();
-    if (!session) {
-        return {};
-    }
-    const Status s = session->run();
-    EXPECT_TRUE(s) << s.error().describe();
-    return session->summary();
+    return bs::test::trainRun(config).summary;
 }
 
 class Bf16OnTheCpu : public ::testing::TestWithParam<std::string>

@@ -6,14 +6,14 @@
 #include "runtime/model/device_memory.h"
 #include "runtime/model/pipeline_model.h"
 #include "runtime/model/torch_devices.h"
+#include "tests/runtime/model/test_tokens.h"
+#include "tests/support/tiny_run_config.h"
+#include "tests/support/train_run.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <set>
-
-#include "tests/runtime/model/test_tokens.h"
-#include "tests/support/tiny_run_config.h"
 
 namespace bs::runtime {
 namespace {
@@ -25,17 +25,11 @@ bool haveGpu()
 
 RunSummary train(const RunConfig& config, std::shared_ptr<const profiler::TraceSnapshot>* trace = nullptr)
 {
-    auto session = RunSession::create(config, {});
-    EXPECT_TRUE(session) << session.error().describe();
-    if (!session) {
-        return {};
-    }
-    const Status s = session->run();
-    EXPECT_TRUE(s) << s.error().describe();
+    bs::test::TrainedRun run = bs::test::trainRun(config);
     if (trace) {
-        *trace = session->trace();
+        *trace = run.trace;
     }
-    return session->summary();
+    return run.summary;
 }
 
 class GpuMatchesCpu : public ::testing::TestWithParam<std::string>

@@ -4,6 +4,7 @@
 
 #include "runtime/schedule/catalogue.h"
 #include "tests/support/tiny_run_config.h"
+#include "tests/support/train_run.h"
 
 #include <bubblescope/paci/lag_bound.h>
 #include <gtest/gtest.h>
@@ -28,14 +29,7 @@ std::vector<double> losses(const RunConfig& config, bool reference = false)
 {
     SessionOptions o;
     o.reference = reference;
-    auto session = RunSession::create(config, o);
-    EXPECT_TRUE(session.has_value()) << session.error().describe();
-    if (!session) {
-        return {};
-    }
-    const Status s = session->run();
-    EXPECT_TRUE(s.has_value()) << s.error().describe();
-    return session->summary().losses;
+    return bs::test::trainRun(config, o).summary.losses;
 }
 
 class SyncMatchesReference : public ::testing::TestWithParam<std::string>

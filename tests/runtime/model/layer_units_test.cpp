@@ -23,9 +23,9 @@ TEST(LayerUnits, EmbeddingOnlyAndHeadOnlyStagesTrainLikeTheReference)
     o.unitsPerStage = {1, 2, 3, 1};
     auto model = PipelineModel::create(o, test::patternTokens(o.shape, o.microBatchSize));
     ASSERT_TRUE(model) << model.error().describe();
-    EXPECT_EQ(model->stageStats(0).parameterCount, o.shape.embeddingParams());
-    EXPECT_EQ(model->stageStats(2).parameterCount, 2 * o.shape.blockParams() + 2 * o.shape.dModel);
-    EXPECT_EQ(model->stageStats(3).parameterCount, o.shape.headParams() - 2 * o.shape.dModel);
+    EXPECT_EQ(model->parameterCount(0), o.shape.embeddingParams());
+    EXPECT_EQ(model->parameterCount(2), 2 * o.shape.blockParams() + 2 * o.shape.dModel);
+    EXPECT_EQ(model->parameterCount(3), o.shape.headParams() - 2 * o.shape.dModel);
     auto ref = ReferenceTrainer::create(o, test::patternTokens(o.shape, o.microBatchSize));
     ASSERT_TRUE(ref);
     for (int n = 0; n < 3; ++n) {

@@ -121,8 +121,8 @@ TEST(PipelineModel, UpdateRejectsAWindowThatDoesNotMatchTheBackwardCount)
 // F(0), F(1) on every stage; B(0) and an update; then B(1), whose forward saw the old version.
 struct LateBackward
 {
-    StageStats stage0;
-    int maxLag = 0;
+    StageMetrics stage0;
+    int maxStashedVersions = 0;
 };
 
 LateBackward runLateBackward(WeightPolicy policy)
@@ -143,28 +143,28 @@ LateBackward runLateBackward(WeightPolicy policy)
             EXPECT_TRUE(model->update(s, 1).has_value());
         }
     }
-    return {model->stageStats(0), model->stageStats(0).maxLag};
+    return {model->stageMetrics(0), model->maxStashedVersions(0)};
 }
 
 TEST(PipelineModel, InPlaceBackwardSeesUpdatedWeights)
 {
     const LateBackward r = runLateBackward(WeightPolicy::InPlace);
-    EXPECT_EQ(r.maxLag, 1);
+    EXPECT_EQ(r.stage0.maxLag, 1);
     ASSERT_EQ(r.stage0.driftSamples, 2);
     EXPECT_GT(r.stage0.maxDrift, 0.0) << "micro-batch 1's backward ran on weights updated after its forward";
-    EXPECT_EQ(r.stage0.maxStashedVersions, 0);
-    EXPECT_EQ(r.stage0.memory.liveOf(MemoryCategory::Stash), 0);
+    EXPECT_EQ(r.maxStashedVersions, 0);
+    EXPECT_EQ(r.stage0.stashBytes, 0);
 }
 
 TEST(PipelineModel, StashedBackwardUsesTheForwardWeights)
 {
     const LateBackward r = runLateBackward(WeightPolicy::Stash);
-    EXPECT_EQ(r.maxLag, 1);
+    EXPECT_EQ(r.stage0.maxLag, 1);
     ASSERT_EQ(r.stage0.driftSamples, 2);
     EXPECT_EQ(r.stage0.maxDrift, 0.0) << "the backward ran on the stashed version its forward used";
-    EXPECT_EQ(r.stage0.maxStashedVersions, 1);
-    EXPECT_GT(r.stage0.memory.peakOf(MemoryCategory::Stash), 0) << "the stash is charged to the stage";
-    EXPECT_EQ(r.stage0.memory.liveOf(MemoryCategory::Stash), 0) << "and freed when no backward needs it";
+    EXPECT_EQ(r.maxStashedVersions, 1);
+    EXPECT_GT(r.stage0.peakStashBytes, 0) << "the stash is charged to the stage";
+    EXPECT_EQ(r.stage0.stashBytes, 0) << "and freed when no backward needs it";
 }
 
 TEST(PipelineModel, MeasuresParameterGradientAndOptimizerBytes)
@@ -174,17 +174,18 @@ TEST(PipelineModel, MeasuresParameterGradientAndOptimizerBytes)
     expectOk(model);
     std::int64_t total = 0;
     for (int s = 0; s < kP; ++s) {
-        const StageStats st = model->stageStats(s);
-        const std::int64_t bytes = st.parameterCount * 4;
-        EXPECT_GE(st.memory.liveOf(MemoryCategory::Parameters), bytes) << "stage " << s;
-        EXPECT_LE(st.memory.liveOf(MemoryCategory::Parameters), bytes + 4096) << "stage " << s;
-        EXPECT_EQ(st.memory.liveOf(MemoryCategory::Gradients), bytes) << "stage " << s;
-        EXPECT_EQ(st.memory.liveOf(MemoryCategory::OptimizerState), 2 * bytes) << "stage " << s;
-        total += st.parameterCount;
+        const StageMetrics st = model->stageMetrics(s);
+        EXPECT_EQ(st.stage, s);
+        const std::int64_t bytes = model->parameterCount(s) * 4;
+        EXPECT_GE(st.paramBytes, bytes) << "stage " << s;
+        EXPECT_LE(st.paramBytes, bytes + 4096) << "stage " << s;
+        EXPECT_EQ(st.gradBytes, bytes) << "stage " << s;
+        EXPECT_EQ(st.optimizerBytes, 2 * bytes) << "stage " << s;
+        total += model->parameterCount(s);
     }
     EXPECT_EQ(total, o.shape.totalParams());
     expectOk(model->forward(0, 0));
-    EXPECT_GT(model->stageStats(0).memory.liveOf(MemoryCategory::Activations), 0);
+    EXPECT_GT(model->stageMetrics(0).activationBytes, 0);
 }
 
 } // namespace
@@ -237,7 +238,7 @@ TEST(PipelineModel, OneStageModelHoldsOnlyItsStageWithTheSameWeights)
     { // the whole model is gone before the rank's memory is measured
         auto full = PipelineModel::create(whole, tokens);
         expectOk(full);
-        stage1Params = full->stageStats(1).parameterCount;
+        stage1Params = full->parameterCount(1);
         expectOk(full->forward(0, 0));
         activation = full->takeHandOff(HandOffKind::Activation, 1, 0);
         ASSERT_TRUE(activation.has_value());
@@ -249,9 +250,9 @@ TEST(PipelineModel, OneStageModelHoldsOnlyItsStageWithTheSameWeights)
 
     auto rank = PipelineModel::create(one, tokens);
     expectOk(rank);
-    EXPECT_EQ(rank->stageStats(1).parameterCount, stage1Params);
+    EXPECT_EQ(rank->parameterCount(1), stage1Params);
     for (int s : {0, 2, 3}) {
-        EXPECT_EQ(rank->stageStats(s).parameterCount, 0) << "stage " << s;
+        EXPECT_EQ(rank->parameterCount(s), 0) << "stage " << s;
         EXPECT_EQ(MemoryTracker::stage(s).liveOf(MemoryCategory::Parameters), 0) << "stage " << s;
     }
     rank->putHandOff(HandOffKind::Activation, 1, 0, *activation);

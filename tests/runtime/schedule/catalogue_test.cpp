@@ -176,6 +176,66 @@ TEST(Catalogue, TraitsAreTheRulesEveryLayerAsks)
     EXPECT_EQ(findSchedule("paci")->minMicrobatches(8, 0), 1);
 }
 
+// The default baseline is one synchronous, one-stage-per-rank schedule (the CLI and the what-if
+// compare against it without naming it): 1f1b.
+TEST(Catalogue, OneDefaultBaselineWhichIsSynchronous)
+{
+    EXPECT_EQ(scheduleNamesWhere([](const ScheduleInfo& i) { return i.defaultBaseline; }), "1f1b");
+    const ScheduleInfo& baseline = defaultBaselineSchedule();
+    EXPECT_EQ(baseline.name, "1f1b");
+    EXPECT_FALSE(baseline.asynchronous);
+    EXPECT_FALSE(baseline.takesAccumWindow());
+    EXPECT_FALSE(baseline.multiStage());
+    EXPECT_EQ(baseline.family, ScheduleFamily::Flush);
+}
+
+// An imported torch.profiler job names PyTorch's class; the catalogue answers which of its
+// schedules that is, on the class's placement (the classes themselves are checked against
+// PyTorch's own orders by torch_peer_test).
+TEST(Catalogue, PyTorchClassesMapToTheScheduleThatRunsTheSameOrder)
+{
+    EXPECT_EQ(findScheduleByPyTorchClass("Schedule1F1B")->name, "1f1b");
+    EXPECT_EQ(findScheduleByPyTorchClass("ScheduleGPipe")->name, "gpipe");
+    EXPECT_EQ(findScheduleByPyTorchClass("ScheduleInterleaved1F1B")->name, "interleaved-1f1b");
+    EXPECT_EQ(findScheduleByPyTorchClass("ScheduleDualPipeV")->name, "dualpipev");
+    EXPECT_EQ(findScheduleByPyTorchClass(""), nullptr); // schedules PyTorch has no class for
+    EXPECT_EQ(findScheduleByPyTorchClass("1f1b"), nullptr);
+    int classes = 0;
+    for (const auto& info : scheduleCatalogue()) {
+        if (!info.pytorchClass.empty()) {
+            ++classes;
+            EXPECT_EQ(findScheduleByPyTorchClass(info.pytorchClass), &info)
+                << "two schedules claim " << info.pytorchClass;
+        }
+    }
+    EXPECT_EQ(classes, 7);
+
+    auto interleaved = paramsForPyTorchSchedule("ScheduleInterleaved1F1B", 2, 2, 8);
+    ASSERT_TRUE(interleaved) << interleaved.error().describe();
+    EXPECT_EQ(interleaved->name, "interleaved-1f1b");
+    EXPECT_EQ(interleaved->stages, 2);
+    EXPECT_EQ(interleaved->stagesPerRank, 2);
+    EXPECT_EQ(interleaved->placement, Placement::Loop);
+    auto schedule = makeSchedule(*interleaved);
+    ASSERT_TRUE(schedule);
+    EXPECT_EQ(schedule->rankOfStage, (std::vector<int>{0, 1, 0, 1}));
+    auto plain = paramsForPyTorchSchedule("Schedule1F1B", 4, 1, 8);
+    ASSERT_TRUE(plain);
+    EXPECT_EQ(plain->name, "1f1b");
+    EXPECT_EQ(plain->placement, Placement::OnePerRank);
+
+    auto unknown = paramsForPyTorchSchedule("ScheduleMine", 2, 1, 8);
+    ASSERT_FALSE(unknown);
+    EXPECT_NE(unknown.error().message.find("'ScheduleMine'"), std::string::npos);
+    EXPECT_NE(unknown.error().context.find("ScheduleInterleaved1F1B"), std::string::npos) << unknown.error().context;
+    auto twoStages = paramsForPyTorchSchedule("Schedule1F1B", 2, 2, 8);
+    ASSERT_FALSE(twoStages);
+    EXPECT_NE(twoStages.error().message.find("stages-per-rank"), std::string::npos) << twoStages.error().message;
+    auto badM = paramsForPyTorchSchedule("ScheduleInterleaved1F1B", 4, 2, 6); // m must be a multiple of p
+    ASSERT_FALSE(badM);
+    EXPECT_NE(badM.error().message.find("microbatches"), std::string::npos) << badM.error().message;
+}
+
 // 2bw holds two weight versions: valid exactly from m = p + k − 1 on (the validator counts the
 // versions held; the parameter check names the rule before generating).
 TEST(Catalogue, TwoBwNeedsMicrobatchesCoveringTheDepth)

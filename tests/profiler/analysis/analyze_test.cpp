@@ -26,8 +26,12 @@ TraceEvent ev(int stage, EventKind kind, int mb, TimeNs start, TimeNs end, int v
 std::vector<TraceEvent> asyncStageWaitingOnAGradient()
 {
     std::vector<TraceEvent> events = {
-        ev(0, EventKind::Forward, 0, 0, 10), ev(0, EventKind::Forward, 1, 10, 20), ev(0, EventKind::Backward, 0, 36, 46),
-        ev(0, EventKind::Forward, 2, 46, 56), ev(0, EventKind::Backward, 1, 56, 66), ev(0, EventKind::Backward, 2, 66, 76),
+        ev(0, EventKind::Forward, 0, 0, 10),
+        ev(0, EventKind::Forward, 1, 10, 20),
+        ev(0, EventKind::Backward, 0, 36, 46),
+        ev(0, EventKind::Forward, 2, 46, 56),
+        ev(0, EventKind::Backward, 1, 56, 66),
+        ev(0, EventKind::Backward, 2, 66, 76),
     };
     TraceEvent send = ev(1, EventKind::Send, 0, 30, 36);
     send.lane = Lane::Comm;
@@ -36,17 +40,24 @@ std::vector<TraceEvent> asyncStageWaitingOnAGradient()
     return events;
 }
 
-TimeNs cause(const StageReport& s, BubbleCause c) { return s.idleByCause[static_cast<std::size_t>(c)]; }
+TimeNs cause(const StageReport& s, BubbleCause c)
+{
+    return s.idleByCause[static_cast<std::size_t>(c)];
+}
 
 TEST(Analyze, AttributesWarmUpDrainDependencyAndComm)
 {
     // Stage 0: F0 [0,10) F1 [10,20), waits for B0's gradient, which is sent [40,45); B0 [45,65), B1 [65,85).
     // Stage 1: idle until F0 arrives at 10+5 (comm 5), F0 [15,25) B0 [25,40) F1 [40,50) B1 [50,60)...
     std::vector<TraceEvent> events = {
-        ev(0, EventKind::Forward, 0, 0, 10),   ev(0, EventKind::Forward, 1, 10, 20),
-        ev(1, EventKind::Forward, 0, 15, 25),  ev(1, EventKind::Backward, 0, 25, 40),
-        ev(0, EventKind::Backward, 0, 45, 65), ev(1, EventKind::Forward, 1, 40, 50),
-        ev(1, EventKind::Backward, 1, 50, 60), ev(0, EventKind::Backward, 1, 65, 85),
+        ev(0, EventKind::Forward, 0, 0, 10),
+        ev(0, EventKind::Forward, 1, 10, 20),
+        ev(1, EventKind::Forward, 0, 15, 25),
+        ev(1, EventKind::Backward, 0, 25, 40),
+        ev(0, EventKind::Backward, 0, 45, 65),
+        ev(1, EventKind::Forward, 1, 40, 50),
+        ev(1, EventKind::Backward, 1, 50, 60),
+        ev(0, EventKind::Backward, 1, 65, 85),
     };
     TraceEvent send = ev(1, EventKind::Send, 0, 40, 45);
     send.lane = Lane::Comm;
@@ -126,10 +137,14 @@ TEST(Analyze, FlushSpansCoverOnlyTheFlushWindow)
     // The flush window runs from the last forward of batch 0 (ends 20) to batch 1's first (60):
     // the idle part of it, [40,60), is flush.
     std::vector<TraceEvent> events = {
-        ev(0, EventKind::Forward, 0, 0, 10),   ev(0, EventKind::Forward, 1, 10, 20),
-        ev(0, EventKind::Backward, 0, 20, 30), ev(0, EventKind::Backward, 1, 30, 40),
-        ev(0, EventKind::Forward, 2, 60, 70),  ev(0, EventKind::Forward, 3, 70, 80),
-        ev(0, EventKind::Backward, 2, 80, 90), ev(0, EventKind::Backward, 3, 90, 100),
+        ev(0, EventKind::Forward, 0, 0, 10),
+        ev(0, EventKind::Forward, 1, 10, 20),
+        ev(0, EventKind::Backward, 0, 20, 30),
+        ev(0, EventKind::Backward, 1, 30, 40),
+        ev(0, EventKind::Forward, 2, 60, 70),
+        ev(0, EventKind::Forward, 3, 70, 80),
+        ev(0, EventKind::Backward, 2, 80, 90),
+        ev(0, EventKind::Backward, 3, 90, 100),
     };
     AnalysisOptions options;
     options.microbatchesPerBatch = 2;
@@ -145,11 +160,16 @@ TEST(Analyze, SettingsChangedMidRunAttributeFlushesPerSegment)
     // One stage. Batch 0 (mb 0-1) flushes: gap [40,60). From mb 2 on (a live Apply) batches have
     // 4 micro-batches and no flush: the gap [100,120) before mb 4 is a dependency wait.
     std::vector<TraceEvent> events = {
-        ev(0, EventKind::Forward, 0, 0, 10),    ev(0, EventKind::Forward, 1, 10, 20),
-        ev(0, EventKind::Backward, 0, 20, 30),  ev(0, EventKind::Backward, 1, 30, 40),
-        ev(0, EventKind::Forward, 2, 60, 70),   ev(0, EventKind::Forward, 3, 70, 80),
-        ev(0, EventKind::Backward, 2, 80, 90),  ev(0, EventKind::Backward, 3, 90, 100),
-        ev(0, EventKind::Forward, 4, 120, 130), ev(0, EventKind::Backward, 4, 130, 140),
+        ev(0, EventKind::Forward, 0, 0, 10),
+        ev(0, EventKind::Forward, 1, 10, 20),
+        ev(0, EventKind::Backward, 0, 20, 30),
+        ev(0, EventKind::Backward, 1, 30, 40),
+        ev(0, EventKind::Forward, 2, 60, 70),
+        ev(0, EventKind::Forward, 3, 70, 80),
+        ev(0, EventKind::Backward, 2, 80, 90),
+        ev(0, EventKind::Backward, 3, 90, 100),
+        ev(0, EventKind::Forward, 4, 120, 130),
+        ev(0, EventKind::Backward, 4, 130, 140),
     };
     const auto snapshot = makeSnapshot({}, events);
     AnalysisOptions uniform;
@@ -175,9 +195,12 @@ TEST(Analyze, VersionLagAndStashedVersions)
 {
     // F0 at v0, F1 at v0, B0 at v0, U -> v1, F2 at v1, B1 at v1 (lag 1), B2 at v1 (lag 0).
     std::vector<TraceEvent> events = {
-        ev(0, EventKind::Forward, 0, 0, 1, 0),  ev(0, EventKind::Forward, 1, 1, 2, 0),
-        ev(0, EventKind::Backward, 0, 2, 3, 0), ev(0, EventKind::Update, 0, 3, 4, 0),
-        ev(0, EventKind::Forward, 2, 4, 5, 1),  ev(0, EventKind::Backward, 1, 5, 6, 1),
+        ev(0, EventKind::Forward, 0, 0, 1, 0),
+        ev(0, EventKind::Forward, 1, 1, 2, 0),
+        ev(0, EventKind::Backward, 0, 2, 3, 0),
+        ev(0, EventKind::Update, 0, 3, 4, 0),
+        ev(0, EventKind::Forward, 2, 4, 5, 1),
+        ev(0, EventKind::Backward, 1, 5, 6, 1),
         ev(0, EventKind::Backward, 2, 6, 7, 1),
     };
     AnalysisOptions options;
