@@ -139,7 +139,7 @@ QWidget* TuningPanel::buildControls()
     form->addRow(tr("Global batch"), m_globalBatch);
     form->addRow(tr("Batches simulated"), m_batches);
     form->addRow(tr("Memory budget"), m_budget);
-    m_recompute = new QCheckBox(tr("Activation recompute"), box);
+    m_recompute = new QCheckBox(tr("Recompute"), box);
     m_recompute->setObjectName(QStringLiteral("recomputeCheck"));
     m_recompute->setToolTip(tr("model.recompute: every backward runs its stage's forward again (more time), and an "
                                "in-flight micro-batch keeps only the stage's input (less memory)"));
