@@ -291,9 +291,10 @@ void printSummary(const runtime::RunSummary& s)
 void addTrainOptions(CLI::App& sub, TrainArgs& a)
 {
     sub.add_option("--config", a.configPath, "Run configuration (TOML); default: the embedded demo");
+    // The list comes from the catalogue, so a new schedule appears here without an edit.
     sub.add_option("--schedule", a.schedule,
-        "gpipe, 1f1b, zb-h1, zb-h2, pipedream, 2bw, async-1f1b, paci, interleaved-1f1b, looped-bfs, "
-        "interleaved-zb, zb-v, dualpipev (`bubblescope-cli schedules` lists them)");
+        runtime::scheduleNamesWhere([](const runtime::ScheduleInfo&) { return true; })
+            + " (`bubblescope-cli schedules` describes them)");
     sub.add_option("--stages", a.stages, "Pipeline stages p (ranks)");
     sub.add_option("--stages-per-rank", a.stagesPerRank,
         "v: model chunks per rank for interleaved and V schedules (0 = the schedule's own: 2)");
