@@ -147,7 +147,7 @@ TEST(MultiStageRun, VPlacementPutsTheLastStageOnRankZero)
 // PACI on an interleaved placement with real tensors: every model stage's measured version lag
 // (updates its weights took between a micro-batch's forward and its backward) stays within the
 // catalogue's bound for that chunk and chunk 0 reaches it; the serial and threaded executors give
-// identical losses (static per-rank orders).
+// the same losses (static per-rank orders).
 TEST(MultiStageRun, PaciInterleavedLagIsWithinItsBoundPerChunk)
 {
     for (int a : {1, 2}) {
@@ -156,7 +156,13 @@ TEST(MultiStageRun, PaciInterleavedLagIsWithinItsBoundPerChunk)
         const Ran serial = train(config, false);
         const Ran threaded = train(config, false, ExecutorKind::Threaded);
         ASSERT_EQ(serial.losses.size(), 6u);
-        EXPECT_EQ(threaded.losses, serial.losses) << "a = " << a;
+        // Same static per-rank orders, so the same arithmetic up to LibTorch's own kernel choices:
+        // 2.11's CPU kernels may reduce in another order on another thread (the last bits differ
+        // there, never with 1.13). A different update order would move the losses by ~1e-3.
+        ASSERT_EQ(threaded.losses.size(), serial.losses.size()) << "a = " << a;
+        for (std::size_t i = 0; i < serial.losses.size(); ++i) {
+            EXPECT_NEAR(threaded.losses[i], serial.losses[i], 1e-6) << "a = " << a << ", batch " << i;
+        }
         for (double loss : serial.losses) {
             EXPECT_TRUE(std::isfinite(loss)) << "a = " << a;
         }
