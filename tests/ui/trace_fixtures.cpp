@@ -8,8 +8,7 @@ using profiler::EventKind;
 using profiler::Lane;
 using profiler::TraceEvent;
 
-namespace {
-TraceEvent ev(int stage, EventKind kind, int mb, profiler::TimeNs start, profiler::TimeNs end, int version = 0)
+TraceEvent traceEvent(int stage, EventKind kind, int mb, profiler::TimeNs start, profiler::TimeNs end, int version)
 {
     TraceEvent e;
     e.stage = static_cast<std::uint16_t>(stage);
@@ -20,20 +19,27 @@ TraceEvent ev(int stage, EventKind kind, int mb, profiler::TimeNs start, profile
     e.version = version;
     return e;
 }
-} // namespace
+
+TraceEvent sendEvent(int stage, int to, int mb, profiler::TimeNs start, profiler::TimeNs end)
+{
+    TraceEvent e = traceEvent(stage, EventKind::Send, mb, start, end);
+    e.lane = Lane::Comm;
+    e.aux = static_cast<std::uint16_t>(to);
+    return e;
+}
 
 std::shared_ptr<const profiler::TraceSnapshot> twoStageTrace()
 {
     std::vector<TraceEvent> events{
-        ev(0, EventKind::Forward, 0, 0, 100),
-        ev(1, EventKind::Forward, 0, 100, 200),
-        ev(0, EventKind::Forward, 1, 100, 200),
-        ev(1, EventKind::Backward, 0, 200, 300),
-        ev(1, EventKind::Forward, 1, 300, 400),
-        ev(0, EventKind::Backward, 0, 400, 500),
-        ev(1, EventKind::Backward, 1, 400, 500),
-        ev(1, EventKind::Update, 0, 500, 550),
-        ev(0, EventKind::Backward, 1, 600, 700, 1),
+        traceEvent(0, EventKind::Forward, 0, 0, 100),
+        traceEvent(1, EventKind::Forward, 0, 100, 200),
+        traceEvent(0, EventKind::Forward, 1, 100, 200),
+        traceEvent(1, EventKind::Backward, 0, 200, 300),
+        traceEvent(1, EventKind::Forward, 1, 300, 400),
+        traceEvent(0, EventKind::Backward, 0, 400, 500),
+        traceEvent(1, EventKind::Backward, 1, 400, 500),
+        traceEvent(1, EventKind::Update, 0, 500, 550),
+        traceEvent(0, EventKind::Backward, 1, 600, 700, 1),
     };
     profiler::TraceMeta meta;
     meta.stages = 2;
@@ -53,7 +59,7 @@ std::shared_ptr<const profiler::TraceSnapshot> syntheticTrace(std::size_t count,
     while (produced < count) {
         const auto s = static_cast<std::size_t>(step % static_cast<std::size_t>(stages));
         const EventKind kind = cycle[(step / static_cast<std::size_t>(stages)) % 4];
-        TraceEvent e = ev(static_cast<int>(s), kind, mb[s], clock[s], clock[s] + 1000);
+        TraceEvent e = traceEvent(static_cast<int>(s), kind, mb[s], clock[s], clock[s] + 1000);
         store.append(e);
         ++produced;
         if (kind == EventKind::Forward && produced < count) {
@@ -74,8 +80,8 @@ std::shared_ptr<const profiler::TraceSnapshot> syntheticTrace(std::size_t count,
     return store.snapshot();
 }
 
-std::shared_ptr<const TimelineIndex> analysedIndex(std::shared_ptr<const profiler::TraceSnapshot> trace,
-                                                   const profiler::AnalysisOptions& options)
+std::shared_ptr<const TimelineIndex> analysedIndex(
+    std::shared_ptr<const profiler::TraceSnapshot> trace, const profiler::AnalysisOptions& options)
 {
     std::vector<profiler::BubbleSpan> bubbles = profiler::analyze(*trace, options).bubbles;
     return TimelineIndex::build(std::move(trace), std::move(bubbles));

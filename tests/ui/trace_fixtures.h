@@ -8,6 +8,12 @@
 
 namespace bs::ui::test {
 
+/// One compute-lane event of `stage`.
+profiler::TraceEvent traceEvent(
+    int stage, profiler::EventKind kind, int mb, profiler::TimeNs start, profiler::TimeNs end, int version = 0);
+/// A send on `stage`'s communication lane to lane `to` (its aux).
+profiler::TraceEvent sendEvent(int stage, int to, int mb, profiler::TimeNs start, profiler::TimeNs end);
+
 /// Two stages, compute lane only, times in ns:
 ///   stage 0: F0 [0,100) F1 [100,200) B0 [400,500) B1 [600,700)           (gap 200..400: dependency)
 ///   stage 1: F0 [100,200) B0 [200,300) F1 [300,400) B1 [400,500) U0 [500,550)
@@ -22,8 +28,8 @@ std::shared_ptr<const profiler::TraceSnapshot> syntheticTrace(std::size_t count,
 /// The index of `trace` painted with its one analysis's bubbles, under the trace meta's settings
 /// (or `options` when given) — what the app does with a trace.
 std::shared_ptr<const TimelineIndex> analysedIndex(std::shared_ptr<const profiler::TraceSnapshot> trace);
-std::shared_ptr<const TimelineIndex> analysedIndex(std::shared_ptr<const profiler::TraceSnapshot> trace,
-                                                   const profiler::AnalysisOptions& options);
+std::shared_ptr<const TimelineIndex> analysedIndex(
+    std::shared_ptr<const profiler::TraceSnapshot> trace, const profiler::AnalysisOptions& options);
 /// Options with only the flush rule and m set.
 profiler::AnalysisOptions flushRule(bool synchronous, int microbatchesPerBatch);
 

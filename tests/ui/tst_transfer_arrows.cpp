@@ -17,30 +17,16 @@ using profiler::Lane;
 
 namespace {
 
-profiler::TraceEvent ev(
-    int stage, EventKind kind, Lane lane, int mb, profiler::TimeNs start, profiler::TimeNs end, int aux = 0)
-{
-    profiler::TraceEvent e;
-    e.stage = static_cast<std::uint16_t>(stage);
-    e.kind = kind;
-    e.lane = lane;
-    e.microbatch = mb;
-    e.start = start;
-    e.end = end;
-    e.aux = static_cast<std::uint16_t>(aux);
-    return e;
-}
-
 /// Stage 0 forwards micro-batch 0, sends it [100, 150) to stage 1, which forwards and sends the
 /// gradient back [250, 300); stage 0's backward follows.
 std::shared_ptr<const TimelineIndex> handOffIndex()
 {
     std::vector<profiler::TraceEvent> events{
-        ev(0, EventKind::Forward, Lane::Compute, 0, 0, 100),
-        ev(0, EventKind::Send, Lane::Comm, 0, 100, 150, 1),
-        ev(1, EventKind::Forward, Lane::Compute, 0, 150, 250),
-        ev(1, EventKind::Send, Lane::Comm, 0, 250, 300, 0),
-        ev(0, EventKind::Backward, Lane::Compute, 0, 300, 400),
+        test::traceEvent(0, EventKind::Forward, 0, 0, 100),
+        test::sendEvent(0, 1, 0, 100, 150),
+        test::traceEvent(1, EventKind::Forward, 0, 150, 250),
+        test::sendEvent(1, 0, 0, 250, 300),
+        test::traceEvent(0, EventKind::Backward, 0, 300, 400),
     };
     profiler::TraceMeta meta;
     meta.stages = 2;
@@ -94,8 +80,8 @@ private Q_SLOTS:
     void aSendToALaneWithoutComputeRowHasNoArrow()
     {
         std::vector<profiler::TraceEvent> events{
-            ev(0, EventKind::Forward, Lane::Compute, 0, 0, 100),
-            ev(0, EventKind::Send, Lane::Comm, 0, 100, 150, 7), // lane 7 does not exist
+            test::traceEvent(0, EventKind::Forward, 0, 0, 100),
+            test::sendEvent(0, 7, 0, 100, 150), // lane 7 does not exist
         };
         profiler::TraceMeta meta;
         meta.stages = 1;
