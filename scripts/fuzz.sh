@@ -15,7 +15,7 @@ cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
 status=0
 printf '%-14s %12s %10s %s\n' harness runs "exec/s" result
-harnesses=${BS_FUZZ_HARNESSES:-config_toml chrome_trace schedule_csv run_files token_files kineto_trace}
+harnesses=${BS_FUZZ_HARNESSES:-config_toml chrome_trace schedule_csv run_files token_files kineto_trace unit_profile}
 for harness in $harnesses; do
     work=build/fuzz/corpus-work/$harness findings=build/fuzz/findings/$harness
     mkdir -p "$work" "$findings"
