@@ -73,7 +73,8 @@ Result<MeasuredRun> measureRunDir(const std::filesystem::path& dir)
         return makeError(ErrorCode::IoError, "the run has no trace.json (train with profiling.trace on)", dir.string());
     }
     const runtime::RunConfig& c = loaded->config;
-    const runtime::ScheduleParams params = runtime::toScheduleParams(c);
+    runtime::ScheduleParams params = runtime::toScheduleParams(c);
+    params.batches = 1; // placement, analysis options and bounds do not depend on N (a long run's would be big)
     auto schedule = runtime::makeSchedule(params);
     if (!schedule) {
         return schedule.error();
