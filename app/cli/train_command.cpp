@@ -280,10 +280,26 @@ void printSummary(const runtime::RunSummary& s)
               << optionalText(s.tokensPerSWall, 0) << " (wall)\n"
               << "bubble fraction  " << optionalText(s.bubbleFraction, 3) << '\n'
               << "time to target   " << optionalText(s.timeToTargetS, 3) << " s (virtual)\n";
-    std::cout << "stage  peak MiB  max lag  mean drift\n";
-    for (const runtime::StageMetrics& st : s.stages) {
-        std::printf("%5d  %8.2f  %7d  %10.2e\n", st.stage, static_cast<double>(st.peakBytes) / (1024.0 * 1024.0),
-                    st.maxLag, st.meanDrift);
+    // One row per model stage; where ranks hold several (per_rank), with the rank and chunk.
+    std::vector<int> rankOfStage(s.stages.size(), -1);
+    for (const runtime::RankMemory& rank : s.ranks) {
+        for (int stage : rank.stages) {
+            if (stage >= 0 && static_cast<std::size_t>(stage) < rankOfStage.size()) {
+                rankOfStage[static_cast<std::size_t>(stage)] = rank.rank;
+            }
+        }
+    }
+    const runtime::RunDrift drift = runtime::runDrift(s.stages, s.ranks.empty() ? std::vector<int>{} : rankOfStage);
+    std::cout << (s.ranks.empty() ? "stage" : "stage  rank  chunk") << "  peak MiB  max lag  mean drift   max drift\n";
+    for (std::size_t i = 0; i < s.stages.size(); ++i) {
+        const runtime::StageMetrics& st = s.stages[i];
+        if (!s.ranks.empty()) {
+            std::printf("%5d  %4d  %5d", st.stage, drift.stages[i].rank, drift.stages[i].chunk);
+        } else {
+            std::printf("%5d", st.stage);
+        }
+        std::printf("  %8.2f  %7d  %10.2e  %10.2e\n", static_cast<double>(st.peakBytes) / (1024.0 * 1024.0), st.maxLag,
+                    st.meanDrift, st.maxDrift);
     }
 }
 
