@@ -552,8 +552,9 @@ void TuningPanel::suggestionsFinished()
             m_suggestions->setItem(i, col, item);
         }
     }
-    const QString refused =
-        result->rejectedByBatch > 0 ? tr(", %1 by the schedule's rules on m").arg(result->rejectedByBatch) : QString();
+    const QString refused = result->rejectedByBatch > 0
+        ? tr(", %1 by the schedule (its rules on m)").arg(result->rejectedByBatch)
+        : QString();
     m_suggestStatus->setText(
         tr("%1 simulated (predicted seq/s, times: %4); rejected: %2 by drift, %3 by memory%5. Double-click to apply.")
             .arg(result->evaluated)
