@@ -211,8 +211,8 @@ bool MainWindow::exportPanelsTo(const QString& dir, QString* error)
     return true;
 }
 
-int MainWindow::placeOpenedRun(
-    const PredictedRun& run, const runtime::RunConfig& config, const QString& slotText, int microBatchSize)
+int MainWindow::placeOpenedRun(const PredictedRun& run, const runtime::RunConfig& config, const QString& slotText,
+    int microBatchSize, runtime::FirstActions first)
 {
     if (!m_workspace->showsRuns()) {
         enterRunMode(); // the slots showed predictions: clear them before the run goes in
@@ -222,7 +222,7 @@ int MainWindow::placeOpenedRun(
     m_compare->fitToRuns();
     refreshLiveTable();
     selectSlot(slot);
-    calibrateFrom(slot, run, microBatchSize); // the what-if now predicts from this run's measured times
+    calibrateFrom(slot, run, microBatchSize, first); // the what-if now predicts from this run's measured times
     return slot;
 }
 
