@@ -147,7 +147,7 @@ void MainWindow::selectSlot(int slot)
         Prediction figures;
         figures.config = c;
         figures.primary = live.plan;
-        m_tuning->showPrediction(figures, 0);
+        m_tuning->showRunFigures(figures, live.measured);
     }
 }
 
