@@ -324,7 +324,8 @@ void TestTrustedTuner::calibratedPredictionOfReplayedRunsWithColdFirstActions()
         QVERIFY2(std::abs(err) < 0.01, qPrintable(QStringLiteral("%1: %2").arg(run).arg(err)));
     }
     // The source says so.
-    QVERIFY(QString::fromStdString(window.calibration()->sourceFor("paci")).contains(QStringLiteral("first actions +")));
+    const QString source = QString::fromStdString(window.calibration()->sourceFor("paci"));
+    QVERIFY2(source.contains(QStringLiteral("first actions +")), qPrintable(source));
 }
 
 void TestTrustedTuner::calibratedPredictionOfEachOpenedRunIsWithinTenPercent()

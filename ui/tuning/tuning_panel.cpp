@@ -390,7 +390,8 @@ void TuningPanel::showRunFigures(const Prediction& figures, bool measured)
     // A simulated replay is a prediction of a run, not a measurement: it never says "measured".
     const QString label = toQt(figures.primary.label);
     if (measured) {
-        showFigures(figures, tr("Measured: %1").arg(label), tr("<span style='color:#6b7280'>measured by the finished run</span>"));
+        showFigures(figures, tr("Measured: %1").arg(label),
+            tr("<span style='color:#6b7280'>measured by the finished run</span>"));
     } else {
         showFigures(figures, tr("Simulated: %1").arg(label),
             tr("<span style='color:#6b7280'>predicted by the simulated replay (nothing was measured)</span>"));
