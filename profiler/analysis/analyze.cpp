@@ -40,8 +40,9 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options)
     const auto lanes = static_cast<std::size_t>(stages);
     detail::Transfers transfers;
     transfers.mbs = static_cast<std::size_t>(maxMb) + 1;
-    transfers.activationIn.assign(lanes * transfers.mbs, detail::Interval{});
-    transfers.gradientIn.assign(lanes * transfers.mbs, detail::Interval{});
+    transfers.slots = 2 * static_cast<std::size_t>(context.chunks); // an activation and a gradient per chunk
+    transfers.in.assign(lanes * transfers.mbs * transfers.slots, detail::Interval{});
+    transfers.count.assign(lanes * transfers.mbs, 0);
     context.transfers = &transfers;
 
     // Pass 1, one walk of the trace: the time span, each lane's facts, the transfers.
@@ -59,8 +60,7 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options)
                 lead.add(e, batches);
             }
         } else if (e.kind == EventKind::Send && e.microbatch >= 0 && e.aux < stages) {
-            auto& in = e.aux > e.stage ? transfers.activationIn : transfers.gradientIn;
-            in[e.aux * transfers.mbs + static_cast<std::size_t>(e.microbatch)] = {e.start, e.end};
+            transfers.add(e.aux, static_cast<std::size_t>(e.microbatch), {e.start, e.end});
         }
     });
     Report report;
