@@ -6,6 +6,19 @@
 
 namespace bs::runtime {
 
+TimeNs ColdCost::duration(ActionKind kind) const
+{
+    switch (kind) {
+    case ActionKind::Forward:
+    case ActionKind::OverlapForwardBackward: return forward;
+    case ActionKind::Backward: return backwardInput + backwardWeight;
+    case ActionKind::BackwardInput: return backwardInput;
+    case ActionKind::BackwardWeight: return backwardWeight;
+    case ActionKind::Update: return update;
+    }
+    return 0;
+}
+
 TimeNs StageCost::duration(ActionKind kind) const
 {
     switch (kind) {
