@@ -2,6 +2,8 @@
 
 #include "profiler/analysis/lane_sweep.h"
 
+#include "base/huge_pages.h"
+
 #include <algorithm>
 #include <charconv>
 
@@ -40,8 +42,8 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options)
     const auto lanes = static_cast<std::size_t>(stages);
     detail::Transfers transfers;
     transfers.mbs = static_cast<std::size_t>(maxMb) + 1;
-    transfers.activationIn.assign(lanes * transfers.mbs, detail::Interval{});
-    transfers.gradientIn.assign(lanes * transfers.mbs, detail::Interval{});
+    assignAdvised(transfers.activationIn, lanes * transfers.mbs, detail::Interval{});
+    assignAdvised(transfers.gradientIn, lanes * transfers.mbs, detail::Interval{});
     context.transfers = &transfers;
 
     // Pass 1, one walk of the trace: the time span, each lane's facts, the transfers.
@@ -93,6 +95,9 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options)
     context.steady = lead.steadyWindow(batches);
 
     // Pass 2, one more walk: every lane's gaps, memory and lag.
+    std::vector<detail::MemorySlot> slots;
+    assignAdvised(slots, lanes * transfers.mbs * static_cast<std::size_t>(context.chunks), detail::MemorySlot{});
+    context.slots = slots.data();
     std::vector<detail::LaneSweep> sweeps;
     sweeps.reserve(lanes);
     for (std::size_t s = 0; s < lanes; ++s) {
@@ -113,7 +118,7 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options)
     for (const auto& sweep : sweeps) {
         spans += sweep.spanCount() + 1; // + the drain finish() adds
     }
-    report.bubbles.reserve(spans);
+    reserveAdvised(report.bubbles, spans);
     TimeNs steadyBusy = 0;
     for (auto& sweep : sweeps) {
         report.perStage.push_back(sweep.finish(report.makespan, report.bubbles));

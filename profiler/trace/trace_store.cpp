@@ -1,9 +1,33 @@
 #include "profiler/trace/trace_store.h"
 
+#include "base/huge_pages.h"
+
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 
 namespace bs::profiler {
+
+namespace {
+
+constexpr std::size_t kChunkAlignment = std::size_t{2} << 20; // a huge page
+constexpr std::size_t kChunkBytes = kTraceChunkSize * sizeof(TraceEvent);
+
+} // namespace
+
+TraceChunk::TraceChunk()
+    : m_storage(static_cast<std::byte*>(std::aligned_alloc(kChunkAlignment, kChunkBytes)))
+{
+    if (m_storage == nullptr) {
+        throw std::bad_alloc();
+    }
+    adviseHugePages(m_storage, kChunkBytes);
+}
+
+TraceChunk::~TraceChunk()
+{
+    std::free(m_storage);
+}
 
 TraceSnapshot::TraceSnapshot(TraceMeta meta, std::vector<std::shared_ptr<const TraceChunk>> chunks, std::size_t size)
     : m_meta(std::move(meta))

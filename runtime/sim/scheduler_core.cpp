@@ -1,5 +1,7 @@
 #include "runtime/sim/scheduler_core.h"
 
+#include "base/huge_pages.h"
+
 #include <limits>
 
 namespace bs::runtime {
@@ -99,9 +101,9 @@ class Arrivals
 public:
     Arrivals(int stages, int microbatches)
         : m_mbs(static_cast<std::size_t>(microbatches))
-        , m_activation(static_cast<std::size_t>(stages) * m_mbs, kNotYet)
-        , m_gradient(static_cast<std::size_t>(stages) * m_mbs, kNotYet)
     {
+        assignAdvised(m_activation, static_cast<std::size_t>(stages) * m_mbs, kNotYet);
+        assignAdvised(m_gradient, static_cast<std::size_t>(stages) * m_mbs, kNotYet);
     }
     TimeNs& activation(int toStage, int mb) { return m_activation[index(toStage, mb)]; }
     TimeNs& gradient(int toStage, int mb) { return m_gradient[index(toStage, mb)]; }
