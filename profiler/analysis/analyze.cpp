@@ -24,12 +24,11 @@ std::string_view bubbleCauseName(BubbleCause cause)
 Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options)
 {
     const detail::BatchSegments batches(options);
-    int stages = trace.meta().stages;
-    int maxMb = 0;
-    trace.forEach([&](const TraceEvent& e) {
-        stages = std::max(stages, e.stage + 1);
-        maxMb = std::max(maxMb, e.microbatch);
-    });
+    // Sizes from the trace's extent, which the store keeps as events are appended (a walk of
+    // the events here was a third read of a long trace from main memory).
+    const int stages = trace.extent().maxStage < 0 ? trace.meta().stages
+                                                   : std::max(trace.meta().stages, trace.extent().maxStage + 1);
+    const int maxMb = std::max(0, trace.extent().maxMicrobatch);
     detail::SweepContext context;
     context.options = &options;
     // Stages per lane, from the trace's own metadata (the simulator writes it; other traces have

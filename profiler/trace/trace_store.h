@@ -6,8 +6,12 @@
 
 #include "profiler/trace/trace_event.h"
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <new>
+#include <optional>
 #include <type_traits>
 #include <map>
 #include <memory>
@@ -48,15 +52,32 @@ private:
 };
 static_assert(std::is_trivially_destructible_v<TraceEvent>, "chunks never run event destructors");
 
+/// The largest lane and micro-batch id over a trace's events, kept as they are appended, so a
+/// reader that sizes tables by them (analysis) need not walk the events first.
+struct TraceExtent
+{
+    int maxStage = -1;                                   ///< -1: no events
+    std::int32_t maxMicrobatch = std::numeric_limits<std::int32_t>::min(); ///< over every event
+
+    void add(const TraceEvent& e)
+    {
+        maxStage = std::max<int>(maxStage, e.stage);
+        maxMicrobatch = std::max(maxMicrobatch, e.microbatch);
+    }
+};
+
 /// An immutable view of the first size() events appended so far. Cheap to copy; thread-safe to read.
 class TraceSnapshot
 {
 public:
     TraceSnapshot() = default;
-    TraceSnapshot(TraceMeta meta, std::vector<std::shared_ptr<const TraceChunk>> chunks, std::size_t size);
+    /// `extent` of the first `size` events; computed from them when not given.
+    TraceSnapshot(TraceMeta meta, std::vector<std::shared_ptr<const TraceChunk>> chunks, std::size_t size,
+                  std::optional<TraceExtent> extent = std::nullopt);
 
     const TraceMeta& meta() const { return m_meta; }
     std::size_t size() const { return m_size; }
+    const TraceExtent& extent() const { return m_extent; }
     bool empty() const { return m_size == 0; }
     const TraceEvent& operator[](std::size_t i) const
     {
@@ -86,6 +107,7 @@ private:
     TraceMeta m_meta;
     std::vector<std::shared_ptr<const TraceChunk>> m_chunks;
     std::size_t m_size = 0;
+    TraceExtent m_extent;
 };
 
 /// Thread-safe: one or more writers append, any thread takes snapshots.
@@ -96,6 +118,13 @@ public:
 
     void append(const TraceEvent& event);
     void append(const TraceEvent* events, std::size_t count);
+    /// For one writer that appends in batches (the serial scheduler core): where the next events
+    /// go, written in place (no staging copy), and how many fit there (>= 1: the rest of the last
+    /// chunk, or a new one). They exist for readers once commit() publishes them. Nothing else may
+    /// append between the two calls.
+    TraceEvent* appendSpace(std::size_t& room);
+    /// Publishes the first `count` events written from the last appendSpace() (count <= room).
+    void commit(std::size_t count);
     /// Replaces the metadata (e.g. once the run knows its stage count).
     void setMeta(TraceMeta meta);
     std::size_t size() const;
@@ -112,6 +141,7 @@ private:
     // writer only writes at or above the store's size, so the two never touch the same event.
     std::vector<std::shared_ptr<TraceChunk>> m_chunks;
     std::size_t m_size = 0;
+    TraceExtent m_extent; // of the m_size events
 };
 
 /// Builds a snapshot from a plain vector (tests, importers).

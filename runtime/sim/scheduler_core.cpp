@@ -133,7 +133,12 @@ public:
         , m_pc(static_cast<std::size_t>(m_ranks), 0)
         , m_version(static_cast<std::size_t>(m_stages), 0)
         , m_chunkOf(chunkOfStage(schedule))
+        , m_onePerRank(schedule.onePerRank())
     {
+        m_rankOf.resize(static_cast<std::size_t>(m_stages));
+        for (int s = 0; s < m_stages; ++s) {
+            m_rankOf[static_cast<std::size_t>(s)] = schedule.rankOf(s);
+        }
         if (options.initialVersions.size() == m_version.size()) {
             m_version = options.initialVersions;
         }
@@ -141,9 +146,6 @@ public:
 
     Result<DriveStats> run()
     {
-        if (m_options.appendBatch > 1) {
-            m_pending.reserve(m_options.appendBatch);
-        }
         auto stats = runActions();
         flush();
         return stats;
@@ -212,18 +214,21 @@ private:
             m_store.append(event);
             return;
         }
-        m_pending.push_back(event);
-        if (m_pending.size() >= m_options.appendBatch) {
+        if (m_written == m_room) { // batch full (or none begun): publish it, begin the next
             flush();
+            m_out = m_store.appendSpace(m_room);
+            m_room = std::min(m_room, m_options.appendBatch);
         }
+        m_out[m_written++] = event;
     }
 
     void flush()
     {
-        if (!m_pending.empty()) {
-            m_store.append(m_pending.data(), m_pending.size());
-            m_pending.clear();
+        if (m_written > 0) {
+            m_store.commit(m_written);
         }
+        m_written = 0;
+        m_room = 0;
     }
 
     // Fixes the cut boundary (see DriveOptions::cut) and skips what lies beyond it on every rank.
@@ -307,7 +312,11 @@ private:
     {
         const auto su = static_cast<std::size_t>(a.stage);
         auto event = actionEvent(a, m_options.timeOrigin + start, m_options.timeOrigin + end, m_version[su], bytes);
-        placeOnRank(event, a, m_schedule, m_chunkOf);
+        // placeOnRank(), from tables: the rank's lane, and on multi-stage ranks the chunk in aux.
+        event.stage = static_cast<std::uint16_t>(m_rankOf[su]);
+        if (a.kind != ActionKind::Update && !m_onePerRank) {
+            event.aux = static_cast<std::uint16_t>(m_chunkOf[su]);
+        }
         if (a.kind != ActionKind::Update) {
             event.microbatch += m_options.microbatchOffset;
         }
@@ -318,7 +327,7 @@ private:
         if (const int to = receiverOf(a, m_stages); to >= 0) {
             const TimeNs arrival = send(a.stage, to, a.microbatch, doneAt, sendBytes);
             (to > a.stage ? m_arrivals.activation(to, a.microbatch) : m_arrivals.gradient(to, a.microbatch)) = arrival;
-            m_sentTo.push_back(m_schedule.rankOf(to));
+            m_sentTo.push_back(m_rankOf[static_cast<std::size_t>(to)]);
         }
         if (m_options.onAction) {
             m_options.onAction(a, event);
@@ -329,8 +338,8 @@ private:
     // Between two stages of one rank nothing travels.
     TimeNs send(int from, int to, int mb, TimeNs at, std::int64_t bytes)
     {
-        const int fromRank = m_schedule.rankOf(from);
-        const int toRank = m_schedule.rankOf(to);
+        const int fromRank = m_rankOf[static_cast<std::size_t>(from)];
+        const int toRank = m_rankOf[static_cast<std::size_t>(to)];
         if (fromRank == toRank && from != to) {
             return at;
         }
@@ -378,7 +387,13 @@ private:
     std::vector<int> m_chunkOf;      // per stage: its index among its rank's stages
     std::vector<TimeNs> m_ready;     // cached readyTime() per rank
     std::vector<int> m_sentTo;       // ranks the last action sent to
-    std::vector<profiler::TraceEvent> m_pending; // not yet in the store (DriveOptions::appendBatch)
+    std::vector<int> m_rankOf;       // per stage: Schedule::rankOf, as a table
+    bool m_onePerRank;
+    // DriveOptions::appendBatch > 1: events are written in place in the store's storage from
+    // m_out and published (TraceStore::commit) m_room at a time at most.
+    profiler::TraceEvent* m_out = nullptr;
+    std::size_t m_room = 0;
+    std::size_t m_written = 0;
     int m_started = 0;        // 1 + the highest micro-batch forwarded so far
     int m_limit = kNoLimit;   // the cut boundary once fixed: micro-batches >= it are skipped
     std::size_t m_skipped = 0;

@@ -36,6 +36,18 @@ void* counted(std::size_t size)
     return p;
 }
 
+void* countedAligned(std::size_t size, std::align_val_t alignment)
+{
+    void* p = std::aligned_alloc(static_cast<std::size_t>(alignment), size == 0 ? 1 : size);
+    if (p == nullptr) {
+        throw std::bad_alloc();
+    }
+    ++g_heap.allocations;
+    g_heap.live += malloc_usable_size(p);
+    g_heap.peak = std::max(g_heap.peak, g_heap.live);
+    return p;
+}
+
 void release(void* p) noexcept
 {
     if (p != nullptr) {
@@ -70,6 +82,19 @@ void operator delete[](void* p, std::size_t) noexcept
 {
     release(p);
 }
+// Trace chunks are over-aligned (2 MiB, for huge pages): count them too.
+void* operator new(std::size_t size, std::align_val_t alignment)
+{
+    return countedAligned(size, alignment);
+}
+void operator delete(void* p, std::align_val_t) noexcept
+{
+    release(p);
+}
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept
+{
+    release(p);
+}
 
 namespace bs::runtime {
 namespace {
@@ -96,7 +121,11 @@ Footprint measure(const std::string& schedule, int batches)
         }
         f.events = result->trace->size();
         f.allocations = g_heap.allocations - before.allocations;
-        f.peakBytes = g_heap.peak - before.live;
+        // Less the last trace chunk's unused tail: storage no event was written to is never
+        // mapped (10 MiB chunks would otherwise dominate the short run).
+        const std::size_t chunks = (f.events + profiler::kTraceChunkSize - 1) / profiler::kTraceChunkSize;
+        const std::size_t unusedTail = (chunks * profiler::kTraceChunkSize - f.events) * sizeof(profiler::TraceEvent);
+        f.peakBytes = g_heap.peak - before.live - unusedTail;
     }
     return f;
 }
