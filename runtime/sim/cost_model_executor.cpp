@@ -7,36 +7,47 @@ CostModelExecutor::CostModelExecutor(CostModel costs)
 {
 }
 
-Result<ActionOutcome> CostModelExecutor::perform(const Action& action)
+bool CostModelExecutor::model(const Action& action, ActionOutcome& outcome) const noexcept
 {
     const auto s = static_cast<std::size_t>(action.stage);
     if (s >= m_costs.stages.size()) {
-        return makeError(ErrorCode::InvalidArgument, "cost model has no entry for stage " + std::to_string(action.stage));
+        return false;
     }
     const StageCost& cost = m_costs.stages[s];
-    ActionOutcome outcome;
+    ActionOutcome out;
     if (action.isOverlap()) {
         const auto b = static_cast<std::size_t>(action.pairStage);
         if (b >= m_costs.stages.size()) {
-            return makeError(ErrorCode::InvalidArgument,
-                             "cost model has no entry for stage " + std::to_string(action.pairStage));
+            return false;
         }
         const TimeNs f = cost.forward;
         const TimeNs back = m_costs.stages[b].duration(ActionKind::Backward);
-        outcome.duration = cost.forwardBackward > 0 ? cost.forwardBackward : f + back;
-        outcome.forwardShare = f + back > 0 ? outcome.duration * f / (f + back) : 0;
-        outcome.bytes = cost.activationBytes;
-        outcome.sendBytes = cost.sendBytes;
-        return outcome;
+        out.duration = cost.forwardBackward > 0 ? cost.forwardBackward : f + back;
+        out.forwardShare = f + back > 0 ? out.duration * f / (f + back) : 0;
+        out.bytes = cost.activationBytes;
+        out.sendBytes = cost.sendBytes;
+        outcome = out;
+        return true;
     }
-    outcome.duration = cost.duration(action.kind);
+    out.duration = cost.duration(action.kind);
     if (action.kind == ActionKind::Forward) {
-        outcome.bytes = cost.activationBytes;
+        out.bytes = cost.activationBytes;
     }
     if (action.kind != ActionKind::Update && action.kind != ActionKind::BackwardWeight) {
-        outcome.sendBytes = cost.sendBytes;
+        out.sendBytes = cost.sendBytes;
     }
-    return outcome;
+    outcome = out;
+    return true;
+}
+
+Result<ActionOutcome> CostModelExecutor::perform(const Action& action)
+{
+    ActionOutcome outcome;
+    if (model(action, outcome)) {
+        return outcome;
+    }
+    const int missing = static_cast<std::size_t>(action.stage) >= m_costs.stages.size() ? action.stage : action.pairStage;
+    return makeError(ErrorCode::InvalidArgument, "cost model has no entry for stage " + std::to_string(missing));
 }
 
 TimeNs CostModelExecutor::commTime(int /*fromStage*/, int /*toStage*/, std::int64_t bytes) const

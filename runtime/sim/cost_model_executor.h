@@ -15,6 +15,11 @@ public:
     Result<ActionOutcome> perform(const Action& action) override;
     TimeNs commTime(int fromStage, int toStage, std::int64_t bytes) const override;
 
+    /// perform() without the Result, for the scheduler core's direct path (a virtual call and a
+    /// Result per action were a tenth of a simulation's drive): false, `outcome` untouched, when
+    /// the model has no entry for a stage the action names (perform() then says which).
+    bool model(const Action& action, ActionOutcome& outcome) const noexcept;
+
 private:
     CostModel m_costs;
 };

@@ -1,6 +1,7 @@
 #include "runtime/sim/scheduler_core.h"
 
 #include "base/huge_pages.h"
+#include "runtime/sim/cost_model_executor.h"
 
 #include <limits>
 
@@ -134,6 +135,7 @@ public:
         , m_version(static_cast<std::size_t>(m_stages), 0)
         , m_chunkOf(chunkOfStage(schedule))
         , m_onePerRank(schedule.onePerRank())
+        , m_costModel(dynamic_cast<const CostModelExecutor*>(&executor))
     {
         m_rankOf.resize(static_cast<std::size_t>(m_stages));
         for (int s = 0; s < m_stages; ++s) {
@@ -184,8 +186,8 @@ private:
             if (rank < 0) {
                 return deadlock();
             }
-            if (auto status = perform(rank, start); !status) {
-                return status.error();
+            if (!perform(rank, start)) {
+                return m_error;
             }
             // Only the acting rank and the ranks it sent to can have a new ready time.
             m_ready[static_cast<std::size_t>(rank)] = readyTime(rank);
@@ -277,7 +279,9 @@ private:
         return input == kNotYet ? kNotYet : std::max(m_clock[static_cast<std::size_t>(r)], input);
     }
 
-    Status perform(int r, TimeNs start)
+    // False when the executor failed (m_error says how): a Status per action cost more than most
+    // of what is done here.
+    bool perform(int r, TimeNs start)
     {
         const auto ru = static_cast<std::size_t>(r);
         Action a = m_schedule.programs[ru][m_pc[ru]];
@@ -287,23 +291,30 @@ private:
         if (a.kind == ActionKind::Forward || a.isOverlap()) {
             m_started = std::max(m_started, a.microbatch + 1);
         }
-        auto outcome = m_executor.perform(a);
-        if (!outcome) {
-            return atAction(outcome.error(), a);
+        // The simulator's executor directly (a formula; see CostModelExecutor::model), others and
+        // its errors through the interface.
+        ActionOutcome outcome;
+        if (!m_costModel || !m_costModel->model(a, outcome)) {
+            auto performed = m_executor.perform(a);
+            if (!performed) {
+                m_error = atAction(performed.error(), a);
+                return false;
+            }
+            outcome = *performed;
         }
-        const TimeNs end = start + std::max<TimeNs>(outcome->duration, 0);
+        const TimeNs end = start + std::max<TimeNs>(outcome.duration, 0);
         m_sentTo.clear();
         if (a.isOverlap()) {
             // One lane per rank: the pair is drawn as its forward then its backward half.
-            const TimeNs middle = overlapHalves(start, end, outcome->forwardShare).first;
-            record(a.forwardHalf(), start, middle, outcome->bytes, outcome->sendBytes, end);
-            record(a.backwardHalf(), middle, end, 0, outcome->sendBytes, end);
+            const TimeNs middle = overlapHalves(start, end, outcome.forwardShare).first;
+            record(a.forwardHalf(), start, middle, outcome.bytes, outcome.sendBytes, end);
+            record(a.backwardHalf(), middle, end, 0, outcome.sendBytes, end);
         } else {
-            record(a, start, end, outcome->bytes, outcome->sendBytes, end);
+            record(a, start, end, outcome.bytes, outcome.sendBytes, end);
         }
         m_clock[ru] = end;
         ++m_pc[ru];
-        return ok();
+        return true;
     }
 
     // Appends the event of one plain action on rank r's lane and sends what it produced; the
@@ -343,7 +354,7 @@ private:
         if (fromRank == toRank && from != to) {
             return at;
         }
-        const TimeNs comm = m_executor.commTime(from, to, bytes);
+        const TimeNs comm = m_costModel ? m_costModel->commTime(from, to, bytes) : m_executor.commTime(from, to, bytes);
         if (comm > 0) {
             profiler::TraceEvent event;
             event.start = m_options.timeOrigin + at;
@@ -389,6 +400,8 @@ private:
     std::vector<int> m_sentTo;       // ranks the last action sent to
     std::vector<int> m_rankOf;       // per stage: Schedule::rankOf, as a table
     bool m_onePerRank;
+    const CostModelExecutor* m_costModel; // m_executor when it is the cost model, else null
+    Error m_error;                        // why perform() returned false
     // DriveOptions::appendBatch > 1: events are written in place in the store's storage from
     // m_out and published (TraceStore::commit) m_room at a time at most.
     profiler::TraceEvent* m_out = nullptr;
