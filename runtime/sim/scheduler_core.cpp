@@ -136,6 +136,10 @@ public:
         , m_chunkOf(chunkOfStage(schedule))
         , m_onePerRank(schedule.onePerRank())
         , m_costModel(dynamic_cast<const CostModelExecutor*>(&executor))
+        , m_timeOrigin(options.timeOrigin)
+        , m_microbatchOffset(options.microbatchOffset)
+        , m_appendBatch(options.appendBatch)
+        , m_hasOnAction(static_cast<bool>(options.onAction))
     {
         m_rankOf.resize(static_cast<std::size_t>(m_stages));
         for (int s = 0; s < m_stages; ++s) {
@@ -191,7 +195,8 @@ private:
             }
             // Only the acting rank and the ranks it sent to can have a new ready time.
             m_ready[static_cast<std::size_t>(rank)] = readyTime(rank);
-            for (int to : m_sentTo) {
+            for (int i = 0; i < m_sentCount; ++i) {
+                const int to = m_sentTo[i];
                 if (to != rank) {
                     m_ready[static_cast<std::size_t>(to)] = readyTime(to);
                 }
@@ -212,14 +217,14 @@ private:
 
     void append(const profiler::TraceEvent& event)
     {
-        if (m_options.appendBatch <= 1) {
+        if (m_appendBatch <= 1) {
             m_store.append(event);
             return;
         }
         if (m_written == m_room) { // batch full (or none begun): publish it, begin the next
             flush();
             m_out = m_store.appendSpace(m_room);
-            m_room = std::min(m_room, m_options.appendBatch);
+            m_room = std::min(m_room, m_appendBatch);
         }
         m_out[m_written++] = event;
     }
@@ -303,7 +308,7 @@ private:
             outcome = *performed;
         }
         const TimeNs end = start + std::max<TimeNs>(outcome.duration, 0);
-        m_sentTo.clear();
+        m_sentCount = 0;
         if (a.isOverlap()) {
             // One lane per rank: the pair is drawn as its forward then its backward half.
             const TimeNs middle = overlapHalves(start, end, outcome.forwardShare).first;
@@ -322,14 +327,14 @@ private:
     void record(const Action& a, TimeNs start, TimeNs end, std::int64_t bytes, std::int64_t sendBytes, TimeNs doneAt)
     {
         const auto su = static_cast<std::size_t>(a.stage);
-        auto event = actionEvent(a, m_options.timeOrigin + start, m_options.timeOrigin + end, m_version[su], bytes);
+        auto event = actionEvent(a, m_timeOrigin + start, m_timeOrigin + end, m_version[su], bytes);
         // placeOnRank(), from tables: the rank's lane, and on multi-stage ranks the chunk in aux.
         event.stage = static_cast<std::uint16_t>(m_rankOf[su]);
         if (a.kind != ActionKind::Update && !m_onePerRank) {
             event.aux = static_cast<std::uint16_t>(m_chunkOf[su]);
         }
         if (a.kind != ActionKind::Update) {
-            event.microbatch += m_options.microbatchOffset;
+            event.microbatch += m_microbatchOffset;
         }
         if (a.kind == ActionKind::Update) {
             ++m_version[su];
@@ -338,9 +343,9 @@ private:
         if (const int to = receiverOf(a, m_stages); to >= 0) {
             const TimeNs arrival = send(a.stage, to, a.microbatch, doneAt, sendBytes);
             (to > a.stage ? m_arrivals.activation(to, a.microbatch) : m_arrivals.gradient(to, a.microbatch)) = arrival;
-            m_sentTo.push_back(m_rankOf[static_cast<std::size_t>(to)]);
+            m_sentTo[m_sentCount++] = m_rankOf[static_cast<std::size_t>(to)];
         }
-        if (m_options.onAction) {
+        if (m_hasOnAction) {
             m_options.onAction(a, event);
         }
     }
@@ -357,12 +362,12 @@ private:
         const TimeNs comm = m_costModel ? m_costModel->commTime(from, to, bytes) : m_executor.commTime(from, to, bytes);
         if (comm > 0) {
             profiler::TraceEvent event;
-            event.start = m_options.timeOrigin + at;
-            event.end = m_options.timeOrigin + at + comm;
+            event.start = m_timeOrigin + at;
+            event.end = m_timeOrigin + at + comm;
             event.stage = static_cast<std::uint16_t>(fromRank);
             event.lane = profiler::Lane::Comm;
             event.kind = profiler::EventKind::Send;
-            event.microbatch = mb + m_options.microbatchOffset;
+            event.microbatch = mb + m_microbatchOffset;
             event.version = m_version[static_cast<std::size_t>(from)];
             event.bytes = bytes;
             event.aux = static_cast<std::uint16_t>(toRank);
@@ -397,11 +402,18 @@ private:
     std::vector<int> m_version;      // per stage: each stage (chunk) has its own weights
     std::vector<int> m_chunkOf;      // per stage: its index among its rank's stages
     std::vector<TimeNs> m_ready;     // cached readyTime() per rank
-    std::vector<int> m_sentTo;       // ranks the last action sent to
+    int m_sentTo[2] = {};            // ranks the last action sent to: one, or two for an F&B pair
+    int m_sentCount = 0;
     std::vector<int> m_rankOf;       // per stage: Schedule::rankOf, as a table
     bool m_onePerRank;
     const CostModelExecutor* m_costModel; // m_executor when it is the cost model, else null
     Error m_error;                        // why perform() returned false
+    // Options read per event, copied: through the reference the compiler reloads them after
+    // every store to an event.
+    TimeNs m_timeOrigin;
+    std::int32_t m_microbatchOffset;
+    std::size_t m_appendBatch;
+    bool m_hasOnAction;
     // DriveOptions::appendBatch > 1: events are written in place in the store's storage from
     // m_out and published (TraceStore::commit) m_room at a time at most.
     profiler::TraceEvent* m_out = nullptr;
