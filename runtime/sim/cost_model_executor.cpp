@@ -7,39 +7,6 @@ CostModelExecutor::CostModelExecutor(CostModel costs)
 {
 }
 
-bool CostModelExecutor::model(const Action& action, ActionOutcome& outcome) const noexcept
-{
-    const auto s = static_cast<std::size_t>(action.stage);
-    if (s >= m_costs.stages.size()) {
-        return false;
-    }
-    const StageCost& cost = m_costs.stages[s];
-    ActionOutcome out;
-    if (action.isOverlap()) {
-        const auto b = static_cast<std::size_t>(action.pairStage);
-        if (b >= m_costs.stages.size()) {
-            return false;
-        }
-        const TimeNs f = cost.forward;
-        const TimeNs back = m_costs.stages[b].duration(ActionKind::Backward);
-        out.duration = cost.forwardBackward > 0 ? cost.forwardBackward : f + back;
-        out.forwardShare = f + back > 0 ? out.duration * f / (f + back) : 0;
-        out.bytes = cost.activationBytes;
-        out.sendBytes = cost.sendBytes;
-        outcome = out;
-        return true;
-    }
-    out.duration = cost.duration(action.kind);
-    if (action.kind == ActionKind::Forward) {
-        out.bytes = cost.activationBytes;
-    }
-    if (action.kind != ActionKind::Update && action.kind != ActionKind::BackwardWeight) {
-        out.sendBytes = cost.sendBytes;
-    }
-    outcome = out;
-    return true;
-}
-
 Result<ActionOutcome> CostModelExecutor::perform(const Action& action)
 {
     ActionOutcome outcome;
