@@ -2,6 +2,7 @@
 #include "app/cli/simulate_command.h"
 
 #include "app/cli/cli_common.h"
+#include "app/cli/measured_compare.h"
 #include "app/cli/table.h"
 #include "profiler/analysis/report_json.h"
 #include "profiler/io/chrome_trace.h"
@@ -164,6 +165,8 @@ struct CompareCommand
     std::optional<double> targetLoss;
     std::string configPath;
     std::optional<std::string> device, dtype; ///< --train: where and in which precision
+    std::string outDir; ///< --train: each schedule's run directory under it
+    std::vector<std::string> runDirs; ///< --runs: run directories to compare as measured
     TrainComparison runTraining;
 
     template<typename T>
@@ -185,6 +188,9 @@ struct CompareCommand
         args.microBatchSize = given(app, "--micro-batch-size", sim.microBatchSize);
         args.steps = given(app, "--batches", sim.batches);
         args.model = given(app, "--model", sim.model);
+        // --stages-per-rank shapes the loop-placement rows (as the simulated compare reads it).
+        args.stagesPerRank = given(app, "--stages-per-rank", sim.stagesPerRank);
+        args.outDir = outDir;
         args.recompute = sim.recompute;
         args.targetLoss = targetLoss;
         args.configPath = configPath;
@@ -196,6 +202,9 @@ struct CompareCommand
 
     int run(const CLI::App& app) const
     {
+        if (!runDirs.empty()) {
+            return compareRunDirs(runDirs, json);
+        }
         std::vector<std::string> names = schedules;
         if (names.empty()) {
             for (const auto& info : runtime::scheduleCatalogue()) {
@@ -293,6 +302,13 @@ void addSimulationCommands(CLI::App& app, int& exitCode, TrainComparison train)
     cmp->add_option("--config", compare->configPath, "With --train: base run config (TOML); default the demo");
     cmp->add_option("--device", compare->device, "With --train: cpu, cuda or cuda:N (device.name)");
     cmp->add_option("--dtype", compare->dtype, "With --train: fp32 or bf16 (model.dtype)");
+    cmp->add_option("--out", compare->outDir, "With --train: write each schedule's run directory to DIR/<schedule>");
+    cmp->add_option("--runs", compare->runDirs,
+           "Compare these run directories as measured (bubble from their traces; lag and weight drift from "
+           "their tensors, per model stage and chunk) instead of simulating")
+        ->delimiter(',')
+        ->excludes("--train")
+        ->excludes("--schedules");
     compare->runTraining = std::move(train);
     cmp->callback([compare, cmp, &exitCode] { exitCode = compare->run(*cmp); });
 }

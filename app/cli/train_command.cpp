@@ -5,6 +5,7 @@
 #include "app/cli/partition_option.h"
 #include "app/cli/stop_signals.h"
 #include "base/atomic_file.h"
+#include "runtime/common/stage_drift.h"
 #include "runtime/config/config_presets.h"
 #include "runtime/config/config_toml.h"
 #include "runtime/config/config_validate.h"
@@ -279,10 +280,26 @@ void printSummary(const runtime::RunSummary& s)
               << optionalText(s.tokensPerSWall, 0) << " (wall)\n"
               << "bubble fraction  " << optionalText(s.bubbleFraction, 3) << '\n'
               << "time to target   " << optionalText(s.timeToTargetS, 3) << " s (virtual)\n";
-    std::cout << "stage  peak MiB  max lag  mean drift\n";
-    for (const runtime::StageMetrics& st : s.stages) {
-        std::printf("%5d  %8.2f  %7d  %10.2e\n", st.stage, static_cast<double>(st.peakBytes) / (1024.0 * 1024.0),
-                    st.maxLag, st.meanDrift);
+    // One row per model stage; where ranks hold several (per_rank), with the rank and chunk.
+    std::vector<int> rankOfStage(s.stages.size(), -1);
+    for (const runtime::RankMemory& rank : s.ranks) {
+        for (int stage : rank.stages) {
+            if (stage >= 0 && static_cast<std::size_t>(stage) < rankOfStage.size()) {
+                rankOfStage[static_cast<std::size_t>(stage)] = rank.rank;
+            }
+        }
+    }
+    const runtime::RunDrift drift = runtime::runDrift(s.stages, s.ranks.empty() ? std::vector<int>{} : rankOfStage);
+    std::cout << (s.ranks.empty() ? "stage" : "stage  rank  chunk") << "  peak MiB  max lag  mean drift   max drift\n";
+    for (std::size_t i = 0; i < s.stages.size(); ++i) {
+        const runtime::StageMetrics& st = s.stages[i];
+        if (!s.ranks.empty()) {
+            std::printf("%5d  %4d  %5d", st.stage, drift.stages[i].rank, drift.stages[i].chunk);
+        } else {
+            std::printf("%5d", st.stage);
+        }
+        std::printf("  %8.2f  %7d  %10.2e  %10.2e\n", static_cast<double>(st.peakBytes) / (1024.0 * 1024.0), st.maxLag,
+                    st.meanDrift, st.maxDrift);
     }
 }
 
@@ -456,8 +473,12 @@ int runTrainComparison(const TrainArgs& args, const std::vector<std::string>& sc
         one.schedule = name;
         // compare's --accum is the window of the schedules that take one (as the simulated compare
         // reads it); the flush baselines beside them train without it. `train` alone still refuses it.
-        if (const runtime::ScheduleInfo* info = runtime::findSchedule(name); info && !info->takesAccumWindow()) {
+        const runtime::ScheduleInfo* info = runtime::findSchedule(name);
+        if (info && !info->takesAccumWindow()) {
             one.accum.reset();
+        }
+        if (info && info->placement != runtime::Placement::Loop) {
+            one.stagesPerRank.reset(); // and --stages-per-rank the loop-placement ones (v = 1 / V's 2 elsewhere)
         }
         one.outDir = args.outDir.empty() ? "" : args.outDir + "/" + name;
         auto config = buildConfig(one);
@@ -488,14 +509,21 @@ int runTrainComparison(const TrainArgs& args, const std::vector<std::string>& sc
             slowest = r.timeToTargetS;
         }
     }
-    std::printf("%-12s %10s %10s %12s %14s %8s %8s\n", "schedule", "train loss", "val loss", "virtual s",
-                "to target s", "speedup", "bubble");
+    std::printf("%-16s %10s %10s %12s %14s %8s %8s %7s %10s %10s\n", "schedule", "train loss", "val loss", "virtual s",
+                "to target s", "speedup", "bubble", "max lag", "mean drift", "max drift");
     for (const auto& r : results) {
         const std::optional<double> speedup
             = slowest && r.timeToTargetS ? std::optional<double>(*slowest / *r.timeToTargetS) : std::nullopt;
-        std::printf("%-12s %10s %10s %12.3f %14s %8s %8.3f\n", r.schedule.c_str(), optionalText(r.finalTrainLoss).c_str(),
-                    optionalText(r.valLoss).c_str(), r.virtualTimeS, optionalText(r.timeToTargetS, 3).c_str(),
-                    optionalText(speedup, 2).c_str(), r.bubbleFraction);
+        // Per model stage (chunk) as measured; the rank each stage is on does not matter for the
+        // run's figures (compare --runs DIR shows them per stage, rank and chunk).
+        const runtime::RunDrift drift = runtime::runDrift(r.stages, {});
+        std::printf("%-16s %10s %10s %12.3f %14s %8s %8.3f %7d %10.2e %10.2e\n", r.schedule.c_str(),
+                    optionalText(r.finalTrainLoss).c_str(), optionalText(r.valLoss).c_str(), r.virtualTimeS,
+                    optionalText(r.timeToTargetS, 3).c_str(), optionalText(speedup, 2).c_str(), r.bubbleFraction,
+                    drift.maxLag, drift.meanDrift, drift.maxDrift);
+    }
+    if (!args.outDir.empty()) {
+        std::printf("(per model stage and chunk: bubblescope-cli compare --runs %s/<schedule>,...)\n", args.outDir.c_str());
     }
     return kExitOk;
 }

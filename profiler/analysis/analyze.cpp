@@ -41,8 +41,9 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options)
     const auto lanes = static_cast<std::size_t>(stages);
     detail::Transfers transfers;
     transfers.mbs = static_cast<std::size_t>(maxMb) + 1;
-    assignAdvised(transfers.activationIn, lanes * transfers.mbs, detail::Interval{});
-    assignAdvised(transfers.gradientIn, lanes * transfers.mbs, detail::Interval{});
+    transfers.slots = 2 * static_cast<std::size_t>(context.chunks); // an activation and a gradient per chunk
+    assignAdvised(transfers.in, lanes * transfers.mbs * transfers.slots, detail::Interval{});
+    assignAdvised(transfers.count, lanes * transfers.mbs, std::uint8_t{0});
     context.transfers = &transfers;
 
     // Pass 1, one walk of the trace: the time span, each lane's facts, the transfers.
@@ -60,8 +61,7 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options)
                 lead.add(e, batches);
             }
         } else if (e.kind == EventKind::Send && e.microbatch >= 0 && e.aux < stages) {
-            auto& in = e.aux > e.stage ? transfers.activationIn : transfers.gradientIn;
-            in[e.aux * transfers.mbs + static_cast<std::size_t>(e.microbatch)] = {e.start, e.end};
+            transfers.add(e.aux, static_cast<std::size_t>(e.microbatch), {e.start, e.end});
         }
     });
     Report report;

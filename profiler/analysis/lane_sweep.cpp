@@ -6,6 +6,31 @@
 
 namespace bs::profiler::detail {
 
+void Transfers::add(std::size_t lane, std::size_t mb, Interval transfer)
+{
+    const std::size_t key = lane * mbs + mb;
+    Interval* first = &in[key * slots];
+    if (count[key] < slots) {
+        first[count[key]++] = transfer;
+        return;
+    }
+    // More than the lane's chunks can receive (a hand-made or imported trace): keep the latest.
+    *std::min_element(first, first + slots, [](const Interval& a, const Interval& b) { return a.start < b.start; })
+        = transfer;
+}
+
+const Interval* Transfers::feeding(std::size_t lane, std::size_t mb, TimeNs start) const
+{
+    const std::size_t key = lane * mbs + mb;
+    const Interval* best = nullptr;
+    for (const Interval* t = &in[key * slots]; t != &in[key * slots] + count[key]; ++t) {
+        if (t->start < start && (!best || t->start >= best->start)) {
+            best = t;
+        }
+    }
+    return best;
+}
+
 namespace {
 
 constexpr int kMaxLagTracked = 4096; // lags beyond this are counted in the last bucket
@@ -145,13 +170,8 @@ void LaneSweep::add(const TraceEvent& e)
 void LaneSweep::attributeGap(TimeNs from, TimeNs to, const TraceEvent& next)
 {
     const Interval* transfer = nullptr;
-    if (next.microbatch >= 0) {
-        const std::size_t slot = next.stage * m_context.transfers->mbs + static_cast<std::size_t>(next.microbatch);
-        if (next.kind == EventKind::Forward) {
-            transfer = &m_context.transfers->activationIn[slot];
-        } else if (isBackwardLike(next.kind)) {
-            transfer = &m_context.transfers->gradientIn[slot];
-        }
+    if (next.microbatch >= 0 && (next.kind == EventKind::Forward || isBackwardLike(next.kind))) {
+        transfer = m_context.transfers->feeding(next.stage, static_cast<std::size_t>(next.microbatch), next.start);
     }
     const auto& flush = m_flush;
     // The first window that can overlap the gap is the first that ends after `from`.

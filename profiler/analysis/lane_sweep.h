@@ -48,13 +48,23 @@ inline TimeNs overlap(TimeNs a0, TimeNs a1, TimeNs b0, TimeNs b1)
     return std::max<TimeNs>(0, std::min(a1, b1) - std::max(a0, b0));
 }
 
-/// Transfers into each lane, by micro-batch: [lane][mb] for activations (from lane − 1) and
-/// gradients (from lane + 1). Dense arrays: this runs under a slider.
+/// Transfers into each lane, by micro-batch: up to `slots` per (lane, micro-batch) in trace order,
+/// an activation and a gradient for each chunk the lane holds (2v). A send names only its
+/// destination rank, and on a loop or V placement an activation can come from a higher rank, so
+/// neither direction nor chunk is read from it: the transfer that feeds an action is the one into
+/// its (lane, micro-batch) that started last before it (a later input of the same micro-batch on
+/// the same rank depends on that rank's earlier action). Keyed by (rank, micro-batch) alone, a
+/// rank's two chunks overwrote each other's entry. Dense arrays: this runs under a slider.
 struct Transfers
 {
     std::size_t mbs = 1;
-    std::vector<Interval> activationIn;
-    std::vector<Interval> gradientIn;
+    std::size_t slots = 2;
+    std::vector<Interval> in;        ///< [(lane · mbs + mb) · slots + k]
+    std::vector<std::uint8_t> count; ///< [lane · mbs + mb]: slots in use
+
+    void add(std::size_t lane, std::size_t mb, Interval transfer);
+    /// The transfer into (lane, mb) that started last before `start`; nullptr when none did.
+    const Interval* feeding(std::size_t lane, std::size_t mb, TimeNs start) const;
 };
 
 /// Pass 1: what needs all of a lane's events before its first gap can be attributed.

@@ -3,7 +3,9 @@
 
 #include "runtime/config/lr_scaling.h"
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace bs::runtime {
 
@@ -17,6 +19,25 @@ int updateWindow(const Schedule& schedule)
     }
     return schedule.params.microbatches;
 }
+
+namespace {
+
+/// Every how many tagged micro-batches a stage samples drift: coprime with the window a, so every
+/// position in the window gets sampled (a + 1). With several stages per rank the lag also depends
+/// on the micro-batch's place in its group of p (paci-interleaved's D_s(i mod p)), so the period is
+/// coprime with lcm(a, p) too: at a = 1, p = 2 every second micro-batch (N = 2) sampled only the
+/// even ones, and a chunk whose odd micro-batches alone cross updates showed no drift at all.
+int driftSampleEvery(int window, const Schedule& schedule)
+{
+    const int period = schedule.onePerRank() ? window : std::lcm(window, std::max(1, schedule.ranks()));
+    int every = window + 1;
+    while (std::gcd(every, period) != 1) {
+        ++every;
+    }
+    return every;
+}
+
+} // namespace
 
 ModelOptions modelOptions(const RunConfig& c, const Schedule& schedule)
 {
@@ -46,7 +67,7 @@ ModelOptions modelOptions(const RunConfig& c, const Schedule& schedule)
         c.optimizer.decay == "constant" ? 0 : static_cast<int>(std::lround(total * updatesPerBatch));
     o.optimizer.minLrRatio = c.optimizer.lr > 0.0 ? c.optimizer.minLr / c.optimizer.lr : 0.0;
     o.recompute = c.model.recompute;
-    o.driftSampleEvery = o.updateEvery + 1; // coprime with the window: every position gets sampled
+    o.driftSampleEvery = driftSampleEvery(o.updateEvery, schedule);
     return o;
 }
 

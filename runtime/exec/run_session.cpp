@@ -158,6 +158,15 @@ Result<RunSession> RunSession::create(const RunConfig& requested, const SessionO
         + std::to_string(first.pipeline.microbatches) + " a=" + std::to_string(first.pipeline.effectiveAccum());
     meta.attributes["schedule"] = firstName;
     meta.attributes["weights"] = std::string(weightPolicyName(firstSchedule->weights));
+    if (!options.reference && !firstSchedule->onePerRank()) {
+        // As the simulator writes them (traceMetaFor): the analysis keeps a slot per (micro-batch,
+        // chunk) and the timeline shades each chunk. Without them an opened interleaved run mixed
+        // its rank's chunks (one chunk's forward version overwrote the other's: wrong lag).
+        const profiler::TraceMeta simulated = traceMetaFor(*firstSchedule);
+        for (const char* key : {"stages_per_rank", "placement"}) {
+            meta.attributes[key] = simulated.attributes.at(key);
+        }
+    }
     impl->store.setMeta(meta);
     impl->meta = meta;
     if (!options.reference) { // the reference trainer's one lane per batch has no pipeline to analyse

@@ -232,6 +232,27 @@ Status checkSummary(const json& summary, std::string_view where)
             }
         }
     }
+    if (const auto it = summary.find("per_rank"); it != summary.end()) { // multi-stage ranks
+        if (!it->is_array()) {
+            return fieldError(where, "per_rank", typeName(*it), "an array of objects");
+        }
+        for (std::size_t i = 0; i < it->size(); ++i) {
+            const json& rank = (*it)[i];
+            const std::string prefix = "per_rank[" + std::to_string(i) + "].";
+            if (!rank.is_object()) {
+                return fieldError(where, prefix.substr(0, prefix.size() - 1), typeName(rank), "an object");
+            }
+            for (const Rule& r : {Rule{"rank", Kind::Count}, Rule{"peak_memory_bytes", Kind::Bytes},
+                     Rule{"peak_activation_bytes", Kind::Bytes}}) {
+                if (Status s = field(rank, r.key, r.kind, where, prefix); !s) {
+                    return s;
+                }
+            }
+            if (Status s = arrayField(rank, "stages", Kind::Count, where, prefix); !s) {
+                return s;
+            }
+        }
+    }
     return checkStages(summary, where);
 }
 

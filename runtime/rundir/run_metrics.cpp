@@ -195,6 +195,16 @@ void from_json(const nlohmann::json& j, RunSummary& s)
     read(j, "notes", s.notes);
     read(j, "kernel_profiling", s.kernelProfiling);
     read(j, "per_stage", s.stages);
+    if (const auto it = j.find("per_rank"); it != j.end() && it->is_array()) {
+        for (const auto& r : *it) { // an opened interleaved run's memory per rank (all its chunks)
+            RankMemory rank;
+            read(r, "rank", rank.rank);
+            read(r, "stages", rank.stages);
+            read(r, "peak_memory_bytes", rank.peakBytes);
+            read(r, "peak_activation_bytes", rank.peakActivationBytes);
+            s.ranks.push_back(std::move(rank));
+        }
+    }
     read(j, "checkpoints", s.checkpoints);
     read(j, "checkpoint_wall_s", s.checkpointWallS);
     read(j, "checkpoint_bytes", s.checkpointBytes);

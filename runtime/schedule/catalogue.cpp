@@ -216,7 +216,8 @@ const std::vector<ScheduleInfo>& scheduleCatalogue()
         {"paci-interleaved", "PACI interleaved",
             "PACI on a loop placement: v chunks per rank, async interleaved 1F1B, each chunk updates every a backwards",
             true, F::LocalAccumulation, W::InPlace, U::PerWindow, false, Placement::Loop, 2, kMaxStagesPerRank, true, 0,
-            /*pytorchClass=*/"", /*defaultBaseline=*/false, /*fixedDepth=*/true},
+            /*pytorchClass=*/"", /*defaultBaseline=*/false, /*fixedDepth=*/true,
+            /*flushCounterpart=*/"interleaved-1f1b"},
     };
     // clang-format on
     return catalogue;
@@ -227,6 +228,12 @@ const ScheduleInfo* findSchedule(const std::string& name)
     const auto& c = scheduleCatalogue();
     const auto it = std::find_if(c.begin(), c.end(), [&](const ScheduleInfo& i) { return i.name == name; });
     return it == c.end() ? nullptr : &*it;
+}
+
+const ScheduleInfo& flushCounterpartOf(const ScheduleInfo& info)
+{
+    const ScheduleInfo* counterpart = info.flushCounterpart.empty() ? nullptr : findSchedule(info.flushCounterpart);
+    return counterpart ? *counterpart : defaultBaselineSchedule();
 }
 
 const ScheduleInfo& defaultBaselineSchedule()

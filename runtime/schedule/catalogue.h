@@ -54,6 +54,10 @@ struct ScheduleInfo
     /// Asynchronous, but its in-flight depth is its order's own: it takes no extra depth k
     /// (paci-interleaved: the interleaved-1F1B stream's warm-up sets it).
     bool fixedDepth = false;
+    /// The flush schedule that runs this one's order with a flush: what an engine without this
+    /// schedule runs in its place (export notes). Empty = the default baseline (1F1B-flush);
+    /// paci-interleaved names interleaved-1f1b (its stream is interleaved 1F1B's, without flushes).
+    std::string flushCounterpart = {};
 
     /// Takes an accumulation window a (pipeline.accum, --accum) other than m.
     bool takesAccumWindow() const { return updates == UpdateRule::PerWindow; }
@@ -86,6 +90,8 @@ bool isKnownSchedule(const std::string& name);
 const ScheduleInfo* findSchedule(const std::string& name);
 /// The entry with ScheduleInfo::defaultBaseline (1f1b).
 const ScheduleInfo& defaultBaselineSchedule();
+/// The entry `info.flushCounterpart` names, else the default baseline.
+const ScheduleInfo& flushCounterpartOf(const ScheduleInfo& info);
 /// "paci" / "pipedream, 2bw, async-1f1b, paci": the names with a trait, for messages.
 std::string scheduleNamesWhere(bool (*trait)(const ScheduleInfo&));
 

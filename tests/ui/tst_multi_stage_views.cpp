@@ -10,6 +10,7 @@
 #include "ui/shell/main_window.h"
 #include "ui/shell/run_figures.h"
 #include "ui/timeline/draw_list.h"
+#include "ui/timeline/event_search.h"
 #include "ui/timeline/timeline_legend.h"
 #include "ui/timeline/timeline_view.h"
 #include "ui/timeline/timeline_zoom.h"
@@ -21,6 +22,7 @@
 #include <QComboBox>
 #include <QImage>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTableWidget>
@@ -199,6 +201,50 @@ private Q_SLOTS:
         const PredictedRun run = predicted(applied);
         QCOMPARE(run.result.schedule.stagesPerRank(), 3);
         QVERIFY(std::abs(run.result.throughputSamplesPerSecond - listed) <= 0.01 * listed);
+    }
+
+    // The find box's "stage N" is the model stage, not the lane (rank): at p = 4, v = 2 (loop),
+    // "stage 5 forward" finds the 8 forwards of chunk 1 on rank 1 (it found none: no lane 5), and
+    // "stage 1 forward" only chunk 0's there (it found both chunks'); "5F2" is one action. On a V
+    // placement stage 7 is rank 0's second chunk. The placeholder names the model stage.
+    void findMatchesTheModelStage()
+    {
+        CompareView view;
+        const PredictedRun loop = predicted(multiStageConfig("interleaved-1f1b", 2));
+        view.setSlot(0, QStringLiteral("loop"), QString(), loop.index);
+        QCOMPARE(view.findNext(QStringLiteral("stage 5 forward")), 8);
+        QCOMPARE(view.findNext(QStringLiteral("stage 1 forward")), 8);
+        QCOMPARE(view.findNext(QStringLiteral("5F2")), 1);
+        QVERIFY(view.findBox()->placeholderText().contains(QStringLiteral("model stage")));
+        QVERIFY(view.findBox()->toolTip().contains(QStringLiteral("not rank 5")));
+        const auto query = parseEventQuery("stage 5 forward");
+        QVERIFY(query);
+        const TimelineIndex& index = *loop.index;
+        const auto hits = findEvents(*index.snapshot(), *query,
+            [&](const bs::profiler::TraceEvent& e, std::size_t stage) { return index.isWorkOfStage(e, stage); });
+        QCOMPARE(hits.size(), std::size_t(8));
+        for (std::size_t i : hits) {
+            const auto& e = (*index.snapshot())[i];
+            QCOMPARE(int(e.stage), 1); // rank 1
+            QCOMPARE(index.chunkOf(e), 1);
+        }
+        // Updates carry no chunk: they count for every stage of their rank.
+        QCOMPARE(view.findNext(QStringLiteral("stage 5 update")), view.findNext(QStringLiteral("stage 1 update")));
+        QVERIFY(view.findNext(QStringLiteral("stage 5 update")) > 0);
+
+        const PredictedRun vee = predicted(multiStageConfig("zb-v", 0));
+        view.setSlot(0, QStringLiteral("v"), QString(), vee.index);
+        const auto last = findEvents(*vee.index->snapshot(), *parseEventQuery("7I"),
+            [&](const bs::profiler::TraceEvent& e, std::size_t stage) { return vee.index->isWorkOfStage(e, stage); });
+        QCOMPARE(last.size(), std::size_t(8));
+        for (std::size_t i : last) {
+            QCOMPARE(int((*vee.index->snapshot())[i].stage), 0); // rank 0 holds stages 0 and 2p − 1 = 7
+        }
+        // One stage per lane: the lane is the stage, and the placeholder says plain "stage".
+        const PredictedRun flat = predicted(multiStageConfig("1f1b", 0));
+        view.setSlot(0, QStringLiteral("flat"), QString(), flat.index);
+        QCOMPARE(view.findNext(QStringLiteral("stage 3 forward")), 8);
+        QVERIFY(!view.findBox()->placeholderText().contains(QStringLiteral("model stage")));
     }
 
     // The comparison table's "stages / rank" row: "3 · loop", "2 · v", "1".

@@ -30,6 +30,53 @@ class TestRunWorkspace : public QObject
 {
     Q_OBJECT
 private Q_SLOTS:
+    // The drift the comparison table shows for a slot: a live LibTorch run's latest batch, per model
+    // stage with its rank and chunk from the run's placement; an opened run's summary; none for a
+    // replay (simulated: the cost model has no tensors).
+    void measuredDriftComesFromTheRunsTensors()
+    {
+        WhatIfConfig c;
+        c.run.schedule.name = "paci-interleaved";
+        c.run.pipeline.stages = 2;
+        c.run.pipeline.microbatches = 4;
+        c.run.pipeline.accum = 0;
+        c.run.pipeline.stagesPerRank = 2;
+        c.baseline.clear();
+        c.batches = 1;
+        auto plan = predictRun(c, "paci-interleaved");
+        QVERIFY(plan);
+        RunSlot live{*plan, nullptr, true, false, c.run, {}, {}};
+        auto update = std::make_shared<RunUpdate>();
+        bs::runtime::BatchMetrics batch;
+        for (int s = 0; s < 4; ++s) {
+            bs::runtime::StageMetrics m;
+            m.stage = s;
+            m.driftSamples = 2;
+            m.meanDrift = 1e-3 * (3 - s);
+            m.maxDrift = 2e-3 * (3 - s);
+            batch.stages.push_back(m);
+        }
+        update->metrics.push_back(batch);
+        update->finished = true;
+        live.latest = update;
+        const bs::runtime::RunDrift drift = live.measuredDrift();
+        QVERIFY(drift.measured());
+        QCOMPARE(drift.stages.size(), std::size_t(4));
+        QCOMPARE(drift.stages[2].rank, 0); // stage 2: rank 0's second chunk (loop placement)
+        QCOMPARE(drift.stages[2].chunk, 1);
+        QCOMPARE(drift.maxDrift, 6e-3);
+        RunSlot replay = live;
+        replay.measured = false;
+        QVERIFY(!replay.measuredDrift().measured());
+        RunSlot opened = live;
+        opened.latest = std::make_shared<RunUpdate>();
+        bs::runtime::RunDrift summary;
+        summary.samples = 1;
+        summary.meanDrift = 0.5;
+        opened.openedDrift = summary;
+        QCOMPARE(opened.measuredDrift().meanDrift, 0.5);
+    }
+
     void openedRunsAlternateAndSelectionNeedsARun()
     {
         RunWorkspace ws;

@@ -43,7 +43,9 @@ CompareView::CompareView(QWidget* parent)
     m_find->setPlaceholderText(tr("Find: 1F2, stage 1 backward, mb 5"));
     m_find->setClearButtonEnabled(true);
     m_find->setMaximumWidth(240);
-    m_find->setToolTip(tr("Jump to an action: stage, kind and/or micro-batch (Enter: next match)"));
+    m_find->setToolTip(tr("Jump to an action: model stage, kind and/or micro-batch (Enter: next match). Where a "
+                          "rank holds several stages, \"stage 5\" and \"5F2\" are model stage (chunk) 5, on the "
+                          "lane of the rank that holds it, not rank 5; a rank's updates count for each of its stages"));
     m_findResult = new QLabel(this);
     m_findResult->setStyleSheet(QStringLiteral("color: #6b7280;"));
     top->addWidget(m_findResult);
@@ -138,6 +140,9 @@ void CompareView::updateLegendChunks()
         }
     }
     m_legend->setChunks(chunks);
+    // Lanes are ranks there: say that the find box's stage is the model stage.
+    m_find->setPlaceholderText(chunks > 1 ? tr("Find: 5F2, model stage 5 backward, mb 5")
+                                          : tr("Find: 1F2, stage 1 backward, mb 5"));
 }
 
 void CompareView::setSlotText(int slot, const QString& title, const QString& detail)
@@ -198,10 +203,11 @@ int CompareView::findNext(const QString& query)
     const TimelineView* view = timeline(m_selected >= 0 ? m_selected : 0);
     const TimelineIndex* index = view ? view->index() : nullptr;
     if (!parsed || !index || !index->snapshot()) {
-        m_findResult->setText(parsed ? tr("no run shown") : tr("say e.g. 1F2, stage 1, backward, mb 5"));
+        m_findResult->setText(parsed ? tr("no run shown") : tr("say e.g. 1F2, stage 1 (model stage), backward, mb 5"));
         return 0;
     }
-    const auto hits = findEvents(*index->snapshot(), *parsed);
+    const auto hits = findEvents(*index->snapshot(), *parsed,
+        [index](const profiler::TraceEvent& e, std::size_t stage) { return index->isWorkOfStage(e, stage); });
     if (hits.empty()) {
         m_findResult->setText(tr("no match"));
         return 0;

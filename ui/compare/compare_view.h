@@ -44,8 +44,10 @@ public:
     TimelineView* predictionTimeline() const { return m_prediction.view; }
     bool predictionVisible() const;
     /// Find: jumps to the next event `query` names ("1F2", "stage 1 backward", "mb 5") in the
-    /// selected run (the top one when none is selected), zooming the shared axis onto it. Returns
-    /// how many events match (0 = none or the query is not understood; the box says which).
+    /// selected run (the top one when none is selected), zooming the shared axis onto it. The
+    /// stage is the model stage: where ranks hold several, its chunk on its rank's lane
+    /// (TimelineIndex::isWorkOfStage), and the placeholder and tooltip say so. Returns how many
+    /// events match (0 = none or the query is not understood; the box says which).
     int findNext(const QString& query);
     QLineEdit* findBox() const { return m_find; }
     /// Marks `slot` as the selected run (title highlighted); -1 = none.

@@ -4,6 +4,7 @@
 
 #include <QBrush>
 #include <QColor>
+#include <QStringList>
 
 #include <cmath>
 
@@ -37,6 +38,10 @@ double ComparisonModel::value(const ComparisonRow& run, Metric metric)
         return run.maxVersionLag;
     case Metric::LagBound:
         return run.lagBound;
+    case Metric::MeanDrift:
+        return run.drift.measured() ? run.drift.meanDrift : -1.0;
+    case Metric::MaxDrift:
+        return run.drift.measured() ? run.drift.maxDrift : -1.0;
     case Metric::TimeToTarget:
         return run.timeToTargetS;
     case Metric::StagesPerRank:
@@ -74,6 +79,9 @@ QString ComparisonModel::formatValue(Metric metric, double v) const
         return QString::number(static_cast<int>(v));
     case Metric::LagBound:
         return v < 0 ? tr("n/a") : QString::number(static_cast<int>(v));
+    case Metric::MeanDrift:
+    case Metric::MaxDrift:
+        return v < 0 ? tr("—") : QString::number(v, 'e', 2);
     case Metric::TimeToTarget:
         return v < 0 ? tr("—") : QString(QString::number(v, 'f', 2) + tr(" s"));
     case Metric::StagesPerRank:
@@ -89,6 +97,10 @@ QVariant ComparisonModel::differenceCell(Metric metric, int role) const
     }
     const double a = value(m_runs[0], metric);
     const double b = value(m_runs[1], metric);
+    const bool drift = metric == Metric::MeanDrift || metric == Metric::MaxDrift;
+    if (drift && (a < 0 || b < 0)) {
+        return {}; // a run without tensors has no drift to compare
+    }
     if (role == RawValueRole) {
         if (metric == Metric::TimeToTarget) {
             return a >= 0 && b > 0 ? a / b : 0.0;
@@ -99,7 +111,7 @@ QVariant ComparisonModel::differenceCell(Metric metric, int role) const
         // Green where the first run is better: less bubble/time/memory, more throughput.
         const bool higherIsBetter = metric == Metric::Throughput;
         const bool lowerIsBetter = metric == Metric::BubbleFraction || metric == Metric::SteadyBubbleFraction
-            || metric == Metric::Makespan || metric == Metric::PeakMemory
+            || metric == Metric::Makespan || metric == Metric::PeakMemory || drift
             || (metric == Metric::TimeToTarget && a >= 0 && b >= 0);
         if ((higherIsBetter && a > b) || (lowerIsBetter && a < b)) {
             return QBrush(QColor(0x15, 0x80, 0x3d));
@@ -127,6 +139,9 @@ QVariant ComparisonModel::differenceCell(Metric metric, int role) const
     case Metric::MaxVersionLag:
     case Metric::LagBound:
         return QString::number(static_cast<int>(a - b));
+    case Metric::MeanDrift:
+    case Metric::MaxDrift:
+        return QString((a >= b ? QStringLiteral("+") : QStringLiteral("−")) + QString::number(std::fabs(a - b), 'e', 2));
     case Metric::TimeToTarget:
         return a >= 0 && b > 0 ? QString(QString::number(a / b, 'f', 2) + QStringLiteral("×")) : QString();
     case Metric::StagesPerRank:
@@ -154,11 +169,31 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const
         return formatValue(metric, v);
     case RawValueRole:
         return v;
+    case Qt::ToolTipRole:
+        if ((metric == Metric::MeanDrift || metric == Metric::MaxDrift) && m_runs[column].drift.measured()) {
+            return driftPerStage(m_runs[column]);
+        }
+        return {};
     case Qt::TextAlignmentRole:
         return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
     default:
         return {};
     }
+}
+
+QString ComparisonModel::driftPerStage(const ComparisonRow& run)
+{
+    QStringList lines;
+    lines << tr("Measured drift per model stage (%1 samples in all):").arg(run.drift.samples);
+    for (const runtime::StageDrift& s : run.drift.stages) {
+        const QString where = run.stagesPerRank > 1 ? tr("stage %1 (rank %2, chunk %3)").arg(s.stage).arg(s.rank).arg(s.chunk)
+                                                    : tr("stage %1").arg(s.stage);
+        lines << (s.samples > 0 ? tr("%1: mean %2, max %3, lag %4")
+                                      .arg(where, QString::number(s.meanDrift, 'e', 2), QString::number(s.maxDrift, 'e', 2))
+                                      .arg(s.maxLag)
+                                : tr("%1: no samples").arg(where));
+    }
+    return lines.join(QLatin1Char('\n'));
 }
 
 namespace {
@@ -194,6 +229,10 @@ QString ComparisonModel::metricName(Metric metric)
         return tr("max lag");
     case Metric::LagBound:
         return tr("drift bound");
+    case Metric::MeanDrift:
+        return tr("measured drift");
+    case Metric::MaxDrift:
+        return tr("max drift");
     case Metric::TimeToTarget:
         return tr("time to target");
     case Metric::StagesPerRank:
@@ -220,6 +259,14 @@ QString ComparisonModel::metricDescription(Metric metric)
         return tr("Largest weight-version lag a backward saw (updates between its forward and it)");
     case Metric::LagBound:
         return tr("The schedule's proven drift bound in updates (n/a: synchronous)");
+    case Metric::MeanDrift:
+        return tr("Weight drift ‖θ_B − θ_F‖/‖θ_F‖ measured on the run's own tensors, the mean over every sampled "
+                  "micro-batch of every model stage (chunk); hover a cell for each stage. —: simulated or predicted "
+                  "(the cost model has no tensors). Synchronous schedules measure 0: forward and backward see the "
+                  "same weights");
+    case Metric::MaxDrift:
+        return tr("The largest weight drift any model stage (chunk) measured on the run's own tensors (—: simulated "
+                  "or predicted)");
     case Metric::TimeToTarget:
         return tr("Time to target (val. loss): virtual seconds until the validation loss first reached the target");
     case Metric::StagesPerRank:

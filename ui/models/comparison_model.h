@@ -26,10 +26,12 @@ public:
         PeakMemory,
         MaxVersionLag,
         LagBound,
+        MeanDrift, ///< measured on tensors (ComparisonRow::drift); raw −1 = not measured
+        MaxDrift,
         TimeToTarget,
         StagesPerRank, ///< v and the placement ("2 · loop"); no difference
     };
-    static constexpr int kMetricCount = 9;
+    static constexpr int kMetricCount = 11;
     /// Qt::UserRole on a run cell: the raw number (double) the cell shows.
     static constexpr int RawValueRole = Qt::UserRole;
 
@@ -49,6 +51,8 @@ public:
 
 private:
     QString formatValue(Metric metric, double v) const;
+    /// A drift cell's tooltip: the run's drift per model stage, with its rank and chunk.
+    static QString driftPerStage(const ComparisonRow& run);
     QVariant differenceCell(Metric metric, int role) const;
     bool hasDifferenceColumn() const { return m_runs.size() >= 2; }
 

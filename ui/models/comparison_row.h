@@ -2,6 +2,7 @@
 // The figures the comparison table shows for one run, taken from its analysis report. Pure C++.
 
 #include "profiler/analysis/report.h"
+#include "runtime/common/stage_drift.h"
 
 #include <cstdint>
 #include <string>
@@ -25,6 +26,10 @@ struct ComparisonRow
     /// Peak memory is then per rank, over all the stages it holds.
     int stagesPerRank = 1;
     std::string placement;
+    /// Weight drift measured on the run's own tensors, per model stage (chunk, with its rank) and
+    /// over the run (runtime::runDrift of its StageMetrics). Not measured (no samples) for simulated
+    /// and predicted runs: the cost model has no tensors, so the table shows "—" there.
+    runtime::RunDrift drift;
 
     static ComparisonRow fromReport(std::string label, const profiler::Report& report, double throughput, int lagBound);
 };

@@ -135,9 +135,9 @@ private:
     /// Puts a finished run read from disk (a run directory or an imported job) into the
     /// workspace's next slot (RunWorkspace::placeOpened), shows it with `slotText` under its title,
     /// selects it so the panel, the charts and the exports follow it, and calibrates from it
-    /// (b = `microBatchSize`). Returns the slot.
-    int placeOpenedRun(
-        const PredictedRun& run, const runtime::RunConfig& config, const QString& slotText, int microBatchSize);
+    /// (b = `microBatchSize`). `drift`: what a run directory measured on its tensors. Returns the slot.
+    int placeOpenedRun(const PredictedRun& run, const runtime::RunConfig& config, const QString& slotText,
+        int microBatchSize, runtime::RunDrift drift = {});
     struct QueuedRun
     {
         PredictedRun plan;

@@ -84,18 +84,42 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
         run.result.throughputSamplesPerSecond = static_cast<double>(loaded->config.pipeline.microbatches)
             * loaded->config.pipeline.microBatchSize * loaded->config.training.steps / seconds;
     }
+    runtime::RunDrift drift;
     if (loaded->summary) {
         const auto& stages = loaded->summary->stages;
-        for (std::size_t s = 0; s < stages.size() && s < run.result.report.perStage.size(); ++s) {
-            run.result.report.perStage[s].peakMemoryBytes = stages[s].peakBytes;
+        // The report has one row per rank; a rank holding several stages (chunks) shows its own
+        // peak and the sum of its stages' weights (the stages were laid on the ranks' rows before).
+        std::vector<std::int64_t> peak, staticBytes, paramBytes;
+        if (loaded->summary->ranks.empty()) {
+            for (const auto& stage : stages) {
+                peak.push_back(stage.peakBytes);
+                staticBytes.push_back(stage.paramBytes + stage.gradBytes + stage.optimizerBytes);
+                paramBytes.push_back(stage.paramBytes);
+            }
+        } else {
+            for (const runtime::RankMemory& rank : loaded->summary->ranks) {
+                peak.push_back(rank.peakBytes);
+                std::int64_t held = 0, params = 0;
+                for (int s : rank.stages) {
+                    if (s >= 0 && static_cast<std::size_t>(s) < stages.size()) {
+                        const auto& stage = stages[static_cast<std::size_t>(s)];
+                        held += stage.paramBytes + stage.gradBytes + stage.optimizerBytes;
+                        params += stage.paramBytes;
+                    }
+                }
+                staticBytes.push_back(held);
+                paramBytes.push_back(params);
+            }
+        }
+        for (std::size_t r = 0; r < peak.size() && r < run.result.report.perStage.size(); ++r) {
+            run.result.report.perStage[r].peakMemoryBytes = peak[r];
         }
         // The memory chart's weights + optimizer band and one stashed copy, as measured.
-        run.staticBytes.clear();
-        run.paramBytes.clear();
-        for (const auto& stage : stages) {
-            run.staticBytes.push_back(stage.paramBytes + stage.gradBytes + stage.optimizerBytes);
-            run.paramBytes.push_back(stage.paramBytes);
-        }
+        run.staticBytes = std::move(staticBytes);
+        run.paramBytes = std::move(paramBytes);
+        drift = runtime::runDrift(stages, schedule->rankOfStage);
+    } else if (!loaded->metrics.empty()) {
+        drift = runtime::runDrift(loaded->metrics.back().stages, schedule->rankOfStage); // cut short
     }
     LossCurve curve;
     curve.label = toQt(run.label);
@@ -110,7 +134,7 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
 
     placeOpenedRun(run, loaded->config,
         tr("opened · measured · ") + figuresLine(run.result.report, run.result.throughputSamplesPerSecond),
-        loaded->config.pipeline.microBatchSize);
+        loaded->config.pipeline.microBatchSize, std::move(drift));
     rememberFile(dir);
     if (loaded->cutShort) { // killed mid-run: say so, and how much it holds
         statusBar()->showMessage(tr("Opened %1 — cut short: %2 global batches were recorded before the run was "
@@ -211,13 +235,13 @@ bool MainWindow::exportPanelsTo(const QString& dir, QString* error)
     return true;
 }
 
-int MainWindow::placeOpenedRun(
-    const PredictedRun& run, const runtime::RunConfig& config, const QString& slotText, int microBatchSize)
+int MainWindow::placeOpenedRun(const PredictedRun& run, const runtime::RunConfig& config, const QString& slotText,
+    int microBatchSize, runtime::RunDrift drift)
 {
     if (!m_workspace->showsRuns()) {
         enterRunMode(); // the slots showed predictions: clear them before the run goes in
     }
-    const int slot = m_workspace->placeOpened(run, config);
+    const int slot = m_workspace->placeOpened(run, config, std::move(drift));
     m_compare->setSlot(slot, toQt(run.label), slotText, run.index);
     m_compare->fitToRuns();
     refreshLiveTable();

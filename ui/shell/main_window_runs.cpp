@@ -330,6 +330,7 @@ void MainWindow::refreshLiveTable()
             const auto& report = live->latest->report ? *live->latest->report : live->plan.result.report;
             ComparisonRow summary = summaryOf(live->plan, report);
             summary.label += live->measured ? " · measured" : " · simulated";
+            summary.drift = live->measuredDrift(); // per model stage, from its tensors; none for a replay
             // The same number the loss panel marks on its virtual-time axis.
             const auto curve = std::find_if(m_lossCurves.rbegin(), m_lossCurves.rend(),
                 [&](const LossCurve& c) { return c.label == toQt(live->plan.label); });

@@ -33,7 +33,18 @@ void RunWorkspace::enterRunMode()
     m_started = 0; // a new batch of live runs starts at the top slot
 }
 
-int RunWorkspace::placeOpened(const PredictedRun& run, const runtime::RunConfig& config)
+runtime::RunDrift RunSlot::measuredDrift() const
+{
+    if (!measured) {
+        return {};
+    }
+    if (openedDrift.measured() || !latest || latest->metrics.empty()) {
+        return openedDrift;
+    }
+    return runtime::runDrift(latest->metrics.back().stages, plan.result.schedule.rankOfStage);
+}
+
+int RunWorkspace::placeOpened(const PredictedRun& run, const runtime::RunConfig& config, runtime::RunDrift drift)
 {
     if (!m_showsRuns) {
         enterRunMode(); // the slots showed predictions: none of them stays
@@ -44,14 +55,14 @@ int RunWorkspace::placeOpened(const PredictedRun& run, const runtime::RunConfig&
     final->trace = run.result.trace;
     final->report = run.result.report;
     final->finished = true;
-    slot(index) = RunSlot{run, final, true, false, config, {}};
+    slot(index) = RunSlot{run, final, true, false, config, {}, std::move(drift)};
     return index;
 }
 
 int RunWorkspace::placeStarted(const PredictedRun& plan, const runtime::RunConfig& config, bool measured)
 {
     const int index = m_started++ % kSlots;
-    slot(index) = RunSlot{plan, nullptr, measured, true, config, {}};
+    slot(index) = RunSlot{plan, nullptr, measured, true, config, {}, {}};
     return index;
 }
 

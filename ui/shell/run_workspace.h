@@ -5,6 +5,7 @@
 // which slot the next run goes to and which runs the predictions are calibrated from live here.
 
 #include "profiler/analysis/report.h"
+#include "runtime/common/stage_drift.h"
 #include "runtime/config/run_config.h"
 #include "runtime/sim/cost_fit.h"
 #include "ui/bridge/run_backend.h"
@@ -29,8 +30,14 @@ struct RunSlot
     bool indexing = false; ///< while running: its growing trace is indexed off the UI thread
     runtime::RunConfig config; ///< the settings it ran with (selection, export, the prediction check)
     std::string applied; ///< label of the settings a live Apply switched it to ("" = none)
+    /// An opened run directory's weight drift as its summary measured it (empty: none, or a live
+    /// run, whose drift comes from its latest metrics: measuredDrift()).
+    runtime::RunDrift openedDrift;
 
     bool finished() const { return latest && latest->finished; }
+    /// The drift the comparison table shows: what the run measured on its tensors, per model stage
+    /// (its latest batch's StageMetrics, or the opened run's summary); not measured for a replay.
+    runtime::RunDrift measuredDrift() const;
 };
 
 /// A finished measured run read from disk (a run directory, an imported job): `trace` analysed once
@@ -59,7 +66,7 @@ public:
 
     /// Puts a finished measured run read from disk into the next slot (alternating top/bottom)
     /// and returns the slot. Enters run mode first when the slots showed predictions.
-    int placeOpened(const PredictedRun& run, const runtime::RunConfig& config);
+    int placeOpened(const PredictedRun& run, const runtime::RunConfig& config, runtime::RunDrift drift = {});
     /// A live (or replayed) run started: the next slot (alternating), without a result yet.
     int placeStarted(const PredictedRun& plan, const runtime::RunConfig& config, bool measured);
 

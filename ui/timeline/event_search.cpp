@@ -40,9 +40,9 @@ bool isNumber(const std::string& w)
 
 } // namespace
 
-bool EventQuery::matches(const profiler::TraceEvent& e) const
+bool EventQuery::matches(const profiler::TraceEvent& e, const StageMatcher& isWorkOf) const
 {
-    if (stage && e.stage != *stage) {
+    if (stage && (isWorkOf ? !isWorkOf(e, *stage) : e.stage != *stage)) {
         return false;
     }
     if (kind) {
@@ -99,12 +99,13 @@ std::optional<EventQuery> parseEventQuery(const std::string& text)
     return q;
 }
 
-std::vector<std::size_t> findEvents(const profiler::TraceSnapshot& trace, const EventQuery& query)
+std::vector<std::size_t> findEvents(
+    const profiler::TraceSnapshot& trace, const EventQuery& query, const StageMatcher& isWorkOf)
 {
     std::vector<std::size_t> hits;
     for (std::size_t i = 0; i < trace.size(); ++i) {
         const profiler::TraceEvent& e = trace[i];
-        if (e.isCompute() && e.kind != EventKind::Marker && e.kind != EventKind::Kernel && query.matches(e)) {
+        if (e.isCompute() && e.kind != EventKind::Marker && e.kind != EventKind::Kernel && query.matches(e, isWorkOf)) {
             hits.push_back(i);
         }
     }

@@ -182,6 +182,28 @@ int TimelineIndex::chunkOf(const TraceEvent& e) const
     }
 }
 
+bool TimelineIndex::isWorkOfStage(const TraceEvent& e, std::size_t stage) const
+{
+    if (m_stagesPerRank <= 1 || m_stageOfChunk.empty()) {
+        return e.stage == stage;
+    }
+    const auto is = [&](int chunk) { return stageOfChunk(e.stage, chunk) == static_cast<int>(stage); };
+    switch (e.kind) {
+    case EventKind::Forward:
+    case EventKind::Backward:
+    case EventKind::BackwardInput:
+    case EventKind::BackwardWeight:
+        return is(chunkOf(e));
+    default:
+        for (int c = 0; c < m_stagesPerRank; ++c) {
+            if (is(c)) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
+
 int TimelineIndex::stageOfChunk(int rank, int chunk) const
 {
     if (rank < 0 || rank >= m_stages || chunk < 0 || chunk >= m_stagesPerRank) {

@@ -65,6 +65,10 @@ public:
     int stageOfChunk(int rank, int chunk) const;
     /// The chunk of compute event `e` (its `aux` on a multi-stage rank; 0 otherwise).
     int chunkOf(const profiler::TraceEvent& e) const;
+    /// Whether `e` is work of model stage `stage` (the find box's "stage N"): its chunk on its rank
+    /// holds that stage. An update on a multi-stage rank carries no chunk, so it counts for every
+    /// stage its rank holds; with one stage per lane (or an unknown placement) the lane is the stage.
+    bool isWorkOfStage(const profiler::TraceEvent& e, std::size_t stage) const;
     const std::vector<TimelineRow>& rows() const { return m_rows; }
     const RowItems& events(std::size_t row) const { return m_events[row]; }
     /// Bubbles live on compute rows only; other rows have an empty list.

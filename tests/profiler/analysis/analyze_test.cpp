@@ -93,6 +93,50 @@ TEST(Analyze, SplitsAWaitIntoCommAndDependency)
     EXPECT_EQ(cause(s0, BubbleCause::Dependency), 10);
 }
 
+// Two ranks holding two chunks each (loop placement: stages 0, 1 on ranks 0, 1 are chunk 0; 2, 3
+// chunk 1). A rank receives two activations of one micro-batch, one per chunk, and rank 0's chunk
+// 1 gets its activation from rank 1 (a lower lane). Each gap's comm is its own input's transfer:
+// rank 0 waits [30,40) on stage 1 -> 2's send (it was taken for a gradient: 0 comm), rank 1 waits
+// [30,35) on mb 1's send into chunk 0 (chunk 1's later send of mb 1 overwrote it: 0 comm) and
+// [50,60) on mb 0's send into chunk 1.
+TEST(Analyze, TransfersIntoARankAreToldApartByChunk)
+{
+    const auto forward = [](int rank, int chunk, int mb, TimeNs start, TimeNs end) {
+        TraceEvent e = ev(rank, EventKind::Forward, mb, start, end);
+        e.aux = static_cast<std::uint16_t>(chunk);
+        return e;
+    };
+    const auto send = [](int from, int to, int mb, TimeNs start, TimeNs end) {
+        TraceEvent e = ev(from, EventKind::Send, mb, start, end);
+        e.lane = Lane::Comm;
+        e.aux = static_cast<std::uint16_t>(to);
+        return e;
+    };
+    const std::vector<TraceEvent> events = {
+        forward(0, 0, 0, 0, 10), send(0, 1, 0, 10, 20), // stage 0 -> 1
+        forward(0, 0, 1, 10, 20), send(0, 1, 1, 20, 35),
+        forward(1, 0, 0, 20, 30), send(1, 0, 0, 30, 40), // stage 1 -> 2: rank 1 -> rank 0
+        forward(1, 0, 1, 35, 45), send(1, 0, 1, 45, 50),
+        forward(0, 1, 0, 40, 50), send(0, 1, 0, 50, 60), // stage 2 -> 3
+        forward(0, 1, 1, 50, 60), send(0, 1, 1, 60, 70),
+        forward(1, 1, 0, 60, 70),
+        forward(1, 1, 1, 70, 80),
+    };
+    TraceMeta meta;
+    meta.stages = 2;
+    meta.attributes["stages_per_rank"] = "2";
+    meta.attributes["placement"] = "loop";
+    AnalysisOptions options;
+    options.microbatchesPerBatch = 2;
+    options.synchronous = false;
+    const Report r = analyze(*makeSnapshot(meta, events), options);
+    ASSERT_EQ(r.perStage.size(), 2u);
+    EXPECT_EQ(cause(r.perStage[0], BubbleCause::Comm), 10); // [30,40)
+    EXPECT_EQ(cause(r.perStage[0], BubbleCause::Dependency), 10); // [20,30)
+    EXPECT_EQ(cause(r.perStage[1], BubbleCause::Comm), 5 + 10); // [30,35) and [50,60)
+    EXPECT_EQ(cause(r.perStage[1], BubbleCause::Dependency), 5); // [45,50)
+}
+
 TEST(Analyze, BubbleSpansAreTheAttributionTheReportSums)
 {
     // The same async trace: the spans say where each cause lies, and sum to the report exactly.

@@ -147,7 +147,8 @@ TEST(Export, MultiStageSchedulesKeepTheirPlacementInEveryEngine)
 }
 
 // torchtitan's schedule name is the catalogue's PyTorch class without "Schedule", for every
-// schedule PyTorch has a class for (the exporter keeps no table of its own); the others run 1F1B's.
+// schedule PyTorch has a class for (the exporter keeps no table of its own); the others run their
+// flush counterpart's (ScheduleInfo::flushCounterpart).
 TEST(Export, TorchtitanNamesTheCataloguesPyTorchClass)
 {
     int named = 0;
@@ -158,12 +159,40 @@ TEST(Export, TorchtitanNamesTheCataloguesPyTorchClass)
         c.pipeline.stagesPerRank = 0;
         auto titan = exportConfig(c, "torchtitan");
         ASSERT_TRUE(titan) << info.name << ": " << titan.error().describe();
-        const std::string expected = info.pytorchClass.empty() ? "1F1B" : info.pytorchClass.substr(8);
+        // No class of its own: its flush counterpart's (paci-interleaved: Interleaved1F1B; else 1F1B).
+        const std::string expected =
+            (info.pytorchClass.empty() ? flushCounterpartOf(info).pytorchClass : info.pytorchClass).substr(8);
         EXPECT_EQ(toml::parse(*titan)["parallelism"]["pipeline_parallel_schedule"].value<std::string>(), expected)
             << info.name;
         named += info.pytorchClass.empty() ? 0 : 1;
     }
     EXPECT_EQ(named, 7); // gpipe, 1f1b, interleaved-1f1b, looped-bfs, interleaved-zb, zb-v, dualpipev
+}
+
+// The engines' notes name the flush schedule each runs instead from the catalogue's traits: PACI
+// on an interleaved placement is interleaved 1F1B with flushes (it said 1F1B-flush), where the
+// engine has virtual stages (Megatron, torchtitan); DeepSpeed has none, so 1F1B-flush there.
+TEST(Export, PaciInterleavedNotesNameInterleaved1F1B)
+{
+    RunConfig c = tuned("paci-interleaved");
+    c.pipeline.stages = 4;
+    c.pipeline.accum = 2;
+    auto megatron = exportConfig(c, "megatron");
+    ASSERT_TRUE(megatron) << megatron.error().describe();
+    EXPECT_NE(megatron->find("updates all stages together (Interleaved 1F1B)"), std::string::npos) << *megatron;
+    EXPECT_EQ(megatron->find("1F1B-flush"), std::string::npos) << *megatron;
+    auto titan = exportConfig(c, "torchtitan");
+    ASSERT_TRUE(titan) << titan.error().describe();
+    EXPECT_NE(titan->find("(Interleaved 1F1B)"), std::string::npos) << *titan;
+    EXPECT_EQ(toml::parse(*titan)["parallelism"]["pipeline_parallel_schedule"].value<std::string>(), "Interleaved1F1B");
+    auto ds = exportConfig(c, "deepspeed");
+    ASSERT_TRUE(ds) << ds.error().describe();
+    const std::string note = nlohmann::json::parse(*ds)["_comment"].get<std::string>();
+    EXPECT_NE(note.find("updates all stages together (1F1B-flush)"), std::string::npos) << note;
+    EXPECT_NE(note.find("no virtual stages"), std::string::npos) << note;
+    auto paci = exportConfig(tuned("paci"), "megatron"); // one stage per rank: 1F1B-flush
+    ASSERT_TRUE(paci);
+    EXPECT_NE(paci->find("updates all stages together (1F1B-flush)"), std::string::npos) << *paci;
 }
 
 TEST(Export, MegatronCarriesPipelineAndBatchSizes)

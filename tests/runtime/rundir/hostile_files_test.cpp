@@ -61,6 +61,19 @@ TEST(HostileFiles, SummaryPerStageStringWhereANumberBelongsNamesTheField)
         << run.error().message;
 }
 
+TEST(HostileFiles, SummaryPerRankStagesOfTheWrongTypeNameTheField)
+{
+    TempDir tmp;
+    writeRun(tmp.path(), R"({"per_rank": [{"rank": 0, "stages": [0, "four"]}]})", "");
+    Result<RunDirContents> run = readRunDir(tmp.path());
+    ASSERT_FALSE(run);
+    EXPECT_TRUE(contains(run.error().message, "per_rank[0].stages[1] is the string \"four\"")) << run.error().message;
+    writeRun(tmp.path(), R"({"per_rank": {"rank": 0}})", "");
+    run = readRunDir(tmp.path());
+    ASSERT_FALSE(run);
+    EXPECT_TRUE(contains(run.error().message, "per_rank is")) << run.error().message;
+}
+
 TEST(HostileFiles, SummaryPerStageNotObjectsIsAnError)
 {
     TempDir tmp;

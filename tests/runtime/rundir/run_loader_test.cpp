@@ -78,6 +78,7 @@ TEST(RunLoader, WhatTheWriterWroteComesBackTyped)
     summary.timeToTargetS = 0.5;
     summary.stepToTarget = 1;
     summary.stages = {stage(0), stage(1)};
+    summary.ranks = {RankMemory{0, {0, 1}, 9000, 700}}; // a rank holding both stages (chunks)
     // A GPU run's fields.
     summary.gpuBubbleFraction = 0.0625;
     summary.device = "cuda:0 (2 stages)";
@@ -128,6 +129,10 @@ TEST(RunLoader, WhatTheWriterWroteComesBackTyped)
     EXPECT_EQ(run->summary->bubbleFraction, 0.125);
     ASSERT_EQ(run->summary->stages.size(), 2u);
     EXPECT_TRUE(run->summary->stages[0] == stage(0));
+    ASSERT_EQ(run->summary->ranks.size(), 1u); // per_rank was written and never read back
+    EXPECT_EQ(run->summary->ranks[0].stages, (std::vector<int>{0, 1}));
+    EXPECT_EQ(run->summary->ranks[0].peakBytes, 9000);
+    EXPECT_EQ(run->summary->ranks[0].peakActivationBytes, 700);
     EXPECT_TRUE(run->summary->stages[1] == stage(1));
     EXPECT_EQ(run->summary->stages[1].peakReservedBytes, 8001);
     EXPECT_EQ(run->summary->gpuBubbleFraction, 0.0625);
