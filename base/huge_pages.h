@@ -4,7 +4,9 @@
 // a buffer of hundreds of MB that is written once (a long simulated trace) spends more time in
 // faults than in being filled; with transparent huge pages in "madvise" mode (the common default)
 // one fault maps 512 pages. Memory that is already mapped is unaffected, so this is harmless on
-// a buffer the heap hands back from an earlier, freed one.
+// a buffer the heap hands back from an earlier, freed one. On a VM that reports free 2 MiB blocks
+// to its host (virtio-balloon free page reporting) zeroing a fresh huge page can wait on the host,
+// so long runs vary more there (docs/BENCHMARKS.md, issue #15, measured both ways).
 
 #include <cstddef>
 #include <vector>
