@@ -8,6 +8,7 @@
 #include "base/time.h"
 #include "runtime/schedule/action.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -105,5 +106,27 @@ inline constexpr double kMaxActionMs = 1e6;
 /// Parses "F,I,W[,U]" in milliseconds (decimals allowed), each and `commMs` finite in
 /// [0, kMaxActionMs]. Errors name the field and the format.
 Result<CostModel> costModelFromString(const std::string& costs, int stages, double commMs);
+
+inline TimeNs StageCost::duration(ActionKind kind) const
+{
+    switch (kind) {
+    case ActionKind::Forward: return forward;
+    case ActionKind::Backward: return backwardInput + backwardWeight;
+    case ActionKind::BackwardInput: return backwardInput;
+    case ActionKind::BackwardWeight: return backwardWeight;
+    case ActionKind::Update: return update;
+    case ActionKind::OverlapForwardBackward: return forwardBackward; // 0: the executor adds the halves
+    }
+    return 0;
+}
+
+inline TimeNs CostModel::commTime(std::int64_t bytes) const
+{
+    TimeNs t = commLatency;
+    if (commBytesPerSecond > 0 && bytes > 0) {
+        t += static_cast<TimeNs>(std::llround(static_cast<double>(bytes) / commBytesPerSecond * 1e9));
+    }
+    return t;
+}
 
 } // namespace bs::runtime
