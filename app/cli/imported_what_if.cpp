@@ -29,7 +29,8 @@ namespace {
 /// measuredCostsOfImportedJob(), with the ranks' c10d call time in F/B (I, W) or without.
 Result<runtime::MeasuredCosts> importedCosts(const profiler::kineto::ImportedJob& job, bool withCalls)
 {
-    auto measured = runtime::measuredCosts(*job.trace, job.stages);
+    // The fixtures profile the job's last step, after warm-up steps: no start-up in the trace.
+    auto measured = runtime::measuredCosts(*job.trace, job.stages, runtime::FirstActions::Steady);
     if (!measured) {
         return measured.error();
     }
@@ -101,6 +102,10 @@ runtime::MeasuredCosts perRank(const profiler::kineto::ImportedJob& job, runtime
             ranks[r].backwardInput += measured.stages[s].backwardInput;
             ranks[r].backwardWeight += measured.stages[s].backwardWeight;
             ranks[r].update += measured.stages[s].update;
+            ranks[r].cold.forward += measured.stages[s].cold.forward; // the first actions' one-time extras
+            ranks[r].cold.backwardInput += measured.stages[s].cold.backwardInput;
+            ranks[r].cold.backwardWeight += measured.stages[s].cold.backwardWeight;
+            ranks[r].cold.update += measured.stages[s].cold.update;
         }
     }
     measured.stages = std::move(ranks);

@@ -2,6 +2,8 @@
 
 #include "profiler/analysis/lane_sweep.h"
 
+#include "base/huge_pages.h"
+
 #include <algorithm>
 #include <charconv>
 
@@ -22,12 +24,11 @@ std::string_view bubbleCauseName(BubbleCause cause)
 Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options)
 {
     const detail::BatchSegments batches(options);
-    int stages = trace.meta().stages;
-    int maxMb = 0;
-    trace.forEach([&](const TraceEvent& e) {
-        stages = std::max(stages, e.stage + 1);
-        maxMb = std::max(maxMb, e.microbatch);
-    });
+    // Sizes from the trace's extent, which the store keeps as events are appended (a walk of
+    // the events here was a third read of a long trace from main memory).
+    const int stages = trace.extent().maxStage < 0 ? trace.meta().stages
+                                                   : std::max(trace.meta().stages, trace.extent().maxStage + 1);
+    const int maxMb = std::max(0, trace.extent().maxMicrobatch);
     detail::SweepContext context;
     context.options = &options;
     // Stages per lane, from the trace's own metadata (the simulator writes it; other traces have
@@ -41,8 +42,8 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options)
     detail::Transfers transfers;
     transfers.mbs = static_cast<std::size_t>(maxMb) + 1;
     transfers.slots = 2 * static_cast<std::size_t>(context.chunks); // an activation and a gradient per chunk
-    transfers.in.assign(lanes * transfers.mbs * transfers.slots, detail::Interval{});
-    transfers.count.assign(lanes * transfers.mbs, 0);
+    assignAdvised(transfers.in, lanes * transfers.mbs * transfers.slots, detail::Interval{});
+    assignAdvised(transfers.count, lanes * transfers.mbs, std::uint8_t{0});
     context.transfers = &transfers;
 
     // Pass 1, one walk of the trace: the time span, each lane's facts, the transfers.
@@ -93,6 +94,9 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options)
     context.steady = lead.steadyWindow(batches);
 
     // Pass 2, one more walk: every lane's gaps, memory and lag.
+    std::vector<detail::MemorySlot> slots;
+    assignAdvised(slots, lanes * transfers.mbs * static_cast<std::size_t>(context.chunks), detail::MemorySlot{});
+    context.slots = slots.data();
     std::vector<detail::LaneSweep> sweeps;
     sweeps.reserve(lanes);
     for (std::size_t s = 0; s < lanes; ++s) {
@@ -113,7 +117,7 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options)
     for (const auto& sweep : sweeps) {
         spans += sweep.spanCount() + 1; // + the drain finish() adds
     }
-    report.bubbles.reserve(spans);
+    reserveAdvised(report.bubbles, spans);
     TimeNs steadyBusy = 0;
     for (auto& sweep : sweeps) {
         report.perStage.push_back(sweep.finish(report.makespan, report.bubbles));

@@ -1,5 +1,7 @@
 #include "profiler/analysis/lane_sweep.h"
 
+#include "base/huge_pages.h"
+
 #include <algorithm>
 
 namespace bs::profiler::detail {
@@ -119,9 +121,10 @@ LaneSweep::LaneSweep(int lane, const LaneFacts& facts, const SweepContext& conte
     : m_context(context)
     , m_flush(facts.flushWindows())
     , m_drainFrom(facts.drainFrom(context.t0))
+    , m_slots(context.slots + static_cast<std::size_t>(lane) * context.transfers->mbs * static_cast<std::size_t>(context.chunks))
 {
     m_report.stage = lane;
-    m_spans.reserve(facts.count() + 2); // one gap before each event and the drain; pieces may add more
+    reserveAdvised(m_spans, facts.count() + 2); // one gap before each event and the drain; pieces may add more
     // Flush windows are disjoint and sorted by batch; when their ends are sorted too (always, for
     // a schedule that flushes), the first window that can overlap a gap only moves forward.
     m_flushEndsSorted = std::is_sorted(
@@ -146,7 +149,6 @@ void LaneSweep::add(const TraceEvent& e)
         emit(BubbleCause::WarmUp, m_context.t0, e.start);
         m_cursor = e.start;
         m_firstStart = e.start;
-        m_slots.assign(m_context.transfers->mbs * static_cast<std::size_t>(m_context.chunks), Slot{});
         m_lagCounts.assign(kMaxLagTracked + 1, 0);
     }
     if (e.start > m_cursor) {
@@ -244,7 +246,7 @@ void LaneSweep::trackMemory(const TraceEvent& e)
     // activations of a micro-batch separately (aux = the chunk on compute events).
     const int chunks = m_context.chunks;
     const int chunk = e.kind != EventKind::Update && e.aux < chunks ? e.aux : 0;
-    Slot& slot = m_slots[static_cast<std::size_t>(e.microbatch * chunks + chunk)];
+    MemorySlot& slot = m_slots[static_cast<std::size_t>(e.microbatch * chunks + chunk)];
     const auto release = [&](std::int64_t bytes) {
         const std::int64_t freed = std::min(bytes, slot.heldBytes);
         slot.heldBytes -= freed;

@@ -114,6 +114,13 @@ struct LeadLaneFacts
     Interval steadyWindow(const BatchSegments& batches) const;
 };
 
+/// Memory and lag of one (micro-batch, chunk) on one lane.
+struct MemorySlot
+{
+    std::int64_t heldBytes = 0; ///< activation bytes still held
+    int forwardVersion = -1;    ///< version its forward saw; -1 = none
+};
+
 /// What every lane's sweep shares.
 struct SweepContext
 {
@@ -122,6 +129,9 @@ struct SweepContext
     TimeNs t0 = 0, t1 = 0;
     int chunks = 1; ///< stages per lane
     Interval steady; ///< empty (start == end) when there is no steady window
+    /// Lanes × transfers->mbs × chunks slots, lane by lane: one buffer for all lanes, so a long
+    /// run's tens of MB of them are one allocation in huge pages (base/huge_pages.h).
+    MemorySlot* slots = nullptr;
 };
 
 /// Pass 2: attributes a lane's gaps and tracks its in-flight micro-batches, memory and lag.
@@ -155,13 +165,7 @@ private:
     TimeNs m_firstStart = 0;
     TimeNs m_cursor = 0;
     TimeNs m_steadyBusy = 0;
-    // Memory and lag, one slot per (micro-batch, chunk).
-    struct Slot
-    {
-        std::int64_t heldBytes = 0; ///< activation bytes still held
-        int forwardVersion = -1; ///< version its forward saw; -1 = none
-    };
-    std::vector<Slot> m_slots;
+    MemorySlot* m_slots; // this lane's slots in SweepContext::slots, one per (micro-batch, chunk)
     FlatCountMap m_liveVersions; // stashed version -> micro-batches using it
     std::vector<int> m_lagCounts;
     int m_maxLagIndex = -1;

@@ -1,15 +1,41 @@
 #include "profiler/trace/trace_store.h"
 
+#include "base/huge_pages.h"
+
 #include <algorithm>
 #include <memory>
 
 namespace bs::profiler {
 
-TraceSnapshot::TraceSnapshot(TraceMeta meta, std::vector<std::shared_ptr<const TraceChunk>> chunks, std::size_t size)
+namespace {
+
+constexpr std::size_t kChunkAlignment = std::size_t{2} << 20; // a huge page
+constexpr std::size_t kChunkBytes = kTraceChunkSize * sizeof(TraceEvent);
+
+} // namespace
+
+TraceChunk::TraceChunk()
+    : m_storage(static_cast<std::byte*>(::operator new(kChunkBytes, std::align_val_t{kChunkAlignment})))
+{
+    adviseHugePages(m_storage, kChunkBytes);
+}
+
+TraceChunk::~TraceChunk()
+{
+    ::operator delete(m_storage, std::align_val_t{kChunkAlignment});
+}
+
+TraceSnapshot::TraceSnapshot(TraceMeta meta, std::vector<std::shared_ptr<const TraceChunk>> chunks, std::size_t size,
+                             std::optional<TraceExtent> extent)
     : m_meta(std::move(meta))
     , m_chunks(std::move(chunks))
     , m_size(size)
 {
+    if (extent) {
+        m_extent = *extent;
+    } else {
+        forEach([&](const TraceEvent& e) { m_extent.add(e); });
+    }
 }
 
 TimeNs TraceSnapshot::endTime() const
@@ -40,6 +66,7 @@ void TraceStore::appendLocked(const TraceEvent& event)
     }
     ::new (m_chunks[m_size / kTraceChunkSize]->events() + slot) TraceEvent(event);
     ++m_size;
+    m_extent.add(event);
 }
 
 void TraceStore::append(const TraceEvent& event)
@@ -58,10 +85,36 @@ void TraceStore::append(const TraceEvent* events, std::size_t count)
         }
         const std::size_t n = std::min(count, kTraceChunkSize - slot);
         std::uninitialized_copy_n(events, n, m_chunks[m_size / kTraceChunkSize]->events() + slot);
+        for (std::size_t i = 0; i < n; ++i) {
+            m_extent.add(events[i]);
+        }
         m_size += n;
         events += n;
         count -= n;
     }
+}
+
+TraceEvent* TraceStore::appendSpace(std::size_t& room)
+{
+    std::lock_guard lock(m_mutex);
+    const std::size_t slot = m_size % kTraceChunkSize;
+    if (slot == 0 && m_size / kTraceChunkSize == m_chunks.size()) {
+        m_chunks.push_back(std::make_shared<TraceChunk>());
+    }
+    room = kTraceChunkSize - slot;
+    // Past m_size: no snapshot reads there (see m_chunks), so the writer needs no lock to fill it.
+    return m_chunks[m_size / kTraceChunkSize]->events() + slot;
+}
+
+void TraceStore::commit(std::size_t count)
+{
+    std::lock_guard lock(m_mutex);
+    // Just written, so still in cache: the extent costs two comparisons an event here.
+    const TraceEvent* events = m_chunks[m_size / kTraceChunkSize]->events() + m_size % kTraceChunkSize;
+    for (std::size_t i = 0; i < count; ++i) {
+        m_extent.add(events[i]);
+    }
+    m_size += count;
 }
 
 void TraceStore::setMeta(TraceMeta meta)
@@ -80,7 +133,7 @@ std::shared_ptr<const TraceSnapshot> TraceStore::snapshot() const
 {
     std::lock_guard lock(m_mutex);
     std::vector<std::shared_ptr<const TraceChunk>> chunks(m_chunks.begin(), m_chunks.end());
-    return std::make_shared<const TraceSnapshot>(m_meta, std::move(chunks), m_size);
+    return std::make_shared<const TraceSnapshot>(m_meta, std::move(chunks), m_size, m_extent);
 }
 
 void TraceStore::clear()
@@ -88,6 +141,7 @@ void TraceStore::clear()
     std::lock_guard lock(m_mutex);
     m_chunks.clear(); // snapshots keep their own references to the old chunks
     m_size = 0;
+    m_extent = {};
 }
 
 std::shared_ptr<const TraceSnapshot> makeSnapshot(TraceMeta meta, const std::vector<TraceEvent>& events)

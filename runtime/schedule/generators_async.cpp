@@ -4,6 +4,8 @@
 
 #include "runtime/schedule/generators.h"
 
+#include "base/huge_pages.h"
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -125,7 +127,7 @@ Schedule makeAsyncOneFOneB(const ScheduleParams& params, int updateEvery, Weight
     // Updates: after every `updateEvery`-th local backward; a partial window at the end still applies.
     for (int s = 0; s < p; ++s) {
         auto& program = schedule.programs[static_cast<std::size_t>(s)];
-        program.reserve(order[static_cast<std::size_t>(s)].size() + static_cast<std::size_t>(total / updateEvery + 1));
+        reserveAdvised(program, order[static_cast<std::size_t>(s)].size() + static_cast<std::size_t>(total / updateEvery + 1));
         int backwards = 0, updates = 0;
         for (const Action& a : order[static_cast<std::size_t>(s)]) {
             program.push_back(a);

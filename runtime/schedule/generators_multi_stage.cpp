@@ -7,6 +7,8 @@
 
 #include "runtime/schedule/generators.h"
 
+#include "base/huge_pages.h"
+
 #include <algorithm>
 #include <deque>
 #include <map>
@@ -328,7 +330,7 @@ Schedule makeMultiStage(const ScheduleParams& params)
             }
         }
         auto& program = schedule.programs[static_cast<std::size_t>(r)];
-        program.reserve((order.size() + own.size()) * static_cast<std::size_t>(params.batches));
+        reserveAdvised(program, (order.size() + own.size()) * static_cast<std::size_t>(params.batches));
         for (int n = 0; n < params.batches; ++n) {
             const int base = n * m;
             for (Action a : order) {

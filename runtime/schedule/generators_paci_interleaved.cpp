@@ -19,6 +19,8 @@
 // holds for every micro-batch.
 
 #include "runtime/schedule/catalogue.h"
+
+#include "base/huge_pages.h"
 #include "runtime/schedule/generators.h"
 
 #include <algorithm>
@@ -100,7 +102,7 @@ Schedule makePaciInterleaved(const ScheduleParams& params, int updateEvery)
     for (int r = 0; r < p; ++r) {
         const std::vector<Action> order = interleavedOneFOneBOrder(r, p, v, total);
         auto& program = schedule.programs[static_cast<std::size_t>(r)];
-        program.reserve(order.size() + static_cast<std::size_t>(v * (total / updateEvery + 1)));
+        reserveAdvised(program, order.size() + static_cast<std::size_t>(v * (total / updateEvery + 1)));
         for (const Action& a : order) {
             program.push_back(a);
             if (a.kind != ActionKind::Backward) {

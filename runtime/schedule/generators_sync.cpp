@@ -2,6 +2,8 @@
 
 #include "runtime/schedule/generators.h"
 
+#include "base/huge_pages.h"
+
 #include <algorithm>
 
 namespace bs::runtime::detail {
@@ -33,6 +35,7 @@ Schedule makeGpipe(const ScheduleParams& params)
     Schedule schedule = syncSkeleton(params, std::vector<int>(static_cast<std::size_t>(p), m));
     for (int s = 0; s < p; ++s) {
         auto& program = schedule.programs[static_cast<std::size_t>(s)];
+        reserveAdvised(program, static_cast<std::size_t>(2 * m + 1) * static_cast<std::size_t>(params.batches));
         for (int n = 0; n < params.batches; ++n) {
             const int base = n * m;
             for (int i = 0; i < m; ++i) { // all forwards...
@@ -58,6 +61,7 @@ Schedule makeOneFOneB(const ScheduleParams& params)
     Schedule schedule = syncSkeleton(params, bound);
     for (int s = 0; s < p; ++s) {
         auto& program = schedule.programs[static_cast<std::size_t>(s)];
+        reserveAdvised(program, static_cast<std::size_t>(2 * m + 1) * static_cast<std::size_t>(params.batches));
         const int warmup = std::min(p - s - 1, m);
         for (int n = 0; n < params.batches; ++n) {
             const int base = n * m;

@@ -10,6 +10,8 @@
 
 #include "runtime/schedule/generators.h"
 
+#include "base/huge_pages.h"
+
 #include <algorithm>
 #include <deque>
 #include <limits>
@@ -47,7 +49,7 @@ public:
         , m_programs(static_cast<std::size_t>(m_p))
     {
         for (auto& program : m_programs) { // exact size: F, I, W per micro-batch and U per batch
-            program.reserve(static_cast<std::size_t>(3 * m_total + params.batches));
+            reserveAdvised(program, static_cast<std::size_t>(3 * m_total + params.batches));
         }
     }
 
@@ -191,7 +193,7 @@ Schedule makeZeroBubble(const ScheduleParams& params, bool h2)
         for (int s = 0; s < p; ++s) {
             const std::vector<Action> order = interleavedZeroBubbleOrder(s, p, 1, m);
             auto& program = schedule.programs[static_cast<std::size_t>(s)];
-            program.reserve((order.size() + 1) * static_cast<std::size_t>(params.batches));
+            reserveAdvised(program, (order.size() + 1) * static_cast<std::size_t>(params.batches));
             for (int n = 0; n < params.batches; ++n) {
                 for (Action a : order) {
                     a.microbatch += n * m;

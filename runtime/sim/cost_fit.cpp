@@ -64,6 +64,15 @@ TimeNs AffineTime::at(int microBatchSize) const
     return rounded(fixedNs + perSampleNs * static_cast<double>(microBatchSize));
 }
 
+TimeNs CostFit::coldTotal() const
+{
+    TimeNs total = 0;
+    for (const auto& s : stages) {
+        total += s.cold.forward + s.cold.backwardInput + s.cold.backwardWeight + s.cold.update;
+    }
+    return total;
+}
+
 std::string CostFit::describe() const
 {
     std::string text = "calibrated from ";
@@ -77,11 +86,16 @@ std::string CostFit::describe() const
     if (affine()) {
         char error[32];
         std::snprintf(error, sizeof error, "%.1f", 100.0 * maxRelativeError);
-        text += std::string("; affine in b, fit error ") + error + " %)";
+        text += std::string("; affine in b, fit error ") + error + " %";
     } else {
-        text += "; one b measured: times scale linearly in b)";
+        text += "; one b measured: times scale linearly in b";
     }
-    return text;
+    if (const TimeNs cold = coldTotal(); cold > 0) {
+        char ms[32];
+        std::snprintf(ms, sizeof ms, "%.1f", static_cast<double>(cold) / 1e6);
+        text += std::string("; first actions +") + ms + " ms once";
+    }
+    return text + ")";
 }
 
 Result<CostFit> fitCosts(const std::vector<CostSample>& samples)
@@ -109,6 +123,7 @@ Result<CostFit> fitCosts(const std::vector<CostSample>& samples)
     for (std::size_t st = 0; st < stages; ++st) {
         std::vector<Point> f, i, w;
         double update = 0;
+        double coldF = 0, coldI = 0, coldW = 0, coldU = 0;
         for (const auto& s : samples) {
             const StageCost& c = s.costs.stages[st];
             const double b = s.microBatchSize;
@@ -116,12 +131,18 @@ Result<CostFit> fitCosts(const std::vector<CostSample>& samples)
             i.push_back({b, static_cast<double>(c.backwardInput)});
             w.push_back({b, static_cast<double>(c.backwardWeight)});
             update += static_cast<double>(c.update);
+            coldF += static_cast<double>(c.cold.forward);
+            coldI += static_cast<double>(c.cold.backwardInput);
+            coldW += static_cast<double>(c.cold.backwardWeight);
+            coldU += static_cast<double>(c.cold.update);
         }
         StageFit& out = fit.stages[st];
         out.forward = fitSeries(f);
         out.backwardInput = fitSeries(i);
         out.backwardWeight = fitSeries(w);
-        out.update = rounded(update / static_cast<double>(samples.size()));
+        const double n = static_cast<double>(samples.size());
+        out.update = rounded(update / n);
+        out.cold = {rounded(coldF / n), rounded(coldI / n), rounded(coldW / n), rounded(coldU / n)};
     }
     double comm = 0;
     int commSamples = 0;
@@ -181,6 +202,7 @@ Result<CostFit> fitCostsFor(const std::vector<CostSample>& samples, const std::s
         rescale(fit.stages[st].backwardInput, anchor->stages[st].backwardInput);
         rescale(fit.stages[st].backwardWeight, anchor->stages[st].backwardWeight);
         fit.stages[st].update = anchor->stages[st].update;
+        fit.stages[st].cold = anchor->stages[st].cold;
     }
     fit.sources = anchor->sources;
     fit.sources.push_back("b-shape from all runs");
@@ -196,6 +218,7 @@ CostModel withFittedTimes(CostModel model, const CostFit& fit, int microBatchSiz
         at.stages[s].backwardInput = fit.stages[s].backwardInput.at(microBatchSize);
         at.stages[s].backwardWeight = fit.stages[s].backwardWeight.at(microBatchSize);
         at.stages[s].update = fit.stages[s].update;
+        at.stages[s].cold = fit.stages[s].cold;
     }
     at.comm = fit.comm;
     at.commMeasured = fit.comm > 0;

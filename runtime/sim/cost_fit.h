@@ -41,6 +41,7 @@ struct StageFit
 {
     AffineTime forward, backwardInput, backwardWeight;
     TimeNs update = 0; ///< the optimizer step does not depend on b (mean over samples)
+    ColdCost cold; ///< the first actions' one-time extras, mean over samples (not b-dependent)
 };
 
 struct CostFit
@@ -55,7 +56,10 @@ struct CostFit
 
     bool affine() const { return microBatchSizes.size() >= 2; }
     int stageCount() const { return static_cast<int>(stages.size()); }
-    /// "calibrated from run A, run B (b = 2, 8; affine in b, fit error 3.1 %)".
+    /// One-time extras of the first actions, summed over stages and kinds (ns).
+    TimeNs coldTotal() const;
+    /// "calibrated from run A, run B (b = 2, 8; affine in b, fit error 3.1 %; first actions
+    /// +1.9 ms once)"; the last part only when the runs' first actions were slower.
     std::string describe() const;
 };
 

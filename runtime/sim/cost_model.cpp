@@ -6,26 +6,17 @@
 
 namespace bs::runtime {
 
-TimeNs StageCost::duration(ActionKind kind) const
+TimeNs ColdCost::duration(ActionKind kind) const
 {
     switch (kind) {
-    case ActionKind::Forward: return forward;
+    case ActionKind::Forward:
+    case ActionKind::OverlapForwardBackward: return forward;
     case ActionKind::Backward: return backwardInput + backwardWeight;
     case ActionKind::BackwardInput: return backwardInput;
     case ActionKind::BackwardWeight: return backwardWeight;
     case ActionKind::Update: return update;
-    case ActionKind::OverlapForwardBackward: return forwardBackward; // 0: the executor adds the halves
     }
     return 0;
-}
-
-TimeNs CostModel::commTime(std::int64_t bytes) const
-{
-    TimeNs t = commLatency;
-    if (commBytesPerSecond > 0 && bytes > 0) {
-        t += static_cast<TimeNs>(std::llround(static_cast<double>(bytes) / commBytesPerSecond * 1e9));
-    }
-    return t;
 }
 
 CostModel CostModel::uniform(int stages, TimeNs forward, TimeNs backwardInput, TimeNs backwardWeight, TimeNs update,

@@ -8,10 +8,29 @@
 #include "base/time.h"
 #include "runtime/schedule/action.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
 namespace bs::runtime {
+
+/// What the first action of each kind on a stage takes beyond its steady time, once per
+/// simulation: the one-time costs a training process pays (allocator growth, intra-op thread
+/// start-up, first-call kernel selection). Measured runs have them (measured_costs.h: the first
+/// tiny-GPT forward on stage 0 took 1.0-1.2 ms against a steady 0.14 ms); device profiles do not
+/// (all 0). Micro-batch 0's actions are on the critical path of every schedule, so these delay
+/// the whole run, which a per-action mean cannot show.
+struct ColdCost
+{
+    TimeNs forward = 0;
+    TimeNs backwardInput = 0;  ///< a stage's first B pays backwardInput + backwardWeight
+    TimeNs backwardWeight = 0;
+    TimeNs update = 0;
+
+    /// The extra of the first action of `kind` (an overlapped pair: its forward's).
+    TimeNs duration(ActionKind kind) const;
+    bool any() const { return forward > 0 || backwardInput > 0 || backwardWeight > 0 || update > 0; }
+};
 
 struct StageCost
 {
@@ -28,7 +47,9 @@ struct StageCost
     /// Activation recompute (recompute_costs.h): one micro-batch's full activations, held only
     /// while its backward runs; counted once on top of the in-flight inputs.
     std::int64_t recomputeBytes = 0;
+    ColdCost cold; ///< one-time extras of the stage's first actions (0 = none)
 
+    /// The steady time of an action of `kind` (ColdCost is added by the executor, once).
     TimeNs duration(ActionKind kind) const;
 };
 
@@ -85,5 +106,27 @@ inline constexpr double kMaxActionMs = 1e6;
 /// Parses "F,I,W[,U]" in milliseconds (decimals allowed), each and `commMs` finite in
 /// [0, kMaxActionMs]. Errors name the field and the format.
 Result<CostModel> costModelFromString(const std::string& costs, int stages, double commMs);
+
+inline TimeNs StageCost::duration(ActionKind kind) const
+{
+    switch (kind) {
+    case ActionKind::Forward: return forward;
+    case ActionKind::Backward: return backwardInput + backwardWeight;
+    case ActionKind::BackwardInput: return backwardInput;
+    case ActionKind::BackwardWeight: return backwardWeight;
+    case ActionKind::Update: return update;
+    case ActionKind::OverlapForwardBackward: return forwardBackward; // 0: the executor adds the halves
+    }
+    return 0;
+}
+
+inline TimeNs CostModel::commTime(std::int64_t bytes) const
+{
+    TimeNs t = commLatency;
+    if (commBytesPerSecond > 0 && bytes > 0) {
+        t += static_cast<TimeNs>(std::llround(static_cast<double>(bytes) / commBytesPerSecond * 1e9));
+    }
+    return t;
+}
 
 } // namespace bs::runtime

@@ -1,5 +1,8 @@
 #include "runtime/sim/scheduler_core.h"
 
+#include "base/huge_pages.h"
+#include "runtime/sim/cost_model_executor.h"
+
 #include <limits>
 
 namespace bs::runtime {
@@ -99,9 +102,9 @@ class Arrivals
 public:
     Arrivals(int stages, int microbatches)
         : m_mbs(static_cast<std::size_t>(microbatches))
-        , m_activation(static_cast<std::size_t>(stages) * m_mbs, kNotYet)
-        , m_gradient(static_cast<std::size_t>(stages) * m_mbs, kNotYet)
     {
+        assignAdvised(m_activation, static_cast<std::size_t>(stages) * m_mbs, kNotYet);
+        assignAdvised(m_gradient, static_cast<std::size_t>(stages) * m_mbs, kNotYet);
     }
     TimeNs& activation(int toStage, int mb) { return m_activation[index(toStage, mb)]; }
     TimeNs& gradient(int toStage, int mb) { return m_gradient[index(toStage, mb)]; }
@@ -131,7 +134,17 @@ public:
         , m_pc(static_cast<std::size_t>(m_ranks), 0)
         , m_version(static_cast<std::size_t>(m_stages), 0)
         , m_chunkOf(chunkOfStage(schedule))
+        , m_onePerRank(schedule.onePerRank())
+        , m_costModel(dynamic_cast<const CostModelExecutor*>(&executor))
+        , m_timeOrigin(options.timeOrigin)
+        , m_microbatchOffset(options.microbatchOffset)
+        , m_appendBatch(options.appendBatch)
+        , m_hasOnAction(static_cast<bool>(options.onAction))
     {
+        m_rankOf.resize(static_cast<std::size_t>(m_stages));
+        for (int s = 0; s < m_stages; ++s) {
+            m_rankOf[static_cast<std::size_t>(s)] = schedule.rankOf(s);
+        }
         if (options.initialVersions.size() == m_version.size()) {
             m_version = options.initialVersions;
         }
@@ -139,9 +152,6 @@ public:
 
     Result<DriveStats> run()
     {
-        if (m_options.appendBatch > 1) {
-            m_pending.reserve(m_options.appendBatch);
-        }
         auto stats = runActions();
         flush();
         return stats;
@@ -180,12 +190,13 @@ private:
             if (rank < 0) {
                 return deadlock();
             }
-            if (auto status = perform(rank, start); !status) {
-                return status.error();
+            if (!perform(rank, start)) {
+                return m_error;
             }
             // Only the acting rank and the ranks it sent to can have a new ready time.
             m_ready[static_cast<std::size_t>(rank)] = readyTime(rank);
-            for (int to : m_sentTo) {
+            for (int i = 0; i < m_sentCount; ++i) {
+                const int to = m_sentTo[i];
                 if (to != rank) {
                     m_ready[static_cast<std::size_t>(to)] = readyTime(to);
                 }
@@ -206,22 +217,25 @@ private:
 
     void append(const profiler::TraceEvent& event)
     {
-        if (m_options.appendBatch <= 1) {
+        if (m_appendBatch <= 1) {
             m_store.append(event);
             return;
         }
-        m_pending.push_back(event);
-        if (m_pending.size() >= m_options.appendBatch) {
+        if (m_written == m_room) { // batch full (or none begun): publish it, begin the next
             flush();
+            m_out = m_store.appendSpace(m_room);
+            m_room = std::min(m_room, m_appendBatch);
         }
+        m_out[m_written++] = event;
     }
 
     void flush()
     {
-        if (!m_pending.empty()) {
-            m_store.append(m_pending.data(), m_pending.size());
-            m_pending.clear();
+        if (m_written > 0) {
+            m_store.commit(m_written);
         }
+        m_written = 0;
+        m_room = 0;
     }
 
     // Fixes the cut boundary (see DriveOptions::cut) and skips what lies beyond it on every rank.
@@ -270,7 +284,9 @@ private:
         return input == kNotYet ? kNotYet : std::max(m_clock[static_cast<std::size_t>(r)], input);
     }
 
-    Status perform(int r, TimeNs start)
+    // False when the executor failed (m_error says how): a Status per action cost more than most
+    // of what is done here.
+    bool perform(int r, TimeNs start)
     {
         const auto ru = static_cast<std::size_t>(r);
         Action a = m_schedule.programs[ru][m_pc[ru]];
@@ -280,23 +296,30 @@ private:
         if (a.kind == ActionKind::Forward || a.isOverlap()) {
             m_started = std::max(m_started, a.microbatch + 1);
         }
-        auto outcome = m_executor.perform(a);
-        if (!outcome) {
-            return atAction(outcome.error(), a);
+        // The simulator's executor directly (a formula; see CostModelExecutor::model), others and
+        // its errors through the interface.
+        ActionOutcome outcome;
+        if (!m_costModel || !m_costModel->model(a, outcome)) {
+            auto performed = m_executor.perform(a);
+            if (!performed) {
+                m_error = atAction(performed.error(), a);
+                return false;
+            }
+            outcome = *performed;
         }
-        const TimeNs end = start + std::max<TimeNs>(outcome->duration, 0);
-        m_sentTo.clear();
+        const TimeNs end = start + std::max<TimeNs>(outcome.duration, 0);
+        m_sentCount = 0;
         if (a.isOverlap()) {
             // One lane per rank: the pair is drawn as its forward then its backward half.
-            const TimeNs middle = overlapHalves(start, end, outcome->forwardShare).first;
-            record(a.forwardHalf(), start, middle, outcome->bytes, outcome->sendBytes, end);
-            record(a.backwardHalf(), middle, end, 0, outcome->sendBytes, end);
+            const TimeNs middle = overlapHalves(start, end, outcome.forwardShare).first;
+            record(a.forwardHalf(), start, middle, outcome.bytes, outcome.sendBytes, end);
+            record(a.backwardHalf(), middle, end, 0, outcome.sendBytes, end);
         } else {
-            record(a, start, end, outcome->bytes, outcome->sendBytes, end);
+            record(a, start, end, outcome.bytes, outcome.sendBytes, end);
         }
         m_clock[ru] = end;
         ++m_pc[ru];
-        return ok();
+        return true;
     }
 
     // Appends the event of one plain action on rank r's lane and sends what it produced; the
@@ -304,10 +327,14 @@ private:
     void record(const Action& a, TimeNs start, TimeNs end, std::int64_t bytes, std::int64_t sendBytes, TimeNs doneAt)
     {
         const auto su = static_cast<std::size_t>(a.stage);
-        auto event = actionEvent(a, m_options.timeOrigin + start, m_options.timeOrigin + end, m_version[su], bytes);
-        placeOnRank(event, a, m_schedule, m_chunkOf);
+        auto event = actionEvent(a, m_timeOrigin + start, m_timeOrigin + end, m_version[su], bytes);
+        // placeOnRank(), from tables: the rank's lane, and on multi-stage ranks the chunk in aux.
+        event.stage = static_cast<std::uint16_t>(m_rankOf[su]);
+        if (a.kind != ActionKind::Update && !m_onePerRank) {
+            event.aux = static_cast<std::uint16_t>(m_chunkOf[su]);
+        }
         if (a.kind != ActionKind::Update) {
-            event.microbatch += m_options.microbatchOffset;
+            event.microbatch += m_microbatchOffset;
         }
         if (a.kind == ActionKind::Update) {
             ++m_version[su];
@@ -316,9 +343,9 @@ private:
         if (const int to = receiverOf(a, m_stages); to >= 0) {
             const TimeNs arrival = send(a.stage, to, a.microbatch, doneAt, sendBytes);
             (to > a.stage ? m_arrivals.activation(to, a.microbatch) : m_arrivals.gradient(to, a.microbatch)) = arrival;
-            m_sentTo.push_back(m_schedule.rankOf(to));
+            m_sentTo[m_sentCount++] = m_rankOf[static_cast<std::size_t>(to)];
         }
-        if (m_options.onAction) {
+        if (m_hasOnAction) {
             m_options.onAction(a, event);
         }
     }
@@ -327,20 +354,20 @@ private:
     // Between two stages of one rank nothing travels.
     TimeNs send(int from, int to, int mb, TimeNs at, std::int64_t bytes)
     {
-        const int fromRank = m_schedule.rankOf(from);
-        const int toRank = m_schedule.rankOf(to);
+        const int fromRank = m_rankOf[static_cast<std::size_t>(from)];
+        const int toRank = m_rankOf[static_cast<std::size_t>(to)];
         if (fromRank == toRank && from != to) {
             return at;
         }
-        const TimeNs comm = m_executor.commTime(from, to, bytes);
+        const TimeNs comm = m_costModel ? m_costModel->commTime(from, to, bytes) : m_executor.commTime(from, to, bytes);
         if (comm > 0) {
             profiler::TraceEvent event;
-            event.start = m_options.timeOrigin + at;
-            event.end = m_options.timeOrigin + at + comm;
+            event.start = m_timeOrigin + at;
+            event.end = m_timeOrigin + at + comm;
             event.stage = static_cast<std::uint16_t>(fromRank);
             event.lane = profiler::Lane::Comm;
             event.kind = profiler::EventKind::Send;
-            event.microbatch = mb + m_options.microbatchOffset;
+            event.microbatch = mb + m_microbatchOffset;
             event.version = m_version[static_cast<std::size_t>(from)];
             event.bytes = bytes;
             event.aux = static_cast<std::uint16_t>(toRank);
@@ -375,8 +402,23 @@ private:
     std::vector<int> m_version;      // per stage: each stage (chunk) has its own weights
     std::vector<int> m_chunkOf;      // per stage: its index among its rank's stages
     std::vector<TimeNs> m_ready;     // cached readyTime() per rank
-    std::vector<int> m_sentTo;       // ranks the last action sent to
-    std::vector<profiler::TraceEvent> m_pending; // not yet in the store (DriveOptions::appendBatch)
+    int m_sentTo[2] = {};            // ranks the last action sent to: one, or two for an F&B pair
+    int m_sentCount = 0;
+    std::vector<int> m_rankOf;       // per stage: Schedule::rankOf, as a table
+    bool m_onePerRank;
+    const CostModelExecutor* m_costModel; // m_executor when it is the cost model, else null
+    Error m_error;                        // why perform() returned false
+    // Options read per event, copied: through the reference the compiler reloads them after
+    // every store to an event.
+    TimeNs m_timeOrigin;
+    std::int32_t m_microbatchOffset;
+    std::size_t m_appendBatch;
+    bool m_hasOnAction;
+    // DriveOptions::appendBatch > 1: events are written in place in the store's storage from
+    // m_out and published (TraceStore::commit) m_room at a time at most.
+    profiler::TraceEvent* m_out = nullptr;
+    std::size_t m_room = 0;
+    std::size_t m_written = 0;
     int m_started = 0;        // 1 + the highest micro-batch forwarded so far
     int m_limit = kNoLimit;   // the cut boundary once fixed: micro-batches >= it are skipped
     std::size_t m_skipped = 0;

@@ -45,8 +45,9 @@ struct DriveOptions
     std::int32_t microbatchOffset = 0;
     /// Events go to the store this many at a time (serial drive() only). 1: each as it happens,
     /// for views that watch a live run. simulate() takes a large batch, since nobody reads its
-    /// store before drive() returns: one lock and one copy per batch instead of per event.
-    /// Whatever is left is handed over before drive() returns, on every path.
+    /// store before drive() returns: one lock per batch instead of per event, and the events are
+    /// written in place (TraceStore::appendSpace), so drive() must be the store's only writer
+    /// until it returns. Whatever is left is handed over before drive() returns, on every path.
     std::size_t appendBatch = 1;
 };
 

@@ -101,6 +101,10 @@ StageCost chunkCost(const StageCost& rank, int v)
     c.backwardWeight /= v;
     c.update /= v;
     c.forwardBackward /= v;
+    c.cold.forward /= v; // each chunk's first actions pay its share of the rank's start-up
+    c.cold.backwardInput /= v;
+    c.cold.backwardWeight /= v;
+    c.cold.update /= v;
     c.activationBytes = std::max<std::int64_t>(1, rank.activationBytes / v);
     c.paramBytes /= v; // sendBytes stays: the hidden state between chunks is the same size
     return c;

@@ -48,6 +48,12 @@ private Q_SLOTS:
             QVERIFY(compare->timeline(slot)->index() != nullptr);
             QVERIFY(compare->timeline(slot)->index()->eventCount() > 0);
         }
+        // A simulated replay is never labelled measured: not in the panel, not in the table.
+        QVERIFY2(window.tuning()->figuresTitle().startsWith(QStringLiteral("Simulated: ")),
+            qPrintable(window.tuning()->figuresTitle()));
+        for (const auto& row : compare->model()->runs()) {
+            QVERIFY2(row.label.find("measured") == std::string::npos, row.label.c_str());
+        }
         // The table equals the simulated reports of the same settings.
         WhatIfConfig config;
         config.batches = 2;

@@ -135,9 +135,11 @@ private:
     /// Puts a finished run read from disk (a run directory or an imported job) into the
     /// workspace's next slot (RunWorkspace::placeOpened), shows it with `slotText` under its title,
     /// selects it so the panel, the charts and the exports follow it, and calibrates from it
-    /// (b = `microBatchSize`). `drift`: what a run directory measured on its tensors. Returns the slot.
+    /// (b = `microBatchSize`; `first`: whether its trace starts with its process). `drift`: what a
+    /// run directory measured on its tensors. Returns the slot.
     int placeOpenedRun(const PredictedRun& run, const runtime::RunConfig& config, const QString& slotText,
-        int microBatchSize, runtime::RunDrift drift = {});
+        int microBatchSize, runtime::RunDrift drift = {},
+        runtime::FirstActions first = runtime::FirstActions::StartUp);
     struct QueuedRun
     {
         PredictedRun plan;
@@ -159,7 +161,8 @@ private:
     void showLoss(int slot, const RunUpdate& update);
     /// Adds `run`'s measured per-stage times to the one calibration (replacing an earlier sample
     /// of the same run), refits it and re-checks every measured run against it.
-    void calibrateFrom(int slot, const PredictedRun& run, int microBatchSize);
+    void calibrateFrom(int slot, const PredictedRun& run, int microBatchSize,
+        runtime::FirstActions first = runtime::FirstActions::StartUp);
     /// While a live run trains: recalibrates from its growing trace once per finished global batch.
     void calibrateWhileRunning(int slot, const RunUpdate& update);
     void addCalibrationSample(runtime::CostSample sample);

@@ -31,7 +31,7 @@ void MainWindow::calibrateWhileRunning(int slot, const RunUpdate& update)
     }
 }
 
-void MainWindow::calibrateFrom(int, const PredictedRun& run, int microBatchSize)
+void MainWindow::calibrateFrom(int, const PredictedRun& run, int microBatchSize, runtime::FirstActions first)
 {
     if (!run.result.trace) {
         return;
@@ -40,7 +40,7 @@ void MainWindow::calibrateFrom(int, const PredictedRun& run, int microBatchSize)
     // A trace has a lane per rank, except an imported interleaved job's, which has one per stage
     // (v per rank): its costs are then per stage, as its meta says.
     const int lanes = std::max(params.stages, run.result.trace->meta().stages);
-    auto sample = costSampleFromTrace(*run.result.trace, lanes, microBatchSize, params.name, run.label);
+    auto sample = costSampleFromTrace(*run.result.trace, lanes, microBatchSize, params.name, run.label, first);
     if (!sample) {
         statusBar()->showMessage(
             tr("Cannot calibrate from %1: %2").arg(toQt(run.label), toQt(sample.error().describe())), 8000);
@@ -147,7 +147,7 @@ void MainWindow::selectSlot(int slot)
         Prediction figures;
         figures.config = c;
         figures.primary = live.plan;
-        m_tuning->showPrediction(figures, 0);
+        m_tuning->showRunFigures(figures, live.measured);
     }
 }
 

@@ -236,7 +236,7 @@ bool MainWindow::exportPanelsTo(const QString& dir, QString* error)
 }
 
 int MainWindow::placeOpenedRun(const PredictedRun& run, const runtime::RunConfig& config, const QString& slotText,
-    int microBatchSize, runtime::RunDrift drift)
+    int microBatchSize, runtime::RunDrift drift, runtime::FirstActions first)
 {
     if (!m_workspace->showsRuns()) {
         enterRunMode(); // the slots showed predictions: clear them before the run goes in
@@ -246,7 +246,7 @@ int MainWindow::placeOpenedRun(const PredictedRun& run, const runtime::RunConfig
     m_compare->fitToRuns();
     refreshLiveTable();
     selectSlot(slot);
-    calibrateFrom(slot, run, microBatchSize); // the what-if now predicts from this run's measured times
+    calibrateFrom(slot, run, microBatchSize, first); // the what-if now predicts from this run's measured times
     return slot;
 }
 

@@ -73,7 +73,9 @@ bool MainWindow::openKinetoJob(const QString& dir, QString* error)
     const QString receives = tr(" · receives: %1 ms waiting for the sender, %2 ms transfer")
                                  .arg(static_cast<double>(waiting) / 1e6, 0, 'f', 1)
                                  .arg(static_cast<double>(moving) / 1e6, 0, 'f', 1);
-    placeOpenedRun(run, config, tr("imported · ") + figuresLine(run.result.report, 0.0) + receives, 1);
+    // A profiled step after warm-up steps: its first actions paid no start-up.
+    placeOpenedRun(run, config, tr("imported · ") + figuresLine(run.result.report, 0.0) + receives, 1, {},
+        runtime::FirstActions::Steady);
     rememberFile(dir);
     statusBar()->showMessage(tr("Imported %1 rank traces from %2").arg(job->ranks.size()).arg(dir), 5000);
     return true;

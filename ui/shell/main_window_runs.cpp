@@ -317,7 +317,7 @@ void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
         Prediction figures;
         figures.config = m_tuning->config();
         figures.primary = shown->plan;
-        m_tuning->showPrediction(figures, 0);
+        m_tuning->showRunFigures(figures, shown->measured);
     }
     statusBar()->showMessage(tr("%1 finished").arg(toQt(update->label)), 5000);
 }

@@ -16,9 +16,9 @@ std::string Calibration::sourceFor(const std::string& schedule) const
 }
 
 Result<runtime::CostSample> costSampleFromTrace(const profiler::TraceSnapshot& trace, int stages, int microBatchSize,
-    std::string schedule, std::string source)
+    std::string schedule, std::string source, runtime::FirstActions first)
 {
-    auto costs = runtime::measuredCosts(trace, stages);
+    auto costs = runtime::measuredCosts(trace, stages, first);
     if (!costs) {
         return costs.error();
     }

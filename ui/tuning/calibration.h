@@ -35,9 +35,11 @@ struct Calibration
 using CalibrationPtr = std::shared_ptr<const Calibration>;
 
 /// One run's measured costs (`trace` run at `stages` stages, micro-batch size `microBatchSize`).
-/// Errors when a stage has no forward or backward recorded yet.
+/// `first`: StartUp for a run Bubblescope trained (its first actions' extra is a ColdCost),
+/// Steady for an imported job profiled after warm-up. Errors when a stage has no forward or
+/// backward recorded yet.
 Result<runtime::CostSample> costSampleFromTrace(const profiler::TraceSnapshot& trace, int stages, int microBatchSize,
-    std::string schedule, std::string source);
+    std::string schedule, std::string source, runtime::FirstActions first = runtime::FirstActions::StartUp);
 /// The calibration of `samples` (same stage count). Errors when empty or mixed.
 Result<CalibrationPtr> calibrationFromSamples(std::vector<runtime::CostSample> samples);
 /// A calibration from one trace (its fit applies to every schedule).

@@ -312,6 +312,11 @@ void TuningPanel::setCalibration(const CalibrationPtr& calibration)
     m_source->setToolTip(tr("The sliders, Suggest and the prediction check all predict from these times"));
 }
 
+QString TuningPanel::figuresTitle() const
+{
+    return m_figuresBox->title();
+}
+
 QString TuningPanel::sourceText() const
 {
     if (m_calibration) {
@@ -445,6 +450,28 @@ void TuningPanel::emitChanged()
 
 void TuningPanel::showPrediction(const Prediction& prediction, double latencyMs)
 {
+    showFigures(prediction, tr("Predicted: %1").arg(toQt(prediction.primary.label)),
+        prediction.computeMs > 0 ? tr("<span style='color:#6b7280'>simulated in %1 ms (%2 ms from input)</span>")
+                                       .arg(QString::number(prediction.computeMs, 'f', 1),
+                                           QString::number(latencyMs, 'f', 1))
+                                 : QString());
+}
+
+void TuningPanel::showRunFigures(const Prediction& figures, bool measured)
+{
+    // A simulated replay is a prediction of a run, not a measurement: it never says "measured".
+    const QString label = toQt(figures.primary.label);
+    if (measured) {
+        showFigures(figures, tr("Measured: %1").arg(label),
+            tr("<span style='color:#6b7280'>measured by the finished run</span>"));
+    } else {
+        showFigures(figures, tr("Simulated: %1").arg(label),
+            tr("<span style='color:#6b7280'>predicted by the simulated replay (nothing was measured)</span>"));
+    }
+}
+
+void TuningPanel::showFigures(const Prediction& prediction, const QString& title, const QString& note)
+{
     const auto& r = prediction.primary.result;
     std::int64_t peak = 0;
     for (const auto& s : r.report.perStage) {
@@ -461,15 +488,8 @@ void TuningPanel::showPrediction(const Prediction& prediction, double latencyMs)
                            formatPercent(r.report.bubbleFraction), formatBytes(static_cast<double>(peak)),
                            overBudget ? tr(" <span style='color:#b91c1c'>over budget</span>") : QString(),
                            QString::number(prediction.primary.lagBound));
-    if (prediction.computeMs > 0) {
-        m_figuresBox->setTitle(tr("Predicted: %1").arg(toQt(prediction.primary.label)));
-        text += tr("<span style='color:#6b7280'>simulated in %1 ms (%2 ms from input)</span>")
-                    .arg(QString::number(prediction.computeMs, 'f', 1), QString::number(latencyMs, 'f', 1));
-    } else {
-        m_figuresBox->setTitle(tr("Measured: %1").arg(toQt(prediction.primary.label)));
-        text += tr("<span style='color:#6b7280'>measured by the finished run</span>");
-    }
-    m_figures->setText(text);
+    m_figuresBox->setTitle(title);
+    m_figures->setText(text + note);
 }
 
 void TuningPanel::showError(const QString& message)

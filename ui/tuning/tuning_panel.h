@@ -30,8 +30,12 @@ public:
     WhatIfConfig config() const;
     /// Sets every control without emitting configChanged.
     void setConfig(const WhatIfConfig& config);
-    /// Shows the figures of a prediction (or of a finished run) next to the controls.
+    /// Shows the figures of a prediction next to the controls ("Predicted: …").
     void showPrediction(const Prediction& prediction, double latencyMs);
+    /// Shows the figures of a finished run in a slot: "Measured: …" for one that trained (live or
+    /// opened), "Simulated: …" for a simulated replay, which is never labelled measured.
+    void showRunFigures(const Prediction& figures, bool measured);
+    QString figuresTitle() const;
     void showError(const QString& message);
     /// Clears the figures (a run started: nothing shown belongs to it yet).
     void clearFigures(const QString& why);
@@ -66,6 +70,7 @@ Q_SIGNALS:
     void suggestionsReady();
 
 private:
+    void showFigures(const Prediction& prediction, const QString& title, const QString& note);
     void emitChanged();
     void updateBatchLabel();
     /// The v spin box follows the chosen schedule's traits (range, enabled, placement text).
