@@ -157,6 +157,18 @@ int ScheduleInfo::minMicrobatches(int stages, int extraDepth) const
     return needsMicrobatchesCoveringDepth ? std::max(1, stages + extraDepth - 1) : 1;
 }
 
+int ScheduleInfo::microbatchesForWindow(int stages, int window, int extraDepth) const
+{
+    // Whole windows per batch; the rules are a multiple of p and floors, so lcm(a, p) or a floor
+    // rounded up to a multiple of a comes within p steps.
+    for (long m = window; window > 0 && m <= kMaxMicrobatches; m += window) {
+        if (acceptsMicrobatches(stages, static_cast<int>(m), extraDepth)) {
+            return static_cast<int>(m);
+        }
+    }
+    return window;
+}
+
 std::optional<int> ScheduleInfo::lagBound(const ScheduleParams& params, int stage) const
 {
     if (!takesAccumWindow()) {

@@ -73,6 +73,11 @@ struct ScheduleInfo
                && (!needsMicrobatchesMultipleOfRanks || microbatches % stages == 0)
                && microbatches >= minMicrobatchesPerRank * stages;
     }
+    /// The micro-batches per batch that simulate update window `window` at p ranks and extra depth
+    /// k: the fewest multiple of it these rules accept (paci-interleaved at p = 4, a = 2: m = 4, two
+    /// windows a batch). For a schedule without a window (a = m) a result other than `window` means
+    /// `window` itself is refused, and m is the next it takes. `window` when none within the limits.
+    int microbatchesForWindow(int stages, int window, int extraDepth) const;
     /// v for a request: `requested` when > 0, else defaultStagesPerRank.
     int stagesPerRank(int requested) const { return requested > 0 ? requested : defaultStagesPerRank; }
     bool multiStage() const { return placement != Placement::OnePerRank; }

@@ -54,8 +54,12 @@ Result<SimulationRequest> makeGptRequest(const GptScenario& scenario)
     SimulationRequest request;
     request.schedule.name = scenario.schedule;
     request.schedule.stages = scenario.stages;
-    request.schedule.microbatches = scenario.accum;
-    request.schedule.accum = scenario.accum;
+    // Whole windows of a per batch, m as the schedule's rules allow (paci-interleaved at p = 4,
+    // a = 2: m = 4); a schedule without a window updates every m, so its a is m.
+    const ScheduleInfo& info = *findSchedule(scenario.schedule);
+    const int m = info.microbatchesForWindow(scenario.stages, scenario.accum, 0);
+    request.schedule.microbatches = m;
+    request.schedule.accum = info.takesAccumWindow() ? scenario.accum : m;
     request.schedule.batches = scenario.batches;
     request.schedule.stagesPerRank = scenario.stagesPerRank; // costs per rank split over its v chunks
     request.costs = std::move(costs).value();
@@ -83,6 +87,7 @@ Result<TuneResult> tune(const TuneRequest& request)
     if (auto base = makeGptRequest(request.base); !base) {
         return base.error();
     }
+    const ScheduleInfo& updates = *findSchedule(request.base.schedule);
     TuneResult result;
     std::vector<TuneCandidate> feasible;
     for (int a : request.accumValues) {
@@ -95,6 +100,10 @@ Result<TuneResult> tune(const TuneRequest& request)
             scenario.accum = a;
             scenario.microBatchSize = b;
             auto sim = makeGptRequest(scenario);
+            if (sim && updates.updateWindow(sim->schedule.microbatches, sim->schedule.accum) != a) {
+                ++result.rejectedByBatch; // a = m refused by the schedule's rules (interleaved: m a multiple of p)
+                continue;
+            }
             if (sim && request.calibration) {
                 sim->costs = withFittedTimes(std::move(sim->costs), *request.calibration, b);
             }

@@ -18,7 +18,10 @@
 namespace bs::runtime {
 
 /// A simulation of the built-in GPT: m = a micro-batches per global batch (PACI's convention,
-/// also used for the flush baselines so they compare at the same global batch G = a·b).
+/// also used for the flush baselines so they compare at the same global batch G = a·b), or where
+/// the schedule's rules refuse m = a, the fewest multiple of a they take
+/// (ScheduleInfo::microbatchesForWindow: paci-interleaved at p = 4, a = 2 simulates m = 4; a flush
+/// schedule's window is then that m).
 struct GptScenario
 {
     std::string schedule = "paci";
@@ -82,7 +85,7 @@ struct TuneResult
     int evaluated = 0;
     int rejectedByMemory = 0;
     int rejectedByLag = 0;
-    int rejectedByBatch = 0; ///< a·b != globalBatch, or the schedule refused (a, b)
+    int rejectedByBatch = 0; ///< a·b != globalBatch, or the schedule refused (a, b) (a = m against its rules)
 };
 
 /// Simulates every (a, b) pair and ranks the feasible ones. Deterministic. Errors only when the

@@ -51,6 +51,27 @@ QWidget* sliderRow(QSlider* slider, QLabel* value, QWidget* parent)
     return row;
 }
 
+/// The a slider's usual range; a schedule whose least m is above it widens it.
+constexpr int kAccumSliderMax = 64;
+
+/// The schedule's rules on m at p ranks in words, from its catalogue traits; empty when none.
+QString microbatchRules(const runtime::ScheduleInfo& info, int p)
+{
+    QStringList rules;
+    if (info.needsMicrobatchesMultipleOfRanks) {
+        rules << TuningPanel::tr("a multiple of p = %1").arg(p);
+    }
+    if (info.minMicrobatchesPerRank > 0) {
+        rules << TuningPanel::tr("at least %1·p = %2")
+                     .arg(info.minMicrobatchesPerRank)
+                     .arg(info.minMicrobatchesPerRank * p);
+    }
+    if (info.needsMicrobatchesCoveringDepth) {
+        rules << TuningPanel::tr("at least p − 1 = %1 (two weight versions)").arg(info.minMicrobatches(p, 0));
+    }
+    return rules.join(TuningPanel::tr(", "));
+}
+
 } // namespace
 
 TuningPanel::TuningPanel(QWidget* parent)
@@ -112,8 +133,13 @@ QWidget* TuningPanel::buildControls()
     }
     m_runDevice->setToolTip(tr("Where Run trains: the CPU or a GPU found on this machine (cuda: every GPU, stages in "
                                "contiguous blocks). The Device above is the profile the what-if simulates."));
-    m_accum = makeSlider(1, 64, box);
+    m_accum = makeSlider(1, kAccumSliderMax, box);
     m_accumValue = new QLabel(box);
+    m_accumRule = new QLabel(box);
+    m_accumRule->setObjectName(QStringLiteral("accumRuleLabel"));
+    m_accumRule->setWordWrap(true);
+    m_accumRule->setStyleSheet(QStringLiteral("color: #6b7280;"));
+    m_accumRule->hide();
     m_microBatch = makeSlider(1, 64, box);
     m_microBatchValue = new QLabel(box);
     m_globalBatch = new QLabel(box);
@@ -135,6 +161,7 @@ QWidget* TuningPanel::buildControls()
     form->addRow(tr("Device"), m_device);
     form->addRow(tr("Run on"), m_runDevice);
     form->addRow(tr("Accumulation a"), sliderRow(m_accum, m_accumValue, box));
+    form->addRow(QString(), m_accumRule);
     form->addRow(tr("Micro-batch b"), sliderRow(m_microBatch, m_microBatchValue, box));
     form->addRow(tr("Global batch"), m_globalBatch);
     form->addRow(tr("Batches simulated"), m_batches);
@@ -148,7 +175,11 @@ QWidget* TuningPanel::buildControls()
     m_budget->setToolTip(tr("Per-stage memory budget: drawn on the memory chart, enforced by Suggest"));
 
     const auto changed = [this] { emitChanged(); };
+    const auto constrain = [this] { constrainAccum(); }; // before `changed`: what is emitted is valid
     connect(m_schedule, &QComboBox::currentIndexChanged, this, [this] { updateStagesPerRank(); }); // before `changed`
+    connect(m_schedule, &QComboBox::currentIndexChanged, this, constrain);
+    connect(m_stages, &QSpinBox::valueChanged, this, constrain);
+    connect(m_accum, &QSlider::valueChanged, this, constrain);
     connect(m_schedule, &QComboBox::currentIndexChanged, this, changed);
     connect(m_stagesPerRank, &QSpinBox::valueChanged, this, changed);
     connect(m_baseline, &QComboBox::currentIndexChanged, this, changed);
@@ -189,6 +220,7 @@ QWidget* TuningPanel::buildSuggest()
     auto* row = new QHBoxLayout();
     row->addWidget(new QLabel(tr("max drift"), box));
     m_maxLag = new QSpinBox(box);
+    m_maxLag->setObjectName(QStringLiteral("maxLagSpin"));
     m_maxLag->setRange(0, 16);
     m_maxLag->setValue(1);
     m_maxLag->setSuffix(tr(" update(s)"));
@@ -328,7 +360,9 @@ void TuningPanel::setConfig(const WhatIfConfig& c)
     if (const runtime::ScheduleInfo* info = runtime::findSchedule(c.run.schedule.name)) {
         m_stagesPerRank->setValue(info->stagesPerRank(c.run.pipeline.stagesPerRank));
     }
+    m_lastAccum = c.accum();
     m_accum->setValue(c.accum());
+    constrainAccum(); // a run's own a stands where its schedule takes it
     m_microBatch->setValue(c.microBatchSize());
     m_batches->setValue(c.batches);
     m_budget->setValue(static_cast<double>(c.memoryBudgetBytes) / kMiB);
@@ -358,6 +392,44 @@ void TuningPanel::updateStagesPerRank()
     }
     m_placement->setText(where);
     m_placement->setToolTip(why);
+}
+
+void TuningPanel::constrainAccum()
+{
+    const runtime::ScheduleInfo* info = runtime::findSchedule(fromQt(m_schedule->currentData().toString()));
+    const int p = m_stages->value();
+    const bool window = !info || info->takesAccumWindow();
+    const auto accepted = [&](int a) { return window || info->acceptsMicrobatches(p, a, 0); };
+    int least = 1;
+    while (least < runtime::limits::kMaxMicrobatches && !accepted(least)) {
+        ++least;
+    }
+    const QSignalBlocker quiet(m_accum); // the move that called this is what is emitted
+    m_accum->setRange(least, std::max(kAccumSliderMax, least));
+    if (const int a = m_accum->value(); !accepted(a)) {
+        const auto seek = [&](int step) {
+            for (int b = a; b >= m_accum->minimum() && b <= m_accum->maximum(); b += step) {
+                if (accepted(b)) {
+                    return b;
+                }
+            }
+            return 0;
+        };
+        const int step = a < m_lastAccum ? -1 : 1; // the way the slider moved
+        const int snapped = seek(step);
+        m_accum->setValue(snapped > 0 ? snapped : seek(-step)); // least is accepted: one way finds one
+    }
+    m_lastAccum = m_accum->value();
+    const QString rules = info ? microbatchRules(*info, p) : QString();
+    m_accumRule->setVisible(!rules.isEmpty());
+    if (rules.isEmpty()) {
+        return;
+    }
+    const QString name = toQt(info->displayName);
+    m_accumRule->setText(window ? tr("%1 needs m %2, and a dividing m: simulates m = %3 per batch")
+                                      .arg(name, rules)
+                                      .arg(info->microbatchesForWindow(p, m_lastAccum, 0))
+                                : tr("a = m here; %1 needs m %2").arg(name, rules));
 }
 
 void TuningPanel::updateBatchLabel()
@@ -444,6 +516,20 @@ void TuningPanel::suggest()
     }
     runtime::TuneRequest request;
     request.base = *scenario;
+    if (const runtime::ScheduleInfo* info = runtime::findSchedule(c.schedule()); info && !info->takesAccumWindow()) {
+        // a = m: search the m its rules take nearest above each usual a (interleaved at p = 3:
+        // 3, 6, 9, 18, 33), so every row listed is a setting this schedule runs.
+        std::vector<int> accepted;
+        for (int a : request.accumValues) {
+            while (a < runtime::limits::kMaxMicrobatches && !info->acceptsMicrobatches(scenario->stages, a, 0)) {
+                ++a;
+            }
+            if (std::find(accepted.begin(), accepted.end(), a) == accepted.end()) {
+                accepted.push_back(a);
+            }
+        }
+        request.accumValues = std::move(accepted);
+    }
     request.maxLag = m_maxLag->value();
     request.memoryBudgetBytes = c.memoryBudgetBytes;
     if (c.calibration) { // rank by what this machine measured, exactly as the slider predictions do
@@ -486,12 +572,15 @@ void TuningPanel::suggestionsFinished()
             m_suggestions->setItem(i, col, item);
         }
     }
+    const QString refused = result->rejectedByBatch > 0
+        ? tr(", %1 by the schedule (its rules on m)").arg(result->rejectedByBatch)
+        : QString();
     m_suggestStatus->setText(
-        tr("%1 simulated (predicted seq/s, times: %4); rejected: %2 by drift, %3 by memory. Double-click to apply.")
+        tr("%1 simulated (predicted seq/s, times: %4); rejected: %2 by drift, %3 by memory%5. Double-click to apply.")
             .arg(result->evaluated)
             .arg(result->rejectedByLag)
             .arg(result->rejectedByMemory)
-            .arg(m_suggestSource));
+            .arg(m_suggestSource, refused));
     Q_EMIT suggestionsReady();
 }
 

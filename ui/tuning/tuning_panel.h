@@ -55,6 +55,9 @@ public:
     QSpinBox* stagesPerRankSpin() const { return m_stagesPerRank; }
     /// The schedule's placement in words ("loop: stage i on rank i mod p").
     QLabel* placementLabel() const { return m_placement; }
+    /// The note under the a slider naming the schedule's rules on m (catalogue traits: "a multiple
+    /// of p = 4", "at least 2·p = 8"); hidden for schedules without any.
+    QLabel* accumRuleLabel() const { return m_accumRule; }
     QTableWidget* suggestions() const { return m_suggestions; }
     /// Starts the search (also what the Suggest button does); results fill suggestions().
     void suggest();
@@ -72,6 +75,10 @@ private:
     void updateBatchLabel();
     /// The v spin box follows the chosen schedule's traits (range, enabled, placement text).
     void updateStagesPerRank();
+    /// The a slider takes only what the schedule accepts at p: any window where it takes one (m
+    /// follows, the note says which), else a = m among the m its rules allow (snapped in the
+    /// direction it moved). Updates the note.
+    void constrainAccum();
     void applySuggestion(int row);
     void suggestionsFinished();
     QWidget* buildControls();
@@ -89,6 +96,8 @@ private:
     QComboBox* m_runDevice = nullptr; // what this machine has: cpu, cuda:N (probed at start)
     QSlider* m_accum = nullptr;
     QLabel* m_accumValue = nullptr;
+    QLabel* m_accumRule = nullptr;
+    int m_lastAccum = 0; // the slider's previous value: which way a snap goes
     QSlider* m_microBatch = nullptr;
     QLabel* m_microBatchValue = nullptr;
     QLabel* m_globalBatch = nullptr;

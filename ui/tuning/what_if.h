@@ -22,7 +22,9 @@ struct WhatIfConfig
     /// (runtime/config/run_config.h): schedule.name, pipeline.stages, pipeline.microbatches m,
     /// pipeline.accum, pipeline.micro_batch_size b, model, device.name (where a real run trains),
     /// and everything else an opened run had (training.steps, optimizer, data). The what-if
-    /// simulates a = accum() micro-batches per global batch (PACI's window; m for the others).
+    /// simulates a = accum() micro-batches per global batch (PACI's window; m for the others), or
+    /// the fewest whole windows the schedule's rules take (runtime::GptScenario: paci-interleaved
+    /// at p = 4, a = 2 simulates m = 4).
     runtime::RunConfig run = defaultWhatIfRun();
     std::string baseline = "1f1b"; ///< compared side by side; empty = none
     std::string deviceProfile = "cpu"; ///< the device profile the what-if simulates with (cost_model.h)
@@ -80,7 +82,9 @@ Result<PredictionPtr> predict(const WhatIfConfig& config);
 
 /// The RunConfig that reproduces `config` (TOML export, cluster launch scripts, live Apply):
 /// config.run, with accum written out for the schedules that take a window (a = m when it was 0)
-/// and 0 for the others (the validator rejects it there). The profile is only the what-if's.
+/// and 0 for the others (the validator rejects it there); where the window's schedule refuses m
+/// (paci-interleaved: a multiple of p), m is the one the what-if simulates. The profile is only
+/// the what-if's.
 runtime::RunConfig toRunConfig(const WhatIfConfig& config);
 /// toRunConfig for another machine (File ▸ Export: TOML, cluster scripts): a GPU device profile
 /// with "Run on" left at cpu exports device "cuda", so a cluster job asks for GPUs.

@@ -256,5 +256,41 @@ TEST(Catalogue, TwoBwNeedsMicrobatchesCoveringTheDepth)
     }
 }
 
+// The m a what-if of window a simulates (microbatchesForWindow): the fewest multiple of a the
+// schedule's rules take, which makeSchedule then accepts with that a; a itself where nothing binds.
+TEST(Catalogue, MicrobatchesForWindowIsTheFewestWholeWindowsTheRulesTake)
+{
+    const ScheduleInfo& interleavedPaci = *findSchedule("paci-interleaved");
+    EXPECT_EQ(interleavedPaci.microbatchesForWindow(4, 2, 0), 4);
+    EXPECT_EQ(interleavedPaci.microbatchesForWindow(4, 3, 0), 12); // lcm(3, 4)
+    EXPECT_EQ(interleavedPaci.microbatchesForWindow(4, 8, 0), 8);
+    EXPECT_EQ(findSchedule("paci")->microbatchesForWindow(4, 3, 0), 3);
+    EXPECT_EQ(findSchedule("interleaved-1f1b")->microbatchesForWindow(4, 6, 0), 12);
+    EXPECT_EQ(findSchedule("dualpipev")->microbatchesForWindow(4, 3, 0), 9); // >= 2p, a multiple of 3
+    EXPECT_EQ(findSchedule("2bw")->microbatchesForWindow(8, 2, 0), 8); // >= p - 1
+    EXPECT_EQ(interleavedPaci.microbatchesForWindow(4, 0, 0), 0); // no window: nothing to round
+    for (const auto& info : scheduleCatalogue()) {
+        for (int p : {1, 3, 4, 8}) {
+            for (int a = 1; a <= 9; ++a) {
+                const int m = info.microbatchesForWindow(p, a, 0);
+                EXPECT_EQ(m % a, 0) << info.name;
+                EXPECT_TRUE(info.acceptsMicrobatches(p, m, 0)) << info.name << " p=" << p << " a=" << a;
+                for (int fewer = a; fewer < m; fewer += a) {
+                    EXPECT_FALSE(info.acceptsMicrobatches(p, fewer, 0)) << info.name << " p=" << p << " m=" << fewer;
+                }
+                const int accum = info.takesAccumWindow() ? a : 0;
+                const int v = info.multiStage() ? info.defaultStagesPerRank : 0;
+                EXPECT_TRUE(makeSchedule({.name = info.name,
+                    .stages = p,
+                    .microbatches = m,
+                    .accum = accum,
+                    .batches = 2,
+                    .stagesPerRank = v}))
+                    << info.name << " p=" << p << " m=" << m << " a=" << accum;
+            }
+        }
+    }
+}
+
 } // namespace
 } // namespace bs::runtime

@@ -139,6 +139,43 @@ TEST(Tuner, FixedGlobalBatch)
     }
 }
 
+// Schedules whose m is constrained: paci-interleaved (m a multiple of p, a dividing m) takes every
+// window, simulated at the fewest m its rules allow; interleaved 1F1B (a = m) lists only multiples
+// of p and counts the rest as refused, so no row is a setting the schedule cannot run.
+TEST(Tuner, ConstrainedSchedulesListOnlySettingsTheyRun)
+{
+    TuneRequest paci = baseRequest("paci-interleaved");
+    paci.base.stages = 4;
+    paci.base.stagesPerRank = 2;
+    paci.accumValues = {1, 2, 4, 8};
+    paci.microBatchSizes = {2};
+    paci.maxLag = 100;
+    auto windows = tune(paci);
+    ASSERT_TRUE(windows) << windows.error().describe();
+    EXPECT_EQ(windows->top.size(), 4u);
+    EXPECT_EQ(windows->rejectedByBatch, 0);
+    GptScenario atTwo = paci.base;
+    atTwo.accum = 2;
+    atTwo.microBatchSize = 2;
+    auto request = makeGptRequest(atTwo);
+    ASSERT_TRUE(request);
+    EXPECT_EQ(request->schedule.microbatches, 4);
+    EXPECT_EQ(request->schedule.accum, 2);
+
+    TuneRequest flush = baseRequest("interleaved-1f1b");
+    flush.base.stages = 4;
+    flush.base.stagesPerRank = 2;
+    flush.accumValues = {1, 2, 4, 6, 8};
+    flush.microBatchSizes = {2};
+    auto multiples = tune(flush);
+    ASSERT_TRUE(multiples) << multiples.error().describe();
+    ASSERT_EQ(multiples->top.size(), 2u);
+    for (const auto& c : multiples->top) {
+        EXPECT_EQ(c.accum % 4, 0) << c.accum;
+    }
+    EXPECT_EQ(multiples->rejectedByBatch, 3);
+}
+
 TEST(Tuner, UnknownScheduleIsAnError)
 {
     const auto result = tune(baseRequest("no-such-schedule"));
