@@ -36,7 +36,8 @@ Result<CostModel> scenarioCosts(const GptScenario& s)
 
 Result<SimulationRequest> makeGptRequest(const GptScenario& scenario)
 {
-    if (!isKnownSchedule(scenario.schedule)) {
+    const ScheduleInfo* info = findSchedule(scenario.schedule);
+    if (!info) {
         return makeError(ErrorCode::InvalidArgument, "unknown schedule '" + scenario.schedule + "'", "schedule.name");
     }
     if (scenario.accum < 1 || scenario.microBatchSize < 1 || scenario.batches < 1) {
@@ -56,10 +57,9 @@ Result<SimulationRequest> makeGptRequest(const GptScenario& scenario)
     request.schedule.stages = scenario.stages;
     // Whole windows of a per batch, m as the schedule's rules allow (paci-interleaved at p = 4,
     // a = 2: m = 4); a schedule without a window updates every m, so its a is m.
-    const ScheduleInfo& info = *findSchedule(scenario.schedule);
-    const int m = info.microbatchesForWindow(scenario.stages, scenario.accum, 0);
+    const int m = info->microbatchesForWindow(scenario.stages, scenario.accum, 0);
     request.schedule.microbatches = m;
-    request.schedule.accum = info.takesAccumWindow() ? scenario.accum : m;
+    request.schedule.accum = info->takesAccumWindow() ? scenario.accum : m;
     request.schedule.batches = scenario.batches;
     request.schedule.stagesPerRank = scenario.stagesPerRank; // costs per rank split over its v chunks
     request.costs = std::move(costs).value();
@@ -87,7 +87,6 @@ Result<TuneResult> tune(const TuneRequest& request)
     if (auto base = makeGptRequest(request.base); !base) {
         return base.error();
     }
-    const ScheduleInfo& updates = *findSchedule(request.base.schedule);
     TuneResult result;
     std::vector<TuneCandidate> feasible;
     for (int a : request.accumValues) {
@@ -100,7 +99,7 @@ Result<TuneResult> tune(const TuneRequest& request)
             scenario.accum = a;
             scenario.microBatchSize = b;
             auto sim = makeGptRequest(scenario);
-            if (sim && updates.updateWindow(sim->schedule.microbatches, sim->schedule.accum) != a) {
+            if (sim && sim->schedule.accum != a) {
                 ++result.rejectedByBatch; // a = m refused by the schedule's rules (interleaved: m a multiple of p)
                 continue;
             }

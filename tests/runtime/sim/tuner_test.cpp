@@ -174,6 +174,20 @@ TEST(Tuner, ConstrainedSchedulesListOnlySettingsTheyRun)
         EXPECT_EQ(c.accum % 4, 0) << c.accum;
     }
     EXPECT_EQ(multiples->rejectedByBatch, 3);
+
+    // Schedules that update per micro-batch (their window is 1, not a) take every a = m: none is
+    // refused by the rules on m, whatever drift then rejects.
+    for (const char* perMicrobatch : {"pipedream", "async-1f1b"}) {
+        TuneRequest stash = baseRequest(perMicrobatch);
+        stash.base.stages = 4;
+        stash.accumValues = {1, 2, 4, 8};
+        stash.microBatchSizes = {2};
+        stash.maxLag = 100;
+        auto any = tune(stash);
+        ASSERT_TRUE(any) << any.error().describe();
+        EXPECT_EQ(any->rejectedByBatch, 0) << perMicrobatch;
+        EXPECT_EQ(any->top.size(), 4u) << perMicrobatch;
+    }
 }
 
 TEST(Tuner, UnknownScheduleIsAnError)
