@@ -119,6 +119,21 @@ void from_json(const nlohmann::json& j, BatchMetrics& m)
     read(j, "per_stage", m.stages);
 }
 
+void to_json(nlohmann::json& j, const RankMemory& r)
+{
+    j = nlohmann::json{{"rank", r.rank}, {"stages", r.stages}, {"peak_memory_bytes", r.peakBytes},
+        {"peak_activation_bytes", r.peakActivationBytes}};
+}
+
+void from_json(const nlohmann::json& j, RankMemory& r)
+{
+    r = RankMemory{};
+    read(j, "rank", r.rank);
+    read(j, "stages", r.stages);
+    read(j, "peak_memory_bytes", r.peakBytes);
+    read(j, "peak_activation_bytes", r.peakActivationBytes);
+}
+
 void to_json(nlohmann::json& j, const PartitionRecord& p)
 {
     j = nlohmann::json{{"mode", p.mode}, {"costs", p.costs}, {"units_per_stage", p.unitsPerStage},
@@ -150,12 +165,7 @@ void to_json(nlohmann::json& j, const RunSummary& s)
         {"step_to_target", optional(s.stepToTarget)}, {"error", s.error}, {"device", s.device}, {"dtype", s.dtype},
         {"notes", s.notes}, {"kernel_profiling", s.kernelProfiling}, {"per_stage", s.stages}};
     if (!s.ranks.empty()) { // several stages per rank: memory per rank counts all of them
-        nlohmann::json ranks = nlohmann::json::array();
-        for (const RankMemory& r : s.ranks) {
-            ranks.push_back({{"rank", r.rank}, {"stages", r.stages}, {"peak_memory_bytes", r.peakBytes},
-                {"peak_activation_bytes", r.peakActivationBytes}});
-        }
-        j["per_rank"] = std::move(ranks);
+        j["per_rank"] = s.ranks;
     }
     if (s.checkpoints > 0) { // training.checkpoint_every: what this session's checkpoints cost
         j["checkpoints"] = s.checkpoints;
@@ -195,16 +205,7 @@ void from_json(const nlohmann::json& j, RunSummary& s)
     read(j, "notes", s.notes);
     read(j, "kernel_profiling", s.kernelProfiling);
     read(j, "per_stage", s.stages);
-    if (const auto it = j.find("per_rank"); it != j.end() && it->is_array()) {
-        for (const auto& r : *it) { // an opened interleaved run's memory per rank (all its chunks)
-            RankMemory rank;
-            read(r, "rank", rank.rank);
-            read(r, "stages", rank.stages);
-            read(r, "peak_memory_bytes", rank.peakBytes);
-            read(r, "peak_activation_bytes", rank.peakActivationBytes);
-            s.ranks.push_back(std::move(rank));
-        }
-    }
+    read(j, "per_rank", s.ranks);
     read(j, "checkpoints", s.checkpoints);
     read(j, "checkpoint_wall_s", s.checkpointWallS);
     read(j, "checkpoint_bytes", s.checkpointBytes);

@@ -104,6 +104,10 @@ void from_json(const nlohmann::json& j, StageMetrics& m);
 /// One metrics.jsonl line.
 void to_json(nlohmann::json& j, const BatchMetrics& m);
 void from_json(const nlohmann::json& j, BatchMetrics& m);
+/// summary.json's per_rank[] entries (multi-stage ranks): rank, stages, peak_memory_bytes,
+/// peak_activation_bytes.
+void to_json(nlohmann::json& j, const RankMemory& r);
+void from_json(const nlohmann::json& j, RankMemory& r);
 /// summary.json's `partition` object (units_per_stage, layers_per_stage, predicted_stage_ms, ...).
 void to_json(nlohmann::json& j, const PartitionRecord& p);
 void from_json(const nlohmann::json& j, PartitionRecord& p);
