@@ -68,7 +68,7 @@ TimeNs CostFit::coldTotal() const
 {
     TimeNs total = 0;
     for (const auto& s : stages) {
-        total += s.cold.forward + s.cold.backwardInput + s.cold.backwardWeight + s.cold.update;
+        total += s.cold.total();
     }
     return total;
 }

@@ -6,19 +6,6 @@
 
 namespace bs::runtime {
 
-TimeNs ColdCost::duration(ActionKind kind) const
-{
-    switch (kind) {
-    case ActionKind::Forward:
-    case ActionKind::OverlapForwardBackward: return forward;
-    case ActionKind::Backward: return backwardInput + backwardWeight;
-    case ActionKind::BackwardInput: return backwardInput;
-    case ActionKind::BackwardWeight: return backwardWeight;
-    case ActionKind::Update: return update;
-    }
-    return 0;
-}
-
 CostModel CostModel::uniform(int stages, TimeNs forward, TimeNs backwardInput, TimeNs backwardWeight, TimeNs update,
                              TimeNs comm)
 {

@@ -27,8 +27,8 @@ struct ColdCost
     TimeNs backwardWeight = 0;
     TimeNs update = 0;
 
-    /// The extra of the first action of `kind` (an overlapped pair: its forward's).
-    TimeNs duration(ActionKind kind) const;
+    /// All four extras: what a stage's start-up adds to a run once.
+    TimeNs total() const { return forward + backwardInput + backwardWeight + update; }
     bool any() const { return forward > 0 || backwardInput > 0 || backwardWeight > 0 || update > 0; }
 };
 
