@@ -54,6 +54,15 @@ QWidget* sliderRow(QSlider* slider, QLabel* value, QWidget* parent)
 /// The a slider's usual range; a schedule whose least m is above it widens it.
 constexpr int kAccumSliderMax = 64;
 
+/// The fewest m >= `m` the schedule's rules take at p ranks: where an a = m schedule's a lands.
+int fewestAcceptedFrom(const runtime::ScheduleInfo& info, int p, int m)
+{
+    while (m < runtime::limits::kMaxMicrobatches && !info.acceptsMicrobatches(p, m, 0)) {
+        ++m;
+    }
+    return m;
+}
+
 /// The schedule's rules on m at p ranks in words, from its catalogue traits; empty when none.
 QString microbatchRules(const runtime::ScheduleInfo& info, int p)
 {
@@ -400,24 +409,16 @@ void TuningPanel::constrainAccum()
     const int p = m_stages->value();
     const bool window = !info || info->takesAccumWindow();
     const auto accepted = [&](int a) { return window || info->acceptsMicrobatches(p, a, 0); };
-    int least = 1;
-    while (least < runtime::limits::kMaxMicrobatches && !accepted(least)) {
-        ++least;
-    }
+    const int least = window ? 1 : fewestAcceptedFrom(*info, p, 1);
     const QSignalBlocker quiet(m_accum); // the move that called this is what is emitted
     m_accum->setRange(least, std::max(kAccumSliderMax, least));
-    if (const int a = m_accum->value(); !accepted(a)) {
-        const auto seek = [&](int step) {
-            for (int b = a; b >= m_accum->minimum() && b <= m_accum->maximum(); b += step) {
-                if (accepted(b)) {
-                    return b;
-                }
-            }
-            return 0;
-        };
-        const int step = a < m_lastAccum ? -1 : 1; // the way the slider moved
-        const int snapped = seek(step);
-        m_accum->setValue(snapped > 0 ? snapped : seek(-step)); // least is accepted: one way finds one
+    if (const int a = m_accum->value(); !accepted(a)) { // an a = m schedule: snap the way the slider moved
+        int down = a - 1;
+        while (!accepted(down)) { // stops at `least` at the latest
+            --down;
+        }
+        const int up = fewestAcceptedFrom(*info, p, a);
+        m_accum->setValue(a >= m_lastAccum && up <= m_accum->maximum() ? up : down);
     }
     m_lastAccum = m_accum->value();
     const QString rules = info ? microbatchRules(*info, p) : QString();
@@ -520,10 +521,8 @@ void TuningPanel::suggest()
         // a = m: search the m its rules take nearest above each usual a (interleaved at p = 3:
         // 3, 6, 9, 18, 33), so every row listed is a setting this schedule runs.
         std::vector<int> accepted;
-        for (int a : request.accumValues) {
-            while (a < runtime::limits::kMaxMicrobatches && !info->acceptsMicrobatches(scenario->stages, a, 0)) {
-                ++a;
-            }
+        for (int usual : request.accumValues) {
+            const int a = fewestAcceptedFrom(*info, scenario->stages, usual);
             if (std::find(accepted.begin(), accepted.end(), a) == accepted.end()) {
                 accepted.push_back(a);
             }
