@@ -7,19 +7,6 @@
 
 namespace bs::runtime {
 
-profiler::EventKind toEventKind(ActionKind kind)
-{
-    switch (kind) {
-    case ActionKind::Forward: return profiler::EventKind::Forward;
-    case ActionKind::Backward: return profiler::EventKind::Backward;
-    case ActionKind::BackwardInput: return profiler::EventKind::BackwardInput;
-    case ActionKind::BackwardWeight: return profiler::EventKind::BackwardWeight;
-    case ActionKind::Update: return profiler::EventKind::Update;
-    case ActionKind::OverlapForwardBackward: break; // recorded as its two halves
-    }
-    return profiler::EventKind::Marker;
-}
-
 profiler::TraceEvent actionEvent(const Action& action, TimeNs start, TimeNs end, int version, std::int64_t bytes)
 {
     profiler::TraceEvent event;
@@ -34,28 +21,6 @@ profiler::TraceEvent actionEvent(const Action& action, TimeNs start, TimeNs end,
         event.aux = static_cast<std::uint16_t>(action.lastMb - action.firstMb + 1); // micro-batches applied
     }
     return event;
-}
-
-int receiverOf(const Action& action, int stages)
-{
-    if (action.kind == ActionKind::Forward && action.stage < stages - 1) {
-        return action.stage + 1;
-    }
-    if (action.isBackwardLike() && action.stage > 0) {
-        return action.stage - 1;
-    }
-    return -1;
-}
-
-int senderOf(const Action& action, int stages)
-{
-    if (action.kind == ActionKind::Forward && action.stage > 0) {
-        return action.stage - 1;
-    }
-    if (action.isBackwardLike() && action.stage < stages - 1) {
-        return action.stage + 1;
-    }
-    return -1;
 }
 
 std::vector<int> chunkOfStage(const Schedule& schedule)
@@ -178,15 +143,7 @@ private:
                     break;
                 }
             }
-            int rank = -1;
-            TimeNs start = kNotYet;
-            for (int r = 0; r < m_ranks; ++r) { // earliest possible start; ties go to the lower rank
-                const TimeNs t = m_ready[static_cast<std::size_t>(r)];
-                if (t < start) {
-                    start = t;
-                    rank = r;
-                }
-            }
+            const auto [rank, start] = earliestReady();
             if (rank < 0) {
                 return deadlock();
             }
@@ -215,18 +172,62 @@ private:
 
     static constexpr int kNoLimit = std::numeric_limits<int>::max();
 
-    void append(const profiler::TraceEvent& event)
+    // The rank whose next action can start first and when (-1: none can), ties to the lower rank.
+    // Two interleaved scans, even and odd ranks, merged: one scan is a chain of dependent
+    // compare-and-moves, the longest path of the whole loop.
+    std::pair<int, TimeNs> earliestReady() const
+    {
+        const TimeNs* ready = m_ready.data();
+        int evenRank = -1;
+        int oddRank = -1;
+        TimeNs even = kNotYet;
+        TimeNs odd = kNotYet;
+        int r = 0;
+        for (; r + 1 < m_ranks; r += 2) {
+            if (ready[r] < even) {
+                even = ready[r];
+                evenRank = r;
+            }
+            if (ready[r + 1] < odd) {
+                odd = ready[r + 1];
+                oddRank = r + 1;
+            }
+        }
+        if (r < m_ranks && ready[r] < even) {
+            even = ready[r];
+            evenRank = r;
+        }
+        // Ties: the lower rank, whichever scan saw it.
+        if (odd < even || (odd == even && oddRank >= 0 && oddRank < evenRank)) {
+            return {oddRank, odd};
+        }
+        return {evenRank, even};
+    }
+
+    // The slot the next event is written to: in place in the store's storage when batching (so
+    // the event is never built on the stack and copied: that copy stalled on store forwarding and
+    // was a fifth of the loop), else m_staging, which publish() then appends.
+    profiler::TraceEvent& nextSlot()
     {
         if (m_appendBatch <= 1) {
-            m_store.append(event);
-            return;
+            return m_staging;
         }
         if (m_written == m_room) { // batch full (or none begun): publish it, begin the next
             flush();
             m_out = m_store.appendSpace(m_room);
             m_room = std::min(m_room, m_appendBatch);
         }
-        m_out[m_written++] = event;
+        return m_out[m_written];
+    }
+
+    // Publishes the event nextSlot() returned, every field of which has been written.
+    void publish(const profiler::TraceEvent& event)
+    {
+        if (m_appendBatch <= 1) {
+            m_store.append(event);
+            return;
+        }
+        ++m_written;
     }
 
     void flush()
@@ -289,10 +290,18 @@ private:
     bool perform(int r, TimeNs start)
     {
         const auto ru = static_cast<std::size_t>(r);
-        Action a = m_schedule.programs[ru][m_pc[ru]];
-        if (a.kind == ActionKind::Update && a.lastMb >= m_limit) {
-            a.lastMb = m_limit - 1; // straddles the cut: apply the micro-batches before it
+        const Action& scheduled = m_schedule.programs[ru][m_pc[ru]];
+        if (scheduled.kind == ActionKind::Update && scheduled.lastMb >= m_limit) [[unlikely]] {
+            Action clipped = scheduled;
+            clipped.lastMb = m_limit - 1; // straddles the cut: apply the micro-batches before it
+            return performAction(r, start, clipped);
         }
+        return performAction(r, start, scheduled);
+    }
+
+    bool performAction(int r, TimeNs start, const Action& a)
+    {
+        const auto ru = static_cast<std::size_t>(r);
         if (a.kind == ActionKind::Forward || a.isOverlap()) {
             m_started = std::max(m_started, a.microbatch + 1);
         }
@@ -327,26 +336,41 @@ private:
     void record(const Action& a, TimeNs start, TimeNs end, std::int64_t bytes, std::int64_t sendBytes, TimeNs doneAt)
     {
         const auto su = static_cast<std::size_t>(a.stage);
-        auto event = actionEvent(a, m_timeOrigin + start, m_timeOrigin + end, m_version[su], bytes);
-        // placeOnRank(), from tables: the rank's lane, and on multi-stage ranks the chunk in aux.
+        const bool isUpdate = a.kind == ActionKind::Update;
+        // actionEvent() and placeOnRank(), from tables, every field written once in place: the
+        // rank's lane, and on multi-stage ranks the chunk in aux (U: the micro-batches applied).
+        profiler::TraceEvent& event = nextSlot();
+        event.start = m_timeOrigin + start;
+        event.end = m_timeOrigin + end;
+        event.bytes = bytes;
+        event.microbatch = isUpdate ? a.microbatch : a.microbatch + m_microbatchOffset;
+        event.version = m_version[su];
         event.stage = static_cast<std::uint16_t>(m_rankOf[su]);
-        if (a.kind != ActionKind::Update && !m_onePerRank) {
-            event.aux = static_cast<std::uint16_t>(m_chunkOf[su]);
-        }
-        if (a.kind != ActionKind::Update) {
-            event.microbatch += m_microbatchOffset;
-        }
-        if (a.kind == ActionKind::Update) {
+        event.kind = toEventKind(a.kind);
+        event.lane = profiler::Lane::Compute;
+        event.aux = isUpdate        ? static_cast<std::uint16_t>(a.lastMb - a.firstMb + 1)
+                    : m_onePerRank ? std::uint16_t{0}
+                                   : static_cast<std::uint16_t>(m_chunkOf[su]);
+        if (isUpdate) {
             ++m_version[su];
         }
-        append(event);
+        publish(event);
+        if (!m_hasOnAction) {
+            sendOutput(a, doneAt, sendBytes);
+            return;
+        }
+        const profiler::TraceEvent performed = event; // a Send may reuse the slot (m_staging)
+        sendOutput(a, doneAt, sendBytes);
+        m_options.onAction(a, performed); // after the Send: the store holds all the action did
+    }
+
+    // Sends what plain action `a` produced to the stage that takes it, if any.
+    void sendOutput(const Action& a, TimeNs doneAt, std::int64_t sendBytes)
+    {
         if (const int to = receiverOf(a, m_stages); to >= 0) {
             const TimeNs arrival = send(a.stage, to, a.microbatch, doneAt, sendBytes);
             (to > a.stage ? m_arrivals.activation(to, a.microbatch) : m_arrivals.gradient(to, a.microbatch)) = arrival;
             m_sentTo[m_sentCount++] = m_rankOf[static_cast<std::size_t>(to)];
-        }
-        if (m_hasOnAction) {
-            m_options.onAction(a, event);
         }
     }
 
@@ -361,17 +385,17 @@ private:
         }
         const TimeNs comm = m_costModel ? m_costModel->commTime(from, to, bytes) : m_executor.commTime(from, to, bytes);
         if (comm > 0) {
-            profiler::TraceEvent event;
+            profiler::TraceEvent& event = nextSlot();
             event.start = m_timeOrigin + at;
             event.end = m_timeOrigin + at + comm;
-            event.stage = static_cast<std::uint16_t>(fromRank);
-            event.lane = profiler::Lane::Comm;
-            event.kind = profiler::EventKind::Send;
+            event.bytes = bytes;
             event.microbatch = mb + m_microbatchOffset;
             event.version = m_version[static_cast<std::size_t>(from)];
-            event.bytes = bytes;
+            event.stage = static_cast<std::uint16_t>(fromRank);
+            event.kind = profiler::EventKind::Send;
+            event.lane = profiler::Lane::Comm;
             event.aux = static_cast<std::uint16_t>(toRank);
-            append(event);
+            publish(event);
         }
         return at + comm;
     }
@@ -419,6 +443,7 @@ private:
     profiler::TraceEvent* m_out = nullptr;
     std::size_t m_room = 0;
     std::size_t m_written = 0;
+    profiler::TraceEvent m_staging; // DriveOptions::appendBatch <= 1: the event being built
     int m_started = 0;        // 1 + the highest micro-batch forwarded so far
     int m_limit = kNoLimit;   // the cut boundary once fixed: micro-batches >= it are skipped
     std::size_t m_skipped = 0;

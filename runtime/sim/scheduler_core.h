@@ -67,19 +67,50 @@ struct DriveStats
 Result<DriveStats> drive(const Schedule& schedule, ActionExecutor& executor, profiler::TraceStore& store,
                          const DriveOptions& options = {});
 
-profiler::EventKind toEventKind(ActionKind kind);
+inline profiler::EventKind toEventKind(ActionKind kind)
+{
+    switch (kind) {
+    case ActionKind::Forward: return profiler::EventKind::Forward;
+    case ActionKind::Backward: return profiler::EventKind::Backward;
+    case ActionKind::BackwardInput: return profiler::EventKind::BackwardInput;
+    case ActionKind::BackwardWeight: return profiler::EventKind::BackwardWeight;
+    case ActionKind::Update: return profiler::EventKind::Update;
+    case ActionKind::OverlapForwardBackward: break; // recorded as its two halves
+    }
+    return profiler::EventKind::Marker;
+}
 
 /// The compute-lane event of one performed action (every driver records actions this way).
 /// `version` is the stage's weight version when the action started; times already include any origin.
 profiler::TraceEvent actionEvent(const Action& action, TimeNs start, TimeNs end, int version, std::int64_t bytes);
 
+// Inline (here, not in the .cpp): every driver calls both once per action.
+
 /// The stage that receives what `action` produces (F: the next stage's activation, B/I: the
 /// previous stage's gradient), or -1 when nothing crosses a stage boundary.
-int receiverOf(const Action& action, int stages);
+inline int receiverOf(const Action& action, int stages)
+{
+    if (action.kind == ActionKind::Forward && action.stage < stages - 1) {
+        return action.stage + 1;
+    }
+    if (action.isBackwardLike() && action.stage > 0) {
+        return action.stage - 1;
+    }
+    return -1;
+}
 
 /// The stage whose output `action` needs before it can start (F: the previous stage's activation,
 /// B/I: the next stage's gradient), or -1 when its input is on its own stage.
-int senderOf(const Action& action, int stages);
+inline int senderOf(const Action& action, int stages)
+{
+    if (action.kind == ActionKind::Forward && action.stage > 0) {
+        return action.stage - 1;
+    }
+    if (action.isBackwardLike() && action.stage < stages - 1) {
+        return action.stage + 1;
+    }
+    return -1;
+}
 
 /// Per stage: its index among its rank's stages (chunk c of a rank = its c-th stage in stage
 /// order); all 0 when every rank holds one stage.
