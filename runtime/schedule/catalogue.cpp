@@ -325,7 +325,7 @@ int paciLagBound(int stages, int stage, int accum, int extraDepth)
     return std::max(0, paci::maxLag(stages, stage, accum, extraDepth));
 }
 
-Result<Schedule> makeSchedule(const ScheduleParams& input)
+Result<Schedule> generateUnvalidated(const ScheduleParams& input)
 {
     if (auto status = checkParams(input); !status) {
         return status.error();
@@ -343,9 +343,23 @@ Result<Schedule> makeSchedule(const ScheduleParams& input)
             schedule.lagBound.push_back(*bound);
         }
     }
-    if (auto status = validate(schedule); !status) {
-        return makeError(ErrorCode::Internal, "generated schedule '" + info.name + "' is invalid: " + status.error().message,
-                         status.error().context);
+    return schedule;
+}
+
+Error generatedScheduleInvalid(const Schedule& schedule, const Error& why)
+{
+    return makeError(ErrorCode::Internal,
+                     "generated schedule '" + schedule.params.name + "' is invalid: " + why.message, why.context);
+}
+
+Result<Schedule> makeSchedule(const ScheduleParams& params)
+{
+    auto schedule = generateUnvalidated(params);
+    if (!schedule) {
+        return schedule.error();
+    }
+    if (auto status = validate(*schedule); !status) {
+        return generatedScheduleInvalid(*schedule, status.error());
     }
     return schedule;
 }

@@ -117,6 +117,15 @@ inline constexpr int kMaxStagesPerRank = 16;
 /// whose context names the field and the allowed values.
 Result<Schedule> makeSchedule(const ScheduleParams& params);
 
+/// makeSchedule() but its last step: the schedule as generated (with its stated lag bounds), not
+/// yet validated, for a caller that validates it beside other work and returns nothing of it
+/// before the verdict (simulate()). Anything else calls makeSchedule().
+Result<Schedule> generateUnvalidated(const ScheduleParams& params);
+
+/// What makeSchedule() returns when validate() refuses what the catalogue generated (a bug in a
+/// generator, ErrorCode::Internal): `why` with the schedule named.
+Error generatedScheduleInvalid(const Schedule& schedule, const Error& why);
+
 /// Stated lag bound per model stage (ScheduleInfo::lagBound; p·v of them); empty when the
 /// schedule states none.
 std::vector<int> lagBounds(const ScheduleParams& params);

@@ -493,6 +493,37 @@ Status checkChannelOrder(const Schedule& schedule)
 
 } // namespace
 
+Status checkIndices(const Schedule& schedule)
+{
+    const int stages = schedule.stages();
+    const int total = schedule.totalMicrobatches();
+    for (int stage = 0; stage < stages; ++stage) {
+        if (schedule.rankOf(stage) < 0 || schedule.rankOf(stage) >= schedule.ranks()) {
+            return makeError(ErrorCode::InvalidArgument, "stage " + std::to_string(stage) + " is placed on no rank",
+                             "allowed ranks: 0.." + std::to_string(schedule.ranks() - 1));
+        }
+    }
+    for (int r = 0; r < schedule.ranks(); ++r) {
+        const auto& program = schedule.programs[static_cast<std::size_t>(r)];
+        for (std::size_t step = 0; step < program.size(); ++step) {
+            const Action& a = program[step];
+            const auto onRank = [&](int stage) { return stage >= 0 && stage < stages && schedule.rankOf(stage) == r; };
+            const auto inRange = [&](int mb) { return mb >= 0 && mb < total; };
+            const bool fits = a.kind == ActionKind::Update
+                                  ? onRank(a.stage)
+                                  : onRank(a.stage) && inRange(a.microbatch)
+                                        && (!a.isOverlap() || (onRank(a.pairStage) && inRange(a.pairMicrobatch)));
+            if (!fits) {
+                return makeError(ErrorCode::InvalidArgument,
+                                 "rank " + std::to_string(r) + ", step " + std::to_string(step) + " (" + toString(a)
+                                     + ") names a stage this rank does not hold or a micro-batch outside 0.."
+                                     + std::to_string(total - 1));
+            }
+        }
+    }
+    return ok();
+}
+
 Status validate(const Schedule& schedule)
 {
     if (schedule.programs.empty()) {

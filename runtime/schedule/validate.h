@@ -11,6 +11,13 @@ namespace bs::runtime {
 /// schedule with "<-- ERROR HERE" on the offending step.
 Status validate(const Schedule& schedule);
 
+/// The part of validate() that keeps code indexing by an action's stage and micro-batch in
+/// bounds (the scheduler core): every stage a placement names is a rank, every action names a
+/// stage of its own rank and (F/B/I/W, an overlapped pair's two halves) a micro-batch in
+/// 0..totalMicrobatches()−1. One cheap walk; simulate() runs it before the scheduler core while
+/// the full validate() runs beside them. A schedule validate() accepts passes it.
+Status checkIndices(const Schedule& schedule);
+
 /// PyTorch's pipeline-order grid: one column per stage, one row per step.
 /// `errorStep` >= 0 marks that row.
 std::string formatGrid(const Schedule& schedule, int errorStep = -1, int maxRows = 40);

@@ -2,17 +2,15 @@
 
 #include "profiler/analysis/analyze.h"
 #include "runtime/schedule/catalogue.h"
+#include "runtime/schedule/validate.h"
 #include "runtime/sim/cost_model_executor.h"
 #include "runtime/sim/scheduler_core.h"
 
 #include <algorithm>
+#include <system_error>
+#include <thread>
 
 namespace bs::runtime {
-
-namespace {
-
-
-} // namespace
 
 profiler::AnalysisOptions analysisOptionsFor(const Schedule& schedule, const CostModel* model,
                                              std::vector<profiler::AnalysisOptions::Segment> laterSettings)
@@ -73,24 +71,6 @@ profiler::TraceMeta traceMetaFor(const Schedule& schedule)
     return meta;
 }
 
-Result<SimulationResult> simulate(const SimulationRequest& request)
-{
-    ScheduleParams params = request.schedule;
-    if (params.commRatio == 0.0 && !request.costs.stages.empty()) {
-        // Plan async orders (k > 0) for the comm this cost model will charge.
-        const StageCost& first = request.costs.stages.front();
-        if (first.forward > 0) {
-            params.commRatio = static_cast<double>(request.costs.commTime(first.sendBytes))
-                               / static_cast<double>(first.forward);
-        }
-    }
-    auto schedule = makeSchedule(params);
-    if (!schedule) {
-        return schedule.error();
-    }
-    return simulateSchedule(std::move(*schedule), request.costs, request.microBatchSize);
-}
-
 namespace {
 
 StageCost chunkCost(const StageCost& rank, int v)
@@ -136,7 +116,11 @@ Result<CostModel> costsPerStage(const Schedule& schedule, CostModel costs)
 
 } // namespace
 
-Result<SimulationResult> simulateSchedule(Schedule schedule, CostModel input, int microBatchSize)
+namespace {
+
+// The simulation of `schedule` (which the caller keeps): drive and analyse. The schedule must
+// pass checkIndices(): the scheduler core indexes by stage and micro-batch.
+Result<SimulationResult> simulateOn(const Schedule& schedule, CostModel input, int microBatchSize)
 {
     auto perStage = costsPerStage(schedule, std::move(input));
     if (!perStage) {
@@ -161,8 +145,108 @@ Result<SimulationResult> simulateSchedule(Schedule schedule, CostModel input, in
     if (seconds > 0) {
         result.throughputSamplesPerSecond = static_cast<double>(schedule.totalMicrobatches()) * microBatchSize / seconds;
     }
-    result.schedule = std::move(schedule);
     return result;
+}
+
+// validate(schedule) on a thread of its own, started at construction, the verdict from verdict().
+// Validation walks every program four times and was a sixth of a simulate() call; it only reads
+// the schedule, as the simulation does, so the two run side by side. Inline where no thread can
+// be started.
+class ValidationBeside
+{
+public:
+    explicit ValidationBeside(const Schedule& schedule)
+        : m_schedule(schedule)
+    {
+        try {
+            m_thread = std::thread([this] { m_status = validate(m_schedule); });
+        } catch (const std::system_error&) {
+            m_status = validate(m_schedule);
+        }
+    }
+    ~ValidationBeside() { join(); }
+    ValidationBeside(const ValidationBeside&) = delete;
+    ValidationBeside& operator=(const ValidationBeside&) = delete;
+
+    const Status& verdict()
+    {
+        join();
+        return m_status;
+    }
+
+private:
+    void join()
+    {
+        if (m_thread.joinable()) {
+            m_thread.join();
+        }
+    }
+    const Schedule& m_schedule;
+    Status m_status = ok();
+    std::thread m_thread;
+};
+
+} // namespace
+
+Result<SimulationResult> simulateSchedule(Schedule schedule, CostModel costs, int microBatchSize)
+{
+    if (auto status = checkIndices(schedule); !status) {
+        return status.error();
+    }
+    auto result = simulateOn(schedule, std::move(costs), microBatchSize);
+    if (result) {
+        result->schedule = std::move(schedule);
+    }
+    return result;
+}
+
+namespace {
+
+// simulate()'s own path: a schedule the catalogue generated, validated beside its simulation;
+// nothing of the simulation is returned before the verdict.
+Result<SimulationResult> simulateGenerated(Schedule schedule, CostModel costs, int microBatchSize)
+{
+    Result<SimulationResult> result = makeError(ErrorCode::Internal, "not simulated");
+    Status indices = ok();
+    {
+        ValidationBeside validation(schedule);
+        // The index check first (one cheap walk): the scheduler core may not run on a schedule
+        // whose actions name stages or micro-batches it has no slot for.
+        indices = checkIndices(schedule);
+        if (indices) {
+            result = simulateOn(schedule, std::move(costs), microBatchSize);
+        }
+        if (const Status& valid = validation.verdict(); !valid) {
+            return generatedScheduleInvalid(schedule, valid.error());
+        }
+    }
+    if (!indices) {
+        return generatedScheduleInvalid(schedule, indices.error());
+    }
+    if (result) {
+        result->schedule = std::move(schedule);
+    }
+    return result;
+}
+
+} // namespace
+
+Result<SimulationResult> simulate(const SimulationRequest& request)
+{
+    ScheduleParams params = request.schedule;
+    if (params.commRatio == 0.0 && !request.costs.stages.empty()) {
+        // Plan async orders (k > 0) for the comm this cost model will charge.
+        const StageCost& first = request.costs.stages.front();
+        if (first.forward > 0) {
+            params.commRatio = static_cast<double>(request.costs.commTime(first.sendBytes))
+                               / static_cast<double>(first.forward);
+        }
+    }
+    auto schedule = generateUnvalidated(params);
+    if (!schedule) {
+        return schedule.error();
+    }
+    return simulateGenerated(std::move(*schedule), request.costs, request.microBatchSize);
 }
 
 } // namespace bs::runtime

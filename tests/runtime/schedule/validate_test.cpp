@@ -65,6 +65,41 @@ TEST(Validate, MultiStageRanksHoldOnlyTheirStagesWithinTheirBound)
     EXPECT_EQ(v->rankOfStage, (std::vector<int>{0, 1, 2, 2, 1, 0}));
 }
 
+// checkIndices() guards what the scheduler core indexes by (simulate() runs it before driving, with
+// validate() beside): stages of the action's own rank, micro-batches that exist, both halves of
+// an overlapped pair. Every schedule validate() accepts passes it.
+TEST(Validate, IndexCheckRefusesWhatTheSchedulerCoreCouldNotIndex)
+{
+    const auto legal = [] {
+        return twoStage({forward(0, 0), forward(0, 1), backward(0, 0), backward(0, 1), u0},
+                        {forward(1, 0), backward(1, 0), forward(1, 1), backward(1, 1), u1});
+    };
+    EXPECT_TRUE(checkIndices(legal()));
+    const auto refused = [](const Schedule& s, const std::string& fragment) {
+        auto status = checkIndices(s);
+        ASSERT_FALSE(status) << fragment;
+        EXPECT_NE(status.error().message.find(fragment), std::string::npos) << status.error().message;
+        EXPECT_FALSE(validate(s)) << "validate() must refuse what checkIndices() refuses";
+    };
+    Schedule pastTheEnd = legal();
+    pastTheEnd.programs[1][2] = forward(1, 2); // m = 2: micro-batches 0..1
+    refused(pastTheEnd, "rank 1, step 2 (1F2) names a stage this rank does not hold or a micro-batch outside 0..1");
+    Schedule negative = legal();
+    negative.programs[0][0] = forward(0, -1);
+    refused(negative, "rank 0, step 0");
+    Schedule otherRank = legal();
+    otherRank.programs[0][1] = forward(1, 1);
+    refused(otherRank, "rank 0, step 1");
+    Schedule pairHalf = legal();
+    pairHalf.programs[0][2] = overlapForwardBackward(0, 0, 0, 7);
+    refused(pairHalf, "rank 0, step 2");
+    for (const auto& info : scheduleCatalogue()) {
+        auto made = makeSchedule({.name = info.name, .stages = 4, .microbatches = 8, .batches = 2});
+        ASSERT_TRUE(made) << info.name << ": " << made.error().describe();
+        EXPECT_TRUE(checkIndices(*made)) << info.name;
+    }
+}
+
 TEST(Validate, RejectsBackwardBeforeForward)
 {
     expectRejected(twoStage({backward(0, 0), forward(0, 0), forward(0, 1), backward(0, 1), u0},
