@@ -73,6 +73,13 @@ std::string decayStyle(const RunConfig& c) { return c.optimizer.decay == "consta
 
 int totalSteps(const RunConfig& c) { return c.optimizer.totalSteps > 0 ? c.optimizer.totalSteps : c.training.steps; }
 
+// Megatron's virtual pipeline stages run PyTorch's interleaved 1F1B order (the catalogue's trait).
+bool isMegatronInterleaved(const std::string& schedule)
+{
+    const ScheduleInfo* info = findSchedule(schedule);
+    return info != nullptr && info->order == ScheduleOrder::Interleaved1F1B;
+}
+
 } // namespace
 
 std::string megatronArgs(const RunConfig& c)
@@ -86,7 +93,7 @@ std::string megatronArgs(const RunConfig& c)
         << "# " << scheduleNote(c.schedule.name, "Megatron-LM") << "\n";
     if (v > 1) {
         out << "# " << v << " stages per rank: Megatron's interleaved 1F1B (virtual pipeline stages) "
-            << (c.schedule.name == "interleaved-1f1b" ? "is this schedule"
+            << (isMegatronInterleaved(c.schedule.name) ? "is this schedule"
                                                       : "is the closest; its order differs from " + c.schedule.name)
             << (virtualStages ? "." : ", but " + std::to_string(s.layers) + " layers do not split into "
                                           + std::to_string(c.pipeline.stages * v) + " equal chunks, so it is left out.")

@@ -122,16 +122,19 @@ Status checkParams(const ScheduleParams& params)
 
 Schedule generate(const ScheduleInfo& info, ScheduleParams params)
 {
-    if (info.multiStage()) {
-        return info.asynchronous
-            ? detail::makePaciInterleaved(params, info.updateWindow(params.microbatches, params.accum))
-            : detail::makeMultiStage(params);
-    }
-    switch (info.family) {
-    case ScheduleFamily::Flush: return info.name == "gpipe" ? detail::makeGpipe(params) : detail::makeOneFOneB(params);
-    case ScheduleFamily::ZeroBubble: return detail::makeZeroBubble(params, info.name == "zb-h2");
-    case ScheduleFamily::Asynchronous:
-    case ScheduleFamily::LocalAccumulation: break;
+    switch (info.order) {
+    case ScheduleOrder::GPipe: return detail::makeGpipe(params);
+    case ScheduleOrder::OneFOneB: return detail::makeOneFOneB(params);
+    case ScheduleOrder::ZeroBubbleH1: return detail::makeZeroBubble(params, false);
+    case ScheduleOrder::ZeroBubbleH2: return detail::makeZeroBubble(params, true);
+    case ScheduleOrder::AsyncOneFOneB: break;
+    case ScheduleOrder::Interleaved1F1B:
+    case ScheduleOrder::LoopedBfs:
+    case ScheduleOrder::InterleavedZeroBubble:
+    case ScheduleOrder::ZeroBubbleV:
+    case ScheduleOrder::DualPipeV: return detail::makeMultiStage(params, info.order);
+    case ScheduleOrder::PaciInterleaved:
+        return detail::makePaciInterleaved(params, info.updateWindow(params.microbatches, params.accum));
     }
     const int every = info.updateWindow(params.microbatches, params.accum);
     if (info.updates == UpdateRule::PerMicrobatch) {
@@ -186,46 +189,47 @@ const std::vector<ScheduleInfo>& scheduleCatalogue()
     using F = ScheduleFamily;
     using U = UpdateRule;
     using W = WeightPolicy;
+    using O = ScheduleOrder;
     // One row per schedule, positional in ScheduleInfo's field order; kept as laid out (one
     // schedule per two or three lines) rather than as clang-format would reflow the whole table.
     // clang-format off
     static const std::vector<ScheduleInfo> catalogue = {
-        {"gpipe", "GPipe", "GPipe: all forwards, then all backwards, flush and update per global batch", false,
+        {"gpipe", O::GPipe, "GPipe", "GPipe: all forwards, then all backwards, flush and update per global batch", false,
             F::Flush, W::Flush, U::PerGlobalBatch, false, Placement::OnePerRank, 1, 1, false, 0, "ScheduleGPipe"},
-        {"1f1b", "1F1B-flush", "1F1B with flush: warm-up, one forward / one backward, cool-down, update per batch",
+        {"1f1b", O::OneFOneB, "1F1B-flush", "1F1B with flush: warm-up, one forward / one backward, cool-down, update per batch",
             false, F::Flush, W::Flush, U::PerGlobalBatch, false, Placement::OnePerRank, 1, 1, false, 0, "Schedule1F1B",
             /*defaultBaseline=*/true},
-        {"zb-h1", "ZB-H1", "Zero-bubble H1: split backward (I, W), W fills the tail; 1F1B's activation memory", false,
+        {"zb-h1", O::ZeroBubbleH1, "ZB-H1", "Zero-bubble H1: split backward (I, W), W fills the tail; 1F1B's activation memory", false,
             F::ZeroBubble, W::Flush, U::PerGlobalBatch, false},
-        {"zb-h2", "ZB-H2", "Zero-bubble H2: split backward, up to 2(p-s)-1 in flight, near-zero bubble", false,
+        {"zb-h2", O::ZeroBubbleH2, "ZB-H2", "Zero-bubble H2: split backward, up to 2(p-s)-1 in flight, near-zero bubble", false,
             F::ZeroBubble, W::Flush, U::PerGlobalBatch, false},
-        {"pipedream", "PipeDream", "PipeDream: async 1F1B, weight stashing, update after every micro-batch", true,
+        {"pipedream", O::AsyncOneFOneB, "PipeDream", "PipeDream: async 1F1B, weight stashing, update after every micro-batch", true,
             F::Asynchronous, W::Stash, U::PerMicrobatch, false},
-        {"2bw", "PipeDream-2BW", "PipeDream-2BW: async 1F1B, two weight versions, update every m micro-batches", true,
+        {"2bw", O::AsyncOneFOneB, "PipeDream-2BW", "PipeDream-2BW: async 1F1B, two weight versions, update every m micro-batches", true,
             F::Asynchronous, W::TwoVersions, U::PerGlobalBatch, true},
-        {"async-1f1b", "async 1F1B", "Async 1F1B: no stashing, no accumulation, update every micro-batch (naive)", true,
+        {"async-1f1b", O::AsyncOneFOneB, "async 1F1B", "Async 1F1B: no stashing, no accumulation, update every micro-batch (naive)", true,
             F::Asynchronous, W::InPlace, U::PerMicrobatch, false},
-        {"paci", "PACI", "PACI: async 1F1B, no flush, each stage updates after every a local backwards", true,
+        {"paci", O::AsyncOneFOneB, "PACI", "PACI: async 1F1B, no flush, each stage updates after every a local backwards", true,
             F::LocalAccumulation, W::InPlace, U::PerWindow, false},
-        {"interleaved-1f1b", "Interleaved 1F1B",
+        {"interleaved-1f1b", O::Interleaved1F1B, "Interleaved 1F1B",
             "Interleaved 1F1B (Megatron virtual stages): v chunks per rank, loop placement, m a multiple of p", false,
             F::Flush, W::Flush, U::PerGlobalBatch, false, Placement::Loop, 2, kMaxStagesPerRank, true, 0,
             "ScheduleInterleaved1F1B"},
-        {"looped-bfs", "Looped BFS",
+        {"looped-bfs", O::LoopedBfs, "Looped BFS",
             "Looped BFS (breadth-first): v chunks per rank, each chunk forwards every micro-batch before the next",
             false, F::Flush, W::Flush, U::PerGlobalBatch, false, Placement::Loop, 2, kMaxStagesPerRank, false, 0,
             "ScheduleLoopedBFS"},
-        {"interleaved-zb", "Interleaved ZB",
+        {"interleaved-zb", O::InterleavedZeroBubble, "Interleaved ZB",
             "Interleaved zero-bubble (ZB1P on a loop placement): split backward, W fills the bubbles, m a multiple of "
             "p",
             false, F::ZeroBubble, W::Flush, U::PerGlobalBatch, false, Placement::Loop, 2, kMaxStagesPerRank, true, 0,
             "ScheduleInterleavedZeroBubble"},
-        {"zb-v", "ZB-V", "ZB-V: two chunks per rank in a V, split backward, zero steady bubble when F = I = W", false,
+        {"zb-v", O::ZeroBubbleV, "ZB-V", "ZB-V: two chunks per rank in a V, split backward, zero steady bubble when F = I = W", false,
             F::ZeroBubble, W::Flush, U::PerGlobalBatch, false, Placement::V, 2, 2, false, 0, "ScheduleZBVZeroBubble"},
-        {"dualpipev", "DualPipeV", "DualPipeV (DeepSeek): V placement, overlapped forward-and-backward pairs, m >= 2p",
+        {"dualpipev", O::DualPipeV, "DualPipeV", "DualPipeV (DeepSeek): V placement, overlapped forward-and-backward pairs, m >= 2p",
             false, F::ZeroBubble, W::Flush, U::PerGlobalBatch, false, Placement::V, 2, 2, false, 2,
             "ScheduleDualPipeV"},
-        {"paci-interleaved", "PACI interleaved",
+        {"paci-interleaved", O::PaciInterleaved, "PACI interleaved",
             "PACI on a loop placement: v chunks per rank, async interleaved 1F1B, each chunk updates every a backwards",
             true, F::LocalAccumulation, W::InPlace, U::PerWindow, false, Placement::Loop, 2, kMaxStagesPerRank, true, 0,
             /*pytorchClass=*/"", /*defaultBaseline=*/false, /*fixedDepth=*/true,

@@ -21,9 +21,26 @@ enum class UpdateRule : std::uint8_t {
 /// What other engines (export notes) and the GUI group schedules by.
 enum class ScheduleFamily : std::uint8_t { Flush, ZeroBubble, Asynchronous, LocalAccumulation };
 
+/// Which generator builds a schedule's order, and so the order's own rules (its bounds, whether
+/// it splits the backward): generate() and the generators switch on this, never on the name.
+enum class ScheduleOrder : std::uint8_t {
+    GPipe,
+    OneFOneB,
+    ZeroBubbleH1,
+    ZeroBubbleH2,
+    AsyncOneFOneB, ///< pipedream, 2bw, async-1f1b, paci: one order, their weights and updates differ
+    Interleaved1F1B,
+    LoopedBfs,
+    InterleavedZeroBubble,
+    ZeroBubbleV,
+    DualPipeV,
+    PaciInterleaved,
+};
+
 struct ScheduleInfo
 {
     std::string name;
+    ScheduleOrder order = ScheduleOrder::OneFOneB;
     std::string displayName; ///< "PACI", "1F1B-flush": tables, legends, run labels
     std::string summary;     ///< one line for `bubblescope-cli schedules` and the GUI's tooltip
     bool asynchronous = false; ///< no flush between global batches; takes an extra in-flight depth k

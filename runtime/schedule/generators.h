@@ -2,6 +2,7 @@
 // Internal: one generator per schedule family. Each receives validated parameters and returns
 // per-stage programs plus the stated bounds; makeSchedule() validates the result.
 
+#include "runtime/schedule/catalogue.h"
 #include "runtime/schedule/schedule.h"
 
 namespace bs::runtime::detail {
@@ -14,9 +15,9 @@ Schedule makeAsyncOneFOneB(const ScheduleParams& params, int updateEvery, Weight
 /// Zero-bubble handcrafted schedules (Qi et al. 2023): ZB-H1 keeps 1F1B's in-flight bound,
 /// ZB-H2 allows 2(p − s) − 1.
 Schedule makeZeroBubble(const ScheduleParams& params, bool h2);
-/// Schedules with several stages per rank (params.name picks: interleaved-1f1b, looped-bfs,
-/// interleaved-zb, zb-v, dualpipev), in torch.distributed.pipelining's compute order.
-Schedule makeMultiStage(const ScheduleParams& params);
+/// Schedules with several stages per rank (`order`: Interleaved1F1B, LoopedBfs,
+/// InterleavedZeroBubble, ZeroBubbleV, DualPipeV), in torch.distributed.pipelining's compute order.
+Schedule makeMultiStage(const ScheduleParams& params, ScheduleOrder order);
 /// One batch of rank `rank`'s order under PyTorch's ScheduleInterleavedZeroBubble (ZB1P) with v
 /// stages per rank on a loop placement; v = 1 is ZB-H1.
 std::vector<Action> interleavedZeroBubbleOrder(int rank, int p, int v, int m);

@@ -236,21 +236,21 @@ private:
     RankOrder m_order;
 };
 
-RankOrder rankOrder(const ScheduleParams& params, int rank)
+RankOrder rankOrder(const ScheduleParams& params, ScheduleOrder order, int rank)
 {
     const int p = params.stages;
     const int v = params.stagesPerRank;
     const int m = params.microbatches;
-    if (params.name == "interleaved-1f1b") {
+    if (order == ScheduleOrder::Interleaved1F1B) {
         return interleavedOrder(rank, p, v, m, false);
     }
-    if (params.name == "interleaved-zb") {
+    if (order == ScheduleOrder::InterleavedZeroBubble) {
         return interleavedOrder(rank, p, v, m, true);
     }
-    if (params.name == "looped-bfs") {
+    if (order == ScheduleOrder::LoopedBfs) {
         return loopedBfsOrder(rank, p, v, m);
     }
-    if (params.name == "zb-v") {
+    if (order == ScheduleOrder::ZeroBubbleV) {
         return zbvOrder(rank, p, m);
     }
     return DualPipeVBuilder(rank, p).build(rank, p, m);
@@ -258,23 +258,23 @@ RankOrder rankOrder(const ScheduleParams& params, int rank)
 
 // In-flight bound per rank, counted in stage-micro-batches (forward done, B or I not yet), as
 // each schedule's authors state the activation memory.
-int inflightBoundFor(const ScheduleParams& params, int rank)
+int inflightBoundFor(const ScheduleParams& params, ScheduleOrder order, int rank)
 {
     const int p = params.stages;
     const int v = params.stagesPerRank;
     const int m = params.microbatches;
     const int all = v * m;
     const int perRound = m / std::max(1, m / p);
-    if (params.name == "interleaved-1f1b") { // Megatron: warm-up forwards plus the steady one
+    if (order == ScheduleOrder::Interleaved1F1B) { // Megatron: warm-up forwards plus the steady one
         return std::min(all, warmupOps(rank, v, perRound, p, m, 2) + 1);
     }
-    if (params.name == "interleaved-zb") {
+    if (order == ScheduleOrder::InterleavedZeroBubble) {
         return std::min(all, warmupOps(rank, v, perRound, p, m, 1) + 1);
     }
-    if (params.name == "zb-v") { // ZB-V paper §6: 1F1B's memory, p micro-batches of a whole rank = 2p chunks
+    if (order == ScheduleOrder::ZeroBubbleV) { // ZB-V paper §6: 1F1B's memory, p micro-batches of a whole rank = 2p chunks
         return std::min(all, 2 * p);
     }
-    if (params.name == "dualpipev") { // DualPipe README: PP + 1 chunk activations, PP = 2p stages
+    if (order == ScheduleOrder::DualPipeV) { // DualPipe README: PP + 1 chunk activations, PP = 2p stages
         return std::min(all, 2 * p + 1);
     }
     return all; // looped-bfs holds every micro-batch of every chunk, like GPipe
@@ -282,18 +282,18 @@ int inflightBoundFor(const ScheduleParams& params, int rank)
 
 // Activation memory from F to the W that frees it, where a split backward makes it differ from
 // the in-flight bound; 0 = not stated separately.
-int activationBoundFor(const ScheduleParams& params, int rank)
+int activationBoundFor(const ScheduleParams& params, ScheduleOrder order, int rank)
 {
     const int p = params.stages;
     const int all = params.stagesPerRank * params.microbatches;
-    if (params.name == "zb-v") { // ZB-V paper §6: the same activation memory as 1F1B
+    if (order == ScheduleOrder::ZeroBubbleV) { // ZB-V paper §6: the same activation memory as 1F1B
         return std::min(all, 2 * p);
     }
-    if (params.name == "dualpipev") {
+    if (order == ScheduleOrder::DualPipeV) {
         return std::min(all, 2 * p + 1);
     }
-    if (params.name == "interleaved-zb") { // ZB1P: W trails by `rank` steps on top of the warm-up
-        return std::min(all, inflightBoundFor(params, rank) + rank);
+    if (order == ScheduleOrder::InterleavedZeroBubble) { // ZB1P: W trails by `rank` steps on top of the warm-up
+        return std::min(all, inflightBoundFor(params, order, rank) + rank);
     }
     return 0;
 }
@@ -310,7 +310,7 @@ std::vector<Action> interleavedOneFOneBOrder(int rank, int p, int v, int m)
     return interleavedOrder(rank, p, v, m, false);
 }
 
-Schedule makeMultiStage(const ScheduleParams& params)
+Schedule makeMultiStage(const ScheduleParams& params, ScheduleOrder order)
 {
     const int p = params.stages;
     const int m = params.microbatches;
@@ -318,11 +318,11 @@ Schedule makeMultiStage(const ScheduleParams& params)
     schedule.params = params;
     schedule.weights = WeightPolicy::Flush;
     schedule.placement = params.placement.value_or(Placement::Loop);
-    schedule.splitBackward = params.name != "interleaved-1f1b" && params.name != "looped-bfs";
+    schedule.splitBackward = order != ScheduleOrder::Interleaved1F1B && order != ScheduleOrder::LoopedBfs;
     schedule.rankOfStage = rankOfStageFor(schedule.placement, p, params.stagesPerRank);
     schedule.programs.resize(static_cast<std::size_t>(p));
     for (int r = 0; r < p; ++r) {
-        const RankOrder order = rankOrder(params, r);
+        const RankOrder programOrder = rankOrder(params, order, r);
         std::vector<int> own; // this rank's stages, ascending: their updates end each batch
         for (int s = 0; s < schedule.stages(); ++s) {
             if (schedule.rankOf(s) == r) {
@@ -330,10 +330,10 @@ Schedule makeMultiStage(const ScheduleParams& params)
             }
         }
         auto& program = schedule.programs[static_cast<std::size_t>(r)];
-        reserveAdvised(program, (order.size() + own.size()) * static_cast<std::size_t>(params.batches));
+        reserveAdvised(program, (programOrder.size() + own.size()) * static_cast<std::size_t>(params.batches));
         for (int n = 0; n < params.batches; ++n) {
             const int base = n * m;
-            for (Action a : order) {
+            for (Action a : programOrder) {
                 a.microbatch += base;
                 if (a.isOverlap()) {
                     a.pairMicrobatch += base;
@@ -344,8 +344,8 @@ Schedule makeMultiStage(const ScheduleParams& params)
                 program.push_back(update(s, n, base, base + m - 1));
             }
         }
-        schedule.inflightBound.push_back(inflightBoundFor(params, r));
-        if (const int memory = activationBoundFor(params, r); memory > 0) {
+        schedule.inflightBound.push_back(inflightBoundFor(params, order, r));
+        if (const int memory = activationBoundFor(params, order, r); memory > 0) {
             schedule.activationBound.push_back(memory);
         }
     }

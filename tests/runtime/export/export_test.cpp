@@ -131,6 +131,14 @@ TEST(Export, MultiStageSchedulesKeepTheirPlacementInEveryEngine)
         auto megatron = exportConfig(c, "megatron");
         ASSERT_TRUE(megatron);
         EXPECT_NE(megatron->find("--num-layers-per-virtual-pipeline-stage 1"), std::string::npos) << name;
+        // Only interleaved 1F1B's order is Megatron's own (the catalogue's ScheduleOrder says so).
+        const bool megatronsOwn = std::string(name) == "interleaved-1f1b";
+        EXPECT_EQ(megatron->find("interleaved 1F1B (virtual pipeline stages) is this schedule") != std::string::npos,
+                  megatronsOwn)
+            << *megatron;
+        EXPECT_EQ(megatron->find("is the closest; its order differs from " + std::string(name)) != std::string::npos,
+                  !megatronsOwn)
+            << *megatron;
         auto ds = exportConfig(c, "deepspeed");
         ASSERT_TRUE(ds);
         EXPECT_NE(nlohmann::json::parse(*ds)["_comment"].get<std::string>().find("no virtual stages"), std::string::npos);
