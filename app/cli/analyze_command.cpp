@@ -65,6 +65,9 @@ struct AnalyzeCommand
         if (!job) {
             return reportError(job.error());
         }
+        for (const std::string& warning : job->warnings) {
+            std::cerr << "warning: " << warning << '\n';
+        }
         const JobBubbles bubbles = measureBubbles(*job);
         std::string ownMissing;
         auto predicted = predictions(*job, ownMissing);
@@ -149,6 +152,7 @@ struct AnalyzeCommand
         out["bubble_fraction"] = b.bubbleFraction;
         out["transfers"] = job.transfers.size();
         out["unmatched_comms"] = job.unmatchedComms;
+        out["warnings"] = job.warnings;
         nlohmann::json ranks = nlohmann::json::array();
         for (std::size_t i = 0; i < b.ranks.size(); ++i) {
             const RankBubbles& r = b.ranks[i];

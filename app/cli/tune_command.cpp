@@ -6,6 +6,7 @@
 #include "app/cli/partition_option.h"
 #include "app/cli/table.h"
 #include "runtime/rundir/run_dir_reader.h"
+#include "runtime/schedule/catalogue.h"
 #include "runtime/sim/tuner.h"
 
 #include <nlohmann/json.hpp>
@@ -44,6 +45,9 @@ struct TuneCommand
                 auto job = profiler::kineto::importKinetoJob({path});
                 if (!job) {
                     return job.error();
+                }
+                for (const std::string& warning : job->warnings) {
+                    std::cerr << "warning: " << path << ": " << warning << '\n';
                 }
                 auto measured = measuredCostsOfImportedJob(*job);
                 if (!measured) {
@@ -104,6 +108,7 @@ struct TuneCommand
         split.stages = request.base.stages;
         split.microbatches = request.base.accum;
         split.accum = request.base.accum;
+        split.stagesPerRank = request.base.stagesPerRank;
         auto units = cliPartition(partition, unitCosts, *shape, split, request.base.microBatchSize);
         if (!units) {
             return reportError(units.error());
@@ -133,7 +138,7 @@ struct TuneCommand
                 {"calibration", request.calibration ? request.calibration->describe() : "device profile " + device},
                 {"evaluated", result->evaluated}, {"rejected_by_memory", result->rejectedByMemory},
                 {"rejected_by_lag", result->rejectedByLag}, {"rejected_by_batch", result->rejectedByBatch},
-                {"top", top}, {"recompute", request.base.recompute}, {"units_per_stage", request.base.unitsPerStage},
+                {"top", top}, {"stages_per_rank", request.base.stagesPerRank}, {"recompute", request.base.recompute}, {"units_per_stage", request.base.unitsPerStage},
                 {"device_profile",
                     {{"name", profile->name},
                         {"source", request.calibration ? request.calibration->describe() : profile->source}}}}
@@ -148,7 +153,10 @@ struct TuneCommand
                           percent(c.bubbleFraction), bytesOrUnits(c.peakMemoryBytes, true),
                           std::to_string(c.lagBound) + " update(s)"});
         }
-        std::cout << schedule << " on " << request.base.stages << " x "
+        std::cout << schedule << " on " << request.base.stages
+                  << (request.base.stagesPerRank > 0 ? " ranks of " + std::to_string(request.base.stagesPerRank) + " stages"
+                                                     : "")
+                  << " x "
                   << (request.calibration        ? request.calibration->describe()
                              : unitCosts.empty() ? "device profile " + device
                                                  : "unit profile " + unitCosts)
@@ -175,6 +183,11 @@ void addTuneCommand(CLI::App& app, int& exitCode)
     sub->add_option("-p,--stages", cmd->request.base.stages, "Pipeline stages")
         ->capture_default_str()
         ->check(integerIn(1, 256));
+    sub->add_option("--stages-per-rank", cmd->request.base.stagesPerRank,
+                    "Stages (model chunks) per rank for interleaved schedules (0 = the schedule's own); "
+                    "--stages counts ranks")
+        ->capture_default_str()
+        ->check(integerIn(0, runtime::kMaxStagesPerRank));
     sub->add_option("--model", cmd->model, "GPT preset: tiny, small, deep, gpt2-medium")->capture_default_str();
     sub->add_option("--device-profile", cmd->device, "cpu, a100, h100, h200")->capture_default_str();
     sub->add_option("--max-lag", cmd->request.maxLag, "Most updates a micro-batch may cross (drift bound)")

@@ -37,7 +37,7 @@ std::string lower(std::string s)
 
 /// The pipeline group: one named like a pipeline group ("pp", "pipe"), else one whose ranks are
 /// exactly the traces given, else the given ranks in order.
-std::vector<int> pipelineOrder(const std::vector<RankTrace>& traces, std::string& groupName)
+std::vector<int> pipelineOrder(const std::vector<RankTrace>& traces, std::string& groupName, std::size_t& groupSize)
 {
     std::set<int> given;
     for (const auto& t : traces) {
@@ -64,6 +64,7 @@ std::vector<int> pipelineOrder(const std::vector<RankTrace>& traces, std::string
     }
     if (pick) {
         groupName = pick->desc.empty() ? pick->name : pick->desc;
+        groupSize = pick->ranks.size();
         std::vector<int> order;
         for (int r : pick->ranks) {
             if (given.count(r)) {
@@ -73,7 +74,32 @@ std::vector<int> pipelineOrder(const std::vector<RankTrace>& traces, std::string
         return order;
     }
     groupName = "(ranks given)";
+    groupSize = 0; // no group names this pipeline
     return std::vector<int>(given.begin(), given.end());
+}
+
+// A job's traces can come without some of its ranks (one rank's file copied off a cluster): the
+// import still works, but the timeline, the bubbles and the what-ifs then take the ranks given for
+// the whole pipeline. Says so when the pipeline group has more ranks than were given, or, when
+// no group names the pipeline, the job had more ranks and some transfers found no peer.
+void warnAboutMissingRanks(ImportedJob& job, const std::vector<int>& given, std::size_t groupSize, int worldSize)
+{
+    std::string ranks;
+    for (int r : given) {
+        ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    }
+    const std::string tail = ": the other ranks' stages are missing, and the timeline, the bubbles and the what-ifs "
+                             "take these for the whole pipeline; give every rank's trace (a folder of them)";
+    if (groupSize > given.size()) {
+        job.warnings.push_back("the pipeline group " + job.pipelineGroup + " has " + std::to_string(groupSize)
+                               + " ranks but traces of " + std::to_string(given.size()) + " were given (rank " + ranks
+                               + ")" + tail);
+    } else if (groupSize == 0 && worldSize > static_cast<int>(given.size()) && job.unmatchedComms > 0) {
+        job.warnings.push_back("the job ran on " + std::to_string(worldSize) + " ranks but traces of "
+                               + std::to_string(given.size()) + " were given (rank " + ranks + "), and "
+                               + std::to_string(job.unmatchedComms) + " sends or receives found no peer among them"
+                               + tail);
+    }
 }
 
 using Key = std::tuple<int, int, int, int>; // src stage, dst stage, direction, global micro-batch
@@ -241,7 +267,8 @@ Result<ImportedJob> importJob(const std::vector<std::string>& paths)
 
     ImportedJob job;
     job.backend = traces.front().backend;
-    const std::vector<int> order = pipelineOrder(traces, job.pipelineGroup);
+    std::size_t groupSize = 0;
+    const std::vector<int> order = pipelineOrder(traces, job.pipelineGroup, groupSize);
     const int p = static_cast<int>(order.size());
     std::vector<RankActions> recovered(static_cast<std::size_t>(p));
     std::vector<const RankTrace*> rankTrace(static_cast<std::size_t>(p), nullptr); // by pipeline rank
@@ -498,6 +525,7 @@ Result<ImportedJob> importJob(const std::vector<std::string>& paths)
     meta.attributes["pipeline_group"] = job.pipelineGroup;
     meta.title = "imported " + schedule + " p=" + std::to_string(job.stages) + " m=" + std::to_string(job.microbatches);
     job.trace = makeSnapshot(std::move(meta), events);
+    warnAboutMissingRanks(job, order, groupSize, traces.front().worldSize);
     return job;
 }
 

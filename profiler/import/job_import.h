@@ -73,6 +73,9 @@ struct ImportedJob
     std::string backend;
     std::size_t unmatchedComms = 0; ///< sends or receives whose peer event was not found
     TimeNs origin = 0; ///< the earliest action start on the aligned clock (ns, rank 0's clock)
+    /// What the import could not see, one sentence each (ranks of the job whose traces were not
+    /// given); shown beside the figures, never an error.
+    std::vector<std::string> warnings;
 };
 
 /// The rank traces in `path`: the file itself, or the *.json / *.json.gz files of a directory

@@ -29,15 +29,8 @@ Error badParam(const std::string& field, const std::string& message, const std::
 // pipeline.stages_per_rank, pipeline.placement and the micro-batch rules that come with them.
 Status checkPlacement(const ScheduleInfo& info, const ScheduleParams& params)
 {
-    const int v = params.stagesPerRank;
-    const int least = info.placement == Placement::Loop ? 2 : info.defaultStagesPerRank;
-    if (v != 0 && (v < least || v > info.maxStagesPerRank)) {
-        const std::string allowed = least == info.maxStagesPerRank
-                                        ? std::to_string(least) + " (or 0 for the schedule's own)"
-                                        : std::to_string(least) + ".." + std::to_string(info.maxStagesPerRank)
-                                              + " (or 0 for the schedule's own, " + std::to_string(info.defaultStagesPerRank)
-                                              + ")";
-        return badParam("stages-per-rank", "got " + std::to_string(v) + " for " + params.name, allowed);
+    if (Status v = checkStagesPerRank(info, params.stagesPerRank); !v) {
+        return v;
     }
     if (params.placement && *params.placement != info.placement) {
         return badParam("placement",
@@ -61,6 +54,24 @@ Status checkPlacement(const ScheduleInfo& info, const ScheduleParams& params)
     }
     return ok();
 }
+
+} // namespace
+
+Status checkStagesPerRank(const ScheduleInfo& info, int v)
+{
+    const int least = info.placement == Placement::Loop ? 2 : info.defaultStagesPerRank;
+    if (v != 0 && (v < least || v > info.maxStagesPerRank)) {
+        const std::string allowed = least == info.maxStagesPerRank
+                                        ? std::to_string(least) + " (or 0 for the schedule's own)"
+                                        : std::to_string(least) + ".." + std::to_string(info.maxStagesPerRank)
+                                              + " (or 0 for the schedule's own, " + std::to_string(info.defaultStagesPerRank)
+                                              + ")";
+        return badParam("stages-per-rank", "got " + std::to_string(v) + " for " + info.name, allowed);
+    }
+    return ok();
+}
+
+namespace {
 
 Status checkParams(const ScheduleParams& params)
 {

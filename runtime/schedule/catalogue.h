@@ -130,6 +130,10 @@ Result<ScheduleParams> paramsForPyTorchSchedule(
 /// Most stages one rank may hold (pipeline.stages_per_rank).
 inline constexpr int kMaxStagesPerRank = 16;
 
+/// pipeline.stages_per_rank = `v` for `info`'s placement (0: the schedule's own), as
+/// makeSchedule() checks it: InvalidArgument naming the field and the values allowed.
+Status checkStagesPerRank(const ScheduleInfo& info, int v);
+
 /// Generates and validates the named schedule. Bad parameters give ErrorCode::InvalidArgument
 /// whose context names the field and the allowed values.
 Result<Schedule> makeSchedule(const ScheduleParams& params);

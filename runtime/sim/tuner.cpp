@@ -83,9 +83,15 @@ int versionLagBound(const Schedule& schedule, const profiler::Report& report)
 
 Result<TuneResult> tune(const TuneRequest& request)
 {
-    // Validate the base scenario once, so a typo is an error and not "no candidates".
+    // Validate the base scenario once, so a typo is an error and not "no candidates": the
+    // request, and v (every candidate would be refused for it).
     if (auto base = makeGptRequest(request.base); !base) {
         return base.error();
+    }
+    if (const ScheduleInfo* info = findSchedule(request.base.schedule)) {
+        if (Status v = checkStagesPerRank(*info, request.base.stagesPerRank); !v) {
+            return v.error();
+        }
     }
     TuneResult result;
     std::vector<TuneCandidate> feasible;

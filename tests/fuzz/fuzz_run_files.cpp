@@ -1,8 +1,10 @@
 // libFuzzer harness: a run directory's JSON files: metrics.jsonl lines (with their field checks)
-// and summary.json (parsed as readRunDir does, then checked), then read by the GUI's metric reader
-// path (the fields it takes must never throw once checked).
+// and summary.json (parsed as readRunDir does, then checked), then read as loadRun() reads them:
+// a record or summary the checks passed must convert (BatchMetrics, RunSummary) without throwing,
+// so an exception escaping here is a finding, not a crash loadRun() would have to catch.
 #include "runtime/rundir/run_dir_reader.h"
 #include "runtime/rundir/run_dir_schema.h"
+#include "runtime/rundir/run_metrics.h"
 
 #include <nlohmann/json.hpp>
 
@@ -21,6 +23,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             if (const auto it = record.find("step"); it != record.end() && !it->is_null()) {
                 (void)it->get<std::int64_t>();
             }
+            if (record.is_object() && record.contains("train_loss")) {
+                (void)record.get<bs::runtime::BatchMetrics>(); // as loadRun() converts it
+            }
             if (const auto it = record.find("per_stage"); it != record.end()) {
                 for (const auto& stage : *it) {
                     if (const auto d = stage.find("mean_drift"); d != stage.end() && !d->is_null()) {
@@ -32,7 +37,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     const nlohmann::json summary = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (!summary.is_discarded()) {
-        (void)bs::runtime::checkSummary(summary, "fuzz.json");
+        if (bs::runtime::checkSummary(summary, "fuzz.json")) {
+            (void)summary.get<bs::runtime::RunSummary>(); // as loadRun() converts it
+        }
     }
     return 0;
 }

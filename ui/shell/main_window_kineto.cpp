@@ -74,10 +74,16 @@ bool MainWindow::openKinetoJob(const QString& dir, QString* error)
                                  .arg(static_cast<double>(waiting) / 1e6, 0, 'f', 1)
                                  .arg(static_cast<double>(moving) / 1e6, 0, 'f', 1);
     // A profiled step after warm-up steps: its first actions paid no start-up.
-    placeOpenedRun(run, config, tr("imported · ") + figuresLine(run.result.report, 0.0) + receives, 1, {},
+    const QString missing = job->warnings.empty() ? QString() : tr(" · not every rank's trace given (status bar)");
+    placeOpenedRun(run, config, tr("imported · ") + figuresLine(run.result.report, 0.0) + receives + missing, 1, {},
         runtime::FirstActions::Steady);
     rememberFile(dir);
-    statusBar()->showMessage(tr("Imported %1 rank traces from %2").arg(job->ranks.size()).arg(dir), 5000);
+    QString warnings;
+    for (const std::string& warning : job->warnings) {
+        warnings += tr(" · warning: %1").arg(toQt(warning));
+    }
+    statusBar()->showMessage(tr("Imported %1 rank traces from %2").arg(job->ranks.size()).arg(dir) + warnings,
+                             warnings.isEmpty() ? 5000 : 0);
     return true;
 }
 

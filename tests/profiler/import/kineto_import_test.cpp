@@ -110,6 +110,29 @@ TEST(KinetoImport, LabelSourcePerSchedule)
     EXPECT_EQ(inter->ranks[1].stages, (std::vector<int>{1, 3}));
 }
 
+// One rank's trace of a two-rank job (a file copied off a cluster alone): the import works, and
+// says the other rank is missing; a whole job says nothing.
+TEST(KinetoImport, WarnsWhenRanksOfTheJobAreMissing)
+{
+    for (const std::string name : {"1f1b-2", "interleaved-4", "gpu-nccl-2"}) {
+        auto whole = importKinetoJob({kData + "/" + name});
+        ASSERT_TRUE(whole) << name << ": " << whole.error().describe();
+        EXPECT_TRUE(whole->warnings.empty()) << name << ": " << whole->warnings.front();
+    }
+    auto one = importKinetoJob({kData + "/1f1b-2/rank0.json.gz"});
+    ASSERT_TRUE(one) << one.error().describe();
+    ASSERT_EQ(one->warnings.size(), 1u);
+    EXPECT_NE(one->warnings[0].find("the job ran on 2 ranks but traces of 1 were given (rank 0)"), std::string::npos)
+        << one->warnings[0];
+    EXPECT_NE(one->warnings[0].find("give every rank's trace"), std::string::npos) << one->warnings[0];
+    auto three = importKinetoJob({kData + "/1f1b-4/rank0.json.gz", kData + "/1f1b-4/rank1.json.gz",
+                                  kData + "/1f1b-4/rank2.json.gz"});
+    ASSERT_TRUE(three) << three.error().describe();
+    ASSERT_EQ(three->warnings.size(), 1u);
+    EXPECT_NE(three->warnings[0].find("4 ranks but traces of 3 were given (rank 0, 1, 2)"), std::string::npos)
+        << three->warnings[0];
+}
+
 TEST(KinetoReader, ReadsDistributedInfo)
 {
     auto trace = readKinetoTrace(kData + "/1f1b-4/rank2.json.gz");
