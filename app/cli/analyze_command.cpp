@@ -66,7 +66,7 @@ struct AnalyzeCommand
             return reportError(job.error());
         }
         for (const std::string& warning : job->warnings) {
-            std::cerr << "warning: " << warning << '\n';
+            std::cerr << "warning: " << warning << "; give every rank's trace (a folder of them)\n";
         }
         const JobBubbles bubbles = measureBubbles(*job);
         std::string ownMissing;

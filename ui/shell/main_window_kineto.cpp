@@ -84,6 +84,7 @@ bool MainWindow::openKinetoJob(const QString& dir, QString* error)
     }
     statusBar()->showMessage(tr("Imported %1 rank traces from %2").arg(job->ranks.size()).arg(dir) + warnings,
                              warnings.isEmpty() ? 5000 : 0);
+    statusBar()->setToolTip(warnings.isEmpty() ? QString() : warnings.mid(3)); // the whole sentence when cut
     return true;
 }
 
