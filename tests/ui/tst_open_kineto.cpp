@@ -4,6 +4,7 @@
 #include "profiler/import/measured_bubbles.h"
 #include "ui/common/format.h"
 #include "ui/compare/compare_view.h"
+#include "ui/models/comparison_model.h"
 #include "ui/shell/main_window.h"
 #include "ui/timeline/timeline_view.h"
 
@@ -74,6 +75,18 @@ private Q_SLOTS:
         QVERIFY(job);
         QCOMPARE(window.compare()->model()->runs().at(0).bubbleFraction,
             bs::profiler::kineto::measureBubbles(*job).stageReport.bubbleFraction);
+        // What a torch.profiler trace does not say is shown as unknown, not as a figure: no
+        // throughput (sequences per micro-batch are not in it), no memory (micro-batch counts
+        // read as bytes were "4 B"). Measured figures stay.
+        const auto* model = window.compare()->model();
+        const auto cell = [&](ComparisonModel::Metric metric) {
+            return model->data(model->index(static_cast<int>(metric), 0)).toString();
+        };
+        QCOMPARE(cell(ComparisonModel::Metric::Throughput), QStringLiteral("—"));
+        QCOMPARE(cell(ComparisonModel::Metric::PeakMemory), QStringLiteral("—"));
+        QCOMPARE(cell(ComparisonModel::Metric::BubbleFraction),
+            formatPercent(bs::profiler::kineto::measureBubbles(*job).stageReport.bubbleFraction));
+        QVERIFY(!cell(ComparisonModel::Metric::Makespan).contains(QStringLiteral("—")));
     }
 
     void aBrokenTraceIsReportedWithItsFile()

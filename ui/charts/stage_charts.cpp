@@ -451,8 +451,17 @@ std::pair<StageBarChartView::Bars, std::optional<StageBarChartView::Line>> Memor
     bars.names = QStringList{tr("weights+opt"), tr("stash"), tr("activations")};
     bars.colors = {QColor(0x64, 0x74, 0x8b), QColor(0xa7, 0x8b, 0xfa), QColor(0x38, 0xbd, 0xf8)};
     bars.values.assign(3, {});
+    if (!input.memoryKnown) {
+        bars.title = tr("Peak memory: not in the trace");
+    }
     for (std::size_t s = 0; s < input.report.perStage.size(); ++s) {
         const auto& st = input.report.perStage[s];
+        if (!input.memoryKnown) {
+            for (auto& series : bars.values) {
+                series.push_back(0.0);
+            }
+            continue;
+        }
         const auto at = [s](const std::vector<std::int64_t>& v) {
             return s < v.size() ? static_cast<double>(v[s]) : 0.0;
         };

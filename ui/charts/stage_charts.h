@@ -37,6 +37,9 @@ struct StageChartData
     std::int64_t memoryBudgetBytes = 0; ///< per stage; 0 = no line
     /// The report's lanes are ranks holding several stages (interleaved, V): bars are titled "rank".
     bool perRank = false;
+    /// False when the run's trace holds no memory figures (an imported job): no bars, a title
+    /// that says so.
+    bool memoryKnown = true;
 };
 
 /// Applies the house look to a chart (light theme, compact margins, legend at the bottom).

@@ -29,11 +29,11 @@ double ComparisonModel::value(const ComparisonRow& run, Metric metric)
     case Metric::SteadyBubbleFraction:
         return run.steadyBubbleFraction;
     case Metric::Throughput:
-        return run.throughput;
+        return run.throughputKnown ? run.throughput : -1.0; // -1: unknown, shown as "—"
     case Metric::Makespan:
         return static_cast<double>(run.makespan);
     case Metric::PeakMemory:
-        return static_cast<double>(run.peakMemoryBytes);
+        return run.memoryKnown ? static_cast<double>(run.peakMemoryBytes) : -1.0;
     case Metric::MaxVersionLag:
         return run.maxVersionLag;
     case Metric::LagBound:
@@ -70,11 +70,11 @@ QString ComparisonModel::formatValue(Metric metric, double v) const
     case Metric::SteadyBubbleFraction:
         return formatPercent(v);
     case Metric::Throughput:
-        return QString::number(v, 'f', v >= 100 ? 0 : 1) + tr(" seq/s");
+        return v < 0 ? tr("—") : QString(QString::number(v, 'f', v >= 100 ? 0 : 1) + tr(" seq/s"));
     case Metric::Makespan:
         return formatDuration(v);
     case Metric::PeakMemory:
-        return formatBytes(v);
+        return v < 0 ? tr("—") : formatBytes(v);
     case Metric::MaxVersionLag:
         return QString::number(static_cast<int>(v));
     case Metric::LagBound:
@@ -100,6 +100,9 @@ QVariant ComparisonModel::differenceCell(Metric metric, int role) const
     const bool drift = metric == Metric::MeanDrift || metric == Metric::MaxDrift;
     if (drift && (a < 0 || b < 0)) {
         return {}; // a run without tensors has no drift to compare
+    }
+    if ((metric == Metric::Throughput || metric == Metric::PeakMemory) && (a < 0 || b < 0)) {
+        return {}; // unknown for one of them (an imported job)
     }
     if (role == RawValueRole) {
         if (metric == Metric::TimeToTarget) {

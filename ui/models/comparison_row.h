@@ -30,6 +30,9 @@ struct ComparisonRow
     /// over the run (runtime::runDrift of its StageMetrics). Not measured (no samples) for simulated
     /// and predicted runs: the cost model has no tensors, so the table shows "—" there.
     runtime::RunDrift drift;
+    /// PredictedRun::throughputKnown / memoryKnown: false shows "—" (an imported job).
+    bool throughputKnown = true;
+    bool memoryKnown = true;
 
     static ComparisonRow fromReport(std::string label, const profiler::Report& report, double throughput, int lagBound);
 };

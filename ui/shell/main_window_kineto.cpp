@@ -53,7 +53,7 @@ bool MainWindow::openKinetoJob(const QString& dir, QString* error)
         return false;
     }
     const profiler::AnalysisOptions options = profiler::kineto::analysisOptionsFor(*job);
-    const PredictedRun run = measuredRun(fromQt(QFileInfo(dir).fileName()) + " (imported " + job->pytorchSchedule + ", "
+    PredictedRun run = measuredRun(fromQt(QFileInfo(dir).fileName()) + " (imported " + job->pytorchSchedule + ", "
             + std::to_string(job->ranks.size()) + " ranks)",
         *schedule, job->trace, options);
 
@@ -75,7 +75,9 @@ bool MainWindow::openKinetoJob(const QString& dir, QString* error)
                                  .arg(static_cast<double>(moving) / 1e6, 0, 'f', 1);
     // A profiled step after warm-up steps: its first actions paid no start-up.
     const QString missing = job->warnings.empty() ? QString() : tr(" · not every rank's trace given (status bar)");
-    placeOpenedRun(run, config, tr("imported · ") + figuresLine(run.result.report, 0.0) + receives + missing, 1, {},
+    run.throughputKnown = false; // a trace does not say how many sequences a micro-batch held
+    run.memoryKnown = false;     // nor, as read here, the bytes a stage held
+    placeOpenedRun(run, config, tr("imported · ") + figuresLine(run.result.report, -1.0) + receives + missing, 1, {},
         runtime::FirstActions::Steady);
     rememberFile(dir);
     QString warnings;

@@ -13,6 +13,8 @@ ComparisonRow summaryOf(const PredictedRun& run, const profiler::Report& report)
     ComparisonRow row = ComparisonRow::fromReport(
         scheduleDisplayName(schedule.params.name), report, run.result.throughputSamplesPerSecond, run.lagBound);
     row.stagesPerRank = schedule.stagesPerRank();
+    row.throughputKnown = run.throughputKnown;
+    row.memoryKnown = run.memoryKnown;
     if (!schedule.onePerRank()) {
         row.placement = std::string(runtime::placementName(schedule.placement));
     }
@@ -21,6 +23,10 @@ ComparisonRow summaryOf(const PredictedRun& run, const profiler::Report& report)
 
 QString figuresLine(const profiler::Report& report, double throughput)
 {
+    if (throughput < 0) { // unknown (an imported job): not shown as a figure
+        return QObject::tr("bubble %1 · makespan %2")
+            .arg(formatPercent(report.bubbleFraction), formatDuration(static_cast<double>(report.makespan)));
+    }
     return QObject::tr("bubble %1 · %2 seq/s · makespan %3")
         .arg(formatPercent(report.bubbleFraction), QString::number(throughput, 'f', 0),
             formatDuration(static_cast<double>(report.makespan)));

@@ -4,6 +4,7 @@
 #include "runtime/schedule/catalogue.h"
 #include "runtime/schedule/limits.h"
 #include "ui/common/format.h"
+#include "ui/tuning/figures_table.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -473,24 +474,8 @@ void TuningPanel::showRunFigures(const Prediction& figures, bool measured)
 
 void TuningPanel::showFigures(const Prediction& prediction, const QString& title, const QString& note)
 {
-    const auto& r = prediction.primary.result;
-    std::int64_t peak = 0;
-    for (const auto& s : r.report.perStage) {
-        peak = std::max(peak, s.peakMemoryBytes);
-    }
-    const bool overBudget = prediction.config.memoryBudgetBytes > 0 && peak > prediction.config.memoryBudgetBytes;
-    QString text = tr("<table cellspacing='2'>"
-                      "<tr><td>throughput</td><td align='right'><b>%1 seq/s</b></td></tr>"
-                      "<tr><td>bubble</td><td align='right'><b>%2</b></td></tr>"
-                      "<tr><td>peak memory / stage</td><td align='right'><b>%3</b>%4</td></tr>"
-                      "<tr><td>drift bound</td><td align='right'><b>%5 update(s)</b></td></tr>"
-                      "</table>")
-                       .arg(QString::number(r.throughputSamplesPerSecond, 'f', 1),
-                           formatPercent(r.report.bubbleFraction), formatBytes(static_cast<double>(peak)),
-                           overBudget ? tr(" <span style='color:#b91c1c'>over budget</span>") : QString(),
-                           QString::number(prediction.primary.lagBound));
     m_figuresBox->setTitle(title);
-    m_figures->setText(text + note);
+    m_figures->setText(figuresTable(prediction) + note);
 }
 
 void TuningPanel::showError(const QString& message)

@@ -55,6 +55,11 @@ struct PredictedRun
     std::vector<std::int64_t> paramBytes; ///< per stage: one weight copy
     std::vector<std::int64_t> activationBytes; ///< per stage: one in-flight micro-batch
     int lagBound = 0; ///< runtime::versionLagBound()
+    /// False for an imported torch.profiler job: its trace says neither how many sequences a
+    /// micro-batch held nor how many bytes a stage held, so throughput and memory show as unknown
+    /// ("—"), never as the 0 seq/s and micro-batch counts read as bytes they would otherwise be.
+    bool throughputKnown = true;
+    bool memoryKnown = true;
 };
 
 struct Prediction
