@@ -138,7 +138,8 @@ struct TuneCommand
                 {"calibration", request.calibration ? request.calibration->describe() : "device profile " + device},
                 {"evaluated", result->evaluated}, {"rejected_by_memory", result->rejectedByMemory},
                 {"rejected_by_lag", result->rejectedByLag}, {"rejected_by_batch", result->rejectedByBatch},
-                {"top", top}, {"stages_per_rank", request.base.stagesPerRank}, {"recompute", request.base.recompute}, {"units_per_stage", request.base.unitsPerStage},
+                {"top", top}, {"stages_per_rank", request.base.stagesPerRank}, {"recompute", request.base.recompute},
+                {"units_per_stage", request.base.unitsPerStage},
                 {"device_profile",
                     {{"name", profile->name},
                         {"source", request.calibration ? request.calibration->describe() : profile->source}}}}
@@ -154,8 +155,9 @@ struct TuneCommand
                           std::to_string(c.lagBound) + " update(s)"});
         }
         std::cout << schedule << " on " << request.base.stages
-                  << (request.base.stagesPerRank > 0 ? " ranks of " + std::to_string(request.base.stagesPerRank) + " stages"
-                                                     : "")
+                  << (request.base.stagesPerRank > 0
+                             ? " ranks of " + std::to_string(request.base.stagesPerRank) + " stages"
+                             : "")
                   << " x "
                   << (request.calibration        ? request.calibration->describe()
                              : unitCosts.empty() ? "device profile " + device
@@ -184,8 +186,8 @@ void addTuneCommand(CLI::App& app, int& exitCode)
         ->capture_default_str()
         ->check(integerIn(1, 256));
     sub->add_option("--stages-per-rank", cmd->request.base.stagesPerRank,
-                    "Stages (model chunks) per rank for interleaved schedules (0 = the schedule's own); "
-                    "--stages counts ranks")
+           "Stages (model chunks) per rank for interleaved schedules (0 = the schedule's own); "
+           "--stages counts ranks")
         ->capture_default_str()
         ->check(integerIn(0, runtime::kMaxStagesPerRank));
     sub->add_option("--model", cmd->model, "GPT preset: tiny, small, deep, gpt2-medium")->capture_default_str();

@@ -91,12 +91,11 @@ void warnAboutMissingRanks(ImportedJob& job, const std::vector<int>& given, std:
     const std::string tail = ": the other ranks' stages are missing from the timeline, the bubbles and the what-ifs";
     if (groupSize > given.size()) {
         job.warnings.push_back("pipeline group " + job.pipelineGroup + " has " + std::to_string(groupSize)
-                               + " ranks, traces of " + std::to_string(given.size()) + " given (rank " + ranks + ")"
-                               + tail);
+            + " ranks, traces of " + std::to_string(given.size()) + " given (rank " + ranks + ")" + tail);
     } else if (groupSize == 0 && worldSize > static_cast<int>(given.size()) && job.unmatchedComms > 0) {
         job.warnings.push_back("the job ran on " + std::to_string(worldSize) + " ranks, traces of "
-                               + std::to_string(given.size()) + " given (rank " + ranks + "; "
-                               + std::to_string(job.unmatchedComms) + " sends or receives found no peer)" + tail);
+            + std::to_string(given.size()) + " given (rank " + ranks + "; " + std::to_string(job.unmatchedComms)
+            + " sends or receives found no peer)" + tail);
     }
 }
 

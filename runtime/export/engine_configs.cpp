@@ -94,9 +94,10 @@ std::string megatronArgs(const RunConfig& c)
     if (v > 1) {
         out << "# " << v << " stages per rank: Megatron's interleaved 1F1B (virtual pipeline stages) "
             << (isMegatronInterleaved(c.schedule.name) ? "is this schedule"
-                                                      : "is the closest; its order differs from " + c.schedule.name)
-            << (virtualStages ? "." : ", but " + std::to_string(s.layers) + " layers do not split into "
-                                          + std::to_string(c.pipeline.stages * v) + " equal chunks, so it is left out.")
+                                                       : "is the closest; its order differs from " + c.schedule.name)
+            << (virtualStages ? "."
+                              : ", but " + std::to_string(s.layers) + " layers do not split into "
+                           + std::to_string(c.pipeline.stages * v) + " equal chunks, so it is left out.")
             << "\n";
     } else {
         out << "# Megatron runs non-interleaved 1F1B for every pipeline job; GPipe and zero-bubble orders are not\n"

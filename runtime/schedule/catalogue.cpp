@@ -62,10 +62,9 @@ Status checkStagesPerRank(const ScheduleInfo& info, int v)
     const int least = info.placement == Placement::Loop ? 2 : info.defaultStagesPerRank;
     if (v != 0 && (v < least || v > info.maxStagesPerRank)) {
         const std::string allowed = least == info.maxStagesPerRank
-                                        ? std::to_string(least) + " (or 0 for the schedule's own)"
-                                        : std::to_string(least) + ".." + std::to_string(info.maxStagesPerRank)
-                                              + " (or 0 for the schedule's own, " + std::to_string(info.defaultStagesPerRank)
-                                              + ")";
+            ? std::to_string(least) + " (or 0 for the schedule's own)"
+            : std::to_string(least) + ".." + std::to_string(info.maxStagesPerRank) + " (or 0 for the schedule's own, "
+                + std::to_string(info.defaultStagesPerRank) + ")";
         return badParam("stages-per-rank", "got " + std::to_string(v) + " for " + info.name, allowed);
     }
     return ok();
@@ -134,16 +133,22 @@ Status checkParams(const ScheduleParams& params)
 Schedule generate(const ScheduleInfo& info, ScheduleParams params)
 {
     switch (info.order) {
-    case ScheduleOrder::GPipe: return detail::makeGpipe(params);
-    case ScheduleOrder::OneFOneB: return detail::makeOneFOneB(params);
-    case ScheduleOrder::ZeroBubbleH1: return detail::makeZeroBubble(params, false);
-    case ScheduleOrder::ZeroBubbleH2: return detail::makeZeroBubble(params, true);
-    case ScheduleOrder::AsyncOneFOneB: break;
+    case ScheduleOrder::GPipe:
+        return detail::makeGpipe(params);
+    case ScheduleOrder::OneFOneB:
+        return detail::makeOneFOneB(params);
+    case ScheduleOrder::ZeroBubbleH1:
+        return detail::makeZeroBubble(params, false);
+    case ScheduleOrder::ZeroBubbleH2:
+        return detail::makeZeroBubble(params, true);
+    case ScheduleOrder::AsyncOneFOneB:
+        break;
     case ScheduleOrder::Interleaved1F1B:
     case ScheduleOrder::LoopedBfs:
     case ScheduleOrder::InterleavedZeroBubble:
     case ScheduleOrder::ZeroBubbleV:
-    case ScheduleOrder::DualPipeV: return detail::makeMultiStage(params, info.order);
+    case ScheduleOrder::DualPipeV:
+        return detail::makeMultiStage(params, info.order);
     case ScheduleOrder::PaciInterleaved:
         return detail::makePaciInterleaved(params, info.updateWindow(params.microbatches, params.accum));
     }
@@ -364,7 +369,7 @@ Result<Schedule> generateUnvalidated(const ScheduleParams& input)
 Error generatedScheduleInvalid(const Schedule& schedule, const Error& why)
 {
     return makeError(ErrorCode::Internal,
-                     "generated schedule '" + schedule.params.name + "' is invalid: " + why.message, why.context);
+        "generated schedule '" + schedule.params.name + "' is invalid: " + why.message, why.context);
 }
 
 Result<Schedule> makeSchedule(const ScheduleParams& params)

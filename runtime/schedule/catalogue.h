@@ -23,7 +23,8 @@ enum class ScheduleFamily : std::uint8_t { Flush, ZeroBubble, Asynchronous, Loca
 
 /// Which generator builds a schedule's order, and so the order's own rules (its bounds, whether
 /// it splits the backward): generate() and the generators switch on this, never on the name.
-enum class ScheduleOrder : std::uint8_t {
+enum class ScheduleOrder : std::uint8_t
+{
     GPipe,
     OneFOneB,
     ZeroBubbleH1,

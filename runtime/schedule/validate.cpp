@@ -500,7 +500,7 @@ Status checkIndices(const Schedule& schedule)
     for (int stage = 0; stage < stages; ++stage) {
         if (schedule.rankOf(stage) < 0 || schedule.rankOf(stage) >= schedule.ranks()) {
             return makeError(ErrorCode::InvalidArgument, "stage " + std::to_string(stage) + " is placed on no rank",
-                             "allowed ranks: 0.." + std::to_string(schedule.ranks() - 1));
+                "allowed ranks: 0.." + std::to_string(schedule.ranks() - 1));
         }
     }
     for (int r = 0; r < schedule.ranks(); ++r) {
@@ -509,15 +509,14 @@ Status checkIndices(const Schedule& schedule)
             const Action& a = program[step];
             const auto onRank = [&](int stage) { return stage >= 0 && stage < stages && schedule.rankOf(stage) == r; };
             const auto inRange = [&](int mb) { return mb >= 0 && mb < total; };
-            const bool fits = a.kind == ActionKind::Update
-                                  ? onRank(a.stage)
-                                  : onRank(a.stage) && inRange(a.microbatch)
-                                        && (!a.isOverlap() || (onRank(a.pairStage) && inRange(a.pairMicrobatch)));
+            const bool fits = a.kind == ActionKind::Update ? onRank(a.stage)
+                                                           : onRank(a.stage) && inRange(a.microbatch)
+                    && (!a.isOverlap() || (onRank(a.pairStage) && inRange(a.pairMicrobatch)));
             if (!fits) {
                 return makeError(ErrorCode::InvalidArgument,
-                                 "rank " + std::to_string(r) + ", step " + std::to_string(step) + " (" + toString(a)
-                                     + ") names a stage this rank does not hold or a micro-batch outside 0.."
-                                     + std::to_string(total - 1));
+                    "rank " + std::to_string(r) + ", step " + std::to_string(step) + " (" + toString(a)
+                        + ") names a stage this rank does not hold or a micro-batch outside 0.."
+                        + std::to_string(total - 1));
             }
         }
     }

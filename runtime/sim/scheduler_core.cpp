@@ -348,9 +348,9 @@ private:
         event.stage = static_cast<std::uint16_t>(m_rankOf[su]);
         event.kind = toEventKind(a.kind);
         event.lane = profiler::Lane::Compute;
-        event.aux = isUpdate        ? static_cast<std::uint16_t>(a.lastMb - a.firstMb + 1)
-                    : m_onePerRank ? std::uint16_t{0}
-                                   : static_cast<std::uint16_t>(m_chunkOf[su]);
+        event.aux = isUpdate ? static_cast<std::uint16_t>(a.lastMb - a.firstMb + 1)
+            : m_onePerRank   ? std::uint16_t{0}
+                             : static_cast<std::uint16_t>(m_chunkOf[su]);
         if (isUpdate) {
             ++m_version[su];
         }

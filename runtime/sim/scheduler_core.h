@@ -70,12 +70,18 @@ Result<DriveStats> drive(const Schedule& schedule, ActionExecutor& executor, pro
 inline profiler::EventKind toEventKind(ActionKind kind)
 {
     switch (kind) {
-    case ActionKind::Forward: return profiler::EventKind::Forward;
-    case ActionKind::Backward: return profiler::EventKind::Backward;
-    case ActionKind::BackwardInput: return profiler::EventKind::BackwardInput;
-    case ActionKind::BackwardWeight: return profiler::EventKind::BackwardWeight;
-    case ActionKind::Update: return profiler::EventKind::Update;
-    case ActionKind::OverlapForwardBackward: break; // recorded as its two halves
+    case ActionKind::Forward:
+        return profiler::EventKind::Forward;
+    case ActionKind::Backward:
+        return profiler::EventKind::Backward;
+    case ActionKind::BackwardInput:
+        return profiler::EventKind::BackwardInput;
+    case ActionKind::BackwardWeight:
+        return profiler::EventKind::BackwardWeight;
+    case ActionKind::Update:
+        return profiler::EventKind::Update;
+    case ActionKind::OverlapForwardBackward:
+        break; // recorded as its two halves
     }
     return profiler::EventKind::Marker;
 }

@@ -246,8 +246,8 @@ Result<SimulationResult> simulate(const SimulationRequest& request)
         // Plan async orders (k > 0) for the comm this cost model will charge.
         const StageCost& first = request.costs.stages.front();
         if (first.forward > 0) {
-            params.commRatio = static_cast<double>(request.costs.commTime(first.sendBytes))
-                               / static_cast<double>(first.forward);
+            params.commRatio =
+                static_cast<double>(request.costs.commTime(first.sendBytes)) / static_cast<double>(first.forward);
         }
     }
     auto schedule = generateUnvalidated(params);

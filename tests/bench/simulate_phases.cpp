@@ -77,6 +77,6 @@ int main(int argc, char** argv)
     }
     std::printf("%s p=8 m=16 N=%d, %zu events, fastest of %d (ms): generate %.2f  validate %.2f  drive %.2f  "
                 "analyze %.2f  | simulate() %.2f\n",
-                name.c_str(), batches, events, repeats, generate, validation, driving, analysis, whole);
+        name.c_str(), batches, events, repeats, generate, validation, driving, analysis, whole);
     return 0;
 }

@@ -76,7 +76,7 @@ bool MainWindow::openKinetoJob(const QString& dir, QString* error)
     // A profiled step after warm-up steps: its first actions paid no start-up.
     const QString missing = job->warnings.empty() ? QString() : tr(" · not every rank's trace given (status bar)");
     run.throughputKnown = false; // a trace does not say how many sequences a micro-batch held
-    run.memoryKnown = false;     // nor, as read here, the bytes a stage held
+    run.memoryKnown = false; // nor, as read here, the bytes a stage held
     placeOpenedRun(run, config, tr("imported · ") + figuresLine(run.result.report, -1.0) + receives + missing, 1, {},
         runtime::FirstActions::Steady);
     rememberFile(dir);
@@ -85,7 +85,7 @@ bool MainWindow::openKinetoJob(const QString& dir, QString* error)
         warnings += tr(" · warning: %1").arg(toQt(warning));
     }
     statusBar()->showMessage(tr("Imported %1 rank traces from %2").arg(job->ranks.size()).arg(dir) + warnings,
-                             warnings.isEmpty() ? 5000 : 0);
+        warnings.isEmpty() ? 5000 : 0);
     statusBar()->setToolTip(warnings.isEmpty() ? QString() : warnings.mid(3)); // the whole sentence when cut
     return true;
 }

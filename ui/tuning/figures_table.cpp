@@ -18,9 +18,8 @@ QString figuresTable(const Prediction& prediction)
     }
     const std::int64_t budget = prediction.config.memoryBudgetBytes;
     const bool overBudget = run.memoryKnown && budget > 0 && peak > budget;
-    const QString throughput = run.throughputKnown
-                                   ? QObject::tr("%1 seq/s").arg(r.throughputSamplesPerSecond, 0, 'f', 1)
-                                   : QObject::tr("—");
+    const QString throughput =
+        run.throughputKnown ? QObject::tr("%1 seq/s").arg(r.throughputSamplesPerSecond, 0, 'f', 1) : QObject::tr("—");
     return QObject::tr("<table cellspacing='2'>"
                        "<tr><td>throughput</td><td align='right'><b>%1</b></td></tr>"
                        "<tr><td>bubble</td><td align='right'><b>%2</b></td></tr>"

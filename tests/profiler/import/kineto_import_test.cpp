@@ -125,8 +125,8 @@ TEST(KinetoImport, WarnsWhenRanksOfTheJobAreMissing)
     EXPECT_NE(one->warnings[0].find("the job ran on 2 ranks, traces of 1 given (rank 0; "), std::string::npos)
         << one->warnings[0];
     EXPECT_NE(one->warnings[0].find("the other ranks' stages are missing"), std::string::npos) << one->warnings[0];
-    auto three = importKinetoJob({kData + "/1f1b-4/rank0.json.gz", kData + "/1f1b-4/rank1.json.gz",
-                                  kData + "/1f1b-4/rank2.json.gz"});
+    auto three = importKinetoJob(
+        {kData + "/1f1b-4/rank0.json.gz", kData + "/1f1b-4/rank1.json.gz", kData + "/1f1b-4/rank2.json.gz"});
     ASSERT_TRUE(three) << three.error().describe();
     ASSERT_EQ(three->warnings.size(), 1u);
     EXPECT_NE(three->warnings[0].find("4 ranks, traces of 3 given (rank 0, 1, 2; "), std::string::npos)

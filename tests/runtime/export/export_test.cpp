@@ -134,10 +134,10 @@ TEST(Export, MultiStageSchedulesKeepTheirPlacementInEveryEngine)
         // Only interleaved 1F1B's order is Megatron's own (the catalogue's ScheduleOrder says so).
         const bool megatronsOwn = std::string(name) == "interleaved-1f1b";
         EXPECT_EQ(megatron->find("interleaved 1F1B (virtual pipeline stages) is this schedule") != std::string::npos,
-                  megatronsOwn)
+            megatronsOwn)
             << *megatron;
         EXPECT_EQ(megatron->find("is the closest; its order differs from " + std::string(name)) != std::string::npos,
-                  !megatronsOwn)
+            !megatronsOwn)
             << *megatron;
         auto ds = exportConfig(c, "deepspeed");
         ASSERT_TRUE(ds);

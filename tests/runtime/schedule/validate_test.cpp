@@ -72,7 +72,7 @@ TEST(Validate, IndexCheckRefusesWhatTheSchedulerCoreCouldNotIndex)
 {
     const auto legal = [] {
         return twoStage({forward(0, 0), forward(0, 1), backward(0, 0), backward(0, 1), u0},
-                        {forward(1, 0), backward(1, 0), forward(1, 1), backward(1, 1), u1});
+            {forward(1, 0), backward(1, 0), forward(1, 1), backward(1, 1), u1});
     };
     EXPECT_TRUE(checkIndices(legal()));
     const auto refused = [](const Schedule& s, const std::string& fragment) {
