@@ -8,7 +8,8 @@
 #   4. builds the torch-free core under ASan+UBSan and TSan and runs its tests again,
 #   5. builds the libFuzzer harnesses (clang, ASan+UBSan) and runs each for a few seconds,
 #   6. checks the formatting of the C++ lines this branch changed (scripts/check-format.sh: the
-#      repository's .clang-format on the lines changed since the merge base with main).
+#      repository's .clang-format on the lines changed since the merge base with main; on main
+#      itself, since the commit in scripts/format-base).
 # Set BS_CUDA_TORCH=0 to skip step 3 (the first run downloads about 3 GB), BS_SANITIZERS=0 to skip
 # step 4 (it adds a few minutes), BS_FUZZ=0 to skip step 5, BS_FORMAT=0 to skip step 6. Each step
 # prints its wall time.
