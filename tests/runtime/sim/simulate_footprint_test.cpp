@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iterator>
+#include <mutex>
 #include <new>
 
 namespace {
@@ -24,7 +25,10 @@ struct HeapCounters
     std::size_t live = 0;
     std::size_t peak = 0;
 };
-HeapCounters g_heap; // the test is single-threaded
+HeapCounters g_heap;
+// simulate() validates a large schedule on a second thread beside the drive: the counters (and
+// the aligned-block table) are shared, so every update holds this lock.
+std::mutex g_heapLock;
 
 void* counted(std::size_t size)
 {
@@ -32,6 +36,7 @@ void* counted(std::size_t size)
     if (p == nullptr) {
         throw std::bad_alloc();
     }
+    const std::lock_guard lock(g_heapLock);
     ++g_heap.allocations;
     g_heap.live += malloc_usable_size(p);
     g_heap.peak = std::max(g_heap.peak, g_heap.live);
@@ -54,6 +59,7 @@ void* countedAligned(std::size_t size, std::align_val_t alignment)
     if (p == nullptr) {
         throw std::bad_alloc();
     }
+    const std::lock_guard lock(g_heapLock);
     AlignedBlock* slot = std::find_if(std::begin(g_aligned), std::end(g_aligned), [](const AlignedBlock& b) { return b.p == nullptr; });
     if (slot == std::end(g_aligned)) {
         std::free(p);
@@ -71,6 +77,7 @@ void releaseAligned(void* p) noexcept
     if (p == nullptr) {
         return;
     }
+    const std::lock_guard lock(g_heapLock);
     for (AlignedBlock& b : g_aligned) {
         if (b.p == p) {
             g_heap.live -= b.size;
@@ -84,7 +91,10 @@ void releaseAligned(void* p) noexcept
 void release(void* p) noexcept
 {
     if (p != nullptr) {
-        g_heap.live -= malloc_usable_size(p);
+        {
+            const std::lock_guard lock(g_heapLock);
+            g_heap.live -= malloc_usable_size(p);
+        }
         std::free(p);
     }
 }
