@@ -57,7 +57,11 @@ Result<SimulationRequest> makeGptRequest(const GptScenario& scenario)
     request.schedule.stages = scenario.stages;
     // Whole windows of a per batch, m as the schedule's rules allow (paci-interleaved at p = 4,
     // a = 2: m = 4); a schedule without a window updates every m, so its a is m.
-    const int m = info->microbatchesForWindow(scenario.stages, scenario.accum, 0);
+    int m = info->microbatchesForWindow(scenario.stages, scenario.accum, 0);
+    if (const int own = scenario.microbatches; info->takesAccumWindow() && own > 0 && own % scenario.accum == 0
+                                              && info->acceptsMicrobatches(scenario.stages, own, 0)) {
+        m = own;
+    }
     request.schedule.microbatches = m;
     request.schedule.accum = info->takesAccumWindow() ? scenario.accum : m;
     request.schedule.batches = scenario.batches;

@@ -31,6 +31,11 @@ struct GptScenario
     int accum = 8; ///< a
     int microBatchSize = 8; ///< b (sequences)
     int batches = 4; ///< global batches simulated
+    /// m for a schedule with an accumulation window (paci): the run's own when it is whole windows
+    /// the schedule accepts (an opened run at m = 16, a = 4 is predicted at m = 16, not 4: fill and
+    /// drain weigh differently); 0, or one it refuses, = the fewest (microbatchesForWindow). A
+    /// schedule without a window updates every m, so its m is a.
+    int microbatches = 0;
     int stagesPerRank = 0; ///< v (pipeline.stages_per_rank); 0 = the schedule's own
     bool recompute = false; ///< model.recompute: costs through withRecompute() (recompute_costs.h)
     /// The run's partition in layer units per stage (gpt_shape.h layerUnitCount(); choosePartition()

@@ -87,6 +87,26 @@ private Q_SLOTS:
         QCOMPARE((*prediction)->primary.index->eventCount(), direct->trace->size());
     }
 
+    // An opened PACI run with a != m (m = 16, a = 4) is predicted at its own m: what Run trains
+    // and what the what-if simulates are the same schedule (it simulated m = 4 before, whose fill
+    // and drain weigh 4x more: 44 % bubble against the run's 34 % at p = 8 on the tiny model).
+    void windowedRunIsPredictedAtItsOwnMicrobatches()
+    {
+        WhatIfConfig config;
+        config.run.schedule.name = "paci";
+        config.run.pipeline.stages = 8;
+        config.run.pipeline.microbatches = 16;
+        config.run.pipeline.accum = 4;
+        config.run.pipeline.microBatchSize = 2;
+        QCOMPARE(toRunConfig(config).pipeline.microbatches, 16);
+        auto prediction = predict(config);
+        QVERIFY(prediction);
+        QCOMPARE((*prediction)->primary.result.schedule.params.microbatches, 16);
+        QCOMPARE((*prediction)->primary.result.schedule.params.accum, 4);
+        QVERIFY((*prediction)->baseline.has_value());
+        QCOMPARE((*prediction)->baseline->result.schedule.params.microbatches, 4); // 1F1B at G = a·b
+    }
+
     // One settings vocabulary: the panel holds a RunConfig, so a run's whole configuration (steps,
     // optimizer, an explicit model shape, a GPU it trained on, PACI's a != m) survives being shown
     // and comes back unchanged from config() (File > Export, live Apply); the old mirror type kept

@@ -107,6 +107,7 @@ Result<runtime::GptScenario> scenarioFor(const WhatIfConfig& config, const std::
     s.accum = config.accum();
     s.microBatchSize = config.microBatchSize();
     s.batches = config.batches;
+    s.microbatches = toRunConfig(config).pipeline.microbatches; // what a run of these settings trains
     s.recompute = config.run.model.recompute; // recompute_costs.h: an extra forward, inputs kept only
     auto units = whatIfPartition(config); // the run's split, so a different one is predicted before it runs
     if (!units) {

@@ -22,9 +22,10 @@ struct WhatIfConfig
     /// (runtime/config/run_config.h): schedule.name, pipeline.stages, pipeline.microbatches m,
     /// pipeline.accum, pipeline.micro_batch_size b, model, device.name (where a real run trains),
     /// and everything else an opened run had (training.steps, optimizer, data). The what-if
-    /// simulates a = accum() micro-batches per global batch (PACI's window; m for the others), or
-    /// the fewest whole windows the schedule's rules take (runtime::GptScenario: paci-interleaved
-    /// at p = 4, a = 2 simulates m = 4).
+    /// simulates a = accum() micro-batches per global batch (PACI's window; m for the others); a
+    /// schedule with a window runs m micro-batches a batch, the run's own when they are whole
+    /// windows it accepts (toRunConfig: an opened run at m = 16, a = 4), else the fewest whole
+    /// windows its rules take (runtime::GptScenario: paci-interleaved at p = 4, a = 2 simulates m = 4).
     runtime::RunConfig run = defaultWhatIfRun();
     std::string baseline = "1f1b"; ///< compared side by side; empty = none
     std::string deviceProfile = "cpu"; ///< the device profile the what-if simulates with (cost_model.h)

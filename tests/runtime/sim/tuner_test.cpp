@@ -190,6 +190,41 @@ TEST(Tuner, ConstrainedSchedulesListOnlySettingsTheyRun)
     }
 }
 
+// A windowed schedule simulates the run's own m when it is whole windows the schedule takes (an
+// opened PACI run at m = 16, a = 4 is predicted at 16, not 4: its fill and drain weigh 4x less),
+// else the fewest; a schedule without a window has m = a whatever the run's m.
+TEST(Tuner, WindowedScheduleKeepsTheRunsMicrobatches)
+{
+    GptScenario s = baseRequest("paci").base;
+    s.accum = 4;
+    const auto mOf = [&](const std::string& schedule, int microbatches) {
+        GptScenario scenario = s;
+        scenario.schedule = schedule;
+        scenario.microbatches = microbatches;
+        auto request = makeGptRequest(scenario);
+        EXPECT_TRUE(request) << request.error().describe();
+        return request ? request->schedule.microbatches : -1;
+    };
+    EXPECT_EQ(mOf("paci", 16), 16);
+    EXPECT_EQ(mOf("paci", 0), 4);   // none given: the fewest whole windows
+    EXPECT_EQ(mOf("paci", 6), 4);   // not whole windows of 4
+    EXPECT_EQ(mOf("1f1b", 16), 4);  // no window: it updates every m, and m is a
+    EXPECT_EQ(mOf("paci-interleaved", 12), 8); // p = 8 ranks: m a multiple of 8 (12 is refused)
+    EXPECT_EQ(mOf("paci-interleaved", 24), 24);
+    // The prediction at the run's own m is the simulation of that run, and differs from m = a.
+    GptScenario own = s;
+    own.microbatches = 16;
+    const auto atOwn = simulate(*makeGptRequest(own));
+    SimulationRequest direct = *makeGptRequest(s);
+    direct.schedule.microbatches = 16;
+    const auto explicitRun = simulate(direct);
+    ASSERT_TRUE(atOwn && explicitRun);
+    EXPECT_EQ(atOwn->report.makespan, explicitRun->report.makespan);
+    const auto atFewest = simulate(*makeGptRequest(s));
+    ASSERT_TRUE(atFewest);
+    EXPECT_LT(atOwn->report.bubbleFraction, atFewest->report.bubbleFraction);
+}
+
 TEST(Tuner, UnknownScheduleIsAnError)
 {
     const auto result = tune(baseRequest("no-such-schedule"));
