@@ -59,7 +59,7 @@ Result<SimulationRequest> makeGptRequest(const GptScenario& scenario)
     // a = 2: m = 4); a schedule without a window updates every m, so its a is m.
     int m = info->microbatchesForWindow(scenario.stages, scenario.accum, 0);
     if (const int own = scenario.microbatches; info->takesAccumWindow() && own > 0 && own % scenario.accum == 0
-                                              && info->acceptsMicrobatches(scenario.stages, own, 0)) {
+        && info->acceptsMicrobatches(scenario.stages, own, 0)) {
         m = own;
     }
     request.schedule.microbatches = m;

@@ -206,9 +206,9 @@ TEST(Tuner, WindowedScheduleKeepsTheRunsMicrobatches)
         return request ? request->schedule.microbatches : -1;
     };
     EXPECT_EQ(mOf("paci", 16), 16);
-    EXPECT_EQ(mOf("paci", 0), 4);   // none given: the fewest whole windows
-    EXPECT_EQ(mOf("paci", 6), 4);   // not whole windows of 4
-    EXPECT_EQ(mOf("1f1b", 16), 4);  // no window: it updates every m, and m is a
+    EXPECT_EQ(mOf("paci", 0), 4); // none given: the fewest whole windows
+    EXPECT_EQ(mOf("paci", 6), 4); // not whole windows of 4
+    EXPECT_EQ(mOf("1f1b", 16), 4); // no window: it updates every m, and m is a
     EXPECT_EQ(mOf("paci-interleaved", 12), 8); // p = 8 ranks: m a multiple of 8 (12 is refused)
     EXPECT_EQ(mOf("paci-interleaved", 24), 24);
     // The prediction at the run's own m is the simulation of that run, and differs from m = a.
