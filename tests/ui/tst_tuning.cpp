@@ -16,6 +16,22 @@
 
 using namespace bs::ui;
 
+namespace {
+
+// The what-if settings of a run: schedule, p, m, a (0 = m) and b; the rest the defaults.
+WhatIfConfig runSettings(const std::string& schedule, int stages, int microbatches, int accum, int microBatchSize)
+{
+    WhatIfConfig c;
+    c.run.schedule.name = schedule;
+    c.run.pipeline.stages = stages;
+    c.run.pipeline.microbatches = microbatches;
+    c.run.pipeline.accum = accum;
+    c.run.pipeline.microBatchSize = microBatchSize;
+    return c;
+}
+
+} // namespace
+
 class TestTuning : public QObject
 {
     Q_OBJECT
@@ -92,12 +108,7 @@ private Q_SLOTS:
     // and drain weigh 4x more: 44 % bubble against the run's 34 % at p = 8 on the tiny model).
     void windowedRunIsPredictedAtItsOwnMicrobatches()
     {
-        WhatIfConfig config;
-        config.run.schedule.name = "paci";
-        config.run.pipeline.stages = 8;
-        config.run.pipeline.microbatches = 16;
-        config.run.pipeline.accum = 4;
-        config.run.pipeline.microBatchSize = 2;
+        const WhatIfConfig config = runSettings("paci", 8, 16, 4, 2);
         QCOMPARE(toRunConfig(config).pipeline.microbatches, 16);
         auto prediction = predict(config);
         QVERIFY(prediction);
@@ -168,12 +179,8 @@ private Q_SLOTS:
     void paciInterleavedPredictsAWindowBelowP()
     {
         TuningPanel panel;
-        WhatIfConfig c;
-        c.run.schedule.name = "paci-interleaved";
-        c.run.pipeline.stages = 4;
+        WhatIfConfig c = runSettings("paci-interleaved", 4, 8, 0, 2);
         c.run.pipeline.stagesPerRank = 2;
-        c.run.pipeline.microbatches = 8;
-        c.run.pipeline.microBatchSize = 2;
         c.baseline = "interleaved-1f1b";
         c.batches = 4;
         panel.setConfig(c);
