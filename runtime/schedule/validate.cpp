@@ -491,17 +491,30 @@ Status checkChannelOrder(const Schedule& schedule)
     return ok();
 }
 
+// Every stage the placement names lives on one of the schedule's ranks.
+Status checkStagePlacement(const Schedule& schedule)
+{
+    if (schedule.rankOfStage.empty()) {
+        return ok(); // one stage per rank: stage r on rank r
+    }
+    for (int stage = 0; stage < schedule.stages(); ++stage) {
+        if (schedule.rankOf(stage) < 0 || schedule.rankOf(stage) >= schedule.ranks()) {
+            return makeError(ErrorCode::InvalidArgument,
+                "stage " + std::to_string(stage) + " is placed on rank " + std::to_string(schedule.rankOf(stage)),
+                "allowed ranks: 0.." + std::to_string(schedule.ranks() - 1));
+        }
+    }
+    return ok();
+}
+
 } // namespace
 
 Status checkIndices(const Schedule& schedule)
 {
     const int stages = schedule.stages();
     const int total = schedule.totalMicrobatches();
-    for (int stage = 0; stage < stages; ++stage) {
-        if (schedule.rankOf(stage) < 0 || schedule.rankOf(stage) >= schedule.ranks()) {
-            return makeError(ErrorCode::InvalidArgument, "stage " + std::to_string(stage) + " is placed on no rank",
-                "allowed ranks: 0.." + std::to_string(schedule.ranks() - 1));
-        }
+    if (Status placed = checkStagePlacement(schedule); !placed) {
+        return placed;
     }
     for (int r = 0; r < schedule.ranks(); ++r) {
         const auto& program = schedule.programs[static_cast<std::size_t>(r)];
@@ -528,14 +541,8 @@ Status validate(const Schedule& schedule)
     if (schedule.programs.empty()) {
         return makeError(ErrorCode::InvalidArgument, "schedule has no stages");
     }
-    if (!schedule.rankOfStage.empty()) {
-        for (int stage = 0; stage < schedule.stages(); ++stage) {
-            if (schedule.rankOf(stage) < 0 || schedule.rankOf(stage) >= schedule.ranks()) {
-                return makeError(ErrorCode::InvalidArgument,
-                                 "stage " + std::to_string(stage) + " is placed on rank " + std::to_string(schedule.rankOf(stage)),
-                                 "allowed ranks: 0.." + std::to_string(schedule.ranks() - 1));
-            }
-        }
+    if (Status placed = checkStagePlacement(schedule); !placed) {
+        return placed;
     }
     for (int r = 0; r < schedule.ranks(); ++r) {
         if (auto status = checkRank(schedule, r); !status) {

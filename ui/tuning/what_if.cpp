@@ -107,7 +107,9 @@ Result<runtime::GptScenario> scenarioFor(const WhatIfConfig& config, const std::
     s.accum = config.accum();
     s.microBatchSize = config.microBatchSize();
     s.batches = config.batches;
-    s.microbatches = toRunConfig(config).pipeline.microbatches; // what a run of these settings trains
+    // The run's m: makeGptRequest keeps it where it is whole windows the schedule takes, as
+    // toRunConfig() does for what Run trains, so the two agree without normalising it twice.
+    s.microbatches = config.run.pipeline.microbatches;
     s.recompute = config.run.model.recompute; // recompute_costs.h: an extra forward, inputs kept only
     auto units = whatIfPartition(config); // the run's split, so a different one is predicted before it runs
     if (!units) {
