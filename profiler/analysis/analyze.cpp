@@ -1,11 +1,12 @@
 #include "profiler/analysis/analyze.h"
 
-#include "profiler/analysis/lane_sweep.h"
-
 #include "base/huge_pages.h"
+#include "profiler/analysis/first_pass.h"
+#include "profiler/analysis/lane_sweep.h"
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 
 namespace bs::profiler {
 
@@ -23,50 +24,51 @@ std::string_view bubbleCauseName(BubbleCause cause)
 
 Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options)
 {
-    const detail::BatchSegments batches(options);
+    return analyze(trace, options, nullptr);
+}
+
+Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options, FirstPass* firstPass)
+{
     // Sizes from the trace's extent, which the store keeps as events are appended (a walk of
     // the events here was a third read of a long trace from main memory).
     const int stages = trace.extent().maxStage < 0 ? trace.meta().stages
                                                    : std::max(trace.meta().stages, trace.extent().maxStage + 1);
     const int maxMb = std::max(0, trace.extent().maxMicrobatch);
-    detail::SweepContext context;
-    context.options = &options;
     // Stages per lane, from the trace's own metadata (the simulator writes it; other traces have
     // one stage per lane). Bounded: a hand-edited file cannot make the slots explode.
+    int chunks = 1;
     if (const auto it = trace.meta().attributes.find("stages_per_rank"); it != trace.meta().attributes.end()) {
         int v = 1;
         const auto [ptr, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
-        context.chunks = ec == std::errc() && ptr == it->second.data() + it->second.size() ? std::clamp(v, 1, 64) : 1;
+        chunks = ec == std::errc() && ptr == it->second.data() + it->second.size() ? std::clamp(v, 1, 64) : 1;
     }
     const auto lanes = static_cast<std::size_t>(stages);
-    detail::Transfers transfers;
-    transfers.mbs = static_cast<std::size_t>(maxMb) + 1;
-    transfers.slots = 2 * static_cast<std::size_t>(context.chunks); // an activation and a gradient per chunk
-    assignAdvised(transfers.in, lanes * transfers.mbs * transfers.slots, detail::Interval{});
-    assignAdvised(transfers.count, lanes * transfers.mbs, std::uint8_t{0});
-    context.transfers = &transfers;
 
-    // Pass 1, one walk of the trace: the time span, each lane's facts, the transfers.
+    // Pass 1, one walk of the trace (or the one a FirstPass took as it was written): the time
+    // span, each lane's facts, the transfers.
+    std::optional<detail::FirstPassState> own;
+    detail::FirstPassState* first = nullptr;
+    if (firstPass && firstPass->m_state && firstPass->m_state->matches(options, stages, maxMb, chunks, trace.size())) {
+        first = firstPass->m_state.get();
+    } else {
+        own.emplace(options, stages, maxMb, chunks);
+        trace.forEach([&](const TraceEvent& e) { own->add(e); });
+        first = &*own;
+    }
+    const detail::BatchSegments& batches = first->batches;
+    std::vector<detail::LaneFacts>& facts = first->facts;
+    detail::LeadLaneFacts& lead = first->lead;
+    const detail::Transfers& transfers = first->transfers;
+    detail::SweepContext context;
+    context.options = &options;
+    context.chunks = chunks;
+    context.transfers = &transfers;
+    context.t0 = first->t0;
+    context.t1 = first->t1;
     const auto analysed = [](const TraceEvent& e) { return e.isCompute() && detail::kindIndex(e.kind) >= 0; };
-    std::vector<detail::LaneFacts> facts(lanes);
-    detail::LeadLaneFacts lead; // valid if lane 0 is in start order (checked below)
-    bool any = false;
-    trace.forEach([&](const TraceEvent& e) {
-        if (analysed(e)) {
-            context.t0 = any ? std::min(context.t0, e.start) : e.start;
-            context.t1 = any ? std::max(context.t1, e.end) : e.end;
-            any = true;
-            facts[e.stage].add(e, batches);
-            if (e.stage == 0) {
-                lead.add(e, batches);
-            }
-        } else if (e.kind == EventKind::Send && e.microbatch >= 0 && e.aux < stages) {
-            transfers.add(e.aux, static_cast<std::size_t>(e.microbatch), {e.start, e.end});
-        }
-    });
     Report report;
     report.stages = stages;
-    if (!any) {
+    if (!first->any) {
         return report;
     }
     report.makespan = context.t1 - context.t0;

@@ -15,4 +15,9 @@ namespace bs::profiler {
 /// the lanes that are not.
 Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options);
 
+class FirstPass;
+/// The same, with the first walk already taken as the trace was written (analysis/first_pass.h);
+/// null, or one that does not match this trace and these options, and it is taken here.
+Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options, FirstPass* firstPass);
+
 } // namespace bs::profiler

@@ -9,6 +9,7 @@
 #include "profiler/analysis/batch_segments.h"
 #include "profiler/analysis/report.h"
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -112,6 +113,54 @@ struct LeadLaneFacts
     void add(const TraceEvent& e, const BatchSegments& batches);
     /// The steady window (see Report::steadyStart), or nullopt-like {0, 0} when there is none.
     Interval steadyWindow(const BatchSegments& batches) const;
+};
+
+/// Pass 1, every lane at once: what the second walk needs from the whole trace (profiler::FirstPass
+/// feeds it as a trace is written; analyze() walks the trace with it otherwise).
+struct FirstPassState
+{
+    FirstPassState(const AnalysisOptions& options, int lanes, std::int32_t maxMicrobatch, int chunks);
+
+    /// `e` is the trace's next event in append order.
+    void add(const TraceEvent& e)
+    {
+        ++seen;
+        if (e.isCompute() && kindIndex(e.kind) >= 0) {
+            if (e.stage >= lanes) {
+                fits = false;
+                return;
+            }
+            t0 = any ? std::min(t0, e.start) : e.start;
+            t1 = any ? std::max(t1, e.end) : e.end;
+            any = true;
+            facts[e.stage].add(e, batches);
+            if (e.stage == 0) {
+                lead.add(e, batches);
+            }
+        } else if (e.kind == EventKind::Send && e.microbatch >= 0 && e.aux < lanes) {
+            if (static_cast<std::size_t>(e.microbatch) >= transfers.mbs) {
+                fits = false;
+                return;
+            }
+            transfers.add(e.aux, static_cast<std::size_t>(e.microbatch), {e.start, e.end});
+        }
+    }
+    /// Whether this is the first walk analyze() would take of a trace of `events` events with
+    /// these lanes, micro-batch ids up to `maxMicrobatch`, stages per lane and options.
+    bool matches(
+        const AnalysisOptions& options, int lanes, std::int32_t maxMicrobatch, int chunks, std::size_t events) const;
+
+    AnalysisOptions settings; ///< the batch numbering's fields of the options it was made for
+    BatchSegments batches;
+    int lanes = 0;
+    int chunks = 1;
+    Transfers transfers;
+    std::vector<LaneFacts> facts;
+    LeadLaneFacts lead; ///< valid if lane 0 is in start order
+    TimeNs t0 = 0, t1 = 0;
+    bool any = false;
+    std::size_t seen = 0;
+    bool fits = true; ///< every event within the sizes it was made for
 };
 
 /// Memory and lag of one (micro-batch, chunk) on one lane.

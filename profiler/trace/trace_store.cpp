@@ -66,6 +66,7 @@ void TraceStore::appendLocked(const TraceEvent& event)
     }
     ::new (m_chunks[m_size / kTraceChunkSize]->events() + slot) TraceEvent(event);
     ++m_size;
+    m_publishedSize.store(m_size, std::memory_order_release);
     m_extent.add(event);
 }
 
@@ -89,6 +90,7 @@ void TraceStore::append(const TraceEvent* events, std::size_t count)
             m_extent.add(events[i]);
         }
         m_size += n;
+        m_publishedSize.store(m_size, std::memory_order_release);
         events += n;
         count -= n;
     }
@@ -115,6 +117,7 @@ void TraceStore::commit(std::size_t count)
         m_extent.add(events[i]);
     }
     m_size += count;
+    m_publishedSize.store(m_size, std::memory_order_release);
 }
 
 void TraceStore::setMeta(TraceMeta meta)
@@ -129,6 +132,23 @@ std::size_t TraceStore::size() const
     return m_size;
 }
 
+const TraceEvent* TraceStore::published(
+    std::size_t from, std::size_t& count, std::shared_ptr<const TraceChunk>& chunk) const
+{
+    count = 0;
+    if (from >= m_publishedSize.load(std::memory_order_acquire)) {
+        return nullptr; // nothing new: no lock, so a reader polling here never holds up the writer
+    }
+    std::lock_guard lock(m_mutex);
+    if (from >= m_size) {
+        return nullptr; // cleared meanwhile
+    }
+    const std::size_t slot = from % kTraceChunkSize;
+    count = std::min(m_size - from, kTraceChunkSize - slot);
+    chunk = m_chunks[from / kTraceChunkSize];
+    return chunk->events() + slot;
+}
+
 std::shared_ptr<const TraceSnapshot> TraceStore::snapshot() const
 {
     std::lock_guard lock(m_mutex);
@@ -141,6 +161,7 @@ void TraceStore::clear()
     std::lock_guard lock(m_mutex);
     m_chunks.clear(); // snapshots keep their own references to the old chunks
     m_size = 0;
+    m_publishedSize.store(0, std::memory_order_release);
     m_extent = {};
 }
 

@@ -7,16 +7,17 @@
 #include "profiler/trace/trace_event.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <new>
-#include <optional>
-#include <type_traits>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace bs::profiler {
@@ -128,6 +129,11 @@ public:
     /// Replaces the metadata (e.g. once the run knows its stage count).
     void setMeta(TraceMeta meta);
     std::size_t size() const;
+    /// For a reader that follows the writer (a second thread analysing the events as they are
+    /// written, while they are still in the shared cache): where the published events from index
+    /// `from` on start, and in `count` how many of them lie there contiguously, up to the end of
+    /// their chunk (0: none yet). `chunk` keeps that chunk alive while the caller reads it.
+    const TraceEvent* published(std::size_t from, std::size_t& count, std::shared_ptr<const TraceChunk>& chunk) const;
     std::shared_ptr<const TraceSnapshot> snapshot() const;
     /// Drops every event; snapshots already taken stay valid.
     void clear();
@@ -141,6 +147,7 @@ private:
     // writer only writes at or above the store's size, so the two never touch the same event.
     std::vector<std::shared_ptr<TraceChunk>> m_chunks;
     std::size_t m_size = 0;
+    std::atomic<std::size_t> m_publishedSize{0}; // m_size, for published() to poll without the lock
     TraceExtent m_extent; // of the m_size events
 };
 

@@ -1,12 +1,17 @@
 #include "runtime/sim/simulator.h"
 
 #include "profiler/analysis/analyze.h"
+#include "profiler/analysis/first_pass.h"
 #include "runtime/schedule/catalogue.h"
 #include "runtime/schedule/validate.h"
 #include "runtime/sim/cost_model_executor.h"
 #include "runtime/sim/scheduler_core.h"
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
 #include <system_error>
 #include <thread>
 
@@ -118,9 +123,130 @@ Result<CostModel> costsPerStage(const Schedule& schedule, CostModel costs)
 
 namespace {
 
+// Below this many actions validation (~8 ns an action) costs less than starting and joining a
+// thread (~50 µs here): the tuner's and Suggest's many small simulations validate inline.
+constexpr std::size_t kValidateBesideActions = 16'384;
+
+// The work that runs beside the drive, on a thread of its own started at construction: first
+// validate(schedule) (it only reads the schedule, as the drive does; it walks every program four
+// times and was a sixth of a simulate() call), then the analysis's first walk of the trace
+// (profiler::FirstPass), right behind the scheduler core as it writes the events, so the caller's
+// thread is left the second walk and a long trace is read from main memory once. Inline
+// validation and no first walk for a small schedule or where no thread can be started.
+class BesideTheDrive
+{
+public:
+    explicit BesideTheDrive(const Schedule& schedule)
+        : m_schedule(schedule)
+    {
+        if (schedule.actionCount() < kValidateBesideActions) {
+            m_status = validate(m_schedule);
+            return;
+        }
+        try {
+            m_thread = std::thread([this] { run(); });
+        } catch (const std::system_error&) {
+            m_status = validate(m_schedule);
+        }
+    }
+    ~BesideTheDrive()
+    {
+        driveEnded();
+        join();
+    }
+    BesideTheDrive(const BesideTheDrive&) = delete;
+    BesideTheDrive& operator=(const BesideTheDrive&) = delete;
+
+    /// Before the drive: the thread, once it has validated, takes `pass` over `store`'s events.
+    void follow(const profiler::TraceStore& store, profiler::FirstPass pass)
+    {
+        if (!m_thread.joinable()) {
+            return; // inline: analyze() walks the trace itself
+        }
+        {
+            std::lock_guard lock(m_mutex);
+            m_store = &store;
+            m_pass.emplace(std::move(pass));
+        }
+        m_wake.notify_one();
+    }
+    /// After the drive (or instead of it): nothing more will be appended.
+    void driveEnded()
+    {
+        {
+            std::lock_guard lock(m_mutex);
+            m_driveEnded.store(true, std::memory_order_release);
+        }
+        m_wake.notify_one();
+    }
+    /// Waits for the thread: nothing more will be appended (the drive ended, or never started).
+    const Status& verdict()
+    {
+        driveEnded();
+        join();
+        return m_status;
+    }
+    /// After verdict(): the first walk over every event the store holds, or null.
+    profiler::FirstPass* firstPass() { return m_followed && m_pass ? &*m_pass : nullptr; }
+
+private:
+    void run()
+    {
+        m_status = validate(m_schedule);
+        const profiler::TraceStore* store = nullptr;
+        {
+            std::unique_lock lock(m_mutex);
+            m_wake.wait(lock, [&] { return m_store != nullptr || m_driveEnded.load(std::memory_order_relaxed); });
+            store = m_store;
+        }
+        if (store) {
+            followStore(*store);
+        }
+    }
+    // Reads what the drive publishes (every DriveOptions::appendBatch events) until it ends.
+    // Waiting yields instead of sleeping: the drive publishes every ~10 µs, and a vCPU that halts
+    // takes tens of µs to wake here, which the caller would wait out at the end.
+    void followStore(const profiler::TraceStore& store)
+    {
+        std::size_t next = 0;
+        std::shared_ptr<const profiler::TraceChunk> chunk;
+        for (;;) {
+            const bool ended = m_driveEnded.load(std::memory_order_acquire);
+            std::size_t count = 0;
+            if (const profiler::TraceEvent* events = store.published(next, count, chunk); count > 0) {
+                m_pass->add(events, count);
+                next += count;
+                continue;
+            }
+            if (ended) {
+                m_followed = true;
+                return;
+            }
+            std::this_thread::yield();
+        }
+    }
+    void join()
+    {
+        if (m_thread.joinable()) {
+            m_thread.join();
+        }
+    }
+    const Schedule& m_schedule;
+    Status m_status = ok();
+    std::mutex m_mutex;
+    std::condition_variable m_wake;
+    const profiler::TraceStore* m_store = nullptr;
+    std::optional<profiler::FirstPass> m_pass;
+    std::atomic<bool> m_driveEnded{false};
+    bool m_followed = false;
+    std::thread m_thread;
+};
+
 // The simulation of `schedule` (which the caller keeps): drive and analyse. The schedule must
-// pass checkIndices(): the scheduler core indexes by stage and micro-batch.
-Result<SimulationResult> simulateOn(const Schedule& schedule, CostModel input, int microBatchSize)
+// pass checkIndices(): the scheduler core indexes by stage and micro-batch. `beside`, when given,
+// takes the analysis's first walk as the drive writes the trace.
+Result<SimulationResult> simulateOn(
+    const Schedule& schedule, CostModel input, int microBatchSize, BesideTheDrive* beside = nullptr)
 {
     auto perStage = costsPerStage(schedule, std::move(input));
     if (!perStage) {
@@ -131,68 +257,35 @@ Result<SimulationResult> simulateOn(const Schedule& schedule, CostModel input, i
         return makeError(ErrorCode::InvalidArgument, "micro-batch-size must be at least 1", "micro-batch-size: >= 1");
     }
     profiler::TraceStore store(traceMetaFor(schedule));
+    const profiler::AnalysisOptions analysisOptions = analysisOptionsFor(schedule, &costs);
+    if (beside) {
+        // Micro-batch ids run over [0, totalMicrobatches) and updates count up from 0 per stage.
+        beside->follow(store,
+            profiler::FirstPass(analysisOptions, schedule.ranks(), std::max(0, schedule.totalMicrobatches() - 1),
+                schedule.stagesPerRank()));
+    }
     CostModelExecutor executor(costs);
     DriveOptions options;
-    options.appendBatch = 1024; // nobody reads the store before drive() returns
+    options.appendBatch = 1024; // nobody but `beside` reads the store before drive() returns
     auto stats = drive(schedule, executor, store, options);
+    profiler::FirstPass* firstPass = nullptr;
+    if (beside) {
+        beside->verdict(); // the walk has caught up; the caller reads the verdict itself
+        firstPass = beside->firstPass();
+    }
     if (!stats) {
         return stats.error();
     }
     SimulationResult result;
     result.trace = store.snapshot();
-    result.report = profiler::analyze(*result.trace, analysisOptionsFor(schedule, &costs));
+    result.report = profiler::analyze(*result.trace, analysisOptions, firstPass);
     const double seconds = toSeconds(result.report.makespan);
     if (seconds > 0) {
-        result.throughputSamplesPerSecond = static_cast<double>(schedule.totalMicrobatches()) * microBatchSize / seconds;
+        result.throughputSamplesPerSecond =
+            static_cast<double>(schedule.totalMicrobatches()) * microBatchSize / seconds;
     }
     return result;
 }
-
-// Below this many actions validation (~8 ns an action) costs less than starting and joining a
-// thread (~50 µs here): the tuner's and Suggest's many small simulations validate inline.
-constexpr std::size_t kValidateBesideActions = 16'384;
-
-// validate(schedule) on a thread of its own, started at construction, the verdict from verdict().
-// Validation walks every program four times and was a sixth of a simulate() call; it only reads
-// the schedule, as the simulation does, so the two run side by side. Inline for a small schedule
-// or where no thread can be started.
-class ValidationBeside
-{
-public:
-    explicit ValidationBeside(const Schedule& schedule)
-        : m_schedule(schedule)
-    {
-        if (schedule.actionCount() < kValidateBesideActions) {
-            m_status = validate(m_schedule);
-            return;
-        }
-        try {
-            m_thread = std::thread([this] { m_status = validate(m_schedule); });
-        } catch (const std::system_error&) {
-            m_status = validate(m_schedule);
-        }
-    }
-    ~ValidationBeside() { join(); }
-    ValidationBeside(const ValidationBeside&) = delete;
-    ValidationBeside& operator=(const ValidationBeside&) = delete;
-
-    const Status& verdict()
-    {
-        join();
-        return m_status;
-    }
-
-private:
-    void join()
-    {
-        if (m_thread.joinable()) {
-            m_thread.join();
-        }
-    }
-    const Schedule& m_schedule;
-    Status m_status = ok();
-    std::thread m_thread;
-};
 
 } // namespace
 
@@ -217,12 +310,12 @@ Result<SimulationResult> simulateGenerated(Schedule schedule, CostModel costs, i
     Result<SimulationResult> result = makeError(ErrorCode::Internal, "not simulated");
     Status indices = ok();
     {
-        ValidationBeside validation(schedule);
+        BesideTheDrive validation(schedule);
         // The index check first (one cheap walk): the scheduler core may not run on a schedule
         // whose actions name stages or micro-batches it has no slot for.
         indices = checkIndices(schedule);
         if (indices) {
-            result = simulateOn(schedule, std::move(costs), microBatchSize);
+            result = simulateOn(schedule, std::move(costs), microBatchSize, &validation);
         }
         if (const Status& valid = validation.verdict(); !valid) {
             return generatedScheduleInvalid(schedule, valid.error());

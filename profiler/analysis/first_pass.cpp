@@ -1,0 +1,66 @@
+#include "profiler/analysis/first_pass.h"
+
+#include "base/huge_pages.h"
+#include "profiler/analysis/lane_sweep.h"
+
+#include <algorithm>
+
+namespace bs::profiler {
+
+namespace detail {
+
+FirstPassState::FirstPassState(
+    const AnalysisOptions& options, int laneCount, std::int32_t maxMicrobatch, int chunkCount)
+    : batches(options)
+    , lanes(std::max(0, laneCount))
+    , chunks(std::max(1, chunkCount))
+    , facts(static_cast<std::size_t>(lanes))
+{
+    settings.microbatchesPerBatch = options.microbatchesPerBatch;
+    settings.synchronous = options.synchronous;
+    settings.laterSettings = options.laterSettings;
+    transfers.mbs = static_cast<std::size_t>(std::max(0, maxMicrobatch)) + 1;
+    transfers.slots = 2 * static_cast<std::size_t>(chunks); // an activation and a gradient per chunk
+    const auto laneCountU = static_cast<std::size_t>(lanes);
+    assignAdvised(transfers.in, laneCountU * transfers.mbs * transfers.slots, Interval{});
+    assignAdvised(transfers.count, laneCountU * transfers.mbs, std::uint8_t{0});
+}
+
+bool FirstPassState::matches(
+    const AnalysisOptions& options, int laneCount, std::int32_t maxMicrobatch, int chunkCount, std::size_t events) const
+{
+    const auto sameSegment = [](const AnalysisOptions::Segment& a, const AnalysisOptions::Segment& b) {
+        return a.firstMicrobatch == b.firstMicrobatch && a.microbatchesPerBatch == b.microbatchesPerBatch
+            && a.synchronous == b.synchronous;
+    };
+    return fits && seen == events && lanes == laneCount && chunks == chunkCount
+        && transfers.mbs >= static_cast<std::size_t>(std::max(0, maxMicrobatch)) + 1
+        && settings.microbatchesPerBatch == options.microbatchesPerBatch && settings.synchronous == options.synchronous
+        && std::equal(settings.laterSettings.begin(), settings.laterSettings.end(), options.laterSettings.begin(),
+            options.laterSettings.end(), sameSegment);
+}
+
+} // namespace detail
+
+FirstPass::FirstPass(const AnalysisOptions& options, int lanes, std::int32_t maxMicrobatch, int stagesPerLane)
+    : m_state(std::make_unique<detail::FirstPassState>(options, lanes, maxMicrobatch, stagesPerLane))
+{}
+
+FirstPass::~FirstPass() = default;
+FirstPass::FirstPass(FirstPass&&) noexcept = default;
+FirstPass& FirstPass::operator=(FirstPass&&) noexcept = default;
+
+void FirstPass::add(const TraceEvent* events, std::size_t count)
+{
+    detail::FirstPassState& state = *m_state;
+    for (std::size_t i = 0; i < count; ++i) {
+        state.add(events[i]);
+    }
+}
+
+std::size_t FirstPass::eventsSeen() const
+{
+    return m_state ? m_state->seen : 0;
+}
+
+} // namespace bs::profiler

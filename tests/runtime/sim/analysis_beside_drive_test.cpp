@@ -1,0 +1,57 @@
+// simulate() takes the analysis's first walk on a second thread, right behind the scheduler core
+// as it writes a large schedule's trace. simulateSchedule() of the same schedule analyses the
+// trace after the drive, on the caller's thread alone: the two reports must be the same, for every
+// schedule, placement and weight policy.
+
+#include "profiler/analysis/report_json.h"
+#include "runtime/schedule/catalogue.h"
+#include "runtime/sim/simulator.h"
+
+#include <gtest/gtest.h>
+
+namespace bs::runtime {
+namespace {
+
+TEST(AnalysisBesideTheDrive, ReportEqualsTheOneAnalysedAfterTheDriveForEverySchedule)
+{
+    for (const auto& info : scheduleCatalogue()) {
+        SCOPED_TRACE(info.name);
+        // 80 batches of 16 on 8 ranks: over the 16 384 actions from which the walk moves beside.
+        SimulationRequest request{{.name = info.name,
+                                      .stages = 8,
+                                      .microbatches = 16,
+                                      .accum = info.takesAccumWindow() ? 4 : 0,
+                                      .batches = 80},
+            CostModel::uniform(8, 1'000'000, 900'000, 700'000, 50'000, 100'000), 1};
+        request.costs.bytesKnown = true;
+        request.costs.stages[3].activationBytes *= 3; // uneven memory: the slots' figures differ by rank
+        auto beside = simulate(request);
+        ASSERT_TRUE(beside) << beside.error().describe();
+        ASSERT_GE(beside->schedule.actionCount(), 16'384u);
+        auto after = simulateSchedule(beside->schedule, request.costs);
+        ASSERT_TRUE(after) << after.error().describe();
+        ASSERT_EQ(beside->trace->size(), after->trace->size());
+        EXPECT_EQ(profiler::toJson(beside->report).dump(), profiler::toJson(after->report).dump());
+        ASSERT_EQ(beside->report.bubbles.size(), after->report.bubbles.size());
+        for (std::size_t i = 0; i < beside->report.bubbles.size(); ++i) {
+            const auto& a = beside->report.bubbles[i];
+            const auto& b = after->report.bubbles[i];
+            ASSERT_TRUE(a.start == b.start && a.end == b.end && a.stage == b.stage && a.cause == b.cause) << i;
+        }
+        EXPECT_GT(beside->report.totalIdle, 0);
+    }
+}
+
+// A large simulation refused before its drive starts (here: its micro-batch size) still ends, with
+// the error: the thread beside it, waiting for a trace to follow, is told there will be none.
+TEST(AnalysisBesideTheDrive, ASimulationRefusedBeforeItsDriveEndsWithTheError)
+{
+    SimulationRequest request{{.name = "interleaved-1f1b", .stages = 8, .microbatches = 16, .batches = 80},
+        CostModel::uniform(8, 1'000'000, 1'000'000, 1'000'000, 0, 100'000), 0};
+    const auto result = simulate(request);
+    ASSERT_FALSE(result);
+    EXPECT_NE(result.error().message.find("micro-batch-size"), std::string::npos) << result.error().message;
+}
+
+} // namespace
+} // namespace bs::runtime
