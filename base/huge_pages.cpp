@@ -24,4 +24,19 @@ void adviseHugePages(void* data, std::size_t bytes)
 #endif
 }
 
+void adviseFree(void* data, std::size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_FREE)
+    constexpr std::uintptr_t kPage = 4096;
+    const auto begin = (reinterpret_cast<std::uintptr_t>(data) + kPage - 1) & ~(kPage - 1);
+    const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(kPage - 1);
+    if (end > begin) {
+        (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_FREE);
+    }
+#else
+    (void)data;
+    (void)bytes;
+#endif
+}
+
 } // namespace bs

@@ -17,6 +17,12 @@ namespace bs {
 /// holds no aligned 2 MiB). Does nothing where the system has no such advice (non-Linux).
 void adviseHugePages(void* data, std::size_t bytes);
 
+/// Tells the kernel that the whole pages inside [data, data + bytes) hold nothing worth keeping
+/// (MADV_FREE): it may take them back whenever it needs memory, and until it does they stay
+/// mapped, so writing there again costs no fault. For memory a process keeps idle for reuse. Does
+/// nothing where the system has no such advice.
+void adviseFree(void* data, std::size_t bytes);
+
 /// Smaller than this, a buffer is left alone (a few huge pages at most would be at stake).
 inline constexpr std::size_t kHugePageAdviceMin = std::size_t{4} << 20;
 

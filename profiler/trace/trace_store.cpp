@@ -1,28 +1,19 @@
 #include "profiler/trace/trace_store.h"
 
-#include "base/huge_pages.h"
+#include "profiler/trace/chunk_pool.h"
 
 #include <algorithm>
 #include <memory>
 
 namespace bs::profiler {
 
-namespace {
-
-constexpr std::size_t kChunkAlignment = std::size_t{2} << 20; // a huge page
-constexpr std::size_t kChunkBytes = kTraceChunkSize * sizeof(TraceEvent);
-
-} // namespace
-
 TraceChunk::TraceChunk()
-    : m_storage(static_cast<std::byte*>(::operator new(kChunkBytes, std::align_val_t{kChunkAlignment})))
-{
-    adviseHugePages(m_storage, kChunkBytes);
-}
+    : m_storage(takeChunkStorage())
+{}
 
 TraceChunk::~TraceChunk()
 {
-    ::operator delete(m_storage, std::align_val_t{kChunkAlignment});
+    giveBackChunkStorage(m_storage);
 }
 
 TraceSnapshot::TraceSnapshot(TraceMeta meta, std::vector<std::shared_ptr<const TraceChunk>> chunks, std::size_t size,

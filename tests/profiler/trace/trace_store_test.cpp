@@ -1,8 +1,11 @@
 #include "profiler/trace/trace_store.h"
 
+#include "profiler/trace/chunk_pool.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -154,6 +157,39 @@ TEST(TraceStore, PublishedEventsFollowTheWriterChunkByChunk)
     EXPECT_EQ(count, 0u);
     store.clear();
     EXPECT_EQ(store.published(0, count, chunk), nullptr); // nothing after a clear
+}
+
+// A dropped trace's chunk storage is what the next trace writes into (no fresh pages), up to
+// kIdleChunkBytesKept of it idle, and all of it can be handed back.
+TEST(TraceChunkPool, ADroppedTracesStorageIsReusedUpToTheCap)
+{
+    releaseIdleChunkStorage();
+    const TraceEvent* first = nullptr;
+    {
+        TraceStore store;
+        store.append(event(1));
+        first = &(*store.snapshot())[0];
+    }
+    const std::size_t chunkBytes = kTraceChunkSize * sizeof(TraceEvent);
+    EXPECT_EQ(idleChunkBytes(), chunkBytes);
+    {
+        TraceStore store;
+        store.append(event(2));
+        EXPECT_EQ(&(*store.snapshot())[0], first); // the same storage, written again
+        EXPECT_EQ((*store.snapshot())[0].microbatch, 2);
+        EXPECT_EQ(idleChunkBytes(), 0u);
+    }
+    // More chunks dropped at once than the cap keeps: the rest are freed.
+    const std::size_t keep = kIdleChunkBytesKept / chunkBytes;
+    {
+        std::vector<std::unique_ptr<TraceChunk>> chunks;
+        for (std::size_t i = 0; i < keep + 3; ++i) {
+            chunks.push_back(std::make_unique<TraceChunk>());
+        }
+    }
+    EXPECT_EQ(idleChunkBytes(), keep * chunkBytes);
+    releaseIdleChunkStorage();
+    EXPECT_EQ(idleChunkBytes(), 0u);
 }
 
 } // namespace
