@@ -134,6 +134,12 @@ constexpr std::size_t kValidateBesideActions = 16'384;
 // (profiler::FirstPass), right behind the scheduler core as it writes the events, so the caller's
 // thread is left the second walk and a long trace is read from main memory once. Inline
 // validation and no first walk for a small schedule or where no thread can be started.
+//
+// Caught up with the drive, the thread sleeps (50 µs) rather than spin: a simulation should not
+// keep a core busy doing nothing (a laptop, a VM whose host is busy). When the drive ends the
+// caller never waits for it to wake: it takes the rest of the walk over from a sleeping thread,
+// or the whole walk from one still validating (an atomic hand-over, `m_walk`), and waits only
+// for a thread that is running.
 class BesideTheDrive
 {
 public:
@@ -150,11 +156,7 @@ public:
             m_status = validate(m_schedule);
         }
     }
-    ~BesideTheDrive()
-    {
-        driveEnded();
-        join();
-    }
+    ~BesideTheDrive() { verdict(); }
     BesideTheDrive(const BesideTheDrive&) = delete;
     BesideTheDrive& operator=(const BesideTheDrive&) = delete;
 
@@ -171,8 +173,51 @@ public:
         }
         m_wake.notify_one();
     }
-    /// After the drive (or instead of it): nothing more will be appended.
-    void driveEnded()
+    /// After the drive: nothing more will be appended. The first walk over every event the store
+    /// holds (the thread's, finished by the caller where the thread was asleep), or null where
+    /// none was taken (analyze() then walks the trace itself).
+    profiler::FirstPass* driveEnded()
+    {
+        endDrive();
+        if (!m_thread.joinable() || !m_pass) {
+            return nullptr;
+        }
+        for (;;) {
+            int walk = m_walk.load(std::memory_order_acquire);
+            if (walk == kDone) {
+                return &*m_pass;
+            }
+            if (walk == kValidating && m_walk.compare_exchange_strong(walk, kTaken, std::memory_order_acq_rel)) {
+                return nullptr; // the thread validates on, and walks nothing
+            }
+            if (walk == kSleeping && m_walk.compare_exchange_strong(walk, kTaken, std::memory_order_acq_rel)) {
+                walkPublished(*m_store, m_next.load(std::memory_order_relaxed)); // everything is published
+                return &*m_pass;
+            }
+            std::this_thread::yield(); // it is walking: it is running, and done in a moment
+        }
+    }
+    /// Waits for the thread (nothing more will be appended): the schedule's validation.
+    const Status& verdict()
+    {
+        endDrive();
+        if (m_thread.joinable()) {
+            m_thread.join();
+        }
+        return m_status;
+    }
+
+private:
+    enum Walk : int
+    {
+        kValidating, // not walking yet
+        kWalking, // the thread's
+        kSleeping, // the thread's, caught up and asleep; the caller may take it over
+        kTaken, // the caller's
+        kDone, // walked to the end by the thread
+    };
+
+    void endDrive()
     {
         {
             std::lock_guard lock(m_mutex);
@@ -180,17 +225,6 @@ public:
         }
         m_wake.notify_one();
     }
-    /// Waits for the thread: nothing more will be appended (the drive ended, or never started).
-    const Status& verdict()
-    {
-        driveEnded();
-        join();
-        return m_status;
-    }
-    /// After verdict(): the first walk over every event the store holds, or null.
-    profiler::FirstPass* firstPass() { return m_followed && m_pass ? &*m_pass : nullptr; }
-
-private:
     void run()
     {
         m_status = validate(m_schedule);
@@ -200,47 +234,54 @@ private:
             m_wake.wait(lock, [&] { return m_store != nullptr || m_driveEnded.load(std::memory_order_relaxed); });
             store = m_store;
         }
-        if (store) {
+        int walk = kValidating;
+        if (store && m_walk.compare_exchange_strong(walk, kWalking, std::memory_order_acq_rel)) {
             followStore(*store);
         }
     }
-    // Reads what the drive publishes (every DriveOptions::appendBatch events) until it ends.
-    // Caught up, it sleeps (~50-100 µs) instead of spinning: a simulation should not keep a core
-    // busy doing nothing (a laptop's battery, a VM's host), and the caller waits out at most one
-    // such sleep at the end, against the walk it takes off the caller (a quarter of the analysis).
+    // Walks what the drive publishes (every DriveOptions::appendBatch events) until it ends, or
+    // until the caller takes the walk over while this thread sleeps.
     void followStore(const profiler::TraceStore& store)
     {
         std::size_t next = 0;
-        std::shared_ptr<const profiler::TraceChunk> chunk;
         for (;;) {
             const bool ended = m_driveEnded.load(std::memory_order_acquire);
-            std::size_t count = 0;
-            if (const profiler::TraceEvent* events = store.published(next, count, chunk); count > 0) {
-                m_pass->add(events, count);
-                next += count;
-                continue;
-            }
+            next = walkPublished(store, next);
             if (ended) {
-                m_followed = true;
+                m_walk.store(kDone, std::memory_order_release);
                 return;
             }
+            // Only this thread leaves kWalking, so a plain store; it publishes m_next and the walk.
+            m_next.store(next, std::memory_order_relaxed);
+            m_walk.store(kSleeping, std::memory_order_release);
             std::this_thread::sleep_for(std::chrono::microseconds(50));
+            int walk = kSleeping;
+            if (!m_walk.compare_exchange_strong(walk, kWalking, std::memory_order_acq_rel)) {
+                return; // the caller took the walk over
+            }
         }
     }
-    void join()
+    // Adds the events published from `next` on to the walk; returns where it stopped.
+    std::size_t walkPublished(const profiler::TraceStore& store, std::size_t next)
     {
-        if (m_thread.joinable()) {
-            m_thread.join();
+        std::shared_ptr<const profiler::TraceChunk> chunk;
+        std::size_t count = 0;
+        while (const profiler::TraceEvent* events = store.published(next, count, chunk)) {
+            m_pass->add(events, count);
+            next += count;
         }
+        return next;
     }
+
     const Schedule& m_schedule;
     Status m_status = ok();
     std::mutex m_mutex;
     std::condition_variable m_wake;
-    const profiler::TraceStore* m_store = nullptr;
+    const profiler::TraceStore* m_store = nullptr; // set before the drive, under m_mutex
     std::optional<profiler::FirstPass> m_pass;
     std::atomic<bool> m_driveEnded{false};
-    bool m_followed = false;
+    std::atomic<int> m_walk{kValidating};
+    std::atomic<std::size_t> m_next{0}; // where a sleeping walk stopped
     std::thread m_thread;
 };
 
@@ -270,11 +311,7 @@ Result<SimulationResult> simulateOn(
     DriveOptions options;
     options.appendBatch = 1024; // nobody but `beside` reads the store before drive() returns
     auto stats = drive(schedule, executor, store, options);
-    profiler::FirstPass* firstPass = nullptr;
-    if (beside) {
-        beside->verdict(); // the walk has caught up; the caller reads the verdict itself
-        firstPass = beside->firstPass();
-    }
+    profiler::FirstPass* firstPass = beside ? beside->driveEnded() : nullptr;
     if (!stats) {
         return stats.error();
     }
