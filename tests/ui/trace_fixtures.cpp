@@ -1,5 +1,7 @@
 #include "trace_fixtures.h"
 
+#include "tests/support/trace_events.h"
+
 #include <vector>
 
 namespace bs::ui::test {
@@ -10,22 +12,12 @@ using profiler::TraceEvent;
 
 TraceEvent traceEvent(int stage, EventKind kind, int mb, profiler::TimeNs start, profiler::TimeNs end, int version)
 {
-    TraceEvent e;
-    e.stage = static_cast<std::uint16_t>(stage);
-    e.kind = kind;
-    e.microbatch = mb;
-    e.start = start;
-    e.end = end;
-    e.version = version;
-    return e;
+    return profiler::test::ev(stage, kind, mb, start, end, version);
 }
 
 TraceEvent sendEvent(int stage, int to, int mb, profiler::TimeNs start, profiler::TimeNs end)
 {
-    TraceEvent e = traceEvent(stage, EventKind::Send, mb, start, end);
-    e.lane = Lane::Comm;
-    e.aux = static_cast<std::uint16_t>(to);
-    return e;
+    return profiler::test::send(stage, to, mb, start, end);
 }
 
 std::shared_ptr<const profiler::TraceSnapshot> twoStageTrace()

@@ -2,6 +2,8 @@
 
 #include "profiler/analysis/analyze.h"
 
+#include "tests/support/trace_events.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,17 +12,7 @@
 namespace bs::profiler {
 namespace {
 
-TraceEvent ev(int stage, EventKind kind, int mb, TimeNs start, TimeNs end, int version = 0)
-{
-    TraceEvent e;
-    e.stage = static_cast<std::uint16_t>(stage);
-    e.kind = kind;
-    e.microbatch = mb;
-    e.start = start;
-    e.end = end;
-    e.version = version;
-    return e;
-}
+using test::ev;
 
 // Async: stage 0 forwards mb 2 after a wait [20,36) on mb 0's gradient, which stage 1 sends [30,36).
 std::vector<TraceEvent> asyncStageWaitingOnAGradient()

@@ -6,6 +6,7 @@
 
 #include "profiler/analysis/analyze.h"
 #include "profiler/analysis/report_json.h"
+#include "tests/support/trace_events.h"
 
 #include <gtest/gtest.h>
 
@@ -15,25 +16,12 @@
 namespace bs::profiler {
 namespace {
 
+// A compute event of `chunk` on its rank.
 TraceEvent ev(int stage, EventKind kind, int mb, TimeNs start, TimeNs end, int chunk = 0)
 {
-    TraceEvent e;
-    e.stage = static_cast<std::uint16_t>(stage);
-    e.kind = kind;
-    e.microbatch = mb;
-    e.start = start;
-    e.end = end;
-    e.aux = static_cast<std::uint16_t>(chunk);
-    return e;
+    return test::ev(stage, kind, mb, start, end, 0, chunk);
 }
-
-TraceEvent send(int from, int to, int mb, TimeNs start, TimeNs end)
-{
-    TraceEvent e = ev(from, EventKind::Send, mb, start, end);
-    e.lane = Lane::Comm;
-    e.aux = static_cast<std::uint16_t>(to);
-    return e;
-}
+using test::send;
 
 // Two ranks of two chunks, two batches that flush, transfers between the ranks each way: every
 // fact the first walk gathers (span, flush windows, drain, lead lane, transfers) is in play.
