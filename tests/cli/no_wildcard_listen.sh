@@ -11,7 +11,10 @@ rm -rf "$work" && mkdir -p "$work"
 args=(train --model tiny --stages 2 --microbatches 2 --steps 60 --eval-interval 0)
 if [[ $mode == torchrun ]]; then
     port=$((20000 + $$ % 9000))
-    bash -c 'for k in 0 1; do RANK=$k WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT='"$port"' "$@" --distributed & done; wait -n && wait -n' \
+    # Each rank waited for by its pid: `wait -n` twice failed (127) when both ranks had already
+    # ended before the first one returned, and the launch counted as failed (seen in CI twice).
+    bash -c 'pids=(); for k in 0 1; do RANK=$k WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT='"$port"' "$@" --distributed & pids+=($!); done
+             status=0; for p in "${pids[@]}"; do wait "$p" || status=1; done; exit $status' \
         _ "$cli" "${args[@]}" >"$work/out.txt" 2>"$work/err.txt" &
 else
     "$cli" launch --nproc-per-node 2 -- "${args[@]}" >"$work/out.txt" 2>"$work/err.txt" &
