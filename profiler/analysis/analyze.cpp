@@ -65,7 +65,6 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options, First
     context.transfers = &transfers;
     context.t0 = first->t0;
     context.t1 = first->t1;
-    const auto analysed = [](const TraceEvent& e) { return e.isCompute() && detail::kindIndex(e.kind) >= 0; };
     Report report;
     report.stages = stages;
     if (!first->any) {
@@ -78,7 +77,7 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options, First
     std::vector<std::vector<std::size_t>> order(lanes);
     if (std::any_of(facts.begin(), facts.end(), [](const detail::LaneFacts& f) { return !f.sorted(); })) {
         for (std::size_t i = 0; i < trace.size(); ++i) {
-            if (const TraceEvent& e = trace[i]; analysed(e) && !facts[e.stage].sorted()) {
+            if (const TraceEvent& e = trace[i]; detail::isAnalysed(e) && !facts[e.stage].sorted()) {
                 order[e.stage].push_back(i);
             }
         }
@@ -105,7 +104,7 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options, First
         sweeps.emplace_back(static_cast<int>(s), facts[s], context);
     }
     trace.forEach([&](const TraceEvent& e) {
-        if (analysed(e) && facts[e.stage].sorted()) {
+        if (detail::isAnalysed(e) && facts[e.stage].sorted()) {
             sweeps[e.stage].add(e);
         }
     });

@@ -18,6 +18,7 @@ public:
         int firstBatch = 0;
         int m = 1;
         bool synchronous = true;
+        friend bool operator==(const Segment&, const Segment&) = default;
     };
 
     explicit BatchSegments(const AnalysisOptions& options)
@@ -50,6 +51,9 @@ public:
         const Segment& seg = segmentOf(mb);
         return (mb - seg.firstMicrobatch) % seg.m == 0;
     }
+
+    /// The same numbering (and flushes) of every micro-batch.
+    friend bool operator==(const BatchSegments&, const BatchSegments&) = default;
 
 private:
     std::vector<Segment> m_segments; ///< the settings in force from each micro-batch on

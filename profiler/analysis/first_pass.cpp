@@ -16,9 +16,6 @@ FirstPassState::FirstPassState(
     , chunks(std::max(1, chunkCount))
     , facts(static_cast<std::size_t>(lanes))
 {
-    settings.microbatchesPerBatch = options.microbatchesPerBatch;
-    settings.synchronous = options.synchronous;
-    settings.laterSettings = options.laterSettings;
     transfers.mbs = static_cast<std::size_t>(std::max(0, maxMicrobatch)) + 1;
     transfers.slots = 2 * static_cast<std::size_t>(chunks); // an activation and a gradient per chunk
     const auto laneCountU = static_cast<std::size_t>(lanes);
@@ -29,15 +26,9 @@ FirstPassState::FirstPassState(
 bool FirstPassState::matches(
     const AnalysisOptions& options, int laneCount, std::int32_t maxMicrobatch, int chunkCount, std::size_t events) const
 {
-    const auto sameSegment = [](const AnalysisOptions::Segment& a, const AnalysisOptions::Segment& b) {
-        return a.firstMicrobatch == b.firstMicrobatch && a.microbatchesPerBatch == b.microbatchesPerBatch
-            && a.synchronous == b.synchronous;
-    };
     return fits && seen == events && lanes == laneCount && chunks == chunkCount
         && transfers.mbs >= static_cast<std::size_t>(std::max(0, maxMicrobatch)) + 1
-        && settings.microbatchesPerBatch == options.microbatchesPerBatch && settings.synchronous == options.synchronous
-        && std::equal(settings.laterSettings.begin(), settings.laterSettings.end(), options.laterSettings.begin(),
-            options.laterSettings.end(), sameSegment);
+        && batches == BatchSegments(options);
 }
 
 } // namespace detail

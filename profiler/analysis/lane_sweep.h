@@ -44,6 +44,12 @@ inline int kindIndex(EventKind k)
     }
 }
 
+/// Whether `e` is stage work the analysis counts (a compute-lane F, B, I, W or U); both walks ask.
+inline bool isAnalysed(const TraceEvent& e)
+{
+    return e.isCompute() && kindIndex(e.kind) >= 0;
+}
+
 inline TimeNs overlap(TimeNs a0, TimeNs a1, TimeNs b0, TimeNs b1)
 {
     return std::max<TimeNs>(0, std::min(a1, b1) - std::max(a0, b0));
@@ -125,7 +131,7 @@ struct FirstPassState
     void add(const TraceEvent& e)
     {
         ++seen;
-        if (e.isCompute() && kindIndex(e.kind) >= 0) {
+        if (isAnalysed(e)) {
             if (e.stage >= lanes) {
                 fits = false;
                 return;
@@ -150,8 +156,7 @@ struct FirstPassState
     bool matches(
         const AnalysisOptions& options, int lanes, std::int32_t maxMicrobatch, int chunks, std::size_t events) const;
 
-    AnalysisOptions settings; ///< the batch numbering's fields of the options it was made for
-    BatchSegments batches;
+    BatchSegments batches; ///< of the options it was made for
     int lanes = 0;
     int chunks = 1;
     Transfers transfers;

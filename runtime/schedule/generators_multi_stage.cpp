@@ -271,8 +271,8 @@ int inflightBoundFor(const ScheduleParams& params, ScheduleOrder order, int rank
     if (order == ScheduleOrder::InterleavedZeroBubble) {
         return std::min(all, warmupOps(rank, v, perRound, p, m, 1) + 1);
     }
-    if (order
-        == ScheduleOrder::ZeroBubbleV) { // ZB-V paper §6: 1F1B's memory, p micro-batches of a whole rank = 2p chunks
+    // ZB-V paper §6: 1F1B's memory, p micro-batches of a whole rank = 2p chunks.
+    if (order == ScheduleOrder::ZeroBubbleV) {
         return std::min(all, 2 * p);
     }
     if (order == ScheduleOrder::DualPipeV) { // DualPipe README: PP + 1 chunk activations, PP = 2p stages

@@ -522,9 +522,10 @@ Status checkIndices(const Schedule& schedule)
             const Action& a = program[step];
             const auto onRank = [&](int stage) { return stage >= 0 && stage < stages && schedule.rankOf(stage) == r; };
             const auto inRange = [&](int mb) { return mb >= 0 && mb < total; };
-            const bool fits = a.kind == ActionKind::Update ? onRank(a.stage)
-                                                           : onRank(a.stage) && inRange(a.microbatch)
-                    && (!a.isOverlap() || (onRank(a.pairStage) && inRange(a.pairMicrobatch)));
+            const bool fits = a.kind == ActionKind::Update
+                ? onRank(a.stage)
+                : (onRank(a.stage) && inRange(a.microbatch)
+                    && (!a.isOverlap() || (onRank(a.pairStage) && inRange(a.pairMicrobatch))));
             if (!fits) {
                 return makeError(ErrorCode::InvalidArgument,
                     "rank " + std::to_string(r) + ", step " + std::to_string(step) + " (" + toString(a)
