@@ -11,7 +11,9 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <system_error>
 #include <thread>
@@ -160,8 +162,10 @@ public:
     BesideTheDrive(const BesideTheDrive&) = delete;
     BesideTheDrive& operator=(const BesideTheDrive&) = delete;
 
-    /// Before the drive: the thread, once it has validated, takes `pass` over `store`'s events.
-    void follow(const profiler::TraceStore& store, profiler::FirstPass pass)
+    /// Before the drive: the thread, once it has validated, takes the walk `makePass` makes over
+    /// `store`'s events. It makes it there (its tables are zero-filled off the caller's thread), so
+    /// what `makePass` refers to must outlive driveEnded() or stopFollowing().
+    void follow(const profiler::TraceStore& store, std::function<profiler::FirstPass()> makePass)
     {
         if (!m_thread.joinable()) {
             return; // inline: analyze() walks the trace itself
@@ -169,7 +173,7 @@ public:
         {
             std::lock_guard lock(m_mutex);
             m_store = &store;
-            m_pass.emplace(std::move(pass));
+            m_makePass = std::move(makePass);
         }
         m_wake.notify_one();
     }
@@ -179,22 +183,26 @@ public:
     profiler::FirstPass* driveEnded()
     {
         endDrive();
-        if (!m_thread.joinable() || !m_pass) {
-            return nullptr;
+        if (!m_thread.joinable() || m_store == nullptr) {
+            return nullptr; // m_store is this (the caller's) thread's own write, in follow()
         }
-        for (;;) {
-            int walk = m_walk.load(std::memory_order_acquire);
-            if (walk == kDone) {
-                return &*m_pass;
-            }
-            if (walk == kValidating && m_walk.compare_exchange_strong(walk, kTaken, std::memory_order_acq_rel)) {
-                return nullptr; // the thread validates on, and walks nothing
-            }
-            if (walk == kSleeping && m_walk.compare_exchange_strong(walk, kTaken, std::memory_order_acq_rel)) {
-                walkPublished(*m_store, m_next.load(std::memory_order_relaxed)); // everything is published
-                return &*m_pass;
-            }
-            std::this_thread::yield(); // it is walking: it is running, and done in a moment
+        switch (stopWalk()) {
+        case kDone:
+            return &*m_pass;
+        case kSleeping:
+            walkPublished(*m_store, m_next.load(std::memory_order_relaxed)); // everything is published
+            return &*m_pass;
+        default:
+            return nullptr; // taken before it began (the thread validates on), or given up
+        }
+    }
+    /// On every way out of the drive, an exception's too: the thread stops reading the store and
+    /// what the walk was made from before they go (after driveEnded(), at once).
+    void stopFollowing() noexcept
+    {
+        endDrive();
+        if (m_thread.joinable() && m_store != nullptr) {
+            stopWalk();
         }
     }
     /// Waits for the thread (nothing more will be appended): the schedule's validation.
@@ -215,8 +223,25 @@ private:
         kSleeping, // the thread's, caught up and asleep; the caller may take it over
         kTaken, // the caller's
         kDone, // walked to the end by the thread
+        kGivenUp, // the thread could not make the walk (out of memory): analyze() walks
     };
 
+    // Ends the thread's part in the walk: waits while it is walking (it is running, and done in a
+    // moment), takes the walk from a thread still validating or asleep. Returns the state it found.
+    int stopWalk() noexcept
+    {
+        for (;;) {
+            int walk = m_walk.load(std::memory_order_acquire);
+            if (walk == kDone || walk == kTaken || walk == kGivenUp) {
+                return walk;
+            }
+            if ((walk == kValidating || walk == kSleeping)
+                && m_walk.compare_exchange_strong(walk, kTaken, std::memory_order_acq_rel)) {
+                return walk;
+            }
+            std::this_thread::yield();
+        }
+    }
     void endDrive()
     {
         {
@@ -235,9 +260,16 @@ private:
             store = m_store;
         }
         int walk = kValidating;
-        if (store && m_walk.compare_exchange_strong(walk, kWalking, std::memory_order_acq_rel)) {
-            followStore(*store);
+        if (!store || !m_walk.compare_exchange_strong(walk, kWalking, std::memory_order_acq_rel)) {
+            return; // no trace to follow, or the caller took the walk before it began
         }
+        try {
+            m_pass.emplace(m_makePass());
+        } catch (const std::bad_alloc&) {
+            m_walk.store(kGivenUp, std::memory_order_release);
+            return;
+        }
+        followStore(*store);
     }
     // Walks what the drive publishes (every DriveOptions::appendBatch events) until it ends, or
     // until the caller takes the walk over while this thread sleeps.
@@ -278,7 +310,8 @@ private:
     std::mutex m_mutex;
     std::condition_variable m_wake;
     const profiler::TraceStore* m_store = nullptr; // set before the drive, under m_mutex
-    std::optional<profiler::FirstPass> m_pass;
+    std::function<profiler::FirstPass()> m_makePass; // set with m_store
+    std::optional<profiler::FirstPass> m_pass; // the thread's until it is kSleeping or kDone
     std::atomic<bool> m_driveEnded{false};
     std::atomic<int> m_walk{kValidating};
     std::atomic<std::size_t> m_next{0}; // where a sleeping walk stopped
@@ -301,11 +334,23 @@ Result<SimulationResult> simulateOn(
     }
     profiler::TraceStore store(traceMetaFor(schedule));
     const profiler::AnalysisOptions analysisOptions = analysisOptionsFor(schedule, &costs);
+    // Destroyed before the store and the options: the thread beside never reads them after.
+    const struct StopFollowingOnExit
+    {
+        BesideTheDrive* beside;
+        ~StopFollowingOnExit()
+        {
+            if (beside) {
+                beside->stopFollowing();
+            }
+        }
+    } stopFollowing{beside};
     if (beside) {
         // Micro-batch ids run over [0, totalMicrobatches) and updates count up from 0 per stage.
-        beside->follow(store,
-            profiler::FirstPass(analysisOptions, schedule.ranks(), std::max(0, schedule.totalMicrobatches() - 1),
-                schedule.stagesPerRank()));
+        beside->follow(store, [&analysisOptions, &schedule] {
+            return profiler::FirstPass(analysisOptions, schedule.ranks(), std::max(0, schedule.totalMicrobatches() - 1),
+                schedule.stagesPerRank());
+        });
     }
     CostModelExecutor executor(costs);
     DriveOptions options;
