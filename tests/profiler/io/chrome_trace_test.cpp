@@ -1,5 +1,7 @@
 #include "profiler/io/chrome_trace.h"
 
+#include "tests/support/trace_events.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -13,16 +15,9 @@ namespace {
 TraceEvent event(int stage, EventKind kind, Lane lane, TimeNs start, TimeNs end, int mb, int version = 0,
     std::int64_t bytes = 0, std::uint16_t aux = 0)
 {
-    TraceEvent e;
-    e.stage = static_cast<std::uint16_t>(stage);
-    e.kind = kind;
+    TraceEvent e = test::ev(stage, kind, mb, start, end, version, aux);
     e.lane = lane;
-    e.start = start;
-    e.end = end;
-    e.microbatch = mb;
-    e.version = version;
     e.bytes = bytes;
-    e.aux = aux;
     return e;
 }
 
