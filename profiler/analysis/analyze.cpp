@@ -61,7 +61,6 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options, First
     const detail::Transfers& transfers = first->transfers;
     detail::SweepContext context;
     context.options = &options;
-    context.chunks = chunks;
     context.transfers = &transfers;
     context.t0 = first->t0;
     context.t1 = first->t1;
@@ -94,10 +93,8 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options, First
     }
     context.steady = lead.steadyWindow(batches);
 
-    // Pass 2, one more walk: every lane's gaps, memory and lag.
-    std::vector<detail::MemorySlot> slots;
-    assignAdvised(slots, lanes * transfers.mbs * static_cast<std::size_t>(context.chunks), detail::MemorySlot{});
-    context.slots = slots.data();
+    // Pass 2, one more walk: every lane's gaps. Pass 1 tracked the memory and lag of the lanes
+    // in start order; the others' are tracked here, from their sorted index, over fresh slots.
     std::vector<detail::LaneSweep> sweeps;
     sweeps.reserve(lanes);
     for (std::size_t s = 0; s < lanes; ++s) {
@@ -108,9 +105,18 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options, First
             sweeps[e.stage].add(e);
         }
     });
+    std::vector<detail::LaneMemory>& memory = first->memory;
+    const std::size_t slotsPerLane = transfers.mbs * static_cast<std::size_t>(first->chunks);
     for (std::size_t s = 0; s < lanes; ++s) {
+        if (facts[s].sorted()) {
+            continue;
+        }
+        detail::MemorySlot* laneSlots = first->slots.data() + s * slotsPerLane;
+        std::fill(laneSlots, laneSlots + slotsPerLane, detail::MemorySlot{});
+        memory[s] = detail::LaneMemory(static_cast<int>(s), first->memoryOptions, laneSlots, first->chunks);
         for (std::size_t i : order[s]) {
             sweeps[s].add(trace[i]);
+            memory[s].add(trace[i]);
         }
     }
 
@@ -121,7 +127,7 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options, First
     reserveAdvised(report.bubbles, spans);
     TimeNs steadyBusy = 0;
     for (auto& sweep : sweeps) {
-        report.perStage.push_back(sweep.finish(report.makespan, report.bubbles));
+        report.perStage.push_back(sweep.finish(report.makespan, report.bubbles, memory[report.perStage.size()]));
         const auto& st = report.perStage.back();
         report.totalIdle += st.idle;
         for (int c = 0; c < kBubbleCauseCount; ++c) {

@@ -12,6 +12,7 @@ namespace detail {
 FirstPassState::FirstPassState(
     const AnalysisOptions& options, int laneCount, std::int32_t maxMicrobatch, int chunkCount)
     : batches(options)
+    , memoryOptions(options)
     , lanes(std::max(0, laneCount))
     , chunks(std::max(1, chunkCount))
     , facts(static_cast<std::size_t>(lanes))
@@ -21,6 +22,12 @@ FirstPassState::FirstPassState(
     const auto laneCountU = static_cast<std::size_t>(lanes);
     assignAdvised(transfers.in, laneCountU * transfers.mbs * transfers.slots, Interval{});
     assignAdvised(transfers.count, laneCountU * transfers.mbs, std::uint8_t{0});
+    const std::size_t slotsPerLane = transfers.mbs * static_cast<std::size_t>(chunks);
+    assignAdvised(slots, laneCountU * slotsPerLane, MemorySlot{});
+    memory.reserve(laneCountU);
+    for (int lane = 0; lane < lanes; ++lane) {
+        memory.emplace_back(lane, memoryOptions, slots.data() + static_cast<std::size_t>(lane) * slotsPerLane, chunks);
+    }
 }
 
 bool FirstPassState::matches(
@@ -28,7 +35,7 @@ bool FirstPassState::matches(
 {
     return fits && seen == events && lanes == laneCount && chunks == chunkCount
         && transfers.mbs >= static_cast<std::size_t>(std::max(0, maxMicrobatch)) + 1
-        && batches == BatchSegments(options);
+        && batches == BatchSegments(options) && memoryOptions == MemoryOptions(options);
 }
 
 } // namespace detail

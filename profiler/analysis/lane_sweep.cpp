@@ -31,18 +31,6 @@ const Interval* Transfers::feeding(std::size_t lane, std::size_t mb, TimeNs star
     return best;
 }
 
-namespace {
-
-constexpr int kMaxLagTracked = 4096; // lags beyond this are counted in the last bucket
-
-template<typename T>
-T at(const std::vector<T>& v, int stage, T fallback)
-{
-    return stage < static_cast<int>(v.size()) ? v[static_cast<std::size_t>(stage)] : fallback;
-}
-
-} // namespace
-
 void LaneFacts::add(const TraceEvent& e, const BatchSegments& batches)
 {
     if (m_count > 0 && e.start < m_lastStart) {
@@ -121,7 +109,6 @@ LaneSweep::LaneSweep(int lane, const LaneFacts& facts, const SweepContext& conte
     : m_context(context)
     , m_flush(facts.flushWindows())
     , m_drainFrom(facts.drainFrom(context.t0))
-    , m_slots(context.slots + static_cast<std::size_t>(lane) * context.transfers->mbs * static_cast<std::size_t>(context.chunks))
 {
     m_report.stage = lane;
     reserveAdvised(m_spans, facts.count() + 2); // one gap before each event and the drain; pieces may add more
@@ -129,7 +116,6 @@ LaneSweep::LaneSweep(int lane, const LaneFacts& facts, const SweepContext& conte
     // a schedule that flushes), the first window that can overlap a gap only moves forward.
     m_flushEndsSorted = std::is_sorted(
         m_flush.begin(), m_flush.end(), [](const Interval& a, const Interval& b) { return a.end < b.end; });
-    m_unitBytes = at(context.options->activationBytes, lane, std::int64_t{1});
 }
 
 void LaneSweep::emit(BubbleCause cause, TimeNs start, TimeNs end)
@@ -149,7 +135,6 @@ void LaneSweep::add(const TraceEvent& e)
         emit(BubbleCause::WarmUp, m_context.t0, e.start);
         m_cursor = e.start;
         m_firstStart = e.start;
-        m_lagCounts.assign(kMaxLagTracked + 1, 0);
     }
     if (e.start > m_cursor) {
         attributeGap(m_cursor, e.start, e);
@@ -160,7 +145,6 @@ void LaneSweep::add(const TraceEvent& e)
     if (m_context.steady.end > m_context.steady.start) {
         m_steadyBusy += overlap(e.start, e.end, m_context.steady.start, m_context.steady.end);
     }
-    trackMemory(e);
 }
 
 // Splits the gap [from, to) that ends when `next` starts into spans by cause, in priority order:
@@ -234,82 +218,7 @@ void LaneSweep::attributeGap(TimeNs from, TimeNs to, const TraceEvent& next)
 }
 
 // In-flight count, activation bytes, lag and weight versions, event by event.
-void LaneSweep::trackMemory(const TraceEvent& e)
-{
-    m_current = std::max(m_current, e.version);
-    if (e.microbatch < 0) {
-        return;
-    }
-    StageReport& st = m_report;
-    const bool stashes = m_context.options->stashesWeights;
-    // One slot per (micro-batch, chunk): a rank with several stages holds each chunk's
-    // activations of a micro-batch separately (aux = the chunk on compute events).
-    const int chunks = m_context.chunks;
-    const int chunk = e.kind != EventKind::Update && e.aux < chunks ? e.aux : 0;
-    MemorySlot& slot = m_slots[static_cast<std::size_t>(e.microbatch * chunks + chunk)];
-    const auto release = [&](std::int64_t bytes) {
-        const std::int64_t freed = std::min(bytes, slot.heldBytes);
-        slot.heldBytes -= freed;
-        m_activation -= freed;
-    };
-    const auto dropVersion = [&] {
-        if (stashes && slot.forwardVersion != -1) {
-            if (--m_liveVersions[slot.forwardVersion] == 0) {
-                m_liveVersions.erase(slot.forwardVersion);
-            }
-        }
-    };
-    switch (e.kind) {
-    case EventKind::Forward: {
-        ++m_inflight;
-        st.peakInflight = std::max(st.peakInflight, m_inflight);
-        const std::int64_t bytes = e.bytes > 0 ? e.bytes : m_unitBytes;
-        slot.heldBytes += bytes;
-        m_activation += bytes;
-        m_peakActivation = std::max(m_peakActivation, m_activation);
-        slot.forwardVersion = e.version;
-        if (stashes) {
-            ++m_liveVersions[e.version];
-        }
-        break;
-    }
-    case EventKind::Backward:
-    case EventKind::BackwardInput: {
-        --m_inflight;
-        if (slot.forwardVersion != -1) {
-            const int lag = e.version - slot.forwardVersion;
-            const int bucket = std::max(0, std::min(lag, kMaxLagTracked));
-            ++m_lagCounts[static_cast<std::size_t>(bucket)];
-            m_maxLagIndex = std::max(m_maxLagIndex, bucket);
-            st.maxVersionLag = std::max(st.maxVersionLag, lag);
-        }
-        // A split backward keeps what the weight gradient needs (about half) until W.
-        if (e.kind == EventKind::Backward) {
-            release(slot.heldBytes);
-            dropVersion();
-        } else {
-            release(slot.heldBytes / 2);
-        }
-        break;
-    }
-    case EventKind::BackwardWeight:
-        release(slot.heldBytes);
-        dropVersion();
-        break;
-    case EventKind::Update:
-        m_current = e.version + 1;
-        break;
-    default:
-        break;
-    }
-    if (stashes) {
-        const bool currentLive = m_liveVersions.contains(m_current);
-        st.peakWeightVersions =
-            std::max(st.peakWeightVersions, static_cast<int>(m_liveVersions.size()) + (currentLive ? 0 : 1));
-    }
-}
-
-StageReport LaneSweep::finish(TimeNs makespan, std::vector<BubbleSpan>& bubbles)
+StageReport LaneSweep::finish(TimeNs makespan, std::vector<BubbleSpan>& bubbles, const LaneMemory& memory)
 {
     StageReport& st = m_report;
     if (!m_started) {
@@ -321,14 +230,7 @@ StageReport LaneSweep::finish(TimeNs makespan, std::vector<BubbleSpan>& bubbles)
         st.span = m_cursor - m_firstStart;
         st.idle = makespan - st.busy;
         st.bubbleFraction = makespan > 0 ? static_cast<double>(st.idle) / static_cast<double>(makespan) : 0.0;
-        for (int lag = 0; lag <= m_maxLagIndex; ++lag) {
-            if (const int n = m_lagCounts[static_cast<std::size_t>(lag)]; n > 0) {
-                st.versionLagHistogram[lag] = n;
-            }
-        }
-        const std::int64_t staticBytes = at(m_context.options->staticBytes, st.stage, std::int64_t{0});
-        const std::int64_t paramBytes = at(m_context.options->paramBytes, st.stage, std::int64_t{0});
-        st.peakMemoryBytes = staticBytes + paramBytes * (st.peakWeightVersions - 1) + m_peakActivation;
+        memory.report(st, *m_context.options);
     }
     bubbles.insert(bubbles.end(), m_spans.begin(), m_spans.end());
     return st;

@@ -5,8 +5,8 @@
 // lane (the earlier design) reads the whole trace once per lane: at millions of events that is
 // the trace from main memory p times per pass, and the time per event grew ~3x from 10^5 to 10^7.
 
-#include "base/flat_count_map.h"
 #include "profiler/analysis/batch_segments.h"
+#include "profiler/analysis/lane_memory.h"
 #include "profiler/analysis/report.h"
 
 #include <algorithm>
@@ -132,14 +132,21 @@ struct FirstPassState
     {
         ++seen;
         if (isAnalysed(e)) {
-            if (e.stage >= lanes) {
+            // An update's micro-batch is its index, which has no slot.
+            if (e.stage >= lanes
+                || (e.kind != EventKind::Update && static_cast<std::size_t>(e.microbatch) >= transfers.mbs
+                    && e.microbatch >= 0)) {
                 fits = false;
                 return;
             }
             t0 = any ? std::min(t0, e.start) : e.start;
             t1 = any ? std::max(t1, e.end) : e.end;
             any = true;
-            facts[e.stage].add(e, batches);
+            LaneFacts& lane = facts[e.stage];
+            lane.add(e, batches);
+            if (lane.sorted()) {
+                memory[e.stage].add(e); // a lane found out of start order is tracked again in pass 2
+            }
             if (e.stage == 0) {
                 lead.add(e, batches);
             }
@@ -157,22 +164,20 @@ struct FirstPassState
         const AnalysisOptions& options, int lanes, std::int32_t maxMicrobatch, int chunks, std::size_t events) const;
 
     BatchSegments batches; ///< of the options it was made for
+    MemoryOptions memoryOptions; ///< likewise
     int lanes = 0;
     int chunks = 1;
     Transfers transfers;
     std::vector<LaneFacts> facts;
+    /// Lanes × transfers.mbs × chunks slots, lane by lane: one buffer for all lanes, so a long
+    /// run's tens of MB of them are one allocation in huge pages (base/huge_pages.h).
+    std::vector<MemorySlot> slots;
+    std::vector<LaneMemory> memory; ///< per lane, valid while its LaneFacts is sorted()
     LeadLaneFacts lead; ///< valid if lane 0 is in start order
     TimeNs t0 = 0, t1 = 0;
     bool any = false;
     std::size_t seen = 0;
     bool fits = true; ///< every event within the sizes it was made for
-};
-
-/// Memory and lag of one (micro-batch, chunk) on one lane.
-struct MemorySlot
-{
-    std::int64_t heldBytes = 0; ///< activation bytes still held
-    int forwardVersion = -1;    ///< version its forward saw; -1 = none
 };
 
 /// What every lane's sweep shares.
@@ -181,14 +186,10 @@ struct SweepContext
     const AnalysisOptions* options = nullptr;
     const Transfers* transfers = nullptr;
     TimeNs t0 = 0, t1 = 0;
-    int chunks = 1; ///< stages per lane
     Interval steady; ///< empty (start == end) when there is no steady window
-    /// Lanes × transfers->mbs × chunks slots, lane by lane: one buffer for all lanes, so a long
-    /// run's tens of MB of them are one allocation in huge pages (base/huge_pages.h).
-    MemorySlot* slots = nullptr;
 };
 
-/// Pass 2: attributes a lane's gaps and tracks its in-flight micro-batches, memory and lag.
+/// Pass 2: attributes a lane's gaps (its memory and lag are LaneMemory's, tracked in pass 1).
 class LaneSweep
 {
 public:
@@ -196,8 +197,9 @@ public:
 
     /// `e` is the lane's next compute event in start order.
     void add(const TraceEvent& e);
-    /// The lane's report; its idle spans are appended to `bubbles` in time order.
-    StageReport finish(TimeNs makespan, std::vector<BubbleSpan>& bubbles);
+    /// The lane's report, with `memory`'s figures (the lane's, over the same events); its idle
+    /// spans are appended to `bubbles` in time order.
+    StageReport finish(TimeNs makespan, std::vector<BubbleSpan>& bubbles, const LaneMemory& memory);
     /// Idle spans so far (finish() adds at most one).
     std::size_t spanCount() const { return m_spans.size(); }
     /// Busy time inside the steady window.
@@ -206,7 +208,6 @@ public:
 private:
     void emit(BubbleCause cause, TimeNs start, TimeNs end);
     void attributeGap(TimeNs from, TimeNs to, const TraceEvent& next);
-    void trackMemory(const TraceEvent& e);
 
     const SweepContext& m_context;
     StageReport m_report;
@@ -219,13 +220,6 @@ private:
     TimeNs m_firstStart = 0;
     TimeNs m_cursor = 0;
     TimeNs m_steadyBusy = 0;
-    MemorySlot* m_slots; // this lane's slots in SweepContext::slots, one per (micro-batch, chunk)
-    FlatCountMap m_liveVersions; // stashed version -> micro-batches using it
-    std::vector<int> m_lagCounts;
-    int m_maxLagIndex = -1;
-    std::int64_t m_unitBytes = 1;
-    int m_inflight = 0, m_current = 0;
-    std::int64_t m_activation = 0, m_peakActivation = 0;
 };
 
 } // namespace bs::profiler::detail

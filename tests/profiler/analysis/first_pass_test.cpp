@@ -131,7 +131,17 @@ TEST(FirstPass, OneThatDoesNotMatchTheTraceIsWalkedAgain)
     AnalysisOptions async = options;
     async.synchronous = false;
     FirstPass otherOptions = fed(FirstPass(async, 2, 3, 2), events.size());
-    for (FirstPass* pass : {&partial, &oneLane, &fewMicrobatches, &oneChunk, &otherOptions}) {
+    // The first walk tracks memory and lag too: options that change those figures do not match.
+    AnalysisOptions bigActivations = options;
+    bigActivations.activationBytes = {1000, 1000};
+    ASSERT_NE(analyze(*trace, bigActivations).perStage[0].peakMemoryBytes, walked.perStage[0].peakMemoryBytes);
+    FirstPass otherActivations = fed(FirstPass(bigActivations, 2, 3, 2), events.size());
+    AnalysisOptions stashing = options;
+    stashing.stashesWeights = true;
+    stashing.paramBytes = {10, 10};
+    FirstPass otherWeights = fed(FirstPass(stashing, 2, 3, 2), events.size());
+    for (FirstPass* pass :
+        {&partial, &oneLane, &fewMicrobatches, &oneChunk, &otherOptions, &otherActivations, &otherWeights}) {
         expectSameReport(analyze(*trace, options, pass), walked);
     }
     expectSameReport(analyze(*trace, options, nullptr), walked);
