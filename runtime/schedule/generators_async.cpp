@@ -2,24 +2,61 @@
 // program is d − 1 warm-up forwards, then (F, B) pairs forever, then the cool-down backwards of the
 // last global batch. They differ only in when updates happen and which weights a backward sees.
 
-#include "runtime/schedule/generators.h"
-
 #include "base/huge_pages.h"
+#include "runtime/schedule/generators.h"
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <limits>
 
 namespace bs::runtime::detail {
 
 namespace {
 
+// Appends one stage's F and B in order to its program, with an update after every
+// `updateEvery`-th local backward; finish() applies a partial window at the end. The program is
+// written once, in place, its size known up front (a long run's is tens of MB).
+class StageProgramWriter
+{
+public:
+    StageProgramWriter(std::vector<Action>& program, int stage, int total, int updateEvery)
+        : m_program(program)
+        , m_stage(stage)
+        , m_total(total)
+        , m_updateEvery(updateEvery)
+    {
+        reserveAdvised(
+            m_program, 2 * static_cast<std::size_t>(total) + static_cast<std::size_t>(total / updateEvery + 1));
+    }
+    void append(const Action& a)
+    {
+        m_program.push_back(a);
+        if (a.kind == ActionKind::Backward && ++m_backwards % m_updateEvery == 0) {
+            m_program.push_back(update(m_stage, m_updates++, m_backwards - m_updateEvery, m_backwards - 1));
+        }
+    }
+    void finish()
+    {
+        if (m_total % m_updateEvery != 0) {
+            m_program.push_back(update(m_stage, m_updates, m_total - m_total % m_updateEvery, m_total - 1));
+        }
+    }
+
+private:
+    std::vector<Action>& m_program;
+    int m_stage, m_total, m_updateEvery;
+    int m_backwards = 0, m_updates = 0;
+};
+
 // Per-stage order of F and B for the whole run, as PACI's runtime produces it (paci.md §2.3):
 // a free stage runs the oldest backward whose gradient has arrived, else the next forward if its
 // input has arrived and fewer than `depth[s]` micro-batches are in flight. Planned with T_F = 100,
 // T_B = 200 and the given comm ratio. With comm = 0 this is exactly the textbook alternation.
-std::vector<std::vector<Action>> runtimeOrder(int p, int total, const std::vector<int>& depth, double commRatio)
+// Each stage's next start is kept and recomputed only where an action changed it (its own stage
+// and the one it sends to): a scan of every stage's inputs per action was most of a long run's
+// generation.
+void runtimeOrder(
+    int p, int total, const std::vector<int>& depth, double commRatio, std::vector<StageProgramWriter>& out)
 {
     constexpr long kF = 100, kB = 200;
     constexpr long kNever = std::numeric_limits<long>::max();
@@ -30,7 +67,6 @@ std::vector<std::vector<Action>> runtimeOrder(int p, int total, const std::vecto
     std::vector<std::vector<long>> gradAt(P, std::vector<long>(M, kNever));    // gradient arrival
     std::vector<long> freeAt(P, 0);
     std::vector<int> nextF(P, 0), nextB(P, 0);
-    std::vector<std::vector<Action>> order(P);
     for (std::size_t mb = 0; mb < M; ++mb) {
         inputAt[0][mb] = 0;
     }
@@ -48,37 +84,48 @@ std::vector<std::vector<Action>> runtimeOrder(int p, int total, const std::vecto
         }
         return inputAt[s][static_cast<std::size_t>(f)];
     };
-    for (std::size_t done = 0; done < 2 * P * M;) {
+    auto startOf = [&](std::size_t s) {
+        const long ready = std::min(gradReady(s), fwdReady(s));
+        return ready == kNever ? kNever : std::max(freeAt[s], ready);
+    };
+    std::vector<long> start(P);
+    for (std::size_t s = 0; s < P; ++s) {
+        start[s] = startOf(s);
+    }
+    for (std::size_t done = 0; done < 2 * P * M; ++done) {
         std::size_t best = P;
         long bestTime = kNever;
         for (std::size_t s = 0; s < P; ++s) {
-            const long ready = std::min(gradReady(s), fwdReady(s));
-            const long t = ready == kNever ? kNever : std::max(freeAt[s], ready);
-            if (t < bestTime) {
-                bestTime = t;
+            if (start[s] < bestTime) { // ties to the lower stage
+                bestTime = start[s];
                 best = s;
             }
         }
         const std::size_t s = best;
         const int stage = static_cast<int>(s);
+        std::size_t touched = P; // the neighbour whose input this action produced
         if (gradReady(s) <= bestTime) {
             const auto mb = static_cast<std::size_t>(nextB[s]++);
-            order[s].push_back(backward(stage, static_cast<int>(mb)));
+            out[s].append(backward(stage, static_cast<int>(mb)));
             freeAt[s] = bestTime + kB;
             if (s > 0) {
                 gradAt[s - 1][mb] = freeAt[s] + comm;
+                touched = s - 1;
             }
         } else {
             const auto mb = static_cast<std::size_t>(nextF[s]++);
-            order[s].push_back(forward(stage, static_cast<int>(mb)));
+            out[s].append(forward(stage, static_cast<int>(mb)));
             freeAt[s] = bestTime + kF;
             if (s + 1 < P) {
                 inputAt[s + 1][mb] = freeAt[s] + comm;
+                touched = s + 1;
             }
         }
-        ++done;
+        start[s] = startOf(s);
+        if (touched < P) {
+            start[touched] = startOf(touched);
+        }
     }
-    return order;
 }
 
 } // namespace
@@ -103,41 +150,33 @@ Schedule makeAsyncOneFOneB(const ScheduleParams& params, int updateEvery, Weight
         }
         schedule.weightVersionBound.push_back(versions);
     }
+    // Updates: after every `updateEvery`-th local backward; a partial window at the end still applies.
+    std::vector<StageProgramWriter> programs;
+    programs.reserve(static_cast<std::size_t>(p));
+    for (int s = 0; s < p; ++s) {
+        programs.emplace_back(schedule.programs[static_cast<std::size_t>(s)], s, total, updateEvery);
+    }
     // Textbook order: d − 1 warm-up forwards, then (F, B) pairs, then the cool-down backwards.
     // With an extra depth k the runtime's own rule decides instead (see runtimeOrder).
-    std::vector<std::vector<Action>> order;
     if (params.extraDepth > 0) {
-        order = runtimeOrder(p, total, schedule.inflightBound, params.commRatio);
+        runtimeOrder(p, total, schedule.inflightBound, params.commRatio, programs);
     } else {
-        order.resize(static_cast<std::size_t>(p));
         for (int s = 0; s < p; ++s) {
             const int depth = schedule.inflightBound[static_cast<std::size_t>(s)];
-            auto& stageOrder = order[static_cast<std::size_t>(s)];
+            StageProgramWriter& program = programs[static_cast<std::size_t>(s)];
             for (int i = 0; i < depth - 1; ++i) {
-                stageOrder.push_back(forward(s, i));
+                program.append(forward(s, i));
             }
             for (int j = 0; j < total; ++j) {
                 if (j + depth - 1 < total) {
-                    stageOrder.push_back(forward(s, j + depth - 1));
+                    program.append(forward(s, j + depth - 1));
                 }
-                stageOrder.push_back(backward(s, j));
+                program.append(backward(s, j));
             }
         }
     }
-    // Updates: after every `updateEvery`-th local backward; a partial window at the end still applies.
-    for (int s = 0; s < p; ++s) {
-        auto& program = schedule.programs[static_cast<std::size_t>(s)];
-        reserveAdvised(program, order[static_cast<std::size_t>(s)].size() + static_cast<std::size_t>(total / updateEvery + 1));
-        int backwards = 0, updates = 0;
-        for (const Action& a : order[static_cast<std::size_t>(s)]) {
-            program.push_back(a);
-            if (a.kind == ActionKind::Backward && ++backwards % updateEvery == 0) {
-                program.push_back(update(s, updates++, backwards - updateEvery, backwards - 1));
-            }
-        }
-        if (total % updateEvery != 0) {
-            program.push_back(update(s, updates, total - total % updateEvery, total - 1));
-        }
+    for (StageProgramWriter& program : programs) {
+        program.finish();
     }
     return schedule;
 }
