@@ -105,18 +105,14 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options, First
             sweeps[e.stage].add(e);
         }
     });
-    std::vector<detail::LaneMemory>& memory = first->memory;
-    const std::size_t slotsPerLane = transfers.mbs * static_cast<std::size_t>(first->chunks);
     for (std::size_t s = 0; s < lanes; ++s) {
         if (facts[s].sorted()) {
             continue;
         }
-        detail::MemorySlot* laneSlots = first->slots.data() + s * slotsPerLane;
-        std::fill(laneSlots, laneSlots + slotsPerLane, detail::MemorySlot{});
-        memory[s] = detail::LaneMemory(static_cast<int>(s), first->memoryOptions, laneSlots, first->chunks);
+        detail::LaneMemory& memory = first->restartMemory(s);
         for (std::size_t i : order[s]) {
             sweeps[s].add(trace[i]);
-            memory[s].add(trace[i]);
+            memory.add(trace[i]);
         }
     }
 
@@ -127,7 +123,7 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options, First
     reserveAdvised(report.bubbles, spans);
     TimeNs steadyBusy = 0;
     for (auto& sweep : sweeps) {
-        report.perStage.push_back(sweep.finish(report.makespan, report.bubbles, memory[report.perStage.size()]));
+        report.perStage.push_back(sweep.finish(report.makespan, report.bubbles, first->memory[report.perStage.size()]));
         const auto& st = report.perStage.back();
         report.totalIdle += st.idle;
         for (int c = 0; c < kBubbleCauseCount; ++c) {

@@ -22,12 +22,20 @@ FirstPassState::FirstPassState(
     const auto laneCountU = static_cast<std::size_t>(lanes);
     assignAdvised(transfers.in, laneCountU * transfers.mbs * transfers.slots, Interval{});
     assignAdvised(transfers.count, laneCountU * transfers.mbs, std::uint8_t{0});
-    const std::size_t slotsPerLane = transfers.mbs * static_cast<std::size_t>(chunks);
-    assignAdvised(slots, laneCountU * slotsPerLane, MemorySlot{});
+    assignAdvised(slots, laneCountU * slotsPerLane(), MemorySlot{});
     memory.reserve(laneCountU);
     for (int lane = 0; lane < lanes; ++lane) {
-        memory.emplace_back(lane, memoryOptions, slots.data() + static_cast<std::size_t>(lane) * slotsPerLane, chunks);
+        memory.emplace_back(
+            lane, memoryOptions, slots.data() + static_cast<std::size_t>(lane) * slotsPerLane(), chunks);
     }
+}
+
+LaneMemory& FirstPassState::restartMemory(std::size_t lane)
+{
+    MemorySlot* laneSlots = slots.data() + lane * slotsPerLane();
+    std::fill(laneSlots, laneSlots + slotsPerLane(), MemorySlot{});
+    memory[lane] = LaneMemory(static_cast<int>(lane), memoryOptions, laneSlots, chunks);
+    return memory[lane];
 }
 
 bool FirstPassState::matches(

@@ -217,7 +217,6 @@ void LaneSweep::attributeGap(TimeNs from, TimeNs to, const TraceEvent& next)
     emit(pieceCause, pieceStart, to);
 }
 
-// In-flight count, activation bytes, lag and weight versions, event by event.
 StageReport LaneSweep::finish(TimeNs makespan, std::vector<BubbleSpan>& bubbles, const LaneMemory& memory)
 {
     StageReport& st = m_report;

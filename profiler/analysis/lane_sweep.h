@@ -134,8 +134,8 @@ struct FirstPassState
         if (isAnalysed(e)) {
             // An update's micro-batch is its index, which has no slot.
             if (e.stage >= lanes
-                || (e.kind != EventKind::Update && static_cast<std::size_t>(e.microbatch) >= transfers.mbs
-                    && e.microbatch >= 0)) {
+                || (e.kind != EventKind::Update && e.microbatch >= 0
+                    && static_cast<std::size_t>(e.microbatch) >= transfers.mbs)) {
                 fits = false;
                 return;
             }
@@ -162,6 +162,9 @@ struct FirstPassState
     /// these lanes, micro-batch ids up to `maxMicrobatch`, stages per lane and options.
     bool matches(
         const AnalysisOptions& options, int lanes, std::int32_t maxMicrobatch, int chunks, std::size_t events) const;
+    /// Tracks `lane`'s memory and lag afresh, over zeroed slots (pass 2, for a lane found out of
+    /// start order: what add() tracked of it is discarded).
+    LaneMemory& restartMemory(std::size_t lane);
 
     BatchSegments batches; ///< of the options it was made for
     MemoryOptions memoryOptions; ///< likewise
@@ -173,6 +176,7 @@ struct FirstPassState
     /// run's tens of MB of them are one allocation in huge pages (base/huge_pages.h).
     std::vector<MemorySlot> slots;
     std::vector<LaneMemory> memory; ///< per lane, valid while its LaneFacts is sorted()
+    std::size_t slotsPerLane() const { return transfers.mbs * static_cast<std::size_t>(chunks); }
     LeadLaneFacts lead; ///< valid if lane 0 is in start order
     TimeNs t0 = 0, t1 = 0;
     bool any = false;

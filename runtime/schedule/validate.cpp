@@ -11,6 +11,7 @@
 namespace bs::runtime {
 
 namespace {
+
 using detail::LagRule;
 using detail::RankRules;
 using detail::Replay;

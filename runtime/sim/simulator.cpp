@@ -132,9 +132,10 @@ constexpr std::size_t kValidateBesideActions = 16'384;
 
 // The work that runs beside the drive, on a thread of its own started at construction: first
 // validate(schedule) (it only reads the schedule, as the drive does; one walk of the programs for
-// a legal schedule, the deadlock replay with every rule fed from it), then the analysis's first walk of the trace
-// (profiler::FirstPass), right behind the scheduler core as it writes the events, so the caller's
-// thread is left the second walk and a long trace is read from main memory once. Inline
+// a legal schedule, the deadlock replay with every rule fed from it), then the analysis's first
+// walk of the trace (profiler::FirstPass), right behind the scheduler core as it writes the
+// events, so the caller's thread is left the second walk and a long trace is read from main
+// memory once. Inline
 // validation and no first walk for a small schedule or where no thread can be started.
 //
 // Caught up with the drive, the thread sleeps (50 µs) rather than spin: a simulation should not
