@@ -20,7 +20,8 @@ FirstPassState::FirstPassState(
     transfers.mbs = static_cast<std::size_t>(std::max(0, maxMicrobatch)) + 1;
     transfers.slots = 2 * static_cast<std::size_t>(chunks); // an activation and a gradient per chunk
     const auto laneCountU = static_cast<std::size_t>(lanes);
-    assignAdvised(transfers.in, laneCountU * transfers.mbs * transfers.slots, Interval{});
+    // Not zeroed: a (lane, micro-batch)'s slots are read only up to its count.
+    transfers.in = RecycledBuffer<Interval>(laneCountU * transfers.mbs * transfers.slots);
     assignAdvised(transfers.count, laneCountU * transfers.mbs, std::uint8_t{0});
     assignAdvised(slots, laneCountU * slotsPerLane(), MemorySlot{});
     memory.reserve(laneCountU);

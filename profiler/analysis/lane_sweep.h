@@ -5,6 +5,7 @@
 // lane (the earlier design) reads the whole trace once per lane: at millions of events that is
 // the trace from main memory p times per pass, and the time per event grew ~3x from 10^5 to 10^7.
 
+#include "base/recycled_storage.h"
 #include "profiler/analysis/batch_segments.h"
 #include "profiler/analysis/lane_memory.h"
 #include "profiler/analysis/report.h"
@@ -66,8 +67,8 @@ struct Transfers
 {
     std::size_t mbs = 1;
     std::size_t slots = 2;
-    std::vector<Interval> in;        ///< [(lane · mbs + mb) · slots + k]
-    std::vector<std::uint8_t> count; ///< [lane · mbs + mb]: slots in use
+    RecycledBuffer<Interval> in; ///< [(lane · mbs + mb) · slots + k]; only count[] of them written
+    RecycledVector<std::uint8_t> count; ///< [lane · mbs + mb]: slots in use
 
     void add(std::size_t lane, std::size_t mb, Interval transfer);
     /// The transfer into (lane, mb) that started last before `start`; nullptr when none did.
@@ -174,7 +175,7 @@ struct FirstPassState
     std::vector<LaneFacts> facts;
     /// Lanes × transfers.mbs × chunks slots, lane by lane: one buffer for all lanes, so a long
     /// run's tens of MB of them are one allocation in huge pages (base/huge_pages.h).
-    std::vector<MemorySlot> slots;
+    RecycledVector<MemorySlot> slots;
     std::vector<LaneMemory> memory; ///< per lane, valid while its LaneFacts is sorted()
     std::size_t slotsPerLane() const { return transfers.mbs * static_cast<std::size_t>(chunks); }
     LeadLaneFacts lead; ///< valid if lane 0 is in start order
@@ -215,7 +216,7 @@ private:
 
     const SweepContext& m_context;
     StageReport m_report;
-    std::vector<BubbleSpan> m_spans;
+    RecycledVector<BubbleSpan> m_spans;
     std::vector<Interval> m_flush;
     bool m_flushEndsSorted = true;
     std::size_t m_window = 0; // first flush window that can still overlap a gap
