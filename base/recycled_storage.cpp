@@ -33,7 +33,8 @@ struct IdleList
     std::size_t bytes = 0;
 };
 
-// Never destroyed: a static's buffer may be given back after exit began.
+// Never destroyed: a static's buffer (a trace chunk a static snapshot holds) may be given back
+// after exit began.
 IdleList& idle()
 {
     static auto* list = [] {
@@ -96,6 +97,16 @@ std::size_t idleRecycledBytes()
     IdleList& list = idle();
     std::lock_guard lock(list.mutex);
     return list.bytes;
+}
+
+std::size_t idleRecycledBytes(std::size_t bytes)
+{
+    const std::size_t size = sizeClass(bytes);
+    IdleList& list = idle();
+    std::lock_guard lock(list.mutex);
+    return size
+        * static_cast<std::size_t>(
+            std::count_if(list.blocks.begin(), list.blocks.end(), [&](const IdleBlock& b) { return b.bytes == size; }));
 }
 
 void releaseIdleRecycledStorage()

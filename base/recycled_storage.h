@@ -6,8 +6,8 @@
 // so each call paid a kernel fault and zeroing for every page again (docs/BENCHMARKS.md, issue
 // #15). Here a freed block of at least kRecycledMinBytes goes to an idle list instead, advised free
 // (MADV_FREE, base/huge_pages.h): the kernel may take its pages back whenever it needs memory, and
-// until it does the next buffer of that size class is written into pages already mapped.
-// trace/chunk_pool.h does the same for trace chunks, which all have one size.
+// until it does the next buffer of that size class is written into pages already mapped. Trace
+// chunks (profiler/trace/trace_store.h, 10 MiB each) are recycled the same way, from the same list.
 
 #include <cstddef>
 #include <memory>
@@ -21,7 +21,9 @@ namespace bs {
 /// Smaller blocks go to the heap as usual (glibc keeps those mapped: base/heap_retention.h).
 inline constexpr std::size_t kRecycledMinBytes = std::size_t{4} << 20;
 /// At most this much idle storage is kept (size classes counted whole); more given back is freed.
-inline constexpr std::size_t kIdleRecycledBytesKept = std::size_t{512} << 20;
+/// N = 10 000 of the largest schedules in the simulator's bench: a 505 MB trace and ~200 MB of
+/// analysis tables.
+inline constexpr std::size_t kIdleRecycledBytesKept = std::size_t{1} << 30;
 
 /// Storage for `bytes` (>= kRecycledMinBytes), on a 2 MiB boundary, huge pages advised: an idle
 /// block of its size class (the power of two at or above `bytes`) if any, else new. Throws
@@ -31,6 +33,8 @@ void* takeRecycledStorage(std::size_t bytes);
 void giveBackRecycledStorage(void* storage, std::size_t bytes) noexcept;
 /// Bytes of idle storage held now (size classes counted whole).
 std::size_t idleRecycledBytes();
+/// Of those, the bytes in blocks that takeRecycledStorage(bytes) could hand out.
+std::size_t idleRecycledBytes(std::size_t bytes);
 /// Frees every idle block now.
 void releaseIdleRecycledStorage();
 

@@ -1,6 +1,6 @@
 #include "profiler/trace/trace_store.h"
 
-#include "profiler/trace/chunk_pool.h"
+#include "base/recycled_storage.h"
 
 #include <algorithm>
 #include <memory>
@@ -8,12 +8,12 @@
 namespace bs::profiler {
 
 TraceChunk::TraceChunk()
-    : m_storage(takeChunkStorage())
+    : m_storage(static_cast<std::byte*>(takeRecycledStorage(kTraceChunkBytes)))
 {}
 
 TraceChunk::~TraceChunk()
 {
-    giveBackChunkStorage(m_storage);
+    giveBackRecycledStorage(m_storage, kTraceChunkBytes);
 }
 
 TraceSnapshot::TraceSnapshot(TraceMeta meta, std::vector<std::shared_ptr<const TraceChunk>> chunks, std::size_t size,

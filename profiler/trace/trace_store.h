@@ -32,14 +32,15 @@ struct TraceMeta
 };
 
 inline constexpr std::size_t kTraceChunkSize = 1u << 18; // events per chunk (10 MiB: five huge pages)
+inline constexpr std::size_t kTraceChunkBytes = kTraceChunkSize * sizeof(TraceEvent);
 
 /// Fixed storage for kTraceChunkSize events. The storage is left untouched, so the OS maps its
 /// pages only as events are appended: a small run (the simulator under a slider) does not pay for
 /// zeroing 10 MiB it never uses. It starts on a 2 MiB boundary with huge pages advised
 /// (base/huge_pages.h): a long run's trace is hundreds of MB of fresh memory, and one fault per
 /// 2 MiB instead of per 4 KiB is most of what it costs beyond writing the events. A dropped trace's
-/// storage is kept for the next one (chunk_pool.h), so a simulation under a slider writes into
-/// pages the last one already mapped.
+/// storage is kept for the next one (base/recycled_storage.h), so a simulation under a slider
+/// writes into pages the last one already mapped.
 struct TraceChunk
 {
     TraceChunk();

@@ -1,6 +1,6 @@
 #include "profiler/trace/trace_store.h"
 
-#include "profiler/trace/chunk_pool.h"
+#include "base/recycled_storage.h"
 
 #include <gtest/gtest.h>
 
@@ -160,36 +160,38 @@ TEST(TraceStore, PublishedEventsFollowTheWriterChunkByChunk)
 }
 
 // A dropped trace's chunk storage is what the next trace writes into (no fresh pages), up to
-// kIdleChunkBytesKept of it idle, and all of it can be handed back.
+// kIdleRecycledBytesKept of it idle, and all of it can be handed back.
 TEST(TraceChunkPool, ADroppedTracesStorageIsReusedUpToTheCap)
 {
-    releaseIdleChunkStorage();
+    using bs::idleRecycledBytes;
+    bs::releaseIdleRecycledStorage();
     const TraceEvent* first = nullptr;
     {
         TraceStore store;
         store.append(event(1));
         first = &(*store.snapshot())[0];
     }
-    const std::size_t chunkBytes = kTraceChunkSize * sizeof(TraceEvent);
-    EXPECT_EQ(idleChunkBytes(), chunkBytes);
+    const std::size_t chunkBytes = kTraceChunkBytes;
+    EXPECT_EQ(idleRecycledBytes(chunkBytes), chunkBytes);
     {
         TraceStore store;
         store.append(event(2));
         EXPECT_EQ(&(*store.snapshot())[0], first); // the same storage, written again
         EXPECT_EQ((*store.snapshot())[0].microbatch, 2);
-        EXPECT_EQ(idleChunkBytes(), 0u);
+        EXPECT_EQ(idleRecycledBytes(chunkBytes), 0u);
     }
     // More chunks dropped at once than the cap keeps: the rest are freed.
-    const std::size_t keep = kIdleChunkBytesKept / chunkBytes;
+    const std::size_t keep = bs::kIdleRecycledBytesKept / chunkBytes;
     {
         std::vector<std::unique_ptr<TraceChunk>> chunks;
         for (std::size_t i = 0; i < keep + 3; ++i) {
             chunks.push_back(std::make_unique<TraceChunk>());
         }
     }
-    EXPECT_EQ(idleChunkBytes(), keep * chunkBytes);
-    releaseIdleChunkStorage();
-    EXPECT_EQ(idleChunkBytes(), 0u);
+    EXPECT_EQ(idleRecycledBytes(chunkBytes), keep * chunkBytes);
+    EXPECT_EQ(idleRecycledBytes(), keep * chunkBytes); // nothing else idle
+    bs::releaseIdleRecycledStorage();
+    EXPECT_EQ(idleRecycledBytes(), 0u);
 }
 
 } // namespace

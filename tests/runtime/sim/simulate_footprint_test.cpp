@@ -5,7 +5,7 @@
 // live heap bytes, per trace event, between a short and a long run of every schedule.
 // Its own binary: it replaces the global operator new and delete.
 
-#include "profiler/trace/chunk_pool.h"
+#include "base/recycled_storage.h"
 #include "runtime/schedule/catalogue.h"
 #include "runtime/sim/simulator.h"
 
@@ -154,9 +154,9 @@ Footprint measure(const std::string& schedule, int batches)
 {
     SimulationRequest request{{.name = schedule, .stages = 8, .microbatches = 16, .accum = 0, .batches = batches},
         CostModel::uniform(8, 1'000'000, 1'000'000, 1'000'000, 0, 100'000), 1};
-    // What the call needs, trace storage included: none of it comes from the idle chunks an
-    // earlier call left (chunk_pool.h; their reuse is what bench_simulate measures).
-    profiler::releaseIdleChunkStorage();
+    // What the call needs, trace storage included: none of it comes from the idle blocks an
+    // earlier call left (base/recycled_storage.h; their reuse is what bench_simulate measures).
+    bs::releaseIdleRecycledStorage();
     const HeapCounters before = g_heap;
     g_heap.peak = g_heap.live;
     Footprint f;
