@@ -27,8 +27,8 @@ void adviseFree(void* data, std::size_t bytes);
 inline constexpr std::size_t kHugePageAdviceMin = std::size_t{4} << 20;
 
 /// `v` with room for `n` elements, its storage advised before anything is written to it.
-template<typename T, typename A>
-void reserveAdvised(std::vector<T, A>& v, std::size_t n)
+template<typename T>
+void reserveAdvised(std::vector<T>& v, std::size_t n)
 {
     if (n > v.capacity()) {
         v.reserve(n);
@@ -39,8 +39,8 @@ void reserveAdvised(std::vector<T, A>& v, std::size_t n)
 }
 
 /// v.assign(n, value), the storage advised first when it is newly allocated.
-template<typename T, typename A>
-void assignAdvised(std::vector<T, A>& v, std::size_t n, const T& value)
+template<typename T>
+void assignAdvised(std::vector<T>& v, std::size_t n, const T& value)
 {
     if (n > v.capacity()) {
         v.clear();

@@ -26,8 +26,8 @@ inline constexpr std::size_t kRecycledMinBytes = std::size_t{4} << 20;
 inline constexpr std::size_t kIdleRecycledBytesKept = std::size_t{1} << 30;
 
 /// Storage for `bytes` (>= kRecycledMinBytes), on a 2 MiB boundary, huge pages advised: an idle
-/// block of its size class (the power of two at or above `bytes`) if any, else new. Throws
-/// std::bad_alloc.
+/// block of its size class (`bytes` rounded up to a multiple of 2 MiB and of an eighth of the power
+/// of two below it) if any, else new. Throws std::bad_alloc.
 void* takeRecycledStorage(std::size_t bytes);
 /// Storage from takeRecycledStorage(bytes), with the same `bytes`, that the caller is done with.
 void giveBackRecycledStorage(void* storage, std::size_t bytes) noexcept;

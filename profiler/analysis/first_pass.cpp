@@ -1,6 +1,5 @@
 #include "profiler/analysis/first_pass.h"
 
-#include "base/huge_pages.h"
 #include "profiler/analysis/lane_sweep.h"
 
 #include <algorithm>
@@ -22,8 +21,9 @@ FirstPassState::FirstPassState(
     const auto laneCountU = static_cast<std::size_t>(lanes);
     // Not zeroed: a (lane, micro-batch)'s slots are read only up to its count.
     transfers.in = RecycledBuffer<Interval>(laneCountU * transfers.mbs * transfers.slots);
-    assignAdvised(transfers.count, laneCountU * transfers.mbs, std::uint8_t{0});
-    assignAdvised(slots, laneCountU * slotsPerLane(), MemorySlot{});
+    // Recycled storage comes with huge pages advised (base/recycled_storage.h): plain assigns.
+    transfers.count.assign(laneCountU * transfers.mbs, std::uint8_t{0});
+    slots.assign(laneCountU * slotsPerLane(), MemorySlot{});
     memory.reserve(laneCountU);
     for (int lane = 0; lane < lanes; ++lane) {
         memory.emplace_back(

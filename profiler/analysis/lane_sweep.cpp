@@ -1,7 +1,5 @@
 #include "profiler/analysis/lane_sweep.h"
 
-#include "base/huge_pages.h"
-
 #include <algorithm>
 
 namespace bs::profiler::detail {
@@ -111,7 +109,7 @@ LaneSweep::LaneSweep(int lane, const LaneFacts& facts, const SweepContext& conte
     , m_drainFrom(facts.drainFrom(context.t0))
 {
     m_report.stage = lane;
-    reserveAdvised(m_spans, facts.count() + 2); // one gap before each event and the drain; pieces may add more
+    m_spans.reserve(facts.count() + 2); // one gap before each event and the drain; pieces may add more
     // Flush windows are disjoint and sorted by batch; when their ends are sorted too (always, for
     // a schedule that flushes), the first window that can overlap a gap only moves forward.
     m_flushEndsSorted = std::is_sorted(

@@ -174,7 +174,7 @@ struct FirstPassState
     Transfers transfers;
     std::vector<LaneFacts> facts;
     /// Lanes × transfers.mbs × chunks slots, lane by lane: one buffer for all lanes, so a long
-    /// run's tens of MB of them are one allocation in huge pages (base/huge_pages.h).
+    /// run's tens of MB of them are one allocation in huge pages (base/recycled_storage.h).
     RecycledVector<MemorySlot> slots;
     std::vector<LaneMemory> memory; ///< per lane, valid while its LaneFacts is sorted()
     std::size_t slotsPerLane() const { return transfers.mbs * static_cast<std::size_t>(chunks); }

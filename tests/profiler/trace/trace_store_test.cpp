@@ -163,8 +163,7 @@ TEST(TraceStore, PublishedEventsFollowTheWriterChunkByChunk)
 // kIdleRecycledBytesKept of it idle, and all of it can be handed back.
 TEST(TraceChunkPool, ADroppedTracesStorageIsReusedUpToTheCap)
 {
-    using bs::idleRecycledBytes;
-    bs::releaseIdleRecycledStorage();
+    releaseIdleRecycledStorage();
     const TraceEvent* first = nullptr;
     {
         TraceStore store;
@@ -181,7 +180,7 @@ TEST(TraceChunkPool, ADroppedTracesStorageIsReusedUpToTheCap)
         EXPECT_EQ(idleRecycledBytes(chunkBytes), 0u);
     }
     // More chunks dropped at once than the cap keeps: the rest are freed.
-    const std::size_t keep = bs::kIdleRecycledBytesKept / chunkBytes;
+    const std::size_t keep = kIdleRecycledBytesKept / chunkBytes;
     {
         std::vector<std::unique_ptr<TraceChunk>> chunks;
         for (std::size_t i = 0; i < keep + 3; ++i) {
@@ -190,7 +189,7 @@ TEST(TraceChunkPool, ADroppedTracesStorageIsReusedUpToTheCap)
     }
     EXPECT_EQ(idleRecycledBytes(chunkBytes), keep * chunkBytes);
     EXPECT_EQ(idleRecycledBytes(), keep * chunkBytes); // nothing else idle
-    bs::releaseIdleRecycledStorage();
+    releaseIdleRecycledStorage();
     EXPECT_EQ(idleRecycledBytes(), 0u);
 }
 
