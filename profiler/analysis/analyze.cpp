@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <exception>
 #include <optional>
+#include <system_error>
+#include <thread>
 
 namespace bs::profiler {
 
@@ -22,12 +25,64 @@ std::string_view bubbleCauseName(BubbleCause cause)
     return "unknown";
 }
 
-Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options)
+namespace {
+
+// Below this many events pass 2's walk (~5 ns an event) costs too little to split: a thread
+// started and joined costs 15-50 µs (the tuner's and Suggest's many small analyses stay on one).
+constexpr std::size_t kSweepInTwoEvents = 32'768;
+
+// Where pass 2 splits its walk of a trace of `events` events in two (0: it does not): the resume
+// point of pass 1 nearest the middle. A lane is swept from a running state that a resume point
+// restores (LaneSweep::resumeAt()), so both halves are walked at once, on two threads: on the
+// simulator's path this walk follows the drive, when the thread that took pass 1 beside the
+// drive is done, and it was the caller's alone.
+std::size_t splitPoint(std::size_t events, const detail::FirstPassState& first)
 {
-    return analyze(trace, options, nullptr);
+    const std::size_t points = first.resumePointCount();
+    if (events < kSweepInTwoEvents || points == 0) {
+        return 0;
+    }
+    constexpr std::size_t stride = detail::FirstPassState::kResumeStride;
+    return std::clamp<std::size_t>(events / 2 / stride, 1, points) * stride;
 }
 
-Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options, FirstPass* firstPass)
+// Runs `here` on this thread and `there` on a thread of its own, both to the end, and throws
+// what either threw (out of memory, say) as one thread would. Both run here, one after the other,
+// where no thread can be started.
+template<typename Here, typename There>
+void inTwo(Here&& here, There&& there)
+{
+    std::exception_ptr failed;
+    std::thread beside;
+    try {
+        beside = std::thread([&] {
+            try {
+                there();
+            } catch (...) {
+                failed = std::current_exception();
+            }
+        });
+    } catch (const std::system_error&) {
+        here();
+        there();
+        return;
+    }
+    try {
+        here();
+    } catch (...) {
+        beside.join(); // `there` still reads what `here` would unwind
+        throw;
+    }
+    beside.join();
+    if (failed) {
+        std::rethrow_exception(failed);
+    }
+}
+
+// analyze()'s body: `passed` the first walk taken as the trace was written (null: none), `mayThread`
+// whether the second walk may be split over two threads.
+Report analyzeWith(
+    const TraceSnapshot& trace, const AnalysisOptions& options, detail::FirstPassState* passed, bool mayThread)
 {
     // Sizes from the trace's extent, which the store keeps as events are appended (a walk of
     // the events here was a third read of a long trace from main memory).
@@ -48,8 +103,8 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options, First
     // span, each lane's facts, the transfers.
     std::optional<detail::FirstPassState> own;
     detail::FirstPassState* first = nullptr;
-    if (firstPass && firstPass->m_state && firstPass->m_state->matches(options, stages, maxMb, chunks, trace.size())) {
-        first = firstPass->m_state.get();
+    if (passed && passed->matches(options, stages, maxMb, chunks, trace.size())) {
+        first = passed;
     } else {
         own.emplace(options, stages, maxMb, chunks);
         trace.forEach([&](const TraceEvent& e) { own->add(e); });
@@ -95,16 +150,45 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options, First
 
     // Pass 2, one more walk: every lane's gaps. Pass 1 tracked the memory and lag of the lanes
     // in start order; the others' are tracked here, from their sorted index, over fresh slots.
-    std::vector<detail::LaneSweep> sweeps;
-    sweeps.reserve(lanes);
-    for (std::size_t s = 0; s < lanes; ++s) {
-        sweeps.emplace_back(static_cast<int>(s), facts[s], context);
-    }
-    trace.forEach([&](const TraceEvent& e) {
-        if (detail::isAnalysed(e) && facts[e.stage].sorted()) {
-            sweeps[e.stage].add(e);
+    // A long trace's walk is split in two at a resume point of pass 1 (splitPoint()): `sweeps`
+    // take the events before it, on a second thread, `later` those after, on this one (the events
+    // a producer wrote last, likeliest still in this core's cache: the split the other way round
+    // took a third longer here).
+    const std::size_t split = mayThread ? splitPoint(trace.size(), *first) : 0;
+    const auto eventsBefore = [&](std::size_t s) {
+        if (split == 0 || !facts[s].sorted()) {
+            return facts[s].count();
         }
-    });
+        return first->resumePoint(split / detail::FirstPassState::kResumeStride - 1, s).events;
+    };
+    std::vector<detail::LaneSweep> sweeps, later;
+    sweeps.reserve(lanes);
+    later.reserve(split == 0 ? 0 : lanes);
+    for (std::size_t s = 0; s < lanes; ++s) {
+        const std::size_t before = eventsBefore(s);
+        sweeps.emplace_back(static_cast<int>(s), facts[s], context, before);
+        if (split != 0) {
+            later.emplace_back(static_cast<int>(s), facts[s], context, facts[s].count() - before);
+            if (before > 0 && facts[s].sorted()) {
+                later.back().resumeAt(first->resumePoint(split / detail::FirstPassState::kResumeStride - 1, s).cursor);
+            }
+        }
+    }
+    const auto sweepSorted = [&](std::vector<detail::LaneSweep>& into, std::size_t from, std::size_t to) {
+        trace.forEachIn(from, to, [&](const TraceEvent& e) {
+            if (detail::isAnalysed(e) && facts[e.stage].sorted()) {
+                into[e.stage].add(e);
+            }
+        });
+    };
+    if (split == 0) {
+        sweepSorted(sweeps, 0, trace.size());
+    } else {
+        inTwo([&] { sweepSorted(later, split, trace.size()); }, [&] { sweepSorted(sweeps, 0, split); });
+        for (std::size_t s = 0; s < lanes; ++s) {
+            sweeps[s].takeOver(std::move(later[s]));
+        }
+    }
     for (std::size_t s = 0; s < lanes; ++s) {
         if (facts[s].sorted()) {
             continue;
@@ -156,6 +240,23 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options, First
         report.steadyBubbleFraction = 1.0 - static_cast<double>(steadyBusy) / steadyCapacity;
     }
     return report;
+}
+
+} // namespace
+
+Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options)
+{
+    return analyzeWith(trace, options, nullptr, true);
+}
+
+Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options, FirstPass* firstPass)
+{
+    return analyzeWith(trace, options, firstPass ? firstPass->m_state.get() : nullptr, true);
+}
+
+Report analyzeOnOneThread(const TraceSnapshot& trace, const AnalysisOptions& options)
+{
+    return analyzeWith(trace, options, nullptr, false);
 }
 
 } // namespace bs::profiler

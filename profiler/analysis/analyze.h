@@ -20,4 +20,9 @@ class FirstPass;
 /// null, or one that does not match this trace and these options, and it is taken here.
 Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options, FirstPass* firstPass);
 
+/// The same report with every walk on the calling thread (analyze() walks a long trace's second
+/// pass in two halves at once, the first on a thread it starts): for a caller that must not start
+/// threads, and the reference the split walk is tested against.
+Report analyzeOnOneThread(const TraceSnapshot& trace, const AnalysisOptions& options);
+
 } // namespace bs::profiler

@@ -39,6 +39,13 @@ LaneMemory& FirstPassState::restartMemory(std::size_t lane)
     return memory[lane];
 }
 
+void FirstPassState::markResumePoint()
+{
+    for (const LaneFacts& lane : facts) {
+        resumePoints.push_back({lane.count(), lane.lastEnd()});
+    }
+}
+
 bool FirstPassState::matches(
     const AnalysisOptions& options, int laneCount, std::int32_t maxMicrobatch, int chunkCount, std::size_t events) const
 {

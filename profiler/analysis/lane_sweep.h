@@ -83,6 +83,8 @@ public:
     void add(const TraceEvent& e, const BatchSegments& batches);
 
     std::size_t count() const { return m_count; }
+    /// The latest end of its events so far (pass 2's cursor after them).
+    TimeNs lastEnd() const { return m_lastEnd; }
     /// Whether the trace holds this lane's events in start order (producers append them so;
     /// pass 2 sorts the lanes that are not).
     bool sorted() const { return m_sorted; }
@@ -101,6 +103,7 @@ private:
     std::size_t m_count = 0;
     bool m_sorted = true;
     TimeNs m_lastStart = 0;
+    TimeNs m_lastEnd = 0;
     bool m_anyForward = false;
     TimeNs m_lastForwardEnd = 0;
     std::map<int, Span> m_forwardSpan; // batch -> its forwards on this lane
@@ -128,9 +131,22 @@ struct FirstPassState
 {
     FirstPassState(const AnalysisOptions& options, int lanes, std::int32_t maxMicrobatch, int chunks);
 
+    /// Every this many events, each lane's count and latest end so far (ResumePoint): where
+    /// pass 2 can take up a lane in the middle of the trace (analyze() walks a long trace's two
+    /// halves at once).
+    static constexpr std::size_t kResumeStride = 8192;
+    struct ResumePoint
+    {
+        std::size_t events = 0; ///< the lane's analysed events before it
+        TimeNs cursor = 0; ///< their latest end
+    };
+
     /// `e` is the trace's next event in append order.
     void add(const TraceEvent& e)
     {
+        if (seen % kResumeStride == 0 && seen > 0) [[unlikely]] {
+            markResumePoint();
+        }
         ++seen;
         if (isAnalysed(e)) {
             // An update's micro-batch is its index, which has no slot.
@@ -166,6 +182,15 @@ struct FirstPassState
     /// Tracks `lane`'s memory and lag afresh, over zeroed slots (pass 2, for a lane found out of
     /// start order: what add() tracked of it is discarded).
     LaneMemory& restartMemory(std::size_t lane);
+    /// Lane `lane` at event (k + 1) · kResumeStride of the trace.
+    const ResumePoint& resumePoint(std::size_t k, std::size_t lane) const
+    {
+        return resumePoints[k * static_cast<std::size_t>(lanes) + lane];
+    }
+    std::size_t resumePointCount() const
+    {
+        return lanes > 0 ? resumePoints.size() / static_cast<std::size_t>(lanes) : 0;
+    }
 
     BatchSegments batches; ///< of the options it was made for
     MemoryOptions memoryOptions; ///< likewise
@@ -183,6 +208,10 @@ struct FirstPassState
     bool any = false;
     std::size_t seen = 0;
     bool fits = true; ///< every event within the sizes it was made for
+    std::vector<ResumePoint> resumePoints; ///< lanes of them per kResumeStride events
+
+private:
+    void markResumePoint();
 };
 
 /// What every lane's sweep shares.
@@ -198,7 +227,16 @@ struct SweepContext
 class LaneSweep
 {
 public:
-    LaneSweep(int lane, const LaneFacts& facts, const SweepContext& context);
+    /// Room for the idle spans before `events` of the lane's events (its count(): the whole lane).
+    LaneSweep(int lane, const LaneFacts& facts, const SweepContext& context, std::size_t events);
+
+    /// Takes the lane up after the events a ResumePoint counts (at least one), whose latest end
+    /// was `cursor`: the spans and sums from here on, which takeOver() then joins to the sweep of
+    /// the events before.
+    void resumeAt(TimeNs cursor);
+    /// Joins `later` (resumeAt() this lane's next event, or never started) to this sweep of the
+    /// events before it: as if this sweep had been fed them all.
+    void takeOver(LaneSweep&& later);
 
     /// `e` is the lane's next compute event in start order.
     void add(const TraceEvent& e);
@@ -206,7 +244,7 @@ public:
     /// spans are appended to `bubbles` in time order.
     StageReport finish(TimeNs makespan, std::vector<BubbleSpan>& bubbles, const LaneMemory& memory);
     /// Idle spans so far (finish() adds at most one).
-    std::size_t spanCount() const { return m_spans.size(); }
+    std::size_t spanCount() const { return m_earlierSpans.size() + m_spans.size(); }
     /// Busy time inside the steady window.
     TimeNs steadyBusy() const { return m_steadyBusy; }
 
@@ -216,7 +254,8 @@ private:
 
     const SweepContext& m_context;
     StageReport m_report;
-    RecycledVector<BubbleSpan> m_spans;
+    RecycledVector<BubbleSpan> m_earlierSpans; // after takeOver(): this sweep's own, before m_spans
+    RecycledVector<BubbleSpan> m_spans; // the spans emit() adds to
     std::vector<Interval> m_flush;
     bool m_flushEndsSorted = true;
     std::size_t m_window = 0; // first flush window that can still overlap a gap

@@ -103,6 +103,21 @@ public:
         }
     }
 
+    /// Calls f(event) for the events [from, to) (to <= size()) in append order.
+    template<typename F>
+    void forEachIn(std::size_t from, std::size_t to, F&& f) const
+    {
+        while (from < to) {
+            const TraceEvent* events = m_chunks[from / kTraceChunkSize]->events();
+            const std::size_t first = from % kTraceChunkSize;
+            const std::size_t n = std::min(to - from, kTraceChunkSize - first);
+            for (std::size_t i = first; i < first + n; ++i) {
+                f(events[i]);
+            }
+            from += n;
+        }
+    }
+
     /// Latest end time over all events (0 when empty).
     TimeNs endTime() const;
     std::vector<TraceEvent> toVector() const;
