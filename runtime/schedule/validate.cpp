@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <vector>
 
 namespace bs::runtime {
 
@@ -218,17 +219,14 @@ Status checkIndices(const Schedule& schedule)
     if (Status placed = checkStagePlacement(schedule); !placed) {
         return placed;
     }
+    std::vector<int> rankOf(static_cast<std::size_t>(stages));
+    for (int stage = 0; stage < stages; ++stage) {
+        rankOf[static_cast<std::size_t>(stage)] = schedule.rankOf(stage);
+    }
     for (int r = 0; r < schedule.ranks(); ++r) {
         const auto& program = schedule.programs[static_cast<std::size_t>(r)];
         for (std::size_t step = 0; step < program.size(); ++step) {
-            const Action& a = program[step];
-            const auto onRank = [&](int stage) { return stage >= 0 && stage < stages && schedule.rankOf(stage) == r; };
-            const auto inRange = [&](int mb) { return mb >= 0 && mb < total; };
-            const bool fits = a.kind == ActionKind::Update
-                ? onRank(a.stage)
-                : (onRank(a.stage) && inRange(a.microbatch)
-                    && (!a.isOverlap() || (onRank(a.pairStage) && inRange(a.pairMicrobatch))));
-            if (!fits) {
+            if (const Action& a = program[step]; !indicesFit(a, r, rankOf.data(), stages, total)) {
                 return makeError(ErrorCode::InvalidArgument,
                     "rank " + std::to_string(r) + ", step " + std::to_string(step) + " (" + toString(a)
                         + ") names a stage this rank does not hold or a micro-batch outside 0.."

@@ -1,7 +1,9 @@
 #include "runtime/sim/scheduler_core.h"
 
 #include "base/huge_pages.h"
+#include "runtime/schedule/validate.h"
 #include "runtime/sim/cost_model_executor.h"
+#include "runtime/sim/periodic_replay.h"
 
 #include <limits>
 
@@ -59,30 +61,7 @@ Error atAction(Error error, const Action& action)
 
 namespace {
 
-constexpr TimeNs kNotYet = std::numeric_limits<TimeNs>::max();
-
-// Arrival times of the tensors that cross stages: activations (after F) and gradients (after B/I).
-class Arrivals
-{
-public:
-    Arrivals(int stages, int microbatches)
-        : m_mbs(static_cast<std::size_t>(microbatches))
-    {
-        assignAdvised(m_activation, static_cast<std::size_t>(stages) * m_mbs, kNotYet);
-        assignAdvised(m_gradient, static_cast<std::size_t>(stages) * m_mbs, kNotYet);
-    }
-    TimeNs& activation(int toStage, int mb) { return m_activation[index(toStage, mb)]; }
-    TimeNs& gradient(int toStage, int mb) { return m_gradient[index(toStage, mb)]; }
-
-private:
-    std::size_t index(int stage, int mb) const
-    {
-        return static_cast<std::size_t>(stage) * m_mbs + static_cast<std::size_t>(mb);
-    }
-    std::size_t m_mbs;
-    std::vector<TimeNs> m_activation; // [stage s] = when F(s−1, mb)'s output reaches stage s
-    std::vector<TimeNs> m_gradient;   // [stage s] = when B/I(s+1, mb)'s gradient reaches stage s
-};
+using detail::kNotYet;
 
 class Driver
 {
@@ -94,10 +73,8 @@ public:
         , m_options(options)
         , m_ranks(schedule.ranks())
         , m_stages(schedule.stages())
-        , m_arrivals(m_stages, schedule.totalMicrobatches())
-        , m_clock(static_cast<std::size_t>(m_ranks), 0)
-        , m_pc(static_cast<std::size_t>(m_ranks), 0)
-        , m_version(static_cast<std::size_t>(m_stages), 0)
+        , m_total(schedule.totalMicrobatches())
+        , m_state(m_ranks, m_stages, schedule.totalMicrobatches())
         , m_chunkOf(chunkOfStage(schedule))
         , m_onePerRank(schedule.onePerRank())
         , m_costModel(dynamic_cast<const CostModelExecutor*>(&executor))
@@ -105,13 +82,17 @@ public:
         , m_microbatchOffset(options.microbatchOffset)
         , m_appendBatch(options.appendBatch)
         , m_hasOnAction(static_cast<bool>(options.onAction))
+        // Replayed only where nothing watches action by action and each duration is a formula.
+        , m_replay(schedule,
+              m_appendBatch > 1 && !m_hasOnAction && !options.stop && !options.cut && m_costModel
+                  && m_costModel->stateless())
     {
         m_rankOf.resize(static_cast<std::size_t>(m_stages));
         for (int s = 0; s < m_stages; ++s) {
             m_rankOf[static_cast<std::size_t>(s)] = schedule.rankOf(s);
         }
-        if (options.initialVersions.size() == m_version.size()) {
-            m_version = options.initialVersions;
+        if (options.initialVersions.size() == m_state.version.size()) {
+            m_state.version = options.initialVersions;
         }
     }
 
@@ -127,9 +108,8 @@ private:
     {
         DriveStats stats;
         const std::size_t total = m_schedule.actionCount();
-        m_ready.resize(static_cast<std::size_t>(m_ranks));
         for (int r = 0; r < m_ranks; ++r) {
-            m_ready[static_cast<std::size_t>(r)] = readyTime(r);
+            m_state.ready[static_cast<std::size_t>(r)] = readyTime(r);
         }
         while (stats.actions + m_skipped < total) {
             if (m_options.stop && m_options.stop->load(std::memory_order_relaxed)) {
@@ -151,19 +131,26 @@ private:
                 return m_error;
             }
             // Only the acting rank and the ranks it sent to can have a new ready time.
-            m_ready[static_cast<std::size_t>(rank)] = readyTime(rank);
+            m_state.ready[static_cast<std::size_t>(rank)] = readyTime(rank);
             for (int i = 0; i < m_sentCount; ++i) {
                 const int to = m_sentTo[i];
                 if (to != rank) {
-                    m_ready[static_cast<std::size_t>(to)] = readyTime(to);
+                    m_state.ready[static_cast<std::size_t>(to)] = readyTime(to);
                 }
             }
             ++stats.actions;
+            if (stats.actions == m_replay.nextMark()) [[unlikely]] {
+                const std::size_t replayed = m_replay.mark(
+                    m_state, [this]() -> profiler::TraceEvent& { return nextSlot(); },
+                    [this](const profiler::TraceEvent& e) { publish(e); });
+                stats.actions += replayed;
+                stats.replayed += replayed;
+            }
         }
-        for (TimeNs clock : m_clock) {
+        for (TimeNs clock : m_state.clock) {
             stats.makespan = std::max(stats.makespan, clock);
         }
-        stats.finalVersions = m_version;
+        stats.finalVersions = m_state.version;
         if (m_limit != kNoLimit && m_limit < m_schedule.totalMicrobatches()) {
             stats.cutAt = m_limit;
         }
@@ -177,7 +164,7 @@ private:
     // compare-and-moves, the longest path of the whole loop.
     std::pair<int, TimeNs> earliestReady() const
     {
-        const TimeNs* ready = m_ready.data();
+        const TimeNs* ready = m_state.ready.data();
         int evenRank = -1;
         int oddRank = -1;
         TimeNs even = kNotYet;
@@ -243,9 +230,9 @@ private:
     void fixCut()
     {
         const int every = m_options.cutEvery;
-        m_limit = (m_started + every - 1) / every * every;
+        m_limit = (m_state.started + every - 1) / every * every;
         for (int r = 0; r < m_ranks; ++r) {
-            m_ready[static_cast<std::size_t>(r)] = readyTime(r);
+            m_state.ready[static_cast<std::size_t>(r)] = readyTime(r);
         }
     }
 
@@ -259,8 +246,8 @@ private:
     TimeNs inputArrival(const Action& a)
     {
         if (const int from = senderOf(a, m_stages); from >= 0) {
-            return from < a.stage ? m_arrivals.activation(a.stage, a.microbatch)
-                                  : m_arrivals.gradient(a.stage, a.microbatch);
+            return from < a.stage ? m_state.arrivals.activation(a.stage, a.microbatch)
+                                  : m_state.arrivals.gradient(a.stage, a.microbatch);
         }
         return 0;
     }
@@ -269,7 +256,7 @@ private:
     TimeNs readyTime(int r)
     {
         const auto& program = m_schedule.programs[static_cast<std::size_t>(r)];
-        auto& pcRef = m_pc[static_cast<std::size_t>(r)];
+        auto& pcRef = m_state.pc[static_cast<std::size_t>(r)];
         while (m_limit != kNoLimit && pcRef < program.size() && beyondCut(program[pcRef])) {
             ++pcRef;
             ++m_skipped;
@@ -279,10 +266,18 @@ private:
             return kNotYet;
         }
         const Action& a = program[pc];
+        // Checked here, as each action comes up, rather than in a walk of the programs of its own
+        // before the drive: a misfit blocks its rank, so nothing indexes by it, and the drive
+        // then ends as a deadlock would, naming it (deadlock()). The replay checks the actions it
+        // skips (PeriodicReplay).
+        if (!indicesFit(a, r, m_rankOf.data(), m_stages, m_total)) [[unlikely]] {
+            m_misfit = true;
+            return kNotYet;
+        }
         TimeNs input = a.isOverlap() ? std::max(inputArrival(a.forwardHalf()), inputArrival(a.backwardHalf()))
                                      : inputArrival(a);
         // Same-stage dependencies (F before B, I before W) hold by program order (validated).
-        return input == kNotYet ? kNotYet : std::max(m_clock[static_cast<std::size_t>(r)], input);
+        return input == kNotYet ? kNotYet : std::max(m_state.clock[static_cast<std::size_t>(r)], input);
     }
 
     // False when the executor failed (m_error says how): a Status per action cost more than most
@@ -290,7 +285,7 @@ private:
     bool perform(int r, TimeNs start)
     {
         const auto ru = static_cast<std::size_t>(r);
-        const Action& scheduled = m_schedule.programs[ru][m_pc[ru]];
+        const Action& scheduled = m_schedule.programs[ru][m_state.pc[ru]];
         if (scheduled.kind == ActionKind::Update && scheduled.lastMb >= m_limit) [[unlikely]] {
             Action clipped = scheduled;
             clipped.lastMb = m_limit - 1; // straddles the cut: apply the micro-batches before it
@@ -303,7 +298,7 @@ private:
     {
         const auto ru = static_cast<std::size_t>(r);
         if (a.kind == ActionKind::Forward || a.isOverlap()) {
-            m_started = std::max(m_started, a.microbatch + 1);
+            m_state.started = std::max(m_state.started, a.microbatch + 1);
         }
         // The simulator's executor directly (a formula; see CostModelExecutor::model), others and
         // its errors through the interface.
@@ -326,8 +321,8 @@ private:
         } else {
             record(a, start, end, outcome.bytes, outcome.sendBytes, end);
         }
-        m_clock[ru] = end;
-        ++m_pc[ru];
+        m_state.clock[ru] = end;
+        ++m_state.pc[ru];
         return true;
     }
 
@@ -344,7 +339,7 @@ private:
         event.end = m_timeOrigin + end;
         event.bytes = bytes;
         event.microbatch = isUpdate ? a.microbatch : a.microbatch + m_microbatchOffset;
-        event.version = m_version[su];
+        event.version = m_state.version[su];
         event.stage = static_cast<std::uint16_t>(m_rankOf[su]);
         event.kind = toEventKind(a.kind);
         event.lane = profiler::Lane::Compute;
@@ -352,9 +347,12 @@ private:
             : m_onePerRank   ? std::uint16_t{0}
                              : static_cast<std::uint16_t>(m_chunkOf[su]);
         if (isUpdate) {
-            ++m_version[su];
+            ++m_state.version[su];
         }
         publish(event);
+        if (m_replay.recording()) [[unlikely]] {
+            m_replay.record(event);
+        }
         if (!m_hasOnAction) {
             sendOutput(a, doneAt, sendBytes);
             return;
@@ -369,7 +367,8 @@ private:
     {
         if (const int to = receiverOf(a, m_stages); to >= 0) {
             const TimeNs arrival = send(a.stage, to, a.microbatch, doneAt, sendBytes);
-            (to > a.stage ? m_arrivals.activation(to, a.microbatch) : m_arrivals.gradient(to, a.microbatch)) = arrival;
+            (to > a.stage ? m_state.arrivals.activation(to, a.microbatch)
+                          : m_state.arrivals.gradient(to, a.microbatch)) = arrival;
             m_sentTo[m_sentCount++] = m_rankOf[static_cast<std::size_t>(to)];
         }
     }
@@ -390,22 +389,30 @@ private:
             event.end = m_timeOrigin + at + comm;
             event.bytes = bytes;
             event.microbatch = mb + m_microbatchOffset;
-            event.version = m_version[static_cast<std::size_t>(from)];
+            event.version = m_state.version[static_cast<std::size_t>(from)];
             event.stage = static_cast<std::uint16_t>(fromRank);
             event.kind = profiler::EventKind::Send;
             event.lane = profiler::Lane::Comm;
             event.aux = static_cast<std::uint16_t>(toRank);
             publish(event);
+            if (m_replay.recording()) [[unlikely]] {
+                m_replay.record(event);
+            }
         }
         return at + comm;
     }
 
     Error deadlock() const
     {
+        if (m_misfit) {
+            if (Status indices = checkIndices(m_schedule); !indices) {
+                return indices.error(); // the first misfit in rank order, named
+            }
+        }
         std::string blocked;
         for (int r = 0; r < m_ranks; ++r) {
             const auto& program = m_schedule.programs[static_cast<std::size_t>(r)];
-            const auto pc = m_pc[static_cast<std::size_t>(r)];
+            const auto pc = m_state.pc[static_cast<std::size_t>(r)];
             if (pc < program.size()) {
                 blocked += (blocked.empty() ? "" : ", ") + toString(program[pc]);
             }
@@ -420,12 +427,12 @@ private:
     const DriveOptions& m_options;
     int m_ranks;
     int m_stages;
-    Arrivals m_arrivals;
-    std::vector<TimeNs> m_clock;     // per rank
-    std::vector<std::size_t> m_pc;   // per rank
-    std::vector<int> m_version;      // per stage: each stage (chunk) has its own weights
-    std::vector<int> m_chunkOf;      // per stage: its index among its rank's stages
-    std::vector<TimeNs> m_ready;     // cached readyTime() per rank
+    int m_total; // micro-batches
+    bool m_misfit = false; // an action named a stage or micro-batch out of bounds (indicesFit())
+    // Clocks, program counters and cached ready times per rank, weight versions per stage (each
+    // stage, or chunk, has its own weights), the arrivals.
+    detail::DriveState m_state;
+    std::vector<int> m_chunkOf; // per stage: its index among its rank's stages
     int m_sentTo[2] = {};            // ranks the last action sent to: one, or two for an F&B pair
     int m_sentCount = 0;
     std::vector<int> m_rankOf;       // per stage: Schedule::rankOf, as a table
@@ -444,9 +451,9 @@ private:
     std::size_t m_room = 0;
     std::size_t m_written = 0;
     profiler::TraceEvent m_staging; // DriveOptions::appendBatch <= 1: the event being built
-    int m_started = 0;        // 1 + the highest micro-batch forwarded so far
     int m_limit = kNoLimit;   // the cut boundary once fixed: micro-batches >= it are skipped
     std::size_t m_skipped = 0;
+    detail::PeriodicReplay m_replay; // after m_costModel and the options it is made from
 };
 
 } // namespace
@@ -456,6 +463,11 @@ Result<DriveStats> drive(const Schedule& schedule, ActionExecutor& executor, pro
 {
     if (schedule.programs.empty()) {
         return makeError(ErrorCode::InvalidArgument, "schedule has no stages");
+    }
+    for (int stage = 0; stage < schedule.stages(); ++stage) {
+        if (schedule.rankOf(stage) < 0 || schedule.rankOf(stage) >= schedule.ranks()) {
+            return checkIndices(schedule).error(); // a placement onto a rank that is not there
+        }
     }
     return Driver(schedule, executor, store, options).run();
 }

@@ -319,9 +319,10 @@ private:
     std::thread m_thread;
 };
 
-// The simulation of `schedule` (which the caller keeps): drive and analyse. The schedule must
-// pass checkIndices(): the scheduler core indexes by stage and micro-batch. `beside`, when given,
-// takes the analysis's first walk as the drive writes the trace.
+// The simulation of `schedule` (which the caller keeps): drive and analyse. The scheduler core
+// checks each action's stage and micro-batch before it indexes by them (an action that names
+// one out of bounds ends the drive with checkIndices()'s error). `beside`, when given, takes the
+// analysis's first walk as the drive writes the trace.
 Result<SimulationResult> simulateOn(
     const Schedule& schedule, CostModel input, int microBatchSize, BesideTheDrive* beside = nullptr)
 {
@@ -376,9 +377,6 @@ Result<SimulationResult> simulateOn(
 
 Result<SimulationResult> simulateSchedule(Schedule schedule, CostModel costs, int microBatchSize)
 {
-    if (auto status = checkIndices(schedule); !status) {
-        return status.error();
-    }
     auto result = simulateOn(schedule, std::move(costs), microBatchSize);
     if (result) {
         result->schedule = std::move(schedule);
@@ -393,21 +391,14 @@ namespace {
 Result<SimulationResult> simulateGenerated(Schedule schedule, CostModel costs, int microBatchSize)
 {
     Result<SimulationResult> result = makeError(ErrorCode::Internal, "not simulated");
-    Status indices = ok();
     {
         BesideTheDrive validation(schedule);
-        // The index check first (one cheap walk): the scheduler core may not run on a schedule
-        // whose actions name stages or micro-batches it has no slot for.
-        indices = checkIndices(schedule);
-        if (indices) {
-            result = simulateOn(schedule, std::move(costs), microBatchSize, &validation);
-        }
+        result = simulateOn(schedule, std::move(costs), microBatchSize, &validation);
+        // validate() rejects whatever the scheduler core found out of bounds, so no misfit's
+        // error is returned unexplained.
         if (const Status& valid = validation.verdict(); !valid) {
             return generatedScheduleInvalid(schedule, valid.error());
         }
-    }
-    if (!indices) {
-        return generatedScheduleInvalid(schedule, indices.error());
     }
     if (result) {
         result->schedule = std::move(schedule);

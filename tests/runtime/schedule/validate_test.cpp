@@ -65,7 +65,7 @@ TEST(Validate, MultiStageRanksHoldOnlyTheirStagesWithinTheirBound)
     EXPECT_EQ(v->rankOfStage, (std::vector<int>{0, 1, 2, 2, 1, 0}));
 }
 
-// checkIndices() guards what the scheduler core indexes by (simulate() runs it before driving, with
+// checkIndices() guards what the scheduler core indexes by (it asks each action as it comes, with
 // validate() beside): stages of the action's own rank, micro-batches that exist, both halves of
 // an overlapped pair. Every schedule validate() accepts passes it.
 TEST(Validate, IndexCheckRefusesWhatTheSchedulerCoreCouldNotIndex)

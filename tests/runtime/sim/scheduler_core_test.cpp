@@ -93,6 +93,52 @@ TEST(SchedulerCore, ReportsDeadlockInsteadOfSpinning)
     EXPECT_NE(stats.error().context.find("0B0"), std::string::npos) << stats.error().context;
 }
 
+// The scheduler core checks each action's stage and micro-batch before it indexes by them (no
+// walk of the programs first): a schedule that names one out of bounds, on any rank and at any
+// step, ends the drive with checkIndices()'s error for it, after the actions that could run (the
+// sanitizer builds would catch an access out of bounds on the way).
+TEST(SchedulerCore, RefusesActionsNamingStagesOrMicrobatchesOutOfBounds)
+{
+    const auto legal = [] {
+        Schedule s;
+        s.params = {.name = "custom", .stages = 2, .microbatches = 2};
+        s.programs = {{forward(0, 0), forward(0, 1), backward(0, 0), backward(0, 1), update(0, 0, 0, 1)},
+            {forward(1, 0), backward(1, 0), forward(1, 1), backward(1, 1), update(1, 0, 0, 1)}};
+        return s;
+    };
+    CostModelExecutor executor(CostModel::uniform(2, kF, kF, kF));
+    {
+        profiler::TraceStore store;
+        ASSERT_TRUE(drive(legal(), executor, store));
+    }
+    const auto refused = [&](const Schedule& s, const std::string& fragment, std::size_t eventsBefore) {
+        profiler::TraceStore store;
+        auto stats = drive(s, executor, store);
+        ASSERT_FALSE(stats) << fragment;
+        EXPECT_EQ(stats.error().code, ErrorCode::InvalidArgument);
+        EXPECT_NE(stats.error().message.find(fragment), std::string::npos) << stats.error().message;
+        EXPECT_EQ(store.size(), eventsBefore) << fragment;
+    };
+    Schedule pastTheEnd = legal();
+    pastTheEnd.programs[1][2] = forward(1, 2); // m = 2: micro-batches 0..1
+    refused(pastTheEnd, "rank 1, step 2 (1F2) names a stage this rank does not hold or a micro-batch outside 0..1", 5);
+    Schedule negative = legal();
+    negative.programs[0][0] = forward(0, -1);
+    refused(negative, "rank 0, step 0", 0);
+    Schedule otherRank = legal();
+    otherRank.programs[0][1] = forward(1, 1); // stage 1 is rank 1's
+    refused(otherRank, "rank 0, step 1", 3);
+    Schedule stageBeyond = legal();
+    stageBeyond.programs[1][4] = update(7, 0, 0, 1);
+    refused(stageBeyond, "rank 1, step 4", 9);
+    Schedule pairHalf = legal();
+    pairHalf.programs[0][2] = overlapForwardBackward(0, 0, 0, 7);
+    refused(pairHalf, "rank 0, step 2", 7);
+    Schedule placedNowhere = legal();
+    placedNowhere.rankOfStage = {0, 5};
+    refused(placedNowhere, "placed on rank 5", 0);
+}
+
 // An executor whose action fails: the error reaches the caller with the action named.
 class FailingExecutor final : public ActionExecutor
 {

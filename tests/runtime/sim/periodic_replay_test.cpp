@@ -1,0 +1,189 @@
+// The scheduler core replays a drive's steady state (periodic_replay.h): once its state after a
+// batch of actions is the one a batch earlier moved by a period, it writes the repeated batches as
+// moved copies instead of performing them. The trace must be the one the drive writes action by
+// action (appendBatch 1: never replayed), event for event and field for field, for every schedule
+// of the catalogue, placements, cost models with and without comm, uneven stages, an overlapped
+// pair's own cost, continued runs (time origin, micro-batch offset, initial versions); and the
+// replay must take place where the programs repeat, or this test would not see it.
+
+#include "runtime/schedule/catalogue.h"
+#include "runtime/sim/cost_model_executor.h"
+#include "runtime/sim/scheduler_core.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace bs::runtime {
+namespace {
+
+struct Driven
+{
+    std::string outcome;
+    DriveStats stats;
+    std::vector<profiler::TraceEvent> events;
+};
+
+Driven driveWith(const Schedule& schedule, const CostModel& costs, std::size_t appendBatch, DriveOptions options = {})
+{
+    CostModelExecutor executor(costs);
+    profiler::TraceStore store;
+    options.appendBatch = appendBatch;
+    auto stats = drive(schedule, executor, store, options);
+    Driven out;
+    out.outcome = stats ? "ok" : stats.error().describe();
+    if (stats) {
+        out.stats = *stats;
+    }
+    out.events = store.snapshot()->toVector();
+    return out;
+}
+
+void expectSameTrace(const Driven& replayed, const Driven& stepped)
+{
+    ASSERT_EQ(replayed.outcome, stepped.outcome);
+    EXPECT_EQ(replayed.stats.makespan, stepped.stats.makespan);
+    EXPECT_EQ(replayed.stats.actions, stepped.stats.actions);
+    EXPECT_EQ(replayed.stats.finalVersions, stepped.stats.finalVersions);
+    ASSERT_EQ(replayed.events.size(), stepped.events.size());
+    for (std::size_t i = 0; i < replayed.events.size(); ++i) {
+        const auto& x = replayed.events[i];
+        const auto& y = stepped.events[i];
+        ASSERT_TRUE(x.start == y.start && x.end == y.end && x.stage == y.stage && x.kind == y.kind && x.lane == y.lane
+            && x.microbatch == y.microbatch && x.version == y.version && x.aux == y.aux && x.bytes == y.bytes)
+            << "event " << i << " of " << replayed.events.size() << ": [" << x.start << ", " << x.end << ") mb "
+            << x.microbatch << " v" << x.version << " vs [" << y.start << ", " << y.end << ") mb " << y.microbatch
+            << " v" << y.version;
+    }
+}
+
+CostModel unevenWithComm(int stages)
+{
+    CostModel costs = CostModel::uniform(stages, 1'000'000, 900'000, 700'000, 50'000, 120'000);
+    for (int s = 0; s < stages; ++s) {
+        auto& cost = costs.stages[static_cast<std::size_t>(s)];
+        cost.forward += 37'000 * (s % 3);
+        cost.backwardWeight += 11'000 * (s % 2);
+        cost.sendBytes = 4'096;
+    }
+    costs.stages.front().forwardBackward = 1'500'000; // DualPipeV's pair: its own cost
+    return costs;
+}
+
+TEST(PeriodicReplay, TraceEqualsTheOneDrivenActionByActionForEverySchedule)
+{
+    std::size_t schedulesReplayed = 0;
+    for (const auto& info : scheduleCatalogue()) {
+        for (int p : {2, 4}) {
+            for (int m : {4, 8}) {
+                ScheduleParams params{.name = info.name, .stages = p, .microbatches = m, .batches = 9};
+                params.accum = info.takesAccumWindow() ? 2 : 0;
+                auto schedule = makeSchedule(params);
+                if (!schedule) {
+                    continue; // a limit of this schedule (m a multiple of p, m >= 2p, ...)
+                }
+                SCOPED_TRACE(info.name + " p=" + std::to_string(p) + " m=" + std::to_string(m));
+                for (const CostModel& costs :
+                    {CostModel::uniform(schedule->stages(), 1'000, 1'000, 1'000), unevenWithComm(schedule->stages())}) {
+                    const Driven replayed = driveWith(*schedule, costs, 1'024);
+                    expectSameTrace(replayed, driveWith(*schedule, costs, 1));
+                    EXPECT_EQ(driveWith(*schedule, costs, 1).stats.replayed, 0u);
+                    if (replayed.stats.replayed > 0) {
+                        ++schedulesReplayed;
+                    }
+                }
+            }
+        }
+    }
+    // The flush schedules repeat from their second batch on; a test that never saw a replay would
+    // prove nothing about it.
+    EXPECT_GE(schedulesReplayed, scheduleCatalogue().size());
+}
+
+TEST(PeriodicReplay, EveryScheduleOfTheCatalogueIsReplayedAtTheBenchmarksSize)
+{
+    for (const auto& info : scheduleCatalogue()) {
+        SCOPED_TRACE(info.name);
+        auto schedule = makeSchedule({.name = info.name,
+            .stages = 8,
+            .microbatches = 16,
+            .accum = info.takesAccumWindow() ? 4 : 0,
+            .batches = 20});
+        ASSERT_TRUE(schedule) << schedule.error().describe();
+        // The benchmark's uniform costs: every schedule settles into a steady state that repeats
+        // batch after batch. Uneven stages: the flush schedules still do (each batch starts from
+        // the same drained pipeline); an asynchronous one may not within 20 batches (its stages
+        // drift against each other until the slowest sets the pace), and is then driven whole.
+        const CostModel uniform = CostModel::uniform(schedule->stages(), 500'000, 500'000, 500'000, 0, 100'000);
+        const CostModel uneven = unevenWithComm(schedule->stages());
+        for (const CostModel* costs : {&uniform, &uneven}) {
+            const Driven replayed = driveWith(*schedule, *costs, 1'024);
+            expectSameTrace(replayed, driveWith(*schedule, *costs, 1));
+            if (costs == &uniform || !schedule->asynchronous) {
+                // All but the batches before the steady state is found, and the drain.
+                EXPECT_GE(replayed.stats.replayed, replayed.stats.actions / 2)
+                    << (costs == &uniform ? "uniform" : "uneven");
+            }
+        }
+    }
+}
+
+TEST(PeriodicReplay, AContinuedRunIsReplayedFromWhereItStands)
+{
+    auto schedule = makeSchedule({.name = "zb-v", .stages = 4, .microbatches = 8, .batches = 12});
+    ASSERT_TRUE(schedule);
+    DriveOptions options;
+    options.timeOrigin = 123'456'789;
+    options.microbatchOffset = 960;
+    options.initialVersions = std::vector<int>(static_cast<std::size_t>(schedule->stages()), 7);
+    const CostModel costs = unevenWithComm(schedule->stages());
+    const Driven replayed = driveWith(*schedule, costs, 1'024, options);
+    EXPECT_GT(replayed.stats.replayed, 0u);
+    expectSameTrace(replayed, driveWith(*schedule, costs, 1, options));
+}
+
+// What the replay cannot vouch for is driven action by action: a cost model with cold-start
+// extras (an action's duration then depends on what ran before), a watcher per action, a stop.
+TEST(PeriodicReplay, NotWhereAnActionsOutcomeDependsOnMoreThanTheAction)
+{
+    auto schedule = makeSchedule({.name = "1f1b", .stages = 4, .microbatches = 8, .batches = 12});
+    ASSERT_TRUE(schedule);
+    CostModel cold = CostModel::uniform(4, 1'000, 1'000, 1'000);
+    cold.stages[2].cold.forward = 5'000;
+    const Driven coldRun = driveWith(*schedule, cold, 1'024);
+    EXPECT_EQ(coldRun.stats.replayed, 0u);
+    expectSameTrace(coldRun, driveWith(*schedule, cold, 1));
+
+    const CostModel plain = CostModel::uniform(4, 1'000, 1'000, 1'000);
+    DriveOptions watched;
+    std::size_t seen = 0;
+    watched.onAction = [&](const Action&, const profiler::TraceEvent&) { ++seen; };
+    const Driven watchedRun = driveWith(*schedule, plain, 1'024, watched);
+    EXPECT_EQ(watchedRun.stats.replayed, 0u);
+    EXPECT_EQ(seen, schedule->actionCount());
+    std::atomic<bool> never{false};
+    DriveOptions stoppable;
+    stoppable.stop = &never;
+    EXPECT_EQ(driveWith(*schedule, plain, 1'024, stoppable).stats.replayed, 0u);
+    EXPECT_GT(driveWith(*schedule, plain, 1'024).stats.replayed, 0u);
+}
+
+// A program that stops repeating (here: one action of a late batch swapped with its neighbour)
+// is replayed only up to there, and driven action by action from there on.
+TEST(PeriodicReplay, StopsWhereAProgramStopsRepeating)
+{
+    auto schedule = makeSchedule({.name = "gpipe", .stages = 4, .microbatches = 8, .batches = 12});
+    ASSERT_TRUE(schedule);
+    auto& program = schedule->programs[2];
+    const std::size_t late = program.size() / 12 * 9 + 3; // batch 9, among its forwards
+    std::swap(program[late], program[late + 1]);
+    const CostModel costs = unevenWithComm(4);
+    const Driven replayed = driveWith(*schedule, costs, 1'024);
+    EXPECT_GT(replayed.stats.replayed, 0u);
+    EXPECT_LT(replayed.stats.replayed, schedule->actionCount() * 9 / 12);
+    expectSameTrace(replayed, driveWith(*schedule, costs, 1));
+}
+
+} // namespace
+} // namespace bs::runtime
