@@ -104,6 +104,7 @@ Result<nlohmann::json> trainDistributed(const RunConfig& config, const DistEnv& 
         // Gloo's destructor waits for work still pending on a dead peer: keep the transport alive
         // so that returning never blocks; the failing process exits right after (the CLI _exits).
         new std::shared_ptr<GlooTransport>(net); // NOLINT: deliberate leak on the failure path
+        net->leaveRendezvous(); // the transport's end never comes: its rendezvous directory goes now
         return e;
     };
     if (Status s = net->barrier(); !s) {

@@ -13,6 +13,8 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/version.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -42,14 +44,59 @@ using PointToPoint = c10d::ProcessGroup;
 
 const char* kindName(HandOffKind kind) { return kind == HandOffKind::Activation ? "activation" : "gradient"; }
 
+/// A file rendezvous' directory (a FileStore's, file_rendezvous.h), removed by the last rank out.
+/// FileStore deletes its file only when every rank that opened it has left it, so a rank that was
+/// killed left the directory in /tmp for good. Each rank instead holds a shared lock on a `lock`
+/// file there from before its FileStore opens until after it is gone (the kernel drops a killed
+/// rank's); leaving, it lets go and tries for the lock alone: whoever gets it is the last one out
+/// (of two leaving at once, the later to let go does) and removes the store file, the lock and
+/// the directory.
+struct StoreDirectory
+{
+    std::string path;
+    int lock = -1;
+
+    /// Before this rank's FileStore on `storeFile` opens.
+    void hold(const std::string& storeFile)
+    {
+        path = storeFile.substr(0, storeFile.rfind('/'));
+        file = storeFile;
+        lock = ::open((path + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (lock >= 0) {
+            ::flock(lock, LOCK_SH);
+        }
+    }
+    ~StoreDirectory() { leave(); }
+    /// After this rank's FileStore has gone, or where it never will (a process about to exit).
+    void leave() noexcept
+    {
+        if (path.empty()) {
+            return;
+        }
+        if (lock >= 0) {
+            ::flock(lock, LOCK_UN);
+            if (::flock(lock, LOCK_EX | LOCK_NB) == 0) {
+                ::unlink(file.c_str());
+                ::unlink((path + "/lock").c_str());
+            }
+            ::close(lock);
+        }
+        ::rmdir(path.c_str()); // fails harmlessly while another rank is still there
+        path.clear();
+        lock = -1;
+    }
+
+private:
+    std::string file;
+};
+
 /// The rendezvous store, listening nowhere it should not (listen_socket.h): a FileStore when the
 /// launcher gave one; else a TCPStore whose server socket is bound to MASTER_ADDR itself. A
 /// LibTorch whose TCPStore cannot bind an address (1.13) with a loopback MASTER_ADDR: a FileStore
 /// whose path rank 0 serves on exactly MASTER_ADDR:MASTER_PORT (file_rendezvous.h); `server`
 /// then holds rank 0's server.
-c10::intrusive_ptr<c10d::Store> makeStore(
-    const DistEnv& env, std::chrono::milliseconds timeout, std::unique_ptr<RendezvousFileServer>& server,
-    std::string& servedDirectory)
+c10::intrusive_ptr<c10d::Store> makeStore(const DistEnv& env, std::chrono::milliseconds timeout,
+    std::unique_ptr<RendezvousFileServer>& server, StoreDirectory& servedDirectory)
 {
     auto fileStore = [&](const std::string& file) {
         auto store = c10::make_intrusive<c10d::FileStore>(file, env.worldSize);
@@ -67,13 +114,14 @@ c10::intrusive_ptr<c10d::Store> makeStore(
                 throw std::runtime_error(started.error().describe());
             }
             server = std::move(*started);
+            servedDirectory.hold(server->path());
             return fileStore(server->path());
         }
         auto path = fetchRendezvousFile(env.masterAddr, env.masterPort, timeout);
         if (!path) {
             throw std::runtime_error(path.error().describe());
         }
-        servedDirectory = path->substr(0, path->rfind('/'));
+        servedDirectory.hold(*path);
         return fileStore(*path);
     }
 #else
@@ -197,18 +245,7 @@ struct GlooTransport::Impl
     DistEnv env;
     GlooOptions options;
     std::unique_ptr<RendezvousFileServer> fileServer; // rank 0 of a file rendezvous (until all joined)
-    /// A file rendezvous' directory, removed (when empty) after the store below has gone: whichever
-    /// rank leaves the FileStore last deletes its file, and only then can the directory go.
-    struct StoreDirectory
-    {
-        std::string path;
-        ~StoreDirectory()
-        {
-            if (!path.empty()) {
-                ::rmdir(path.c_str());
-            }
-        }
-    } storeDirectory;
+    StoreDirectory storeDirectory; // destroyed after the store below: the last rank out removes it
     c10::intrusive_ptr<c10d::Store> store;
     c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
     struct PendingSend
@@ -311,7 +348,7 @@ Result<std::shared_ptr<GlooTransport>> GlooTransport::connect(const DistEnv& env
     const std::string where = "rendezvous at " + env.masterAddr + ":" + std::to_string(env.masterPort) + ", rank "
                               + std::to_string(env.rank) + " of " + std::to_string(env.worldSize);
     try {
-        impl->store = makeStore(env, options.rendezvousTimeout, impl->fileServer, impl->storeDirectory.path);
+        impl->store = makeStore(env, options.rendezvousTimeout, impl->fileServer, impl->storeDirectory);
         if (!options.identity.empty()) {
             if (Status same = checkSameRun(*impl->store, env, options.identity, options.rendezvousTimeout); !same) {
                 return same.error();
@@ -504,6 +541,11 @@ Result<std::string> GlooTransport::fetch(const std::string& key)
         }
         return makeError(ErrorCode::Unavailable, "no rank published '" + key + "' in time: " + detail, key);
     }
+}
+
+void GlooTransport::leaveRendezvous() noexcept
+{
+    m_impl->storeDirectory.leave();
 }
 
 void GlooTransport::reportFailure(const std::string& message) noexcept

@@ -74,6 +74,10 @@ public:
     void reportFailure(const std::string& message) noexcept;
     /// The recorded failure, if any (and the store is reachable).
     std::optional<std::string> failureReport() noexcept;
+    /// Lets go of this rank's hold on a file rendezvous' directory now, as the transport's end
+    /// would (the last rank out removes it): for the failure path, which keeps the transport
+    /// alive and exits. Never throws.
+    void leaveRendezvous() noexcept;
 
 private:
     struct Impl;
