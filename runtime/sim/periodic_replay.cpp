@@ -1,7 +1,6 @@
 #include "runtime/sim/periodic_replay.h"
 
 #include "base/huge_pages.h"
-#include "runtime/schedule/validate.h"
 
 #include <algorithm>
 
@@ -54,9 +53,6 @@ PeriodicReplay::PeriodicReplay(const Schedule& schedule, bool eligible)
         m_actionsPerPeriod += m_length.back();
     }
     m_microbatchesPerPeriod = schedule.params.microbatches;
-    for (int stage = 0; stage < schedule.stages(); ++stage) {
-        m_rankOf.push_back(schedule.rankOf(stage));
-    }
     m_marksLeft = kMarks;
     m_nextMark = m_actionsPerPeriod;
 }
@@ -168,33 +164,38 @@ bool PeriodicReplay::onePeriodOn(const Snapshot& earlier, const Snapshot& now)
     return true;
 }
 
-// Whether rank `rank`'s action `i` is its action a period earlier moved by one period.
-bool PeriodicReplay::programRepeatsAt(int rank, std::size_t i) const
+// How many of `program`'s actions from `from` on repeat the action a period (`length`) earlier
+// moved by one period. Each also names only what the drive may index by (indicesFit()): by
+// induction, since the action it repeats did (the first period's were performed, so checked)
+// and only its micro-batches grew, what is left to check is that they stay below `total`.
+std::size_t PeriodicReplay::repeatingFrom(
+    const std::vector<Action>& program, std::size_t from, std::size_t length) const
 {
-    const auto& program = m_schedule.programs[static_cast<std::size_t>(rank)];
-    const Action& a = program[i];
-    const Action& b = program[i - m_length[static_cast<std::size_t>(rank)]];
     const int m = m_microbatchesPerPeriod;
-    if (a.kind != b.kind || a.stage != b.stage) {
-        return false;
+    const int total = m_schedule.totalMicrobatches();
+    std::size_t i = from;
+    for (; i < program.size(); ++i) {
+        const Action& a = program[i];
+        const Action& b = program[i - length];
+        if (a.kind != b.kind || a.stage != b.stage) {
+            break;
+        }
+        if (a.kind == ActionKind::Update) {
+            if (a.microbatch != b.microbatch + m_updatesPerPeriod || a.firstMb != b.firstMb + m
+                || a.lastMb != b.lastMb + m) {
+                break;
+            }
+            continue;
+        }
+        if (a.microbatch != b.microbatch + m || a.microbatch >= total) {
+            break;
+        }
+        if (a.isOverlap()
+            && (a.pairStage != b.pairStage || a.pairMicrobatch != b.pairMicrobatch + m || a.pairMicrobatch >= total)) {
+            break;
+        }
     }
-    if (a.kind == ActionKind::Update) {
-        return a.microbatch == b.microbatch + m_updatesPerPeriod && a.firstMb == b.firstMb + m
-            && a.lastMb == b.lastMb + m;
-    }
-    if (a.isOverlap()) {
-        return a.microbatch == b.microbatch + m && a.pairStage == b.pairStage
-            && a.pairMicrobatch == b.pairMicrobatch + m;
-    }
-    return a.microbatch == b.microbatch + m;
-}
-
-// Whether rank `rank`'s action `i` names only what the drive may index by (indicesFit()): the
-// drive checks each action it performs, and the replay each one it skips.
-bool PeriodicReplay::fits(int rank, std::size_t i) const
-{
-    return indicesFit(m_schedule.programs[static_cast<std::size_t>(rank)][i], rank, m_rankOf.data(),
-        static_cast<int>(m_rankOf.size()), m_schedule.totalMicrobatches());
+    return i - from;
 }
 
 // The periods the drive can skip from `now` (a period on from the remembered state): as many as
@@ -204,12 +205,7 @@ std::size_t PeriodicReplay::repeatingPeriods(const Snapshot& now) const
 {
     std::size_t periods = kNever;
     for (std::size_t r = 0; r < now.pc.size(); ++r) {
-        const auto& program = m_schedule.programs[r];
-        std::size_t i = now.pc[r];
-        while (i < program.size() && programRepeatsAt(static_cast<int>(r), i) && fits(static_cast<int>(r), i)) {
-            ++i;
-        }
-        const std::size_t repeating = i - now.pc[r];
+        const std::size_t repeating = repeatingFrom(m_schedule.programs[r], now.pc[r], m_length[r]);
         if (repeating == 0) {
             return 0;
         }

@@ -111,8 +111,7 @@ private:
     Snapshot snapshotOf(const DriveState& state) const;
     bool onePeriodOn(const Snapshot& earlier, const Snapshot& now);
     std::size_t repeatingPeriods(const Snapshot& now) const;
-    bool programRepeatsAt(int rank, std::size_t i) const;
-    bool fits(int rank, std::size_t i) const;
+    std::size_t repeatingFrom(const std::vector<Action>& program, std::size_t from, std::size_t length) const;
     int lowestPending(const std::vector<std::size_t>& pc, bool toTheEnd) const;
     // `e` moved by `periods` periods into `out`, every field written once and none read back:
     // copied whole and then moved in place, each event's moved fields waited on the copy's wider
@@ -135,7 +134,6 @@ private:
 
     const Schedule& m_schedule;
     std::vector<std::size_t> m_length; // per rank: its actions per period (one batch)
-    std::vector<int> m_rankOf; // per stage: the rank that holds it (the actions skipped are checked)
     std::size_t m_actionsPerPeriod = 0;
     int m_microbatchesPerPeriod = 0;
     std::size_t m_nextMark = std::numeric_limits<std::size_t>::max();

@@ -185,5 +185,30 @@ TEST(PeriodicReplay, StopsWhereAProgramStopsRepeating)
     expectSameTrace(replayed, driveWith(*schedule, costs, 1));
 }
 
+// Programs that repeat to the end but run past the micro-batches the schedule has (every id 4
+// too high: the last batch names 36..39 of 0..35): the replay stops short of the actions it may
+// not index by, and the drive refuses the first of them as it does action by action.
+TEST(PeriodicReplay, NeverSkipsPastAMicrobatchTheScheduleDoesNotHave)
+{
+    auto schedule = makeSchedule({.name = "gpipe", .stages = 2, .microbatches = 4, .batches = 9});
+    ASSERT_TRUE(schedule);
+    for (auto& program : schedule->programs) {
+        for (Action& a : program) {
+            if (a.kind == ActionKind::Update) {
+                a.firstMb += 4;
+                a.lastMb += 4;
+            } else {
+                a.microbatch += 4;
+            }
+        }
+    }
+    const CostModel costs = CostModel::uniform(2, 1'000, 1'000, 1'000, 0, 100);
+    const Driven replayed = driveWith(*schedule, costs, 1'024);
+    EXPECT_NE(replayed.outcome.find("names a stage this rank does not hold or a micro-batch outside 0..35"),
+        std::string::npos)
+        << replayed.outcome;
+    expectSameTrace(replayed, driveWith(*schedule, costs, 1));
+}
+
 } // namespace
 } // namespace bs::runtime
