@@ -155,11 +155,9 @@ Report analyzeWith(
     // a producer wrote last, likeliest still in this core's cache: the split the other way round
     // took a third longer here).
     const std::size_t split = mayThread ? splitPoint(trace.size(), *first) : 0;
+    const std::size_t resumeIndex = split / detail::FirstPassState::kResumeStride - 1; // when split != 0
     const auto eventsBefore = [&](std::size_t s) {
-        if (split == 0 || !facts[s].sorted()) {
-            return facts[s].count();
-        }
-        return first->resumePoint(split / detail::FirstPassState::kResumeStride - 1, s).events;
+        return split == 0 || !facts[s].sorted() ? facts[s].count() : first->resumePoint(resumeIndex, s).events;
     };
     std::vector<detail::LaneSweep> sweeps, later;
     sweeps.reserve(lanes);
@@ -170,7 +168,7 @@ Report analyzeWith(
         if (split != 0) {
             later.emplace_back(static_cast<int>(s), facts[s], context, facts[s].count() - before);
             if (before > 0 && facts[s].sorted()) {
-                later.back().resumeAt(first->resumePoint(split / detail::FirstPassState::kResumeStride - 1, s).cursor);
+                later.back().resumeAt(first->resumePoint(resumeIndex, s).cursor);
             }
         }
     }

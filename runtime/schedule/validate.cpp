@@ -194,7 +194,8 @@ Status checkChannelOrder(const Schedule& schedule)
     return ok();
 }
 
-// Every stage the placement names lives on one of the schedule's ranks.
+} // namespace
+
 Status checkStagePlacement(const Schedule& schedule)
 {
     if (schedule.rankOfStage.empty()) {
@@ -209,8 +210,6 @@ Status checkStagePlacement(const Schedule& schedule)
     }
     return ok();
 }
-
-} // namespace
 
 Status checkIndices(const Schedule& schedule)
 {

@@ -19,6 +19,10 @@ Status validate(const Schedule& schedule);
 /// accepts passes it.
 Status checkIndices(const Schedule& schedule);
 
+/// checkIndices()'s first rule alone: every stage the placement names lives on one of the
+/// schedule's ranks (an empty placement, one stage per rank, always does).
+Status checkStagePlacement(const Schedule& schedule);
+
 /// checkIndices()'s rule for one action of rank `rank`'s program: `rankOf` maps each of the
 /// `stages` stages to its rank (a placement checkIndices() accepts), `total` micro-batches.
 inline bool indicesFit(const Action& a, int rank, const int* rankOf, int stages, int total)

@@ -74,7 +74,7 @@ public:
         , m_ranks(schedule.ranks())
         , m_stages(schedule.stages())
         , m_total(schedule.totalMicrobatches())
-        , m_state(m_ranks, m_stages, schedule.totalMicrobatches())
+        , m_state(m_ranks, m_stages, m_total)
         , m_chunkOf(chunkOfStage(schedule))
         , m_onePerRank(schedule.onePerRank())
         , m_costModel(dynamic_cast<const CostModelExecutor*>(&executor))
@@ -210,6 +210,9 @@ private:
     // Publishes the event nextSlot() returned, every field of which has been written.
     void publish(const profiler::TraceEvent& event)
     {
+        if (m_replay.recording()) [[unlikely]] {
+            m_replay.record(event); // the period a replay would repeat (not the replayed events)
+        }
         if (m_appendBatch <= 1) {
             m_store.append(event);
             return;
@@ -350,9 +353,6 @@ private:
             ++m_state.version[su];
         }
         publish(event);
-        if (m_replay.recording()) [[unlikely]] {
-            m_replay.record(event);
-        }
         if (!m_hasOnAction) {
             sendOutput(a, doneAt, sendBytes);
             return;
@@ -395,9 +395,6 @@ private:
             event.lane = profiler::Lane::Comm;
             event.aux = static_cast<std::uint16_t>(toRank);
             publish(event);
-            if (m_replay.recording()) [[unlikely]] {
-                m_replay.record(event);
-            }
         }
         return at + comm;
     }
@@ -464,10 +461,8 @@ Result<DriveStats> drive(const Schedule& schedule, ActionExecutor& executor, pro
     if (schedule.programs.empty()) {
         return makeError(ErrorCode::InvalidArgument, "schedule has no stages");
     }
-    for (int stage = 0; stage < schedule.stages(); ++stage) {
-        if (schedule.rankOf(stage) < 0 || schedule.rankOf(stage) >= schedule.ranks()) {
-            return checkIndices(schedule).error(); // a placement onto a rank that is not there
-        }
+    if (Status placed = checkStagePlacement(schedule); !placed) {
+        return placed.error(); // the ranks it names index the core's per-rank tables
     }
     return Driver(schedule, executor, store, options).run();
 }
