@@ -107,7 +107,15 @@ Report analyzeWith(
         first = passed;
     } else {
         own.emplace(options, stages, maxMb, chunks);
-        trace.forEach([&](const TraceEvent& e) { own->add(e); });
+        if (mayThread && trace.size() >= kSweepInTwoEvents) {
+            // The lanes' memory on this thread, the rest beside: each walks every event, and the
+            // two halves of the work are about equal (a split by events would leave the memory of
+            // the later half waiting for the earlier's).
+            inTwo([&] { trace.forEach([&](const TraceEvent& e) { own->addMemory(e); }); },
+                [&] { trace.forEach([&](const TraceEvent& e) { own->addFacts(e); }); });
+        } else {
+            trace.forEach([&](const TraceEvent& e) { own->add(e); });
+        }
         first = &*own;
     }
     const detail::BatchSegments& batches = first->batches;

@@ -20,9 +20,10 @@ class FirstPass;
 /// null, or one that does not match this trace and these options, and it is taken here.
 Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options, FirstPass* firstPass);
 
-/// The same report with every walk on the calling thread (analyze() walks a long trace's second
-/// pass in two halves at once, the first on a thread it starts): for a caller that must not start
-/// threads, and the reference the split walk is tested against.
+/// The same report with every walk on the calling thread (analyze() splits each of a long trace's
+/// two walks over this thread and one it starts: the first by what it tracks, the lanes' memory
+/// here and the rest there, the second into two halves of the trace): for a caller that must not
+/// start threads, and the reference the split walks are tested against.
 Report analyzeOnOneThread(const TraceSnapshot& trace, const AnalysisOptions& options);
 
 } // namespace bs::profiler

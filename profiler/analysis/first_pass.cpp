@@ -72,6 +72,22 @@ void FirstPass::add(const TraceEvent* events, std::size_t count)
     }
 }
 
+void FirstPass::addFacts(const TraceEvent* events, std::size_t count)
+{
+    detail::FirstPassState& state = *m_state;
+    for (std::size_t i = 0; i < count; ++i) {
+        state.addFacts(events[i]);
+    }
+}
+
+void FirstPass::addMemory(const TraceEvent* events, std::size_t count)
+{
+    detail::FirstPassState& state = *m_state;
+    for (std::size_t i = 0; i < count; ++i) {
+        state.addMemory(events[i]);
+    }
+}
+
 std::size_t FirstPass::eventsSeen() const
 {
     return m_state ? m_state->seen : 0;

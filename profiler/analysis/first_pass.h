@@ -36,6 +36,12 @@ public:
 
     /// The next `count` events of the trace, in append order.
     void add(const TraceEvent* events, std::size_t count);
+    /// add() in two halves that two threads may take at once, each over every event in append
+    /// order: addFacts() the lanes' facts, the transfers and the time span, addMemory() each
+    /// lane's memory and lag (its events' order is addFacts()' to find out: pass 2 tracks the
+    /// memory of a lane out of start order afresh).
+    void addFacts(const TraceEvent* events, std::size_t count);
+    void addMemory(const TraceEvent* events, std::size_t count);
     std::size_t eventsSeen() const;
 
 private:

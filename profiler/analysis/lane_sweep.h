@@ -144,35 +144,47 @@ struct FirstPassState
     /// `e` is the trace's next event in append order.
     void add(const TraceEvent& e)
     {
+        if (addFacts(e) && facts[e.stage].sorted()) {
+            memory[e.stage].add(e); // a lane found out of start order is tracked again in pass 2
+        }
+    }
+    /// add() but for the lanes' memory, which addMemory() tracks: the two walk the trace at once,
+    /// on two threads (they write disjoint members). True when `e` is analysed stage work that fits.
+    bool addFacts(const TraceEvent& e)
+    {
         if (seen % kResumeStride == 0 && seen > 0) [[unlikely]] {
             markResumePoint();
         }
         ++seen;
         if (isAnalysed(e)) {
-            // An update's micro-batch is its index, which has no slot.
-            if (e.stage >= lanes
-                || (e.kind != EventKind::Update && e.microbatch >= 0
-                    && static_cast<std::size_t>(e.microbatch) >= transfers.mbs)) {
+            if (!fitsSlots(e)) {
                 fits = false;
-                return;
+                return false;
             }
             t0 = any ? std::min(t0, e.start) : e.start;
             t1 = any ? std::max(t1, e.end) : e.end;
             any = true;
-            LaneFacts& lane = facts[e.stage];
-            lane.add(e, batches);
-            if (lane.sorted()) {
-                memory[e.stage].add(e); // a lane found out of start order is tracked again in pass 2
-            }
+            facts[e.stage].add(e, batches);
             if (e.stage == 0) {
                 lead.add(e, batches);
             }
-        } else if (e.kind == EventKind::Send && e.microbatch >= 0 && e.aux < lanes) {
+            return true;
+        }
+        if (e.kind == EventKind::Send && e.microbatch >= 0 && e.aux < lanes) {
             if (static_cast<std::size_t>(e.microbatch) >= transfers.mbs) {
                 fits = false;
-                return;
+                return false;
             }
             transfers.add(e.aux, static_cast<std::size_t>(e.microbatch), {e.start, e.end});
+        }
+        return false;
+    }
+    /// The rest of add(): `e`'s lane's memory and lag, whether or not the lane is in start order
+    /// (addFacts() finds that out at the same time; pass 2 tracks an unsorted lane's afresh).
+    void addMemory(const TraceEvent& e)
+    {
+        if (isAnalysed(e) && fitsSlots(e)) {
+            memory[e.stage].add(e);
         }
     }
     /// Whether this is the first walk analyze() would take of a trace of `events` events with
@@ -212,6 +224,14 @@ struct FirstPassState
 
 private:
     void markResumePoint();
+    // Whether stage work `e` has a lane and a memory slot (an update's micro-batch is its index,
+    // which has no slot).
+    bool fitsSlots(const TraceEvent& e) const
+    {
+        return e.stage < lanes
+            && (e.kind == EventKind::Update || e.microbatch < 0
+                || static_cast<std::size_t>(e.microbatch) < transfers.mbs);
+    }
 };
 
 /// What every lane's sweep shares.

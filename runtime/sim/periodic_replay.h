@@ -74,21 +74,31 @@ public:
 
     /// At nextMark() actions, `state` the driver's: the first time, remembers it and records the
     /// batch of actions that follows; the next, if `state` is the remembered one moved by one
-    /// period, writes the periods the programs repeat for and advances `state` past them: each
-    /// event into the slot `slot()` returns, then `publish(slot)`. Returns the actions so
-    /// replayed (0: none, the drive goes on as it was).
-    template<typename Slot, typename Publish>
-    std::size_t mark(DriveState& state, Slot&& slot, Publish&& publish)
+    /// period, writes the periods the programs repeat for and advances `state` past them.
+    /// `slots(n)` gives room for up to n events in a row (a pointer and how many, at least one),
+    /// `publish(n)` publishes the first n of them once written. Returns the actions so replayed
+    /// (0: none, the drive goes on as it was).
+    template<typename Slots, typename Publish>
+    std::size_t mark(DriveState& state, Slots&& slots, Publish&& publish)
     {
         const std::size_t periods = markAndMeasure(state);
         if (periods == 0) {
             return 0;
         }
+        const std::size_t count = m_period.size();
         for (std::size_t k = 1; k <= periods; ++k) {
-            for (const profiler::TraceEvent& e : m_period) {
-                profiler::TraceEvent& out = slot();
-                writeMoved(out, e, static_cast<TimeNs>(k));
-                publish(out);
+            const Move move{static_cast<TimeNs>(k) * m_shift, static_cast<std::int32_t>(k) * m_microbatchesPerPeriod,
+                static_cast<std::int32_t>(k) * m_updatesPerPeriod};
+            for (std::size_t done = 0; done < count;) {
+                // A tight loop over locals: through the driver's slot and counter and this
+                // object's fields, which its stores could alias, each event read them back.
+                const auto [out, room] = slots(count - done);
+                const profiler::TraceEvent* from = m_period.data() + done;
+                for (std::size_t i = 0; i < room; ++i) {
+                    writeMoved(out[i], from[i], move);
+                }
+                publish(room);
+                done += room;
             }
         }
         advance(state, periods);
@@ -113,18 +123,22 @@ private:
     std::size_t repeatingPeriods(const Snapshot& now) const;
     std::size_t repeatingFrom(const std::vector<Action>& program, std::size_t from, std::size_t length) const;
     int lowestPending(const std::vector<std::size_t>& pc, bool toTheEnd) const;
-    // `e` moved by `periods` periods into `out`, every field written once and none read back:
-    // copied whole and then moved in place, each event's moved fields waited on the copy's wider
-    // stores to them (failed store forwarding), three quarters of the replay's time.
-    void writeMoved(profiler::TraceEvent& out, const profiler::TraceEvent& e, TimeNs periods) const
+    // What k periods move an event by.
+    struct Move
     {
-        const auto k = static_cast<std::int32_t>(periods);
-        out.start = e.start + periods * m_shift;
-        out.end = e.end + periods * m_shift;
+        TimeNs time;
+        std::int32_t microbatches, updates;
+    };
+    // `e` moved by `move` into `out`, every field written once and none read back: copied whole
+    // and then moved in place, each event's moved fields waited on the copy's wider stores to them
+    // (failed store forwarding), three quarters of the replay's time.
+    static void writeMoved(profiler::TraceEvent& out, const profiler::TraceEvent& e, Move move)
+    {
+        out.start = e.start + move.time;
+        out.end = e.end + move.time;
         out.bytes = e.bytes;
-        out.microbatch =
-            e.microbatch + k * (e.kind == profiler::EventKind::Update ? m_updatesPerPeriod : m_microbatchesPerPeriod);
-        out.version = e.version + k * m_updatesPerPeriod;
+        out.microbatch = e.microbatch + (e.kind == profiler::EventKind::Update ? move.updates : move.microbatches);
+        out.version = e.version + move.updates;
         out.stage = e.stage;
         out.kind = e.kind;
         out.lane = e.lane;

@@ -141,8 +141,7 @@ private:
             ++stats.actions;
             if (stats.actions == m_replay.nextMark()) [[unlikely]] {
                 const std::size_t replayed = m_replay.mark(
-                    m_state, [this]() -> profiler::TraceEvent& { return nextSlot(); },
-                    [this](const profiler::TraceEvent& e) { publish(e); });
+                    m_state, [this](std::size_t n) { return nextSlots(n); }, [this](std::size_t n) { m_written += n; });
                 stats.actions += replayed;
                 stats.replayed += replayed;
             }
@@ -205,6 +204,18 @@ private:
             m_room = std::min(m_room, m_appendBatch);
         }
         return m_out[m_written];
+    }
+
+    // Room for up to `n` events in a row in the store (at least one): where and how many. Only
+    // when batching (a replay's drive), and nothing is recorded of what is written there.
+    std::pair<profiler::TraceEvent*, std::size_t> nextSlots(std::size_t n)
+    {
+        if (m_written == m_room) {
+            flush();
+            m_out = m_store.appendSpace(m_room);
+            m_room = std::min(m_room, m_appendBatch);
+        }
+        return {m_out + m_written, std::min(n, m_room - m_written)};
     }
 
     // Publishes the event nextSlot() returned, every field of which has been written.

@@ -40,7 +40,7 @@ int main(int argc, char** argv)
     const ScheduleParams params{.name = name, .stages = 8, .microbatches = 16, .accum = 0, .batches = batches};
     const auto rankCosts = CostModel::uniform(8, 1'000'000, 1'000'000, 1'000'000, 0, 100'000);
     double generate = 1e30, validation = 1e30, driving = 1e30, analysis = 1e30, whole = 1e30;
-    std::size_t events = 0;
+    std::size_t events = 0, replayed = 0, actions = 0;
     for (int i = 0; i < repeats; ++i) {
         const auto t0 = Clock::now();
         auto schedule = generateUnvalidated(params);
@@ -69,6 +69,8 @@ int main(int argc, char** argv)
             return 1;
         }
         events = trace->size();
+        replayed = stats->replayed;
+        actions = stats->actions;
         generate = std::min(generate, millis(t0, t1));
         validation = std::min(validation, millis(t1, t2));
         driving = std::min(driving, millis(t3, t4));
@@ -76,7 +78,7 @@ int main(int argc, char** argv)
         whole = std::min(whole, millis(t5, t6));
     }
     std::printf("%s p=8 m=16 N=%d, %zu events, fastest of %d (ms): generate %.2f  validate %.2f  drive %.2f  "
-                "analyze %.2f  | simulate() %.2f\n",
-        name.c_str(), batches, events, repeats, generate, validation, driving, analysis, whole);
+                "analyze %.2f  | simulate() %.2f  (drive replayed %zu of %zu actions)\n",
+        name.c_str(), batches, events, repeats, generate, validation, driving, analysis, whole, replayed, actions);
     return 0;
 }

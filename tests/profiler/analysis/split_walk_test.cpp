@@ -1,5 +1,6 @@
-// analyze() walks a long trace's second pass in two halves at once: the half after a resume point
-// of the first pass takes each lane up from the state the point restores. The report must be the
+// analyze() walks a long trace's first pass in two halves at once (the lanes' memory on one thread,
+// the rest on another), and its second pass in two halves too: the half after a resume point of
+// the first pass takes each lane up from the state the point restores. The report must be the
 // one a single walk gives (analyzeOnOneThread()), to the last idle span, whatever the lanes do
 // around the split: run across it, start or stop before it or after it, hold no events at all,
 // overlap their own events, or come out of start order (those are swept from a sorted index).
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <random>
+#include <thread>
 #include <vector>
 
 namespace bs::profiler {
@@ -126,6 +128,18 @@ TEST(SplitSecondWalk, ReportEqualsOneWalksAroundEverySplit)
                 pass.add(events.data() + at, std::min<std::size_t>(1'000, events.size() - at));
             }
             expectSameReport(analyze(trace, options, &pass), single);
+
+            // The first walk split by what it tracks, the two halves at once on two threads (the
+            // simulator's: the facts beside the drive, the memory after it).
+            FirstPass halves(options, kLanes, trace.extent().maxMicrobatch, 1);
+            std::thread facts([&] {
+                for (std::size_t at = 0; at < events.size(); at += 1'000) {
+                    halves.addFacts(events.data() + at, std::min<std::size_t>(1'000, events.size() - at));
+                }
+            });
+            halves.addMemory(events.data(), events.size());
+            facts.join();
+            expectSameReport(analyze(trace, options, &halves), single);
         }
     }
 }
