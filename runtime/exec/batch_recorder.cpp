@@ -82,12 +82,11 @@ Status RunSession::Impl::recordBatch(int step, double loss, TimeNs virtualEnd, C
         fresh.push_back(b);
     }
     if (writer) {
-        if (Status s = writer->appendMetrics(nlohmann::json(b)); !s) {
-            return s;
-        }
-        if (config.profiling.trace) { // a killed run keeps its trace up to this batch
-            return writer->appendTrace(*store.snapshot());
-        }
+        // A killed run keeps its trace up to this batch, and every record it kept has its events
+        // (the record was appended first: a rank stopped between the two had a batch too few).
+        const std::shared_ptr<const profiler::TraceSnapshot> trace =
+            config.profiling.trace ? store.snapshot() : nullptr;
+        return writer->appendBatch(nlohmann::json(b), trace.get());
     }
     return ok();
 }

@@ -274,6 +274,16 @@ Status RunDirWriter::appendTrace(const profiler::TraceSnapshot& trace)
     return ok();
 }
 
+Status RunDirWriter::appendBatch(const nlohmann::json& record, const profiler::TraceSnapshot* trace)
+{
+    if (trace) {
+        if (Status appended = appendTrace(*trace); !appended) {
+            return appended;
+        }
+    }
+    return appendMetrics(record);
+}
+
 Status RunDirWriter::writeTrace(const profiler::TraceSnapshot& trace)
 {
     Status written = writeFileAtomic(

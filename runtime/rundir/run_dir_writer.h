@@ -77,6 +77,12 @@ public:
     /// Appends the events of `trace` not yet appended to trace.partial.json (one write(2)); the
     /// first call writes the head from trace.meta(). Call once per finished global batch.
     Status appendTrace(const profiler::TraceSnapshot& trace);
+    /// One finished global batch: `trace`'s new events (appendTrace(); none when null), then its
+    /// metrics `record` (appendMetrics()). In that order, so that a process killed at any moment
+    /// (a rank of `launch`, which a stop signal ends) never has a record whose batch its trace
+    /// lacks: merges keep the batches every rank has a record of, with their events. Its record
+    /// is not appended when the trace could not be.
+    Status appendBatch(const nlohmann::json& record, const profiler::TraceSnapshot* trace);
     /// trace.json, atomically; then trace.partial.json is removed.
     Status writeTrace(const profiler::TraceSnapshot& trace);
     /// summary.json, atomically: the last file of a run (an overwriting run replaces the old one now).

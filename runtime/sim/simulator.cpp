@@ -11,7 +11,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <functional>
 #include <mutex>
 #include <new>
 #include <optional>
@@ -132,11 +131,11 @@ constexpr std::size_t kValidateBesideActions = 16'384;
 
 // The work that runs beside the drive, on a thread of its own started at construction: first
 // validate(schedule) (it only reads the schedule, as the drive does; one walk of the programs for
-// a legal schedule, the deadlock replay with every rule fed from it), then the analysis's first
-// walk of the trace (profiler::FirstPass), right behind the scheduler core as it writes the
-// events, so the caller's thread is left the second walk and a long trace is read from main
-// memory once. Inline
-// validation and no first walk for a small schedule or where no thread can be started.
+// a legal schedule, the deadlock replay with every rule fed from it), then the facts of the
+// analysis's first walk of the trace (profiler::FirstPass::addFacts()), right behind the
+// scheduler core as it writes the events where validation ends first, while the caller takes the
+// lanes' memory after the drive. Inline validation and no first walk for a small schedule or
+// where no thread can be started.
 //
 // Caught up with the drive, the thread sleeps (50 µs) rather than spin: a simulation should not
 // keep a core busy doing nothing (a laptop, a VM whose host is busy). When the drive ends the
@@ -160,13 +159,15 @@ public:
         }
     }
     ~BesideTheDrive() { verdict(); }
+    /// Whether validation runs on a thread of its own (which can then take a first walk).
+    bool threaded() const { return m_thread.joinable(); }
     BesideTheDrive(const BesideTheDrive&) = delete;
     BesideTheDrive& operator=(const BesideTheDrive&) = delete;
 
-    /// Before the drive: the thread, once it has validated, takes the walk `makePass` makes over
-    /// `store`'s events. It makes it there (its tables are zero-filled off the caller's thread), so
-    /// what `makePass` refers to must outlive driveEnded() or stopFollowing().
-    void follow(const profiler::TraceStore& store, std::function<profiler::FirstPass()> makePass)
+    /// Before the drive: the thread, once it has validated, takes the facts of `pass`'s walk over
+    /// `store`'s events (FirstPass::addFacts()) as the drive writes them; driveEnded() adds the
+    /// lanes' memory (addMemory()). Both must outlive driveEnded() or stopFollowing().
+    void follow(const profiler::TraceStore& store, profiler::FirstPass& pass)
     {
         if (!m_thread.joinable()) {
             return; // inline: analyze() walks the trace itself
@@ -174,39 +175,34 @@ public:
         {
             std::lock_guard lock(m_mutex);
             m_store = &store;
-            m_makePass = std::move(makePass);
+            m_pass = &pass;
         }
         m_wake.notify_one();
     }
     /// After the drive: nothing more will be appended. The first walk over every event the store
-    /// holds (the thread's, finished by the caller where the thread was asleep), or null where
-    /// none was taken (analyze() then walks the trace itself).
+    /// holds, or null where none was taken (analyze() then walks the trace itself).
     ///
-    /// The walk is split by what it tracks (FirstPass::addFacts() and addMemory()): the thread
-    /// takes the facts as it follows the drive, and the caller takes every lane's memory once the
-    /// drive has ended, while the thread finishes the facts (they were a walk of ~0.6 ms the
-    /// caller had to itself, the thread having validated about as long as the drive ran).
+    /// The walk is split by what it tracks: the thread takes the facts as it follows the drive,
+    /// and this (the caller's) thread every lane's memory once the drive has ended, while the
+    /// thread finishes the facts; then the facts the thread has not walked, from where it sleeps
+    /// or, if it still validates, all of them. Never a third thread (analyze() would start one for
+    /// a walk it takes itself): with the thread validating on, both cores are busy already.
     profiler::FirstPass* driveEnded()
     {
         endDrive();
         if (!m_thread.joinable() || m_store == nullptr) {
             return nullptr; // m_store is this (the caller's) thread's own write, in follow()
         }
-        int walk = m_walk.load(std::memory_order_acquire);
-        if (walk == kValidating && m_walk.compare_exchange_strong(walk, kTaken, std::memory_order_acq_rel)) {
-            return nullptr; // the thread validates on: analyze() walks the trace itself
-        }
-        if (walk == kGivenUp) {
-            return nullptr;
-        }
-        // Past kValidating the thread has made the pass (before it left kValidating).
         walkPublished(*m_store, 0, &profiler::FirstPass::addMemory); // everything is published
         switch (stopWalk()) {
         case kDone:
-            return &*m_pass;
+            return m_pass;
+        case kValidating:
+            walkPublished(*m_store, 0, &profiler::FirstPass::addFacts);
+            return m_pass;
         case kSleeping:
             walkPublished(*m_store, m_next.load(std::memory_order_relaxed), &profiler::FirstPass::addFacts);
-            return &*m_pass;
+            return m_pass;
         default:
             return nullptr; // given up
         }
@@ -274,19 +270,9 @@ private:
             m_wake.wait(lock, [&] { return m_store != nullptr || m_driveEnded.load(std::memory_order_relaxed); });
             store = m_store;
         }
-        if (!store || m_walk.load(std::memory_order_acquire) != kValidating) {
-            return; // no trace to follow, or the caller took the walk before it began
-        }
-        // The pass is made before the walk leaves kValidating: the caller reads it from then on.
         int walk = kValidating;
-        try {
-            m_pass.emplace(m_makePass());
-        } catch (const std::bad_alloc&) {
-            m_walk.compare_exchange_strong(walk, kGivenUp, std::memory_order_acq_rel);
-            return;
-        }
-        if (!m_walk.compare_exchange_strong(walk, kWalking, std::memory_order_acq_rel)) {
-            return; // the caller took the walk while the pass was made
+        if (!store || !m_walk.compare_exchange_strong(walk, kWalking, std::memory_order_acq_rel)) {
+            return; // no trace to follow, or the caller took the walk before it began
         }
         try {
             followStore(*store);
@@ -335,8 +321,7 @@ private:
     std::mutex m_mutex;
     std::condition_variable m_wake;
     const profiler::TraceStore* m_store = nullptr; // set before the drive, under m_mutex
-    std::function<profiler::FirstPass()> m_makePass; // set with m_store
-    std::optional<profiler::FirstPass> m_pass; // the thread's until it is kSleeping or kDone
+    profiler::FirstPass* m_pass = nullptr; // set with m_store; its facts the thread's until kSleeping or kDone
     std::atomic<bool> m_driveEnded{false};
     std::atomic<int> m_walk{kValidating};
     std::atomic<std::size_t> m_next{0}; // where a sleeping walk stopped
@@ -360,6 +345,12 @@ Result<SimulationResult> simulateOn(
     }
     profiler::TraceStore store(traceMetaFor(schedule));
     const profiler::AnalysisOptions analysisOptions = analysisOptionsFor(schedule, &costs);
+    // Micro-batch ids run over [0, totalMicrobatches) and updates count up from 0 per stage.
+    std::optional<profiler::FirstPass> firstPassOfBeside;
+    if (beside && beside->threaded()) {
+        firstPassOfBeside.emplace(
+            analysisOptions, schedule.ranks(), std::max(0, schedule.totalMicrobatches() - 1), schedule.stagesPerRank());
+    }
     // Destroyed before the store and the options: the thread beside never reads them after.
     const struct StopFollowingOnExit
     {
@@ -371,12 +362,8 @@ Result<SimulationResult> simulateOn(
             }
         }
     } stopFollowing{beside};
-    if (beside) {
-        // Micro-batch ids run over [0, totalMicrobatches) and updates count up from 0 per stage.
-        beside->follow(store, [&analysisOptions, &schedule] {
-            return profiler::FirstPass(analysisOptions, schedule.ranks(), std::max(0, schedule.totalMicrobatches() - 1),
-                schedule.stagesPerRank());
-        });
+    if (firstPassOfBeside) {
+        beside->follow(store, *firstPassOfBeside);
     }
     CostModelExecutor executor(costs);
     DriveOptions options;

@@ -229,6 +229,38 @@ TEST(RunDir, KilledRunKeepsItsTraceChunks)
     EXPECT_EQ(whole + "\n]}\n", profiler::toChromeTraceJson(*store.snapshot()));
 }
 
+// A batch's record is appended after its trace chunk, never before: a process killed between the
+// two then has a batch's events without its record (merges drop them), not a record without them.
+TEST(RunDir, ABatchsRecordFollowsItsTraceChunk)
+{
+    TempDir tmp;
+    profiler::TraceStore store;
+    profiler::TraceMeta meta;
+    meta.stages = 1;
+    store.setMeta(meta);
+    Result<RunDirWriter> writer = RunDirWriter::create(tmp.path());
+    ASSERT_TRUE(writer);
+    profiler::TraceEvent e;
+    e.microbatch = 0;
+    e.end = 10;
+    store.append(e);
+    ASSERT_TRUE(writer->appendBatch(record(0, 2.0), store.snapshot().get()));
+    const std::filesystem::path partial = tmp.path() / kPartialTraceFileName;
+    EXPECT_NE(slurp(partial).find("\"mb\":0"), std::string::npos) << slurp(partial);
+    EXPECT_EQ(slurp(tmp.path() / kMetricsFileName), nlohmann::json(record(0, 2.0)).dump() + "\n");
+
+    // A directory where the chunks' file would be opened: the chunk cannot be written.
+    TempDir other;
+    Result<RunDirWriter> blocked = RunDirWriter::create(other.path());
+    ASSERT_TRUE(blocked);
+    std::filesystem::create_directory(other.path() / kPartialTraceFileName);
+    EXPECT_FALSE(blocked->appendBatch(record(0, 2.0), store.snapshot().get()));
+    EXPECT_EQ(slurp(other.path() / kMetricsFileName), "") << "a record without its batch's events";
+    // No trace: the record alone.
+    EXPECT_TRUE(blocked->appendBatch(record(0, 2.0), nullptr));
+    EXPECT_NE(slurp(other.path() / kMetricsFileName), "");
+}
+
 TEST(RunDir, ReaderErrors)
 {
     TempDir tmp;
