@@ -30,6 +30,10 @@ namespace {
 // Below this many events pass 2's walk (~5 ns an event) costs too little to split: a thread
 // started and joined costs 15-50 µs (the tuner's and Suggest's many small analyses stay on one).
 constexpr std::size_t kSweepInTwoEvents = 32'768;
+// Below this many, pass 1 is not split by what it tracks either: each half reads every event, and
+// at 48 800 events (gpipe, 1f1b, paci at N = 100) the split walk took 10-20% longer than one walk
+// on a 2-vCPU VM, while at 123 200 (zb-v) it took 12% less (docs/BENCHMARKS.md, eighth step).
+constexpr std::size_t kSplitFirstWalkEvents = 65'536;
 
 // Where pass 2 splits its walk of a trace of `events` events in two (0: it does not): the resume
 // point of pass 1 nearest the middle. A lane is swept from a running state that a resume point
@@ -107,11 +111,11 @@ Report analyzeWith(
         first = passed;
     } else {
         own.emplace(options, stages, maxMb, chunks);
-        if (mayThread && trace.size() >= kSweepInTwoEvents) {
+        if (mayThread && trace.size() >= kSplitFirstWalkEvents) {
             // The lanes' memory on this thread, the rest beside: each walks every event, and the
             // two halves of the work are about equal (a split by events would leave the memory of
             // the later half waiting for the earlier's).
-            inTwo([&] { trace.forEach([&](const TraceEvent& e) { own->addMemory(e); }); },
+            inTwo([&] { trace.forEach(own->memoryWalk()); },
                 [&] { trace.forEach([&](const TraceEvent& e) { own->addFacts(e); }); });
         } else {
             trace.forEach([&](const TraceEvent& e) { own->add(e); });

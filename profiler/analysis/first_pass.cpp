@@ -82,9 +82,9 @@ void FirstPass::addFacts(const TraceEvent* events, std::size_t count)
 
 void FirstPass::addMemory(const TraceEvent* events, std::size_t count)
 {
-    detail::FirstPassState& state = *m_state;
+    const detail::FirstPassState::MemoryWalk walk = m_state->memoryWalk();
     for (std::size_t i = 0; i < count; ++i) {
-        state.addMemory(events[i]);
+        walk(events[i]);
     }
 }
 

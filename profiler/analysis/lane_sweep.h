@@ -148,7 +148,7 @@ struct FirstPassState
             memory[e.stage].add(e); // a lane found out of start order is tracked again in pass 2
         }
     }
-    /// add() but for the lanes' memory, which addMemory() tracks: the two walk the trace at once,
+    /// add() but for the lanes' memory, which memoryWalk() tracks: the two walk the trace at once,
     /// on two threads (they write disjoint members). True when `e` is analysed stage work that fits.
     bool addFacts(const TraceEvent& e)
     {
@@ -179,14 +179,25 @@ struct FirstPassState
         }
         return false;
     }
-    /// The rest of add(): `e`'s lane's memory and lag, whether or not the lane is in start order
-    /// (addFacts() finds that out at the same time; pass 2 tracks an unsorted lane's afresh).
-    void addMemory(const TraceEvent& e)
+    /// The rest of add(): each event's lane's memory and lag, whether or not the lane is in start
+    /// order (addFacts() finds that out at the same time; pass 2 tracks an unsorted lane's afresh).
+    /// What it reads of this state is copied in: addFacts() writes next to it every event, and a
+    /// walk on another thread that read it back after each LaneMemory::add() took a cache miss an
+    /// event (a walk of 48 800 events, 0.3 ms slower).
+    struct MemoryWalk
     {
-        if (isAnalysed(e) && fitsSlots(e)) {
-            memory[e.stage].add(e);
+        std::size_t lanes;
+        std::size_t mbs;
+        LaneMemory* memory;
+        void operator()(const TraceEvent& e) const
+        {
+            if (isAnalysed(e) && e.stage < lanes
+                && (e.kind == EventKind::Update || e.microbatch < 0 || static_cast<std::size_t>(e.microbatch) < mbs)) {
+                memory[e.stage].add(e);
+            }
         }
-    }
+    };
+    MemoryWalk memoryWalk() { return {static_cast<std::size_t>(lanes), transfers.mbs, memory.data()}; }
     /// Whether this is the first walk analyze() would take of a trace of `events` events with
     /// these lanes, micro-batch ids up to `maxMicrobatch`, stages per lane and options.
     bool matches(

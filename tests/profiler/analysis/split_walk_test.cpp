@@ -112,9 +112,10 @@ TEST(SplitSecondWalk, ReportEqualsOneWalksAroundEverySplit)
     for (std::uint32_t seed = 1; seed <= 4; ++seed) {
         for (int shuffleLane : {-1, 1}) {
             SCOPED_TRACE(::testing::Message() << "seed " << seed << ", lane out of order " << shuffleLane);
-            // 40 000-60 000 events: over the 32 768 from which the second walk is split.
-            const TraceSnapshot trace = snapshotOf(randomTrace(seed, 10'000 + 2'000 * seed, shuffleLane));
-            ASSERT_GE(trace.size(), 40'000u);
+            // 70 000-100 000 events: over the 32 768 from which the second walk is split and the
+            // 65 536 from which the first is.
+            const TraceSnapshot trace = snapshotOf(randomTrace(seed, 20'000 + 2'000 * seed, shuffleLane));
+            ASSERT_GE(trace.size(), 70'000u);
             const Report single = analyzeOnOneThread(trace, options);
             EXPECT_GT(single.totalIdle, 0);
             EXPECT_GT(single.idleByCause[static_cast<std::size_t>(BubbleCause::Flush)], 0);
