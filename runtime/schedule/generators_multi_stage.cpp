@@ -5,9 +5,8 @@
 // orders against PyTorch's own schedule objects. Global batches repeat the order with offset
 // micro-batch ids, each ended by one update per stage (flush).
 
+#include "runtime/schedule/batch_repeat.h"
 #include "runtime/schedule/generators.h"
-
-#include "base/huge_pages.h"
 
 #include <algorithm>
 #include <deque>
@@ -323,28 +322,17 @@ Schedule makeMultiStage(const ScheduleParams& params, ScheduleOrder order)
     schedule.rankOfStage = rankOfStageFor(schedule.placement, p, params.stagesPerRank);
     schedule.programs.resize(static_cast<std::size_t>(p));
     for (int r = 0; r < p; ++r) {
-        const RankOrder programOrder = rankOrder(params, order, r);
+        RankOrder batch = rankOrder(params, order, r); // batch 0; appendBatches() moves it on
         std::vector<int> own; // this rank's stages, ascending: their updates end each batch
         for (int s = 0; s < schedule.stages(); ++s) {
             if (schedule.rankOf(s) == r) {
                 own.push_back(s);
             }
         }
-        auto& program = schedule.programs[static_cast<std::size_t>(r)];
-        reserveAdvised(program, (programOrder.size() + own.size()) * static_cast<std::size_t>(params.batches));
-        for (int n = 0; n < params.batches; ++n) {
-            const int base = n * m;
-            for (Action a : programOrder) {
-                a.microbatch += base;
-                if (a.isOverlap()) {
-                    a.pairMicrobatch += base;
-                }
-                program.push_back(a);
-            }
-            for (int s : own) {
-                program.push_back(update(s, n, base, base + m - 1));
-            }
+        for (int s : own) {
+            batch.push_back(update(s, 0, 0, m - 1));
         }
+        appendBatches(schedule.programs[static_cast<std::size_t>(r)], batch, m, params.batches);
         schedule.inflightBound.push_back(inflightBoundFor(params, order, r));
         if (const int memory = activationBoundFor(params, order, r); memory > 0) {
             schedule.activationBound.push_back(memory);

@@ -8,9 +8,9 @@
 // The result is a static per-stage order like any other schedule: it is then validated and
 // executed with real costs by the scheduler core.
 
-#include "runtime/schedule/generators.h"
-
 #include "base/huge_pages.h"
+#include "runtime/schedule/batch_repeat.h"
+#include "runtime/schedule/generators.h"
 
 #include <algorithm>
 #include <deque>
@@ -191,16 +191,9 @@ Schedule makeZeroBubble(const ScheduleParams& params, bool h2)
         // and the bubble is (p − 1)(F + I − W).
         schedule.programs.resize(static_cast<std::size_t>(p));
         for (int s = 0; s < p; ++s) {
-            const std::vector<Action> order = interleavedZeroBubbleOrder(s, p, 1, m);
-            auto& program = schedule.programs[static_cast<std::size_t>(s)];
-            reserveAdvised(program, (order.size() + 1) * static_cast<std::size_t>(params.batches));
-            for (int n = 0; n < params.batches; ++n) {
-                for (Action a : order) {
-                    a.microbatch += n * m;
-                    program.push_back(a);
-                }
-                program.push_back(update(s, n, n * m, n * m + m - 1));
-            }
+            std::vector<Action> batch = interleavedZeroBubbleOrder(s, p, 1, m);
+            batch.push_back(update(s, 0, 0, m - 1));
+            appendBatches(schedule.programs[static_cast<std::size_t>(s)], batch, m, params.batches);
         }
         return schedule;
     }
