@@ -4,7 +4,7 @@
 
 namespace bs::runtime::detail {
 
-void appendBatches(std::vector<Action>& program, const std::vector<Action>& block, int m, int batches)
+void appendBatches(std::vector<Action>& program, const std::vector<Action>& block, int m, int batches, int from)
 {
     if (batches <= 0 || block.empty()) {
         return;
@@ -21,7 +21,7 @@ void appendBatches(std::vector<Action>& program, const std::vector<Action>& bloc
         steps.push_back({isUpdate ? 1 : m, isUpdate ? m : 0, a.isOverlap() ? m : 0});
     }
     reserveAdvised(program, program.size() + block.size() * static_cast<std::size_t>(batches));
-    for (int n = 0; n < batches; ++n) {
+    for (int n = from; n < from + batches; ++n) {
         const std::size_t at = program.size();
         program.insert(program.end(), block.begin(), block.end());
         Action* out = program.data() + at;

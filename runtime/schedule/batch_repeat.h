@@ -12,7 +12,7 @@ namespace bs::runtime::detail {
 
 /// Appends `batches` copies of `block` to `program`: `block` is batch 0's actions (micro-batches
 /// 0..m-1, update index 0 and its range over batch 0's micro-batches), copy n is moved n batches
-/// on (micro-batches and update ranges + n·m, update indices + n).
-void appendBatches(std::vector<Action>& program, const std::vector<Action>& block, int m, int batches);
+/// on (micro-batches and update ranges + n·m, update indices + n), n from `from`.
+void appendBatches(std::vector<Action>& program, const std::vector<Action>& block, int m, int batches, int from = 0);
 
 } // namespace bs::runtime::detail
