@@ -260,8 +260,11 @@ Status detail::validateStepByStep(const Schedule& schedule)
 
 Status validate(const Schedule& schedule)
 {
-    if (!schedule.programs.empty() && checkStagePlacement(schedule) && detail::passesInOneWalk(schedule)) {
-        return ok();
+    if (!schedule.programs.empty() && checkStagePlacement(schedule)) {
+        const std::optional<bool> byBatch = detail::passesBatchByBatch(schedule);
+        if (byBatch ? *byBatch : detail::passesInOneWalk(schedule)) {
+            return ok();
+        }
     }
     return detail::validateStepByStep(schedule); // names the first violation in the checks' order
 }
