@@ -157,7 +157,7 @@ struct FirstPassState
         }
         ++seen;
         if (isAnalysed(e)) {
-            if (!fitsSlots(e)) {
+            if (!fitsSlots(e, static_cast<std::size_t>(lanes), transfers.mbs)) {
                 fits = false;
                 return false;
             }
@@ -191,8 +191,7 @@ struct FirstPassState
         LaneMemory* memory;
         void operator()(const TraceEvent& e) const
         {
-            if (isAnalysed(e) && e.stage < lanes
-                && (e.kind == EventKind::Update || e.microbatch < 0 || static_cast<std::size_t>(e.microbatch) < mbs)) {
+            if (isAnalysed(e) && fitsSlots(e, lanes, mbs)) {
                 memory[e.stage].add(e);
             }
         }
@@ -235,13 +234,12 @@ struct FirstPassState
 
 private:
     void markResumePoint();
-    // Whether stage work `e` has a lane and a memory slot (an update's micro-batch is its index,
-    // which has no slot).
-    bool fitsSlots(const TraceEvent& e) const
+    // Whether stage work `e` has one of `lanes` lanes and a memory slot among `mbs` micro-batches
+    // (an update's micro-batch is its index, which has no slot).
+    static bool fitsSlots(const TraceEvent& e, std::size_t lanes, std::size_t mbs)
     {
         return e.stage < lanes
-            && (e.kind == EventKind::Update || e.microbatch < 0
-                || static_cast<std::size_t>(e.microbatch) < transfers.mbs);
+            && (e.kind == EventKind::Update || e.microbatch < 0 || static_cast<std::size_t>(e.microbatch) < mbs);
     }
 };
 

@@ -10,6 +10,36 @@
 
 namespace bs::runtime::detail {
 
+/// What one batch moves each field of an action by.
+struct BatchStep
+{
+    int microbatch, range, pair;
+};
+
+inline BatchStep batchStepOf(const Action& a, int m)
+{
+    const bool isUpdate = a.kind == ActionKind::Update;
+    return {isUpdate ? 1 : m, isUpdate ? m : 0, a.isOverlap() ? m : 0};
+}
+
+inline void moveBy(Action& a, const BatchStep& step, int batches)
+{
+    a.microbatch += batches * step.microbatch;
+    a.firstMb += batches * step.range;
+    a.lastMb += batches * step.range;
+    a.pairMicrobatch += batches * step.pair;
+}
+
+/// `a` moved `batches` batches of `m` micro-batches on (back, when negative): its micro-batches
+/// (an overlapped pair's two) and an update's range by batches·m, an update's index by batches.
+/// Inline: the validator compares every action of a long schedule with it (a call per action
+/// took validation from 0.3 to 2 ms).
+inline Action movedOn(Action a, int batches, int m)
+{
+    moveBy(a, batchStepOf(a, m), batches);
+    return a;
+}
+
 /// Appends `batches` copies of `block` to `program`: `block` is batch 0's actions (micro-batches
 /// 0..m-1, update index 0 and its range over batch 0's micro-batches), copy n is moved n batches
 /// on (micro-batches and update ranges + n·m, update indices + n), n from `from`.

@@ -179,10 +179,11 @@ private:
     bool skipAhead(const SteadyState& earlier, const SteadyState& now, std::vector<long>& decision)
     {
         long shift = 0;
-        if (!oneBatchOn(earlier, now, shift) || now.high > m_total) {
+        if (!oneBatchOn(earlier, now, shift)) {
             return false;
         }
-        // A repeated batch k reads next forwards up to now.high + k·m − ... < m_total.
+        // Repeated batch k reads next forwards up to now.high + k·m, which must stay below
+        // m_total for every k it copies (none, when now.high is already past it).
         const int batches = (m_total - now.high) / m_m - 1;
         if (batches <= 0) {
             return false;

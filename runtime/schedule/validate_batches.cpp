@@ -16,6 +16,7 @@
 // as a schedule of one batch, moved to batch 0: a schedule generated as a block of actions
 // repeated N times is validated in one block and a compare of the rest, not N blocks.
 
+#include "runtime/schedule/batch_repeat.h"
 #include "runtime/schedule/validate.h"
 #include "runtime/schedule/validate_rules.h"
 
@@ -26,22 +27,6 @@ namespace {
 // Of the batches that are not the one before moved on, at most this many are validated one by
 // one; more and the whole schedule is walked at once as before.
 constexpr std::size_t kMostDistinctBatches = 4;
-
-// `a` moved `batches` batches of `m` micro-batches on.
-Action movedOn(Action a, int batches, int m)
-{
-    if (a.kind == ActionKind::Update) {
-        a.microbatch += batches;
-        a.firstMb += batches * m;
-        a.lastMb += batches * m;
-        return a;
-    }
-    a.microbatch += batches * m;
-    if (a.isOverlap()) {
-        a.pairMicrobatch += batches * m;
-    }
-    return a;
-}
 
 // Whether every micro-batch `a` names (an update: every one it applies) is one of batch n's.
 bool inBatch(const Action& a, int n, int m)

@@ -198,19 +198,14 @@ private:
         if (m_appendBatch <= 1) {
             return m_staging;
         }
-        if (m_written == m_room) { // batch full (or none begun): publish it, begin the next
-            flush();
-            m_out = m_store.appendSpace(m_room);
-            m_room = std::min(m_room, m_appendBatch);
-        }
-        return m_out[m_written];
+        return *nextSlots(1).first;
     }
 
     // Room for up to `n` events in a row in the store (at least one): where and how many. Only
-    // when batching (a replay's drive), and nothing is recorded of what is written there.
+    // when batching; a replay writes there without publish(), so nothing of it is recorded.
     std::pair<profiler::TraceEvent*, std::size_t> nextSlots(std::size_t n)
     {
-        if (m_written == m_room) {
+        if (m_written == m_room) { // batch full (or none begun): publish it, begin the next
             flush();
             m_out = m_store.appendSpace(m_room);
             m_room = std::min(m_room, m_appendBatch);
