@@ -29,6 +29,15 @@ TraceSnapshot::TraceSnapshot(TraceMeta meta, std::vector<std::shared_ptr<const T
     }
 }
 
+TraceSnapshot::TraceSnapshot(TraceMeta meta, std::vector<std::shared_ptr<const TraceChunk>> chunks, std::size_t size,
+    TraceExtent extent, const std::optional<TraceRepeat>& repeat)
+    : TraceSnapshot(std::move(meta), std::move(chunks), size, extent)
+{
+    if (repeat && repeat->fits(size)) {
+        m_repeat = repeat;
+    }
+}
+
 TimeNs TraceSnapshot::endTime() const
 {
     TimeNs end = 0;
@@ -144,7 +153,7 @@ std::shared_ptr<const TraceSnapshot> TraceStore::snapshot() const
 {
     std::lock_guard lock(m_mutex);
     std::vector<std::shared_ptr<const TraceChunk>> chunks(m_chunks.begin(), m_chunks.end());
-    return std::make_shared<const TraceSnapshot>(m_meta, std::move(chunks), m_size, m_extent);
+    return std::make_shared<const TraceSnapshot>(m_meta, std::move(chunks), m_size, m_extent, m_repeat);
 }
 
 void TraceStore::clear()
@@ -154,6 +163,15 @@ void TraceStore::clear()
     m_size = 0;
     m_publishedSize.store(0, std::memory_order_release);
     m_extent = {};
+    m_repeat.reset();
+    m_repeatNoted.store(false, std::memory_order_release);
+}
+
+void TraceStore::noteRepeat(const TraceRepeat& repeat)
+{
+    std::lock_guard lock(m_mutex);
+    m_repeat = repeat;
+    m_repeatNoted.store(true, std::memory_order_release);
 }
 
 std::shared_ptr<const TraceSnapshot> makeSnapshot(TraceMeta meta, const std::vector<TraceEvent>& events)

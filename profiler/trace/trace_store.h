@@ -5,6 +5,7 @@
 // O(chunks), never a copy of the events.
 
 #include "profiler/trace/trace_event.h"
+#include "profiler/trace/trace_repeat.h"
 
 #include <algorithm>
 #include <atomic>
@@ -78,10 +79,15 @@ public:
     /// `extent` of the first `size` events; computed from them when not given.
     TraceSnapshot(TraceMeta meta, std::vector<std::shared_ptr<const TraceChunk>> chunks, std::size_t size,
                   std::optional<TraceExtent> extent = std::nullopt);
+    /// The same events, with `repeat` (kept only if it fits them): what the producer says of them.
+    TraceSnapshot(TraceMeta meta, std::vector<std::shared_ptr<const TraceChunk>> chunks, std::size_t size,
+        TraceExtent extent, const std::optional<TraceRepeat>& repeat);
 
     const TraceMeta& meta() const { return m_meta; }
     std::size_t size() const { return m_size; }
     const TraceExtent& extent() const { return m_extent; }
+    /// Where its events repeat, as the producer wrote them (none: read them one by one).
+    const std::optional<TraceRepeat>& repeat() const { return m_repeat; }
     bool empty() const { return m_size == 0; }
     const TraceEvent& operator[](std::size_t i) const
     {
@@ -127,6 +133,7 @@ private:
     std::vector<std::shared_ptr<const TraceChunk>> m_chunks;
     std::size_t m_size = 0;
     TraceExtent m_extent;
+    std::optional<TraceRepeat> m_repeat;
 };
 
 /// Thread-safe: one or more writers append, any thread takes snapshots.
@@ -144,6 +151,12 @@ public:
     TraceEvent* appendSpace(std::size_t& room);
     /// Publishes the first `count` events written from the last appendSpace() (count <= room).
     void commit(std::size_t count);
+    /// The writer's word that the events it appends repeat so (TraceRepeat), given before or
+    /// after it writes the copies; snapshots that hold all of them carry it. clear() forgets it.
+    void noteRepeat(const TraceRepeat& repeat);
+    /// Whether noteRepeat() was called since the last clear(): a reader that follows the writer
+    /// polls it without the lock.
+    bool repeatNoted() const { return m_repeatNoted.load(std::memory_order_acquire); }
     /// Replaces the metadata (e.g. once the run knows its stage count).
     void setMeta(TraceMeta meta);
     std::size_t size() const;
@@ -167,6 +180,8 @@ private:
     std::size_t m_size = 0;
     std::atomic<std::size_t> m_publishedSize{0}; // m_size, for published() to poll without the lock
     TraceExtent m_extent; // of the m_size events
+    std::optional<TraceRepeat> m_repeat;
+    std::atomic<bool> m_repeatNoted{false};
 };
 
 /// Builds a snapshot from a plain vector (tests, importers).

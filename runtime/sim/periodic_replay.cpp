@@ -57,7 +57,7 @@ PeriodicReplay::PeriodicReplay(const Schedule& schedule, bool eligible)
     m_nextMark = m_actionsPerPeriod;
 }
 
-std::size_t PeriodicReplay::markAndMeasure(const DriveState& state)
+std::size_t PeriodicReplay::markAndMeasure(const DriveState& state, std::size_t eventsWritten)
 {
     Snapshot now = snapshotOf(state);
     if (m_recording) {
@@ -78,6 +78,7 @@ std::size_t PeriodicReplay::markAndMeasure(const DriveState& state)
     }
     m_earlier = std::move(now);
     m_period.clear();
+    m_periodFirst = eventsWritten;
     m_recording = true;
     m_nextMark += m_actionsPerPeriod;
     return 0;

@@ -12,6 +12,7 @@
 
 #include "base/time.h"
 #include "profiler/trace/trace_event.h"
+#include "profiler/trace/trace_repeat.h"
 #include "runtime/schedule/schedule.h"
 
 #include <cstddef>
@@ -76,16 +77,22 @@ public:
     /// batch of actions that follows; the next, if `state` is the remembered one moved by one
     /// period, writes the periods the programs repeat for and advances `state` past them.
     /// `slots(n)` gives room for up to n events in a row (a pointer and how many, at least one),
-    /// `publish(n)` publishes the first n of them once written. Returns the actions so replayed
-    /// (0: none, the drive goes on as it was).
-    template<typename Slots, typename Publish>
-    std::size_t mark(DriveState& state, Slots&& slots, Publish&& publish)
+    /// `publish(n)` publishes the first n of them once written, `announce(repeat)` is told where
+    /// the copies will lie (profiler::TraceRepeat) before the first is written, so that a reader
+    /// following the trace can stop walking what it will not need; `eventsWritten` the events the
+    /// drive has written so far. Returns the actions so replayed (0: none, the drive goes on as
+    /// it was).
+    template<typename Slots, typename Publish, typename Announce>
+    std::size_t mark(
+        DriveState& state, Slots&& slots, Publish&& publish, Announce&& announce, std::size_t eventsWritten)
     {
-        const std::size_t periods = markAndMeasure(state);
+        const std::size_t periods = markAndMeasure(state, eventsWritten);
         if (periods == 0) {
             return 0;
         }
         const std::size_t count = m_period.size();
+        announce(
+            profiler::TraceRepeat{m_periodFirst, count, periods, m_shift, m_microbatchesPerPeriod, m_updatesPerPeriod});
         for (std::size_t k = 1; k <= periods; ++k) {
             const Move move{static_cast<TimeNs>(k) * m_shift, static_cast<std::int32_t>(k) * m_microbatchesPerPeriod,
                 static_cast<std::int32_t>(k) * m_updatesPerPeriod};
@@ -117,7 +124,7 @@ private:
     };
 
     // The replayable periods at this mark (0: none); remembers the state when it is the first.
-    std::size_t markAndMeasure(const DriveState& state);
+    std::size_t markAndMeasure(const DriveState& state, std::size_t eventsWritten);
     Snapshot snapshotOf(const DriveState& state) const;
     bool onePeriodOn(const Snapshot& earlier, const Snapshot& now);
     std::size_t repeatingPeriods(const Snapshot& now) const;
@@ -155,6 +162,7 @@ private:
     bool m_recording = false;
     Snapshot m_earlier;
     std::vector<profiler::TraceEvent> m_period; // the events of the actions since m_earlier
+    std::size_t m_periodFirst = 0; // the trace index of m_period's first event
     // Of the period found: its time, its updates per stage (the same on every stage), and the
     // lowest micro-batch pending at its end (Snapshot::low).
     TimeNs m_shift = 0;

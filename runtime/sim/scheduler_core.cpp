@@ -141,7 +141,8 @@ private:
             ++stats.actions;
             if (stats.actions == m_replay.nextMark()) [[unlikely]] {
                 const std::size_t replayed = m_replay.mark(
-                    m_state, [this](std::size_t n) { return nextSlots(n); }, [this](std::size_t n) { m_written += n; });
+                    m_state, [this](std::size_t n) { return nextSlots(n); }, [this](std::size_t n) { m_written += n; },
+                    [this](const profiler::TraceRepeat& repeat) { m_store.noteRepeat(repeat); }, eventsWritten());
                 stats.actions += replayed;
                 stats.replayed += replayed;
             }
@@ -225,6 +226,9 @@ private:
         }
         ++m_written;
     }
+
+    // The trace index of the next event: the store's events and those written but not published.
+    std::size_t eventsWritten() const { return m_store.size() + m_written; }
 
     void flush()
     {

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@ struct Driven
     std::string outcome;
     DriveStats stats;
     std::vector<profiler::TraceEvent> events;
+    std::optional<profiler::TraceRepeat> repeat;
 };
 
 Driven driveWith(const Schedule& schedule, const CostModel& costs, std::size_t appendBatch, DriveOptions options = {})
@@ -36,8 +38,37 @@ Driven driveWith(const Schedule& schedule, const CostModel& costs, std::size_t a
     if (stats) {
         out.stats = *stats;
     }
-    out.events = store.snapshot()->toVector();
+    const auto snapshot = store.snapshot();
+    out.events = snapshot->toVector();
+    out.repeat = snapshot->repeat();
     return out;
+}
+
+// The trace's own word on where it repeats (TraceRepeat, which the analysis trusts to take the
+// copies in one step) is true of every copy, field for field, and covers every replayed action.
+void expectRepeatHolds(const Driven& driven, std::size_t actionsPerBatch)
+{
+    if (driven.stats.replayed == 0) {
+        EXPECT_FALSE(driven.repeat);
+        return;
+    }
+    ASSERT_TRUE(driven.repeat);
+    const profiler::TraceRepeat& r = *driven.repeat;
+    ASSERT_TRUE(r.fits(driven.events.size()));
+    EXPECT_EQ(r.copies * actionsPerBatch, driven.stats.replayed);
+    for (std::size_t k = 1; k <= r.copies; ++k) {
+        const auto times = static_cast<TimeNs>(k);
+        const auto n = static_cast<std::int32_t>(k);
+        for (std::size_t i = 0; i < r.length; ++i) {
+            const auto& e = driven.events[r.first + i];
+            const auto& c = driven.events[r.begin(k) + i];
+            const std::int32_t up = e.kind == profiler::EventKind::Update ? r.updates : r.microbatches;
+            ASSERT_TRUE(c.start == e.start + times * r.shift && c.end == e.end + times * r.shift
+                && c.microbatch == e.microbatch + n * up && c.version == e.version + n * r.updates && c.stage == e.stage
+                && c.kind == e.kind && c.lane == e.lane && c.aux == e.aux && c.bytes == e.bytes)
+                << "copy " << k << ", event " << i;
+        }
+    }
 }
 
 void expectSameTrace(const Driven& replayed, const Driven& stepped)
@@ -87,8 +118,11 @@ TEST(PeriodicReplay, TraceEqualsTheOneDrivenActionByActionForEverySchedule)
                 for (const CostModel& costs :
                     {CostModel::uniform(schedule->stages(), 1'000, 1'000, 1'000), unevenWithComm(schedule->stages())}) {
                     const Driven replayed = driveWith(*schedule, costs, 1'024);
-                    expectSameTrace(replayed, driveWith(*schedule, costs, 1));
-                    EXPECT_EQ(driveWith(*schedule, costs, 1).stats.replayed, 0u);
+                    const Driven stepped = driveWith(*schedule, costs, 1);
+                    expectSameTrace(replayed, stepped);
+                    EXPECT_EQ(stepped.stats.replayed, 0u);
+                    expectRepeatHolds(replayed, schedule->actionCount() / 9);
+                    expectRepeatHolds(stepped, schedule->actionCount() / 9);
                     if (replayed.stats.replayed > 0) {
                         ++schedulesReplayed;
                     }
@@ -120,6 +154,7 @@ TEST(PeriodicReplay, EveryScheduleOfTheCatalogueIsReplayedAtTheBenchmarksSize)
         for (const CostModel* costs : {&uniform, &uneven}) {
             const Driven replayed = driveWith(*schedule, *costs, 1'024);
             expectSameTrace(replayed, driveWith(*schedule, *costs, 1));
+            expectRepeatHolds(replayed, schedule->actionCount() / 20);
             if (costs == &uniform || !schedule->asynchronous) {
                 // All but the batches before the steady state is found, and the drain.
                 EXPECT_GE(replayed.stats.replayed, replayed.stats.actions / 2)
@@ -141,6 +176,7 @@ TEST(PeriodicReplay, AContinuedRunIsReplayedFromWhereItStands)
     const Driven replayed = driveWith(*schedule, costs, 1'024, options);
     EXPECT_GT(replayed.stats.replayed, 0u);
     expectSameTrace(replayed, driveWith(*schedule, costs, 1, options));
+    expectRepeatHolds(replayed, schedule->actionCount() / 12);
 }
 
 // What the replay cannot vouch for is driven action by action: a cost model with cold-start
