@@ -42,6 +42,15 @@ public:
         }
     }
     std::size_t size() const { return m_entries.size(); }
+    /// (key, count) in key order.
+    const std::vector<std::pair<int, int>>& entries() const { return m_entries; }
+    /// Every key `by` up, its count kept (the order stays).
+    void moveKeys(int by)
+    {
+        for (auto& entry : m_entries) {
+            entry.first += by;
+        }
+    }
 
 private:
     std::vector<std::pair<int, int>>::iterator lowerBound(int key)

@@ -3,6 +3,7 @@
 #include "base/huge_pages.h"
 #include "profiler/analysis/first_pass.h"
 #include "profiler/analysis/lane_sweep.h"
+#include "profiler/analysis/periodic_leap.h"
 
 #include <algorithm>
 #include <charconv>
@@ -83,6 +84,13 @@ void inTwo(Here&& here, There&& there)
     }
 }
 
+// The lanes a trace's analysis has: its stages, or more where its events name more.
+int laneCountOf(const TraceSnapshot& trace)
+{
+    return trace.extent().maxStage < 0 ? trace.meta().stages
+                                       : std::max(trace.meta().stages, trace.extent().maxStage + 1);
+}
+
 // analyze()'s body: `passed` the first walk taken as the trace was written (null: none), `mayThread`
 // whether the second walk may be split over two threads.
 Report analyzeWith(
@@ -90,8 +98,7 @@ Report analyzeWith(
 {
     // Sizes from the trace's extent, which the store keeps as events are appended (a walk of
     // the events here was a third read of a long trace from main memory).
-    const int stages = trace.extent().maxStage < 0 ? trace.meta().stages
-                                                   : std::max(trace.meta().stages, trace.extent().maxStage + 1);
+    const int stages = laneCountOf(trace);
     const int maxMb = std::max(0, trace.extent().maxMicrobatch);
     // Stages per lane, from the trace's own metadata (the simulator writes it; other traces have
     // one stage per lane). Bounded: a hand-edited file cannot make the slots explode.
@@ -102,6 +109,8 @@ Report analyzeWith(
         chunks = ec == std::errc() && ptr == it->second.data() + it->second.size() ? std::clamp(v, 1, 64) : 1;
     }
     const auto lanes = static_cast<std::size_t>(stages);
+    // A trace that says where it repeats (a simulation's) is walked with its copies in one step.
+    const std::optional<detail::LeapPlan> leap = detail::leapPlanFor(trace, options, stages);
 
     // Pass 1, one walk of the trace (or the one a FirstPass took as it was written): the time
     // span, each lane's facts, the transfers.
@@ -111,7 +120,9 @@ Report analyzeWith(
         first = passed;
     } else {
         own.emplace(options, stages, maxMb, chunks);
-        if (mayThread && trace.size() >= kSplitFirstWalkEvents) {
+        if (leap) {
+            detail::PeriodicLeap::walkFirstPass(trace, *leap, *own);
+        } else if (mayThread && trace.size() >= kSplitFirstWalkEvents) {
             // The lanes' memory on this thread, the rest beside: each walks every event, and the
             // two halves of the work are about equal (a split by events would leave the memory of
             // the later half waiting for the earlier's).
@@ -166,7 +177,10 @@ Report analyzeWith(
     // take the events before it, on a second thread, `later` those after, on this one (the events
     // a producer wrote last, likeliest still in this core's cache: the split the other way round
     // took a third longer here).
-    const std::size_t split = mayThread ? splitPoint(trace.size(), *first) : 0;
+    const bool allSorted =
+        std::all_of(facts.begin(), facts.end(), [](const detail::LaneFacts& f) { return f.sorted(); });
+    const bool sweepLeaps = leap && allSorted;
+    const std::size_t split = mayThread && !sweepLeaps ? splitPoint(trace.size(), *first) : 0;
     const std::size_t resumeIndex = split / detail::FirstPassState::kResumeStride - 1; // when split != 0
     const auto eventsBefore = [&](std::size_t s) {
         return split == 0 || !facts[s].sorted() ? facts[s].count() : first->resumePoint(resumeIndex, s).events;
@@ -191,7 +205,9 @@ Report analyzeWith(
             }
         });
     };
-    if (split == 0) {
+    if (sweepLeaps) {
+        detail::PeriodicLeap::sweep(trace, *leap, transfers, sweeps);
+    } else if (split == 0) {
         sweepSorted(sweeps, 0, trace.size());
     } else {
         inTwo([&] { sweepSorted(later, split, trace.size()); }, [&] { sweepSorted(sweeps, 0, split); });
@@ -267,6 +283,11 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options, First
 Report analyzeOnOneThread(const TraceSnapshot& trace, const AnalysisOptions& options)
 {
     return analyzeWith(trace, options, nullptr, false);
+}
+
+bool takesCopiesInOneStep(const TraceSnapshot& trace, const AnalysisOptions& options)
+{
+    return detail::leapPlanFor(trace, options, laneCountOf(trace)).has_value();
 }
 
 } // namespace bs::profiler

@@ -26,4 +26,9 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options, First
 /// start threads, and the reference the split walks are tested against.
 Report analyzeOnOneThread(const TraceSnapshot& trace, const AnalysisOptions& options);
 
+/// Whether analyze() would take the copies of `trace`'s repeat (TraceSnapshot::repeat()) in one
+/// step, its first walk included: a FirstPass taken as such a trace was written saves nothing.
+/// The report is the same either way.
+bool takesCopiesInOneStep(const TraceSnapshot& trace, const AnalysisOptions& options);
+
 } // namespace bs::profiler

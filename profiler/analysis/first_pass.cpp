@@ -41,6 +41,9 @@ LaneMemory& FirstPassState::restartMemory(std::size_t lane)
 
 void FirstPassState::markResumePoint()
 {
+    if (!resumable) {
+        return;
+    }
     for (const LaneFacts& lane : facts) {
         resumePoints.push_back({lane.count(), lane.lastEnd()});
     }

@@ -12,6 +12,8 @@
 
 namespace bs::profiler::detail {
 
+struct PeriodicLeap;
+
 /// Memory and lag of one (micro-batch, chunk) on one lane.
 struct MemorySlot
 {
@@ -44,6 +46,7 @@ public:
     void report(StageReport& st, const AnalysisOptions& options) const;
 
 private:
+    friend struct PeriodicLeap;
     void trackVersions();
 
     bool m_stashes;

@@ -16,6 +16,8 @@
 
 namespace bs::profiler::detail {
 
+struct PeriodicLeap; // takes a trace's repeated copies in one step (periodic_leap.h)
+
 struct Interval
 {
     TimeNs start = 0, end = 0;
@@ -95,6 +97,7 @@ public:
     TimeNs drainFrom(TimeNs t0) const { return m_anyForward ? std::max(t0, m_lastForwardEnd) : t0; }
 
 private:
+    friend struct PeriodicLeap;
     struct Span
     {
         Interval forwards; ///< [first F start, last F end]
@@ -231,6 +234,9 @@ struct FirstPassState
     std::size_t seen = 0;
     bool fits = true; ///< every event within the sizes it was made for
     std::vector<ResumePoint> resumePoints; ///< lanes of them per kResumeStride events
+    /// False once a walk has taken events in one step (periodic_leap.h): the resume points stop,
+    /// and those taken are dropped (pass 2 then does not split at them).
+    bool resumable = true;
 
 private:
     void markResumePoint();
@@ -278,6 +284,7 @@ public:
     TimeNs steadyBusy() const { return m_steadyBusy; }
 
 private:
+    friend struct PeriodicLeap;
     void emit(BubbleCause cause, TimeNs start, TimeNs end);
     void attributeGap(TimeNs from, TimeNs to, const TraceEvent& next);
 

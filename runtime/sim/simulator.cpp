@@ -287,7 +287,7 @@ private:
         std::size_t next = 0;
         for (;;) {
             const bool ended = m_driveEnded.load(std::memory_order_acquire);
-            next = walkPublished(store, next, &profiler::FirstPass::addFacts);
+            next = walkPublished(store, next, &profiler::FirstPass::addFacts, true);
             if (ended) {
                 m_walk.store(kDone, std::memory_order_release);
                 return;
@@ -295,6 +295,12 @@ private:
             // Only this thread leaves kWalking, so a plain store; it publishes m_next and the walk.
             m_next.store(next, std::memory_order_relaxed);
             m_walk.store(kSleeping, std::memory_order_release);
+            if (store.repeatNoted()) {
+                // The drive replays: the analysis will most likely take the copies in one step
+                // and need no walk (profiler::takesCopiesInOneStep). The walk stays asleep
+                // where it is; the caller takes it up if the analysis wants it after all.
+                return;
+            }
             std::this_thread::sleep_for(std::chrono::microseconds(50));
             int walk = kSleeping;
             if (!m_walk.compare_exchange_strong(walk, kWalking, std::memory_order_acq_rel)) {
@@ -303,13 +309,19 @@ private:
         }
     }
     // Adds the events published from `next` on to the walk's facts or memory (`part`); returns
-    // where it stopped.
+    // where it stopped: at the end of what is published, or (`untilRepeat`) once the drive has
+    // said it replays (the replay writes its copies faster than this walk reads them).
     std::size_t walkPublished(const profiler::TraceStore& store, std::size_t next,
-        void (profiler::FirstPass::*part)(const profiler::TraceEvent*, std::size_t))
+        void (profiler::FirstPass::*part)(const profiler::TraceEvent*, std::size_t), bool untilRepeat = false)
     {
+        constexpr std::size_t kBetweenLooks = 8'192; // events walked between two looks at the store
         std::shared_ptr<const profiler::TraceChunk> chunk;
         std::size_t count = 0;
         while (const profiler::TraceEvent* events = store.published(next, count, chunk)) {
+            if (untilRepeat && store.repeatNoted()) {
+                break;
+            }
+            count = untilRepeat ? std::min(count, kBetweenLooks) : count;
             ((*m_pass).*part)(events, count);
             next += count;
         }
@@ -369,12 +381,20 @@ Result<SimulationResult> simulateOn(
     DriveOptions options;
     options.appendBatch = 1024; // nobody but `beside` reads the store before drive() returns
     auto stats = drive(schedule, executor, store, options);
-    profiler::FirstPass* firstPass = beside ? beside->driveEnded() : nullptr;
     if (!stats) {
         return stats.error();
     }
     SimulationResult result;
     result.trace = store.snapshot();
+    // A trace whose copies the analysis takes in one step needs no walk beside the drive (the
+    // lanes' memory the caller would add now was a third of the time after the drive).
+    profiler::FirstPass* firstPass = nullptr;
+    if (beside && profiler::takesCopiesInOneStep(*result.trace, analysisOptions)) {
+        beside->stopFollowing();
+        firstPassOfBeside.reset(); // its tables recycled into the analysis's own
+    } else if (beside) {
+        firstPass = beside->driveEnded();
+    }
     result.report = profiler::analyze(*result.trace, analysisOptions, firstPass);
     const double seconds = toSeconds(result.report.makespan);
     if (seconds > 0) {

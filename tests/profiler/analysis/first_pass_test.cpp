@@ -6,6 +6,7 @@
 
 #include "profiler/analysis/analyze.h"
 #include "profiler/analysis/report_json.h"
+#include "tests/support/same_report.h"
 #include "tests/support/trace_events.h"
 
 #include <gtest/gtest.h>
@@ -15,6 +16,8 @@
 
 namespace bs::profiler {
 namespace {
+
+using test::expectSameReport;
 
 // A compute event of `chunk` on its rank.
 TraceEvent ev(int stage, EventKind kind, int mb, TimeNs start, TimeNs end, int chunk = 0)
@@ -62,18 +65,6 @@ AnalysisOptions flushingBatchesOfTwo()
     AnalysisOptions options;
     options.microbatchesPerBatch = 2;
     return options;
-}
-
-void expectSameReport(const Report& a, const Report& b)
-{
-    EXPECT_EQ(toJson(a).dump(), toJson(b).dump());
-    ASSERT_EQ(a.bubbles.size(), b.bubbles.size());
-    for (std::size_t i = 0; i < a.bubbles.size(); ++i) {
-        EXPECT_EQ(a.bubbles[i].start, b.bubbles[i].start) << i;
-        EXPECT_EQ(a.bubbles[i].end, b.bubbles[i].end) << i;
-        EXPECT_EQ(a.bubbles[i].stage, b.bubbles[i].stage) << i;
-        EXPECT_EQ(a.bubbles[i].cause, b.bubbles[i].cause) << i;
-    }
 }
 
 TEST(FirstPass, FedInPiecesAsWrittenGivesTheReportOfOneWalk)

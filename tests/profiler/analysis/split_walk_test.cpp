@@ -8,6 +8,7 @@
 #include "profiler/analysis/analyze.h"
 #include "profiler/analysis/first_pass.h"
 #include "profiler/analysis/report_json.h"
+#include "tests/support/same_report.h"
 #include "tests/support/trace_events.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +20,8 @@
 
 namespace bs::profiler {
 namespace {
+
+using test::expectSameReport;
 
 using test::ev;
 using test::send;
@@ -90,19 +93,6 @@ TraceSnapshot snapshotOf(const std::vector<TraceEvent>& events)
         store.append(e);
     }
     return *store.snapshot();
-}
-
-void expectSameReport(const Report& split, const Report& single)
-{
-    EXPECT_EQ(toJson(split).dump(), toJson(single).dump());
-    ASSERT_EQ(split.bubbles.size(), single.bubbles.size());
-    for (std::size_t i = 0; i < split.bubbles.size(); ++i) {
-        const BubbleSpan& a = split.bubbles[i];
-        const BubbleSpan& b = single.bubbles[i];
-        ASSERT_TRUE(a.start == b.start && a.end == b.end && a.stage == b.stage && a.cause == b.cause)
-            << "span " << i << ": [" << a.start << ", " << a.end << ") on " << a.stage << " vs [" << b.start << ", "
-            << b.end << ") on " << b.stage;
-    }
 }
 
 TEST(SplitSecondWalk, ReportEqualsOneWalksAroundEverySplit)
