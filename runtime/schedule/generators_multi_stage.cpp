@@ -43,33 +43,57 @@ RankOrder interleavedOrder(int rank, int p, int v, int m, bool zeroBubble)
     const int warmup = warmupOps(rank, v, perRound, p, m, zeroBubble ? 1 : 2);
     const int ops = v * m;
     const int fwdBwd = ops - warmup;
-    const auto forwardStage = [&](int step) { return (step / perRound) % v * p + rank; };
-    const auto backwardStage = [&](int step) { return (v - 1 - (step - warmup) / perRound % v) * p + rank; };
     const ActionKind backwardKind = zeroBubble ? ActionKind::BackwardInput : ActionKind::Backward;
-    Counters counters;
+    // Step k's chunk is (k / perRound) mod v, forwards ascending from step 0 and backwards
+    // descending from step `warmup`: kept as running counts, as are PyTorch's micro-batch indices
+    // per stage (fwd/bwd/weight_stage_mb_index) in flat tables, because a division and a map
+    // lookup per action were most of paci-interleaved's generation (one stream of m·N micro-batches).
+    const auto stages = static_cast<std::size_t>(p) * static_cast<std::size_t>(v);
+    std::vector<int> forwards(stages, 0), backwards(stages, 0), weights(stages, 0);
+    int forwardChunk = 0, forwardLeft = perRound;
+    const auto nextForwardStage = [&] {
+        const int stage = forwardChunk * p + rank;
+        if (--forwardLeft == 0) {
+            forwardLeft = perRound;
+            forwardChunk = forwardChunk + 1 == v ? 0 : forwardChunk + 1;
+        }
+        return stage;
+    };
+    int backwardChunk = v - 1, backwardLeft = perRound;
+    const auto nextBackwardStage = [&] {
+        const int stage = backwardChunk * p + rank;
+        if (--backwardLeft == 0) {
+            backwardLeft = perRound;
+            backwardChunk = backwardChunk == 0 ? v - 1 : backwardChunk - 1;
+        }
+        return stage;
+    };
     RankOrder order;
-    std::vector<int> backwardSteps;
+    order.reserve(static_cast<std::size_t>(zeroBubble ? 3 * ops : 2 * ops));
+    std::vector<int> backwardStages; // of the backwards so far, in order: their W follow them
     std::size_t weightsDone = 0;
     const auto addWeight = [&] {
-        const int stage = backwardStage(backwardSteps[weightsDone++]);
-        order.push_back(backwardWeight(stage, counters.next(stage, ActionKind::BackwardWeight)));
+        const int stage = backwardStages[weightsDone++];
+        order.push_back(backwardWeight(stage, weights[static_cast<std::size_t>(stage)]++));
     };
     for (int op = 0; op < warmup + fwdBwd + warmup; ++op) {
         if (op < warmup + fwdBwd) {
-            const int stage = forwardStage(op);
-            order.push_back(forward(stage, counters.next(stage, ActionKind::Forward)));
+            const int stage = nextForwardStage();
+            order.push_back(forward(stage, forwards[static_cast<std::size_t>(stage)]++));
             if (op < warmup) {
                 continue;
             }
         }
-        const int stage = backwardStage(op);
-        order.push_back({stage, backwardKind, counters.next(stage, backwardKind)});
-        backwardSteps.push_back(op);
-        if (zeroBubble && op - warmup >= rank) {
-            addWeight();
+        const int stage = nextBackwardStage();
+        order.push_back({stage, backwardKind, backwards[static_cast<std::size_t>(stage)]++});
+        if (zeroBubble) {
+            backwardStages.push_back(stage);
+            if (op - warmup >= rank) {
+                addWeight();
+            }
         }
     }
-    while (zeroBubble && weightsDone < backwardSteps.size()) {
+    while (zeroBubble && weightsDone < backwardStages.size()) {
         addWeight();
     }
     return order;
