@@ -13,12 +13,6 @@ namespace bs::profiler::detail {
 
 namespace {
 
-// Where the walks compare the state at the start of copy a + 1 with copy a's: from the second
-// copy (the first batches after the recorded one can still carry the warm-up's traces, a first
-// backward's end, say) to the fifth; past that, a state that has not settled is not going to.
-constexpr std::size_t kFirstTry = 2;
-constexpr std::size_t kLastTry = 5;
-
 TimeNs times(TimeNs value, std::size_t k)
 {
     return value * static_cast<TimeNs>(k);

@@ -68,6 +68,12 @@ struct PeriodicLeap
 {
     /// Copies a trace must repeat for the walks to try (two are walked to compare).
     static constexpr std::size_t kMinCopies = 4;
+    /// Where both walks compare the state at the start of copy a + 1 with copy a's: from the
+    /// second copy (the first batches after the recorded one can still carry the warm-up's traces,
+    /// a first backward's end, say) to the fifth; a state that has not settled by then is taken to
+    /// stay unsettled, and the walk goes on event by event.
+    static constexpr std::size_t kFirstTry = 2;
+    static constexpr std::size_t kLastTry = 5;
 
     /// Pass 1 (FirstPassState::add() for every event, in append order) over all of `trace` into
     /// `state`, fresh; the copies in one step where the state repeats. True when it leapt (the

@@ -11,9 +11,6 @@ namespace bs::profiler::detail {
 
 namespace {
 
-constexpr std::size_t kFirstTry = 2; // as pass 1 (periodic_leap.cpp)
-constexpr std::size_t kLastTry = 5;
-
 TimeNs times(TimeNs value, std::size_t k)
 {
     return value * static_cast<TimeNs>(k);

@@ -13,6 +13,7 @@
 #include "runtime/sim/cost_model_executor.h"
 #include "runtime/sim/scheduler_core.h"
 #include "runtime/sim/simulator.h"
+#include "tests/runtime/sim/benchmark_size.h"
 #include "tests/support/same_report.h"
 
 #include <gtest/gtest.h>
@@ -40,6 +41,18 @@ std::shared_ptr<const profiler::TraceSnapshot> driven(const Schedule& schedule, 
 std::shared_ptr<const profiler::TraceSnapshot> withoutRepeat(const profiler::TraceSnapshot& trace)
 {
     return profiler::makeSnapshot(trace.meta(), trace.toVector());
+}
+
+// `events` (`trace`'s, changed) stored with `trace`'s repeat: a snapshot carries it if it fits.
+std::shared_ptr<const profiler::TraceSnapshot> withRepeatOf(
+    const profiler::TraceSnapshot& trace, const std::vector<profiler::TraceEvent>& events)
+{
+    profiler::TraceStore store(trace.meta());
+    for (const auto& e : events) {
+        store.append(e);
+    }
+    store.noteRepeat(*trace.repeat());
+    return store.snapshot();
 }
 
 CostModel unevenWithComm(int stages)
@@ -121,13 +134,9 @@ TEST(PeriodicLeap, BothWalksLeapForEveryScheduleAtTheBenchmarksSize)
 {
     for (const auto& info : scheduleCatalogue()) {
         SCOPED_TRACE(info.name);
-        auto schedule = makeSchedule({.name = info.name,
-            .stages = 8,
-            .microbatches = 16,
-            .accum = info.takesAccumWindow() ? 4 : 0,
-            .batches = 100});
+        auto schedule = test::benchmarkSchedule(info, 100);
         ASSERT_TRUE(schedule) << schedule.error().describe();
-        const CostModel costs = CostModel::uniform(schedule->stages(), 500'000, 500'000, 500'000, 0, 100'000);
+        const CostModel costs = test::benchmarkCosts(*schedule);
         const auto trace = driven(*schedule, costs);
         ASSERT_TRUE(trace->repeat());
         const auto options = analysisOptionsFor(*schedule, &costs);
@@ -155,12 +164,7 @@ TEST(PeriodicLeap, AnEventBeforeThePeriodThatOutlastsTheCopiesStopsBothLeaps)
             [](const profiler::TraceEvent& e) { return e.stage == 0 && e.kind == profiler::EventKind::Forward; });
     ASSERT_NE(early, events.begin() + static_cast<std::ptrdiff_t>(trace->repeat()->first));
     early->end = trace->endTime() - 10'000;
-    profiler::TraceStore store(trace->meta());
-    for (const auto& e : events) {
-        store.append(e);
-    }
-    store.noteRepeat(*trace->repeat());
-    const auto changed = store.snapshot();
+    const auto changed = withRepeatOf(*trace, events);
     ASSERT_TRUE(changed->repeat());
     const auto options = analysisOptionsFor(*schedule, &costs);
     const Leaps leaps = leapsOf(*changed, options, *schedule);
@@ -170,18 +174,22 @@ TEST(PeriodicLeap, AnEventBeforeThePeriodThatOutlastsTheCopiesStopsBothLeaps)
         profiler::analyze(*changed, options), profiler::analyzeOnOneThread(*withoutRepeat(*changed), options));
 }
 
+// 1F1B on 4 stages, 8 micro-batches a batch, 16 batches, B twice F and a transfer 0.4 F: the run
+// the changed-trace cases below start from (its gaps wait on transfers and flushes).
+struct OneFOneB
+{
+    Schedule schedule = *makeSchedule({.name = "1f1b", .stages = 4, .microbatches = 8, .batches = 16});
+    CostModel costs = CostModel::uniform(4, 1'000, 2'000, 0, 0, 400);
+    std::shared_ptr<const profiler::TraceSnapshot> trace = driven(schedule, costs);
+};
+
 // `events` (`trace`'s, changed after its copies) with `trace`'s repeat, which still holds of
 // them: pass 1 leaps and takes the change after, pass 2 must refuse to, and the report is the one
 // walked event by event, which the change altered (or the case would test nothing).
 void expectTheSecondWalkRefuses(const Schedule& schedule, const CostModel& costs, const profiler::TraceSnapshot& trace,
     const std::vector<profiler::TraceEvent>& events)
 {
-    profiler::TraceStore store(trace.meta());
-    for (const auto& e : events) {
-        store.append(e);
-    }
-    store.noteRepeat(*trace.repeat());
-    const auto changed = store.snapshot();
+    const auto changed = withRepeatOf(trace, events);
     ASSERT_TRUE(changed->repeat());
     const auto options = analysisOptionsFor(schedule, &costs);
     const Leaps leaps = leapsOf(*changed, options, schedule);
@@ -197,13 +205,10 @@ void expectTheSecondWalkRefuses(const Schedule& schedule, const CostModel& costs
 // longer periodic and walk the copies (the comm share of that forward's gap changes).
 TEST(PeriodicLeap, ATransferWrittenAfterTheCopiesIntoOneOfThemStopsTheSecondWalksLeap)
 {
-    auto schedule = makeSchedule({.name = "1f1b", .stages = 4, .microbatches = 8, .batches = 16});
-    ASSERT_TRUE(schedule);
-    const CostModel costs = CostModel::uniform(4, 1'000, 2'000, 0, 0, 400);
-    const auto trace = driven(*schedule, costs);
-    ASSERT_TRUE(trace->repeat());
-    const profiler::TraceRepeat repeat = *trace->repeat();
-    std::vector<profiler::TraceEvent> events = trace->toVector();
+    const OneFOneB run;
+    ASSERT_TRUE(run.trace->repeat());
+    const profiler::TraceRepeat repeat = *run.trace->repeat();
+    std::vector<profiler::TraceEvent> events = run.trace->toVector();
     // The last copy's last forward on stage 3, fed from stage 2 (a gap before it waits for that).
     const profiler::TraceEvent* late = nullptr;
     for (std::size_t i = repeat.begin(repeat.copies); i < repeat.begin(repeat.copies + 1); ++i) {
@@ -220,7 +225,7 @@ TEST(PeriodicLeap, ATransferWrittenAfterTheCopiesIntoOneOfThemStopsTheSecondWalk
     extra.start = late->start - 300;
     extra.end = late->start - 100;
     events.push_back(extra);
-    expectTheSecondWalkRefuses(*schedule, costs, *trace, events);
+    expectTheSecondWalkRefuses(run.schedule, run.costs, *run.trace, events);
 }
 
 // Stage 1's forwards after the copies dropped: its drain now starts at its last forward in the
@@ -245,22 +250,19 @@ TEST(PeriodicLeap, ADrainThatStartsInTheCopiesStopsTheSecondWalksLeap)
 // batch's forward span on stage 0 now ends there, and its flush window is not the others' moved.
 TEST(PeriodicLeap, AFlushWindowTheCopiesDoNotRepeatStopsTheSecondWalksLeap)
 {
-    auto schedule = makeSchedule({.name = "1f1b", .stages = 4, .microbatches = 8, .batches = 16});
-    ASSERT_TRUE(schedule);
-    const CostModel costs = CostModel::uniform(4, 1'000, 2'000, 0, 0, 400);
-    const auto trace = driven(*schedule, costs);
-    ASSERT_TRUE(trace->repeat());
-    const profiler::TraceRepeat repeat = *trace->repeat();
-    std::vector<profiler::TraceEvent> events = trace->toVector();
+    const OneFOneB run;
+    ASSERT_TRUE(run.trace->repeat());
+    const profiler::TraceRepeat repeat = *run.trace->repeat();
+    std::vector<profiler::TraceEvent> events = run.trace->toVector();
     const std::size_t middle = repeat.begin(repeat.copies / 2);
     const auto forward = std::find_if(events.begin() + static_cast<std::ptrdiff_t>(middle), events.end(),
         [](const profiler::TraceEvent& e) { return e.stage == 0 && e.kind == profiler::EventKind::Forward; });
     ASSERT_NE(forward, events.end());
     profiler::TraceEvent late = *forward;
-    late.start = trace->endTime() + 1'000;
+    late.start = run.trace->endTime() + 1'000;
     late.end = late.start + 1'000;
     events.push_back(late);
-    expectTheSecondWalkRefuses(*schedule, costs, *trace, events);
+    expectTheSecondWalkRefuses(run.schedule, run.costs, *run.trace, events);
 }
 
 } // namespace

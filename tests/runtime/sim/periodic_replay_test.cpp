@@ -9,6 +9,7 @@
 #include "runtime/schedule/catalogue.h"
 #include "runtime/sim/cost_model_executor.h"
 #include "runtime/sim/scheduler_core.h"
+#include "tests/runtime/sim/benchmark_size.h"
 
 #include <gtest/gtest.h>
 
@@ -139,17 +140,13 @@ TEST(PeriodicReplay, EveryScheduleOfTheCatalogueIsReplayedAtTheBenchmarksSize)
 {
     for (const auto& info : scheduleCatalogue()) {
         SCOPED_TRACE(info.name);
-        auto schedule = makeSchedule({.name = info.name,
-            .stages = 8,
-            .microbatches = 16,
-            .accum = info.takesAccumWindow() ? 4 : 0,
-            .batches = 20});
+        auto schedule = test::benchmarkSchedule(info, 20);
         ASSERT_TRUE(schedule) << schedule.error().describe();
         // The benchmark's uniform costs: every schedule settles into a steady state that repeats
         // batch after batch. Uneven stages: the flush schedules still do (each batch starts from
         // the same drained pipeline); an asynchronous one may not within 20 batches (its stages
         // drift against each other until the slowest sets the pace), and is then driven whole.
-        const CostModel uniform = CostModel::uniform(schedule->stages(), 500'000, 500'000, 500'000, 0, 100'000);
+        const CostModel uniform = test::benchmarkCosts(*schedule);
         const CostModel uneven = unevenWithComm(schedule->stages());
         for (const CostModel* costs : {&uniform, &uneven}) {
             const Driven replayed = driveWith(*schedule, *costs, 1'024);
