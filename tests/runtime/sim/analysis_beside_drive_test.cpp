@@ -1,13 +1,17 @@
 // simulate() takes the analysis's first walk on a second thread, right behind the scheduler core
 // as it writes a large schedule's trace. simulateSchedule() of the same schedule analyses the
 // trace after the drive, on the caller's thread alone: the two reports must be the same, for every
-// schedule, placement and weight policy.
+// schedule, placement and weight policy, whether the walk beside is stopped (the analysis takes the
+// drive's replayed copies in one step), taken over where the drive said it replays, or finished.
 
+#include "profiler/analysis/analyze.h"
 #include "profiler/analysis/report_json.h"
 #include "runtime/schedule/catalogue.h"
 #include "runtime/sim/simulator.h"
 
 #include <gtest/gtest.h>
+
+#include <string>
 
 namespace bs::runtime {
 namespace {
@@ -40,6 +44,55 @@ TEST(AnalysisBesideTheDrive, ReportEqualsTheOneAnalysedAfterTheDriveForEverySche
         }
         EXPECT_GT(beside->report.totalIdle, 0);
     }
+}
+
+// A drive whose copies the analysis takes in one step stops the walk beside it
+// (profiler::takesCopiesInOneStep); one that replays too few copies for that, or none (uneven
+// stages an asynchronous schedule does not settle under), leaves the walk to the thread beside,
+// which stops where the drive said it replays and is taken over there. Every way, the report is
+// the one the same events give walked on one thread without the drive's word that they repeat.
+TEST(AnalysisBesideTheDrive, ReportIsTheSameWhetherTheWalkBesideIsStoppedTakenOverOrFinished)
+{
+    std::size_t takenOver = 0, leapt = 0, walkedWhole = 0;
+    for (const auto& info : scheduleCatalogue()) {
+        for (const int m : {16, 128}) {
+            SCOPED_TRACE(info.name + " m=" + std::to_string(m));
+            // m = 128, 6 batches: over 16 384 actions, but two or three copies after the steady
+            // state is found (too few to leap); m = 16, 80 batches: dozens.
+            SimulationRequest request{{.name = info.name,
+                                          .stages = 8,
+                                          .microbatches = m,
+                                          .accum = info.takesAccumWindow() ? 4 : 0,
+                                          .batches = m == 16 ? 80 : 6},
+                CostModel::uniform(8, 1'000'000, 900'000, 700'000, 50'000, 100'000), 1};
+            for (int s = 0; s < 8; ++s) {
+                request.costs.stages[static_cast<std::size_t>(s)].forward += 37'000 * (s % 3);
+            }
+            auto result = simulate(request);
+            if (!result) {
+                continue; // a limit of this schedule at m = 128 (DualPipeV's, say)
+            }
+            if (result->schedule.actionCount() < 16'384) {
+                continue; // validated inline: no walk beside
+            }
+            const auto options = analysisOptionsFor(result->schedule, &request.costs);
+            if (!result->trace->repeat()) {
+                ++walkedWhole;
+            } else if (profiler::takesCopiesInOneStep(*result->trace, options)) {
+                ++leapt;
+            } else {
+                ++takenOver;
+            }
+            const auto walked = profiler::analyzeOnOneThread(
+                *profiler::makeSnapshot(result->trace->meta(), result->trace->toVector()), options);
+            EXPECT_EQ(profiler::toJson(result->report).dump(), profiler::toJson(walked).dump());
+            ASSERT_EQ(result->report.bubbles.size(), walked.bubbles.size());
+        }
+    }
+    // Each way was taken, or this test would not see it.
+    EXPECT_GT(takenOver, 0u);
+    EXPECT_GT(leapt, 0u);
+    EXPECT_GT(walkedWhole, 0u);
 }
 
 // A large simulation refused before its drive starts (here: its micro-batch size) still ends, with
