@@ -288,17 +288,20 @@ private:
         for (;;) {
             const bool ended = m_driveEnded.load(std::memory_order_acquire);
             next = walkPublished(store, next, &profiler::FirstPass::addFacts, true);
-            if (ended) {
+            // Once noted, stays noted for this drive; walkPublished() may have stopped short for it.
+            const bool replays = store.repeatNoted();
+            if (ended && !replays) {
                 m_walk.store(kDone, std::memory_order_release);
                 return;
             }
             // Only this thread leaves kWalking, so a plain store; it publishes m_next and the walk.
             m_next.store(next, std::memory_order_relaxed);
             m_walk.store(kSleeping, std::memory_order_release);
-            if (store.repeatNoted()) {
+            if (replays) {
                 // The drive replays: the analysis will most likely take the copies in one step
                 // and need no walk (profiler::takesCopiesInOneStep). The walk stays asleep
-                // where it is; the caller takes it up if the analysis wants it after all.
+                // where it is; the caller takes it up from there if the analysis wants it after
+                // all (a walk it stopped short is not one walked to the end: never kDone).
                 return;
             }
             std::this_thread::sleep_for(std::chrono::microseconds(50));
