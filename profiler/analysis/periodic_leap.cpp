@@ -13,16 +13,6 @@ namespace bs::profiler::detail {
 
 namespace {
 
-TimeNs times(TimeNs value, std::size_t k)
-{
-    return value * static_cast<TimeNs>(k);
-}
-
-int times(int value, std::size_t k)
-{
-    return value * static_cast<int>(k);
-}
-
 // A map's entries from `low` on, in key order.
 template<typename V>
 std::vector<std::pair<int, V>> entriesFrom(const std::map<int, V>& map, int low)
@@ -58,11 +48,11 @@ void leapEntries(std::map<int, V>& map, int low, int step, std::size_t k, Moved 
             if (key >= low + step) {
                 break;
             }
-            map.emplace_hint(map.end(), key + times(step, j), moved(value, j));
+            map.emplace_hint(map.end(), key + step * static_cast<int>(j), moved(value, j));
         }
     }
     for (const auto& [key, value] : window) {
-        map.emplace_hint(map.end(), key + times(step, k), moved(value, k));
+        map.emplace_hint(map.end(), key + step * static_cast<int>(k), moved(value, k));
     }
 }
 
@@ -220,8 +210,7 @@ struct PeriodicLeap::FirstWalk
             return false;
         }
         const auto spanMoved = [&](const LaneFacts::Span& now, const LaneFacts::Span& earlier) {
-            return now.forwards.start == earlier.forwards.start + shift()
-                && now.forwards.end == earlier.forwards.end + shift() && now.synchronous == earlier.synchronous;
+            return isMoved(now.forwards, earlier.forwards, shift()) && now.synchronous == earlier.synchronous;
         };
         for (std::size_t lane = 0; lane < state.facts.size(); ++lane) {
             const LaneFacts& facts = state.facts[lane];
@@ -261,14 +250,15 @@ struct PeriodicLeap::FirstWalk
         });
     }
 
-    // The keys [low(a + 1), the highest either state may hold]: now's, or the earlier one's key
-    // one period down moved (nothing: a default entry) beyond what it had walked.
+    // The keys [low(a + 1), the highest either state may hold]: each against the earlier one's key
+    // one period down, key − step, at index key − step − low(a) = key − lowNow of the mark's window
+    // (which starts at low(a)), or -1 (a default entry) beyond what that state had walked.
     template<typename Same>
     bool keysRepeat(int lowNow, int earlierMaxKey, Same same) const
     {
         const int high = std::min(static_cast<int>(keys()) - 1, std::max(maxKey, earlierMaxKey + step()));
         for (int key = lowNow; key <= high; ++key) {
-            if (!same(key, key - step() <= earlierMaxKey ? key - step() - (lowNow - step()) : -1)) {
+            if (!same(key, key - step() <= earlierMaxKey ? key - lowNow : -1)) {
                 return false;
             }
         }
@@ -308,14 +298,8 @@ struct PeriodicLeap::FirstWalk
             if (transfers.count[now] != count) {
                 return false;
             }
-            for (std::size_t i = 0; i < count; ++i) {
-                const Interval& after = transfers.in[now * transfers.slots + i];
-                const Interval& before = was.in[static_cast<std::size_t>(earlier) * transfers.slots + i];
-                if (after.start != before.start + shift() || after.end != before.end + shift()) {
-                    return false;
-                }
-            }
-            return true;
+            return transfersMoved(&transfers.in[now * transfers.slots],
+                &was.in[static_cast<std::size_t>(earlier) * transfers.slots], count, shift());
         });
     }
 

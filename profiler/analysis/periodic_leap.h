@@ -88,6 +88,21 @@ struct PeriodicLeap
 private:
     struct FirstWalk; // periodic_leap.cpp
     struct SweepWalk; // periodic_sweep_leap.cpp
+
+    // What k periods move by, one period moving by `value`.
+    static TimeNs times(TimeNs value, std::size_t k) { return value * static_cast<TimeNs>(k); }
+    static int times(int value, std::size_t k) { return value * static_cast<int>(k); }
+    /// Whether `later` is `earlier` moved `by` in time (a transfer, a flush window, forwards' span).
+    static bool isMoved(const Interval& later, const Interval& earlier, TimeNs by)
+    {
+        return later.start == earlier.start + by && later.end == earlier.end + by;
+    }
+    /// Whether the `count` transfers into one key, in order, are another key's moved `by`.
+    static bool transfersMoved(const Interval* later, const Interval* earlier, std::size_t count, TimeNs by)
+    {
+        return std::equal(
+            later, later + count, earlier, [by](const Interval& x, const Interval& y) { return isMoved(x, y, by); });
+    }
 };
 
 } // namespace bs::profiler::detail

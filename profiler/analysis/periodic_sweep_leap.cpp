@@ -9,15 +9,6 @@
 
 namespace bs::profiler::detail {
 
-namespace {
-
-TimeNs times(TimeNs value, std::size_t k)
-{
-    return value * static_cast<TimeNs>(k);
-}
-
-} // namespace
-
 struct PeriodicLeap::SweepWalk
 {
     const TraceSnapshot& trace;
@@ -123,15 +114,10 @@ struct PeriodicLeap::SweepWalk
             for (int key = low; key + step() <= high; ++key) {
                 const std::size_t before = lane * transfers.mbs + static_cast<std::size_t>(key);
                 const std::size_t after = before + static_cast<std::size_t>(step());
-                if (transfers.count[after] != transfers.count[before]) {
+                if (transfers.count[after] != transfers.count[before]
+                    || !transfersMoved(&transfers.in[after * transfers.slots], &transfers.in[before * transfers.slots],
+                        transfers.count[before], shift())) {
                     return false;
-                }
-                for (std::size_t i = 0; i < transfers.count[before]; ++i) {
-                    const Interval& t = transfers.in[before * transfers.slots + i];
-                    const Interval& u = transfers.in[after * transfers.slots + i];
-                    if (u.start != t.start + shift() || u.end != t.end + shift()) {
-                        return false;
-                    }
                 }
             }
         }
@@ -156,8 +142,7 @@ struct PeriodicLeap::SweepWalk
             if (last && flush[j].start >= end) {
                 break; // nor does it meet it
             }
-            if (perCopy == 0 || flush[j].start != flush[j - perCopy].start + shift()
-                || flush[j].end != flush[j - perCopy].end + shift()) {
+            if (perCopy == 0 || !isMoved(flush[j], flush[j - perCopy], shift())) {
                 return false; // a window the copies meet that copy a did not (a drain's, say)
             }
             if (last) {

@@ -46,25 +46,22 @@ RankOrder interleavedOrder(int rank, int p, int v, int m, bool zeroBubble)
     const ActionKind backwardKind = zeroBubble ? ActionKind::BackwardInput : ActionKind::Backward;
     // Step k's chunk is (k / perRound) mod v, forwards ascending from step 0 and backwards
     // descending from step `warmup`: kept as running counts, as are PyTorch's micro-batch indices
-    // per stage (fwd/bwd/weight_stage_mb_index) in flat tables, because a division and a map
-    // lookup per action were most of paci-interleaved's generation (one stream of m·N micro-batches).
+    // per stage (fwd/bwd/weight_stage_mb_index) in flat tables; a division and a map lookup per
+    // action were about half of paci-interleaved's generation (one stream of m·N micro-batches).
     const auto stages = static_cast<std::size_t>(p) * static_cast<std::size_t>(v);
     std::vector<int> forwards(stages, 0), backwards(stages, 0), weights(stages, 0);
-    int forwardChunk = 0, forwardLeft = perRound;
-    const auto nextForwardStage = [&] {
-        const int stage = forwardChunk * p + rank;
-        if (--forwardLeft == 0) {
-            forwardLeft = perRound;
-            forwardChunk = forwardChunk + 1 == v ? 0 : forwardChunk + 1;
-        }
-        return stage;
+    struct ChunkCycle
+    {
+        int chunk; // of the next step
+        int delta; // +1 or −1 chunk a round
+        int left; // steps left in this round
     };
-    int backwardChunk = v - 1, backwardLeft = perRound;
-    const auto nextBackwardStage = [&] {
-        const int stage = backwardChunk * p + rank;
-        if (--backwardLeft == 0) {
-            backwardLeft = perRound;
-            backwardChunk = backwardChunk == 0 ? v - 1 : backwardChunk - 1;
+    ChunkCycle forwardCycle{0, 1, perRound}, backwardCycle{v - 1, -1, perRound};
+    const auto nextStage = [&](ChunkCycle& cycle) {
+        const int stage = cycle.chunk * p + rank;
+        if (--cycle.left == 0) {
+            cycle.left = perRound;
+            cycle.chunk = (cycle.chunk + cycle.delta + v) % v;
         }
         return stage;
     };
@@ -78,13 +75,13 @@ RankOrder interleavedOrder(int rank, int p, int v, int m, bool zeroBubble)
     };
     for (int op = 0; op < warmup + fwdBwd + warmup; ++op) {
         if (op < warmup + fwdBwd) {
-            const int stage = nextForwardStage();
+            const int stage = nextStage(forwardCycle);
             order.push_back(forward(stage, forwards[static_cast<std::size_t>(stage)]++));
             if (op < warmup) {
                 continue;
             }
         }
-        const int stage = nextBackwardStage();
+        const int stage = nextStage(backwardCycle);
         order.push_back({stage, backwardKind, backwards[static_cast<std::size_t>(stage)]++});
         if (zeroBubble) {
             backwardStages.push_back(stage);
