@@ -20,7 +20,7 @@ function(bs_add_library name)
     target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
     target_link_libraries(${name} PUBLIC ${ARG_LIBS} PRIVATE bs_engine_warnings ${ARG_PRIVATE_LIBS})
     # PIC: the engine libraries are linked into the training runtime module (a shared object,
-    # runtime/module) as well as into the programs.
+    # runtime/train/module) as well as into the programs.
     set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
 endfunction()
 

@@ -1,5 +1,5 @@
 # GPU detection: CUDA toolkit and CUPTI (BS_WITH_CUPTI), NCCL (nccl::nccl, BS_NCCL_FOUND), a CUDA
-# LibTorch (BS_TORCH_CUDA). Only finds things: profiler/cupti, runtime/gpu and tests/gpu are added
+# LibTorch (BS_TORCH_CUDA). Only finds things: profiler/cupti, runtime/plan/gpu and tests/gpu are added
 # by their parents' CMakeLists like every other folder. Included from the root CMakeLists.txt
 # after the other packages, before the first add_subdirectory. Never links CUDA::cuda_driver:
 # its stub makes binaries fail to start on machines without a driver (toolchain.md §2).

@@ -1,6 +1,6 @@
 # Fails if runtime/ or profiler/ include Qt, if ui/ or app/ include torch, if the torch-free runtime
-# folders (planning, simulation, config, run directories, exports, the exec facade) include torch,
-# or if profiler/ includes runtime/ (DESIGN.md: dependencies point one way, app -> ui -> runtime ->
+# folders (all of runtime/plan/, train/data, the train/exec facade) include torch, if runtime/plan/
+# includes runtime/train/, or if profiler/ includes runtime/ (DESIGN.md: dependencies point one way, app -> ui -> runtime ->
 # profiler). Every offender is reported, one line each, not only the first or last.
 set(violations "")
 function(check_dir dir regex what)
@@ -22,9 +22,10 @@ check_dir(runtime "${qt}" "Qt include in runtime/")
 check_dir(profiler "${qt}" "Qt include in profiler/")
 check_dir(profiler "^[ \t]*#[ \t]*include[ \t]*\"runtime/" "profiler/ must not depend on runtime/")
 check_dir(profiler "${torch}" "torch include in profiler/")
-foreach(torchFree IN ITEMS common schedule sim config data rundir export exec)
+foreach(torchFree IN ITEMS plan train/data train/exec)
     check_dir(runtime/${torchFree} "${torch}" "torch include in runtime/${torchFree}/ (torch-free)")
 endforeach()
+check_dir(runtime/plan "^[ \t]*#[ \t]*include[ \t]*\"runtime/train/" "runtime/plan/ must not depend on runtime/train/")
 check_dir(ui "${torch}" "torch include in ui/")
 check_dir(app "${torch}" "torch include in app/")
 if(violations)

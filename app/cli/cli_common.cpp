@@ -2,9 +2,9 @@
 
 #include "app/cli/option_checks.h"
 #include "app/cli/partition_option.h"
-#include "runtime/schedule/catalogue.h"
-#include "runtime/sim/recompute_costs.h"
-#include "runtime/sim/unit_cost_model.h"
+#include "runtime/plan/schedule/catalogue.h"
+#include "runtime/plan/sim/recompute_costs.h"
+#include "runtime/plan/sim/unit_cost_model.h"
 
 #include <cmath>
 #include <iostream>

@@ -2,7 +2,7 @@
 // What the CLI subcommands share: the schedule and cost options, error printing, exit codes.
 
 #include "base/result.h"
-#include "runtime/sim/simulator.h"
+#include "runtime/plan/sim/simulator.h"
 
 #include <CLI/CLI.hpp>
 #include <string>

@@ -2,9 +2,9 @@
 #include "app/cli/export_command.h"
 
 #include "app/cli/cli_common.h"
-#include "runtime/config/config_presets.h"
-#include "runtime/config/config_toml.h"
-#include "runtime/export/export.h"
+#include "runtime/plan/config/config_presets.h"
+#include "runtime/plan/config/config_toml.h"
+#include "runtime/plan/export/export.h"
 #include "base/atomic_file.h"
 
 #include <iostream>

@@ -1,10 +1,10 @@
 #include "app/cli/imported_what_if.h"
 
 #include "profiler/analysis/analyze.h"
-#include "runtime/schedule/catalogue.h"
-#include "runtime/sim/executor.h"
-#include "runtime/sim/measured_costs.h"
-#include "runtime/sim/scheduler_core.h"
+#include "runtime/plan/schedule/catalogue.h"
+#include "runtime/plan/sim/executor.h"
+#include "runtime/plan/sim/measured_costs.h"
+#include "runtime/plan/sim/scheduler_core.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,13 +1,13 @@
 #pragma once
 // The what-if calibrated from an imported job: its per-stage F/B (I/W) and optimizer means and
-// its transfer times replace the cost model's times (runtime/sim/measured_costs), then any
+// its transfer times replace the cost model's times (runtime/plan/sim/measured_costs), then any
 // schedule and m are simulated on the job's own model and hardware.
 
 #include "base/result.h"
 #include "profiler/import/job_import.h"
-#include "runtime/schedule/schedule.h"
-#include "runtime/sim/measured_costs.h"
-#include "runtime/sim/simulator.h"
+#include "runtime/plan/schedule/schedule.h"
+#include "runtime/plan/sim/measured_costs.h"
+#include "runtime/plan/sim/simulator.h"
 
 #include <string>
 

@@ -2,8 +2,8 @@
 
 #include "app/cli/option_checks.h"
 #include "app/cli/stop_signals.h"
-#include "runtime/dist/listen_socket.h"
-#include "runtime/dist/rank_merge.h"
+#include "runtime/train/dist/listen_socket.h"
+#include "runtime/train/dist/rank_merge.h"
 
 #include <poll.h>
 #include <signal.h>

@@ -7,7 +7,7 @@
 // (they notice within their --timeout), then are killed: no orphans. Ranks also die with the
 // launcher (PR_SET_PDEATHSIG). SIGINT/SIGTERM are forwarded to the ranks; when rank 0 did not
 // merge the run itself (a stop, a failure), the launcher merges what the ranks kept in OUT/rankK
-// (runtime/dist/rank_merge.h) into OUT and exits 130/143 after a stop. No torch, no Qt.
+// (runtime/train/dist/rank_merge.h) into OUT and exits 130/143 after a stop. No torch, no Qt.
 
 #include <CLI/CLI.hpp>
 

@@ -12,7 +12,7 @@
 #include "base/heap_retention.h"
 #ifdef BS_WITH_TORCH
 #include "app/cli/train_command.h"
-#include "runtime/exec/unit_profile.h"
+#include "runtime/train/exec/unit_profile.h"
 #endif
 
 #include <CLI/CLI.hpp>

@@ -4,9 +4,9 @@
 #include "app/cli/table.h"
 #include "profiler/analysis/analyze.h"
 #include "profiler/analysis/report_json.h"
-#include "runtime/rundir/run_loader.h"
-#include "runtime/schedule/catalogue.h"
-#include "runtime/sim/simulator.h"
+#include "runtime/plan/rundir/run_loader.h"
+#include "runtime/plan/schedule/catalogue.h"
+#include "runtime/plan/sim/simulator.h"
 
 #include <nlohmann/json.hpp>
 

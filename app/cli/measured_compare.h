@@ -5,7 +5,7 @@
 
 #include "base/result.h"
 #include "profiler/analysis/report.h"
-#include "runtime/common/stage_drift.h"
+#include "runtime/plan/common/stage_drift.h"
 
 #include <filesystem>
 #include <string>

@@ -1,16 +1,16 @@
 // `bubblescope-cli partition`: prints the stage partition a config asks for, per stage its layer
 // units, predicted forward + backward time and memory, next to the FLOPs split under the same
 // costs. --measured times every unit on the config's device first (the training runtime's
-// profiling pass) and picks the memory-bounded split (runtime/partition).
+// profiling pass) and picks the memory-bounded split (runtime/plan/partition).
 #include "app/cli/partition_command.h"
 
 #include "app/cli/cli_common.h"
 #include "app/cli/table.h"
-#include "runtime/config/config_presets.h"
-#include "runtime/config/config_toml.h"
-#include "runtime/config/config_validate.h"
-#include "runtime/partition/partition_choice.h"
-#include "runtime/partition/unit_profile_io.h"
+#include "runtime/plan/config/config_presets.h"
+#include "runtime/plan/config/config_toml.h"
+#include "runtime/plan/config/config_validate.h"
+#include "runtime/plan/partition/partition_choice.h"
+#include "runtime/plan/partition/unit_profile_io.h"
 
 #include <nlohmann/json.hpp>
 

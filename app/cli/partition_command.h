@@ -1,8 +1,8 @@
 #pragma once
 
 #include "base/result.h"
-#include "runtime/config/run_config.h"
-#include "runtime/partition/stage_partitioner.h"
+#include "runtime/plan/config/run_config.h"
+#include "runtime/plan/partition/stage_partitioner.h"
 
 #include <CLI/CLI.hpp>
 

@@ -1,8 +1,8 @@
 // --partition (partition_option.h).
 #include "app/cli/partition_option.h"
 
-#include "runtime/partition/stage_partitioner.h"
-#include "runtime/partition/unit_profile_io.h"
+#include "runtime/plan/partition/stage_partitioner.h"
+#include "runtime/plan/partition/unit_profile_io.h"
 
 #include <algorithm>
 #include <charconv>

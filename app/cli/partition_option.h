@@ -1,14 +1,14 @@
 #pragma once
 // --partition of `simulate`, `compare` and `tune` (with --model): which layer units each stage
 // holds, so the CLI's what-if predicts a split before a run trains it. "flops" (blocks by FLOPs,
-// the default), "balanced" (runtime/partition's partitioner over FLOP unit estimates: the split a
+// the default), "balanced" (runtime/plan/partition's partitioner over FLOP unit estimates: the split a
 // run's pipeline.partition = "measured" picks when the units cost what their FLOPs say) or layer
 // units per stage, e.g. 3,3,3,2 (units: embedding, each block, final norm, head).
 
 #include "base/result.h"
-#include "runtime/common/gpt_shape.h"
-#include "runtime/partition/stage_partitioner.h"
-#include "runtime/schedule/schedule.h"
+#include "runtime/plan/common/gpt_shape.h"
+#include "runtime/plan/partition/stage_partitioner.h"
+#include "runtime/plan/schedule/schedule.h"
 
 #include <CLI/CLI.hpp>
 

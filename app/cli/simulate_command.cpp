@@ -7,9 +7,9 @@
 #include "profiler/analysis/report_json.h"
 #include "profiler/io/chrome_trace.h"
 #include "base/atomic_file.h"
-#include "runtime/schedule/catalogue.h"
-#include "runtime/schedule/csv_io.h"
-#include "runtime/sim/cost_model.h"
+#include "runtime/plan/schedule/catalogue.h"
+#include "runtime/plan/schedule/csv_io.h"
+#include "runtime/plan/sim/cost_model.h"
 
 #include <algorithm>
 #include <iostream>

@@ -5,15 +5,15 @@
 #include "app/cli/partition_option.h"
 #include "app/cli/stop_signals.h"
 #include "base/atomic_file.h"
-#include "runtime/common/stage_drift.h"
-#include "runtime/config/config_presets.h"
-#include "runtime/config/config_toml.h"
-#include "runtime/config/config_validate.h"
-#include "runtime/dist/dist_train.h"
-#include "runtime/exec/run_session.h"
-#include "runtime/rundir/checkpoint_state.h"
-#include "runtime/schedule/catalogue.h"
-#include "runtime/sim/run_preflight.h"
+#include "runtime/plan/common/stage_drift.h"
+#include "runtime/plan/config/config_presets.h"
+#include "runtime/plan/config/config_toml.h"
+#include "runtime/plan/config/config_validate.h"
+#include "runtime/train/dist/dist_train.h"
+#include "runtime/train/exec/run_session.h"
+#include "runtime/plan/rundir/checkpoint_state.h"
+#include "runtime/plan/schedule/catalogue.h"
+#include "runtime/plan/sim/run_preflight.h"
 
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -190,7 +190,7 @@ Result<runtime::RunConfig> buildConfig(const TrainArgs& a)
     return c;
 }
 
-/// Pre-flight (runtime/sim/run_preflight.h): the simulator's memory estimate against host RAM or
+/// Pre-flight (runtime/plan/sim/run_preflight.h): the simulator's memory estimate against host RAM or
 /// each GPU's memory, before anything is allocated.
 Status preflight(const runtime::RunConfig& c, const TrainArgs& a)
 {

@@ -5,9 +5,9 @@
 #include "app/cli/option_checks.h"
 #include "app/cli/partition_option.h"
 #include "app/cli/table.h"
-#include "runtime/rundir/run_dir_reader.h"
-#include "runtime/schedule/catalogue.h"
-#include "runtime/sim/tuner.h"
+#include "runtime/plan/rundir/run_dir_reader.h"
+#include "runtime/plan/schedule/catalogue.h"
+#include "runtime/plan/sim/tuner.h"
 
 #include <nlohmann/json.hpp>
 

@@ -2,7 +2,7 @@
 // window with the embedded demo, or renders it headless to a PNG (--screenshot).
 
 #include "base/heap_retention.h"
-#include "runtime/schedule/catalogue.h"
+#include "runtime/plan/schedule/catalogue.h"
 #include "ui/shell/main_window.h"
 #include "ui/tuning/prediction_check_view.h"
 #include "ui/tuning/tuning_panel.h"

@@ -1,6 +1,6 @@
 #pragma once
 // The first of analyze()'s two walks of a trace, taken as the trace is written. A simulation runs
-// it on a second thread right behind the scheduler core (runtime/sim/simulator.cpp), so it reads
+// it on a second thread right behind the scheduler core (runtime/plan/sim/simulator.cpp), so it reads
 // each event from the shared cache a moment after it was written instead of from main memory
 // later, and it is off the caller's thread: analyze() is then left with its second walk.
 

@@ -67,7 +67,7 @@ struct ImportedJob
     /// The torch.distributed.pipelining class the orders and the placement point to
     /// ("ScheduleGPipe", "Schedule1F1B", "ScheduleInterleaved1F1B", "ScheduleLoopedBFS",
     /// "ScheduleInterleavedZeroBubble", "ScheduleZBVZeroBubble"; empty when none fits). PyTorch's
-    /// vocabulary, not Bubblescope's: the schedule catalogue maps it (runtime/schedule, pytorchClass).
+    /// vocabulary, not Bubblescope's: the schedule catalogue maps it (runtime/plan/schedule, pytorchClass).
     std::string pytorchSchedule;
     std::string pipelineGroup; ///< the process group the ranks form ("default_pg", "pp", ...)
     std::string backend;

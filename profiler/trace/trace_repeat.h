@@ -1,6 +1,6 @@
 #pragma once
 // A trace's record of where it repeats itself: a simulation's drive replays its steady state
-// (runtime/sim/periodic_replay.h), writing each batch's events as a copy of one recorded batch
+// (runtime/plan/sim/periodic_replay.h), writing each batch's events as a copy of one recorded batch
 // moved in time, micro-batch and weight version. A reader that knows this can take the copies
 // in one step instead of event by event (the analysis does: profiler/analysis/periodic_leap.h).
 // Only the producer that wrote the copies says so; a trace read from a file or built by hand

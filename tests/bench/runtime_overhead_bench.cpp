@@ -16,12 +16,12 @@
 //   reference  RunSession --reference: the same loop inside the runtime (metrics, run records).
 //   pipeline   RunSession with the schedule: p stages, the serial driver, per-action timing.
 // Reported: median seconds per batch and tokens/s per mode, and each mode's ratio to plain.
-#include "runtime/common/gpt_shape.h"
-#include "runtime/config/config_presets.h"
-#include "runtime/exec/run_session.h"
-#include "runtime/model/device_p.h"
-#include "runtime/model/gpt_modules_p.h"
-#include "runtime/model/pipeline_model.h"
+#include "runtime/plan/common/gpt_shape.h"
+#include "runtime/plan/config/config_presets.h"
+#include "runtime/train/exec/run_session.h"
+#include "runtime/train/model/device_p.h"
+#include "runtime/train/model/gpt_modules_p.h"
+#include "runtime/train/model/pipeline_model.h"
 
 #include <torch/cuda.h>
 #include <torch/optim/adamw.h>

@@ -4,8 +4,8 @@
 //   ./build/ci/tests/bench/bench_simulate --benchmark_min_time=1
 
 #include "base/heap_retention.h"
-#include "runtime/schedule/catalogue.h"
-#include "runtime/sim/simulator.h"
+#include "runtime/plan/schedule/catalogue.h"
+#include "runtime/plan/sim/simulator.h"
 
 #include <benchmark/benchmark.h>
 

@@ -5,9 +5,9 @@
 //   ./build/ci/tests/bench/simulate_golden_dump before.txt   # ... change, rebuild ...
 //   ./build/ci/tests/bench/simulate_golden_dump after.txt && cmp before.txt after.txt
 #include "profiler/analysis/analyze.h"
-#include "runtime/schedule/catalogue.h"
-#include "runtime/schedule/validate.h"
-#include "runtime/sim/simulator.h"
+#include "runtime/plan/schedule/catalogue.h"
+#include "runtime/plan/schedule/validate.h"
+#include "runtime/plan/sim/simulator.h"
 #include <cstdio>
 #include <random>
 #include <algorithm>

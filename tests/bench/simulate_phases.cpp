@@ -7,11 +7,11 @@
 
 #include "base/heap_retention.h"
 #include "profiler/analysis/analyze.h"
-#include "runtime/schedule/catalogue.h"
-#include "runtime/schedule/validate.h"
-#include "runtime/sim/cost_model_executor.h"
-#include "runtime/sim/scheduler_core.h"
-#include "runtime/sim/simulator.h"
+#include "runtime/plan/schedule/catalogue.h"
+#include "runtime/plan/schedule/validate.h"
+#include "runtime/plan/sim/cost_model_executor.h"
+#include "runtime/plan/sim/scheduler_core.h"
+#include "runtime/plan/sim/simulator.h"
 
 #include <algorithm>
 #include <chrono>

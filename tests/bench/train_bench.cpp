@@ -9,9 +9,9 @@
 //                                           synthetic stream and English text (train_bench_ttt.cpp)
 //   train_bench ttt-replay [steps]          deep preset: cost-model replay of 1f1b and paci with one
 //                                           paci run's per-stage mean F/B/U (the figure without noise)
-#include "runtime/config/config_presets.h"
-#include "runtime/exec/run_session.h"
-#include "runtime/sim/simulator.h"
+#include "runtime/plan/config/config_presets.h"
+#include "runtime/train/exec/run_session.h"
+#include "runtime/plan/sim/simulator.h"
 
 #include <algorithm>
 #include <chrono>

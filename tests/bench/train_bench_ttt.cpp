@@ -9,11 +9,11 @@
 // virtual time (the serial driver's timeline from measured action durations). Both schedules do
 // identical work, so their busy-time ratio is the machine's speed change between the runs; the
 // busy-normalised ratios divide it out.
-#include "runtime/config/config_presets.h"
-#include "runtime/exec/run_session.h"
-#include "runtime/exec/unit_profile.h"
-#include "runtime/partition/partition_choice.h"
-#include "runtime/sim/simulator.h"
+#include "runtime/plan/config/config_presets.h"
+#include "runtime/train/exec/run_session.h"
+#include "runtime/train/exec/unit_profile.h"
+#include "runtime/plan/partition/partition_choice.h"
+#include "runtime/plan/sim/simulator.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,5 +1,5 @@
 # Fails if EXE (or anything it loads at start-up, transitively) is libtorch or libc10: programs
-# reach LibTorch only through the training runtime module (runtime/module), loaded when a run starts.
+# reach LibTorch only through the training runtime module (runtime/train/module), loaded when a run starts.
 #   cmake -DEXE=path -P check_no_torch.cmake
 file(GET_RUNTIME_DEPENDENCIES EXECUTABLES ${EXE}
      RESOLVED_DEPENDENCIES_VAR resolved UNRESOLVED_DEPENDENCIES_VAR unresolved)

@@ -3,7 +3,7 @@
 # address (c10d's TCPStore used to listen on *:PORT). Usage: no_wildcard_listen.sh CLI WORKDIR [torchrun]
 # torchrun: the two ranks are started the way torchrun starts them (RANK, WORLD_SIZE, MASTER_ADDR=
 # 127.0.0.1, MASTER_PORT; no launcher): LibTorch 2.x binds its TCPStore to MASTER_ADDR, 1.13 meets
-# through a file whose path rank 0 serves on 127.0.0.1:PORT (runtime/dist/file_rendezvous.h).
+# through a file whose path rank 0 serves on 127.0.0.1:PORT (runtime/train/dist/file_rendezvous.h).
 set -u
 cli=$1 work=$2 mode=${3:-launch}
 command -v ss >/dev/null || { echo "ss (iproute2) not installed: skipped"; exit 0; }

@@ -1,6 +1,6 @@
 // libFuzzer harness: run config TOML (toml++ parse, strict field mapping, validation).
-#include "runtime/config/config_toml.h"
-#include "runtime/config/config_validate.h"
+#include "runtime/plan/config/config_toml.h"
+#include "runtime/plan/config/config_validate.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -2,9 +2,9 @@
 // and summary.json (parsed as readRunDir does, then checked), then read as loadRun() reads them:
 // a record or summary the checks passed must convert (BatchMetrics, RunSummary) without throwing,
 // so an exception escaping here is a finding, not a crash loadRun() would have to catch.
-#include "runtime/rundir/run_dir_reader.h"
-#include "runtime/rundir/run_dir_schema.h"
-#include "runtime/rundir/run_metrics.h"
+#include "runtime/plan/rundir/run_dir_reader.h"
+#include "runtime/plan/rundir/run_dir_schema.h"
+#include "runtime/plan/rundir/run_metrics.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,5 +1,5 @@
 // libFuzzer harness: PyTorch-style schedule CSV, parsed and validated against a few shapes.
-#include "runtime/schedule/csv_io.h"
+#include "runtime/plan/schedule/csv_io.h"
 
 #include <cstddef>
 #include <cstdint>

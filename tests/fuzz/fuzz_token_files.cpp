@@ -1,7 +1,7 @@
 // libFuzzer harness: token files (llm.c / headerless .bin, UTF-8 text), read through a memfd so
 // the real mapping path runs, then opened as a token source and sampled.
-#include "runtime/data/token_files.h"
-#include "runtime/data/token_source.h"
+#include "runtime/train/data/token_files.h"
+#include "runtime/train/data/token_source.h"
 
 #include <sys/mman.h>
 #include <unistd.h>

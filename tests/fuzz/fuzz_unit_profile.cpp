@@ -1,7 +1,7 @@
 // libFuzzer harness: a unit profile (`partition --measured --json`, read by simulate/compare/tune
 // --unit-costs): parsed as readUnitProfile parses it, then checked field by field. Nothing may
 // throw or overflow; a profile that is accepted holds the ranges its reader promises.
-#include "runtime/partition/unit_profile_io.h"
+#include "runtime/plan/partition/unit_profile_io.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,6 +1,6 @@
 // CPU-side tests of the torch-free GPU planning and probe (label unit: they run everywhere).
-#include "runtime/gpu/gpu_placement.h"
-#include "runtime/gpu/gpu_probe.h"
+#include "runtime/plan/gpu/gpu_placement.h"
+#include "runtime/plan/gpu/gpu_probe.h"
 
 #include <gtest/gtest.h>
 

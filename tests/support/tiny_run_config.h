@@ -4,7 +4,7 @@
 // generator, so results would depend on execution order) and the trace is off unless a test
 // turns it on. Header-only; for tests across runtime/ and ui/.
 
-#include "runtime/config/run_config.h"
+#include "runtime/plan/config/run_config.h"
 
 #include <string>
 

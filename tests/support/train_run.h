@@ -3,7 +3,7 @@
 // the trace. A failure to create or run is a test failure (EXPECT, with the error), and an empty
 // result. Header-only; for the runtime tests that train (exec/, dist/).
 
-#include "runtime/exec/run_session.h"
+#include "runtime/train/exec/run_session.h"
 
 #include <gtest/gtest.h>
 

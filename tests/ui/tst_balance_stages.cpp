@@ -2,7 +2,7 @@
 // units changes the predicted figures by exactly the units moved, Balance gives the partitioner's
 // answer (FLOP estimates, or measured units from Measure), Apply makes the what-if predict the
 // split, and the recompute checkbox trades time for activation memory in the prediction.
-#include "runtime/partition/partition_choice.h"
+#include "runtime/plan/partition/partition_choice.h"
 #include "ui/shell/main_window.h"
 #include "ui/tuning/balance_dialog.h"
 #include "ui/tuning/tuning_panel.h"

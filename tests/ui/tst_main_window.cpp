@@ -2,7 +2,7 @@
 // runs' reports, the charts show the reports, a slider switches to predictions; exports work.
 #include "base/atomic_file.h"
 #include "profiler/io/chrome_trace.h"
-#include "runtime/config/config_toml.h"
+#include "runtime/plan/config/config_toml.h"
 #include "ui/charts/metrics_panel.h"
 #include "ui/charts/stage_charts.h"
 #include "ui/common/format.h"

@@ -5,8 +5,8 @@
 // model has no tensors). An opened multi-stage run's peak memory is its ranks', not its first
 // stages' laid on the ranks' rows.
 #include "base/atomic_file.h"
-#include "runtime/config/config_toml.h"
-#include "runtime/rundir/run_metrics.h"
+#include "runtime/plan/config/config_toml.h"
+#include "runtime/plan/rundir/run_metrics.h"
 #include "ui/common/format.h"
 #include "ui/compare/compare_view.h"
 #include "ui/models/comparison_model.h"

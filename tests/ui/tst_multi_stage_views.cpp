@@ -2,7 +2,7 @@
 // one lane per rank with each chunk's actions in their own shade and the chunk and model stage in
 // the tooltip; the what-if panel, Suggest and the comparison table take v and the placement from
 // the catalogue's traits; memory per rank counts every chunk the rank holds.
-#include "runtime/schedule/catalogue.h"
+#include "runtime/plan/schedule/catalogue.h"
 #include "ui/charts/stage_charts.h"
 #include "ui/common/palette.h"
 #include "ui/compare/compare_view.h"

@@ -1,7 +1,7 @@
 // The what-if panel's "Run on" selector (issue 11): it lists what this machine has (cpu first, then
 // each CUDA device the driver reports, probed without LibTorch), a run trains where it says, and
 // File ▸ Export keeps asking for GPUs when the what-if simulates a GPU profile.
-#include "runtime/gpu/gpu_probe.h"
+#include "runtime/plan/gpu/gpu_probe.h"
 #include "ui/tuning/tuning_panel.h"
 #include "ui/tuning/what_if.h"
 

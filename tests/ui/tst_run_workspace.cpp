@@ -1,7 +1,7 @@
 // RunWorkspace: the run slots and the one calibration, without the window. Opened runs alternate
 // between the two slots, the first one clears the predictions, selection only lands on a slot
 // that holds a run, and the calibration keeps one sample per run at one stage count.
-#include "runtime/sim/simulator.h"
+#include "runtime/plan/sim/simulator.h"
 #include "ui/shell/run_workspace.h"
 
 #include <QSignalSpy>

@@ -14,7 +14,7 @@
 // the process's start-up, which the calibration costs once) and skipped with the reason otherwise.
 #include "base/atomic_file.h"
 #include "profiler/io/chrome_trace.h"
-#include "runtime/config/config_toml.h"
+#include "runtime/plan/config/config_toml.h"
 #include "ui/charts/stage_charts.h"
 #include "ui/common/format.h"
 #include "ui/compare/compare_view.h"
@@ -24,7 +24,7 @@
 #include "ui/tuning/prediction_check_view.h"
 #include "ui/tuning/tuning_panel.h"
 #ifdef BS_HAVE_RUN_SESSION
-#include "runtime/exec/run_session.h"
+#include "runtime/train/exec/run_session.h"
 #endif
 
 #include "tests/support/tiny_run_config.h"

@@ -1,8 +1,8 @@
 // What-if tuning: moving a slider re-runs the simulator (debounced, off the UI thread) and changes
 // the predicted figures; predictions match a direct simulate() of the same settings.
-#include "runtime/config/config_validate.h"
-#include "runtime/schedule/catalogue.h"
-#include "runtime/schedule/limits.h"
+#include "runtime/plan/config/config_validate.h"
+#include "runtime/plan/schedule/catalogue.h"
+#include "runtime/plan/schedule/limits.h"
 #include "ui/tuning/prediction_engine.h"
 #include "ui/tuning/tuning_panel.h"
 

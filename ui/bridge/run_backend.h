@@ -6,8 +6,8 @@
 #include "base/result.h"
 #include "profiler/analysis/report.h"
 #include "profiler/trace/trace_store.h"
-#include "runtime/config/run_config.h"
-#include "runtime/rundir/run_metrics.h"
+#include "runtime/plan/config/run_config.h"
+#include "runtime/plan/rundir/run_metrics.h"
 
 #include <atomic>
 #include <memory>

@@ -1,9 +1,9 @@
 #include "ui/bridge/run_session_backend.h"
 
 #include "profiler/analysis/analyze.h"
-#include "runtime/schedule/catalogue.h"
-#include "runtime/sim/run_preflight.h"
-#include "runtime/sim/simulator.h"
+#include "runtime/plan/schedule/catalogue.h"
+#include "runtime/plan/sim/run_preflight.h"
+#include "runtime/plan/sim/simulator.h"
 
 #include <atomic>
 #include <chrono>

@@ -1,11 +1,11 @@
 #pragma once
-// A RunBackend over the live LibTorch runtime (runtime/exec/run_session.h, torch-free header):
+// A RunBackend over the live LibTorch runtime (runtime/train/exec/run_session.h, torch-free header):
 // the run trains on the controller's worker thread while a poller publishes the growing trace and
 // the new metrics every 100 ms and forwards Stop to RunSession::requestStop(). Built only when
 // the runtime (bs_exec) is part of the build; see README.md.
 
-#include "runtime/config/run_config.h"
-#include "runtime/exec/run_session.h"
+#include "runtime/plan/config/run_config.h"
+#include "runtime/train/exec/run_session.h"
 #include "ui/bridge/run_backend.h"
 
 #include <mutex>

@@ -3,7 +3,7 @@
 // order, paced so the whole run takes `wallSeconds` of wall time. The demo and tests use it; it
 // exercises the same controller, models and views as a live RunSession will.
 
-#include "runtime/sim/simulator.h"
+#include "runtime/plan/sim/simulator.h"
 #include "ui/bridge/run_backend.h"
 
 #include <functional>

@@ -2,7 +2,7 @@
 // The figures the comparison table shows for one run, taken from its analysis report. Pure C++.
 
 #include "profiler/analysis/report.h"
-#include "runtime/common/stage_drift.h"
+#include "runtime/plan/common/stage_drift.h"
 
 #include <cstdint>
 #include <string>

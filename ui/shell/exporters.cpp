@@ -1,9 +1,9 @@
 #include "ui/shell/exporters.h"
 
 #include "profiler/io/chrome_trace.h"
-#include "runtime/config/config_toml.h"
-#include "runtime/config/config_validate.h"
-#include "runtime/export/export.h"
+#include "runtime/plan/config/config_toml.h"
+#include "runtime/plan/config/config_validate.h"
+#include "runtime/plan/export/export.h"
 #include "base/atomic_file.h"
 #include "ui/common/format.h"
 

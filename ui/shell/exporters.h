@@ -1,6 +1,6 @@
 #pragma once
 // What the window writes to disk: the tuned configuration in any of the engine's export formats
-// (TOML, torchrun, SLURM, PyTorch CSV, Megatron, DeepSpeed, torchtitan: runtime/export), traces as
+// (TOML, torchrun, SLURM, PyTorch CSV, Megatron, DeepSpeed, torchtitan: runtime/plan/export), traces as
 // Chrome/Perfetto JSON (profiler/io), and panels as PNG or SVG. Failures come back as user-readable text.
 
 #include "profiler/trace/trace_store.h"

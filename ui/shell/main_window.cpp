@@ -2,8 +2,8 @@
 
 #include "profiler/analysis/analyze.h"
 #include "profiler/io/chrome_trace.h"
-#include "runtime/rundir/run_dir_reader.h"
-#include "runtime/schedule/catalogue.h"
+#include "runtime/plan/rundir/run_dir_reader.h"
+#include "runtime/plan/schedule/catalogue.h"
 #include "ui/bridge/simulated_backend.h"
 #include "ui/charts/loss_chart.h"
 #include "ui/charts/metric_series.h"

@@ -5,7 +5,7 @@
 #include "ui/tuning/balance_dialog.h"
 #include "ui/tuning/tuning_panel.h"
 #ifdef BS_HAVE_RUN_SESSION
-#include "runtime/exec/unit_profile.h"
+#include "runtime/train/exec/unit_profile.h"
 #endif
 
 #include <QStatusBar>

@@ -1,9 +1,9 @@
 // MainWindow: opening run directories and the exports (config, trace, panels).
 #include "profiler/analysis/analyze.h"
 #include "profiler/io/chrome_trace.h"
-#include "runtime/rundir/run_loader.h"
-#include "runtime/schedule/catalogue.h"
-#include "runtime/sim/simulator.h"
+#include "runtime/plan/rundir/run_loader.h"
+#include "runtime/plan/schedule/catalogue.h"
+#include "runtime/plan/sim/simulator.h"
 #include "ui/bridge/simulated_backend.h"
 #include "ui/charts/loss_chart.h"
 #include "ui/charts/metric_series.h"

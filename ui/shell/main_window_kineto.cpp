@@ -1,14 +1,14 @@
 // MainWindow: opening a folder of torch.profiler (Kineto) rank traces of the user's own pipeline
 // job (File > Open with a folder that holds *.json / *.json.gz traces and no config.toml).
 // The import, the measured bubbles and the calibration are the engine's (profiler/import,
-// runtime/sim); this file only places the job in a compare slot like an opened run directory.
+// runtime/plan/sim); this file only places the job in a compare slot like an opened run directory.
 #include "ui/shell/main_window.h"
 
 #include "profiler/analysis/analyze.h"
 #include "profiler/import/job_import.h"
 #include "profiler/import/measured_bubbles.h"
-#include "runtime/schedule/catalogue.h"
-#include "runtime/sim/tuner.h"
+#include "runtime/plan/schedule/catalogue.h"
+#include "runtime/plan/sim/tuner.h"
 #include "ui/common/format.h"
 #include "ui/compare/compare_view.h"
 #include "ui/shell/run_figures.h"

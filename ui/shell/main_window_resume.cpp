@@ -1,10 +1,10 @@
 // Run ▸ Resume run directory…: continues a run from its checkpoint (train --resume in the GUI;
-// runtime/rundir/checkpoint_state.h). The run starts in the top slot as a live run with the
+// runtime/plan/rundir/checkpoint_state.h). The run starts in the top slot as a live run with the
 // checkpoint's settings; its metrics and trace continue in the same directory. A minimal hook
 // (issue 16 item 4): the checkpoint's steps before the resume are not redrawn in the live charts.
 #include "ui/shell/main_window.h"
 
-#include "runtime/rundir/checkpoint_state.h"
+#include "runtime/plan/rundir/checkpoint_state.h"
 #include "ui/common/format.h"
 #include "ui/compare/compare_view.h"
 #ifdef BS_HAVE_RUN_SESSION

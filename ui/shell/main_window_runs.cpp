@@ -2,10 +2,10 @@
 #include "ui/shell/main_window.h"
 
 #include "profiler/analysis/analyze.h"
-#include "runtime/sim/simulator.h"
+#include "runtime/plan/sim/simulator.h"
 #include "profiler/io/chrome_trace.h"
-#include "runtime/rundir/run_dir_reader.h"
-#include "runtime/schedule/catalogue.h"
+#include "runtime/plan/rundir/run_dir_reader.h"
+#include "runtime/plan/schedule/catalogue.h"
 #include "ui/bridge/simulated_backend.h"
 #include "ui/charts/loss_chart.h"
 #include "ui/charts/metric_series.h"
@@ -67,7 +67,7 @@ bool MainWindow::startCalibrationPass()
         return false;
     }
     // The panel's settings at two micro-batch sizes (b and 2b, or b/2 and b at the top of the
-    // slider): two points fit the affine cost t = fixed + perSample·b (runtime/sim/cost_fit.h).
+    // slider): two points fit the affine cost t = fixed + perSample·b (runtime/plan/sim/cost_fit.h).
     WhatIfConfig at = m_tuning->config();
     at.baseline.clear();
     at.batches = kCalibrationBatches;

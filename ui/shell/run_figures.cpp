@@ -1,6 +1,6 @@
 #include "ui/shell/run_figures.h"
 
-#include "runtime/schedule/catalogue.h"
+#include "runtime/plan/schedule/catalogue.h"
 #include "ui/common/format.h"
 
 #include <QObject>

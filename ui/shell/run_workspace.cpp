@@ -1,7 +1,7 @@
 #include "ui/shell/run_workspace.h"
 
 #include "profiler/analysis/analyze.h"
-#include "runtime/sim/tuner.h"
+#include "runtime/plan/sim/tuner.h"
 #include "ui/timeline/timeline_index.h"
 
 #include <algorithm>

@@ -5,9 +5,9 @@
 // which slot the next run goes to and which runs the predictions are calibrated from live here.
 
 #include "profiler/analysis/report.h"
-#include "runtime/common/stage_drift.h"
-#include "runtime/config/run_config.h"
-#include "runtime/sim/cost_fit.h"
+#include "runtime/plan/common/stage_drift.h"
+#include "runtime/plan/config/run_config.h"
+#include "runtime/plan/sim/cost_fit.h"
 #include "ui/bridge/run_backend.h"
 #include "ui/tuning/calibration.h"
 #include "ui/tuning/what_if.h"

@@ -1,6 +1,6 @@
 #include "ui/timeline/timeline_index.h"
 
-#include "runtime/schedule/schedule.h"
+#include "runtime/plan/schedule/schedule.h"
 
 #include <algorithm>
 #include <array>

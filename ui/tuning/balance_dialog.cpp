@@ -1,6 +1,6 @@
 #include "ui/tuning/balance_dialog.h"
 
-#include "runtime/partition/partition_choice.h"
+#include "runtime/plan/partition/partition_choice.h"
 #include "ui/common/format.h"
 
 #include <QApplication>

@@ -26,7 +26,7 @@ class BalanceStagesDialog : public QDialog
 {
     Q_OBJECT
 public:
-    /// Times and sizes every layer unit of a config on its device (runtime/exec/unit_profile.h's
+    /// Times and sizes every layer unit of a config on its device (runtime/train/exec/unit_profile.h's
     /// measureLayerUnits through the training runtime module); empty = no Measure button.
     using UnitMeasurer = std::function<Result<std::vector<runtime::UnitCost>>(const runtime::RunConfig&)>;
 

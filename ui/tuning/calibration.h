@@ -6,8 +6,8 @@
 
 #include "profiler/analysis/report.h"
 #include "profiler/trace/trace_store.h"
-#include "runtime/sim/cost_fit.h"
-#include "runtime/sim/measured_costs.h"
+#include "runtime/plan/sim/cost_fit.h"
+#include "runtime/plan/sim/measured_costs.h"
 
 #include <map>
 #include <memory>

@@ -1,8 +1,8 @@
 #include "ui/tuning/tuning_panel.h"
 
-#include "runtime/gpu/gpu_probe.h"
-#include "runtime/schedule/catalogue.h"
-#include "runtime/schedule/limits.h"
+#include "runtime/plan/gpu/gpu_probe.h"
+#include "runtime/plan/schedule/catalogue.h"
+#include "runtime/plan/schedule/limits.h"
 #include "ui/common/format.h"
 #include "ui/tuning/figures_table.h"
 

@@ -1,7 +1,7 @@
 #include "ui/tuning/what_if.h"
 
-#include "runtime/partition/partition_choice.h"
-#include "runtime/schedule/catalogue.h"
+#include "runtime/plan/partition/partition_choice.h"
+#include "runtime/plan/schedule/catalogue.h"
 
 #include <algorithm>
 #include <chrono>

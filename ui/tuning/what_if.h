@@ -3,8 +3,8 @@
 // 1F1B-flush baseline simulated at the same (p, a, b), each with a timeline index ready to paint.
 // Pure C++ (no Qt): predict() runs on a worker thread.
 
-#include "runtime/config/run_config.h"
-#include "runtime/sim/tuner.h"
+#include "runtime/plan/config/run_config.h"
+#include "runtime/plan/sim/tuner.h"
 #include "ui/tuning/calibration.h"
 #include "ui/timeline/timeline_index.h"
 
@@ -19,7 +19,7 @@ runtime::RunConfig defaultWhatIfRun();
 struct WhatIfConfig
 {
     /// The settings, in the one vocabulary a run, the CLI, File ▸ Export and live Apply use
-    /// (runtime/config/run_config.h): schedule.name, pipeline.stages, pipeline.microbatches m,
+    /// (runtime/plan/config/run_config.h): schedule.name, pipeline.stages, pipeline.microbatches m,
     /// pipeline.accum, pipeline.micro_batch_size b, model, device.name (where a real run trains),
     /// and everything else an opened run had (training.steps, optimizer, data). The what-if
     /// simulates a = accum() micro-batches per global batch (PACI's window; m for the others); a

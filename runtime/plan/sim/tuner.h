@@ -1,0 +1,100 @@
+#pragma once
+// Suggest: search the accumulation window a and micro-batch size b with the simulator for the
+// highest throughput whose weight drift stays within a bound and whose memory fits a budget.
+// Torch-free and Qt-free; the GUI's Suggest button and `bubblescope-cli tune` both call it.
+
+#include "base/result.h"
+#include "runtime/plan/common/gpt_shape.h"
+#include "runtime/plan/partition/stage_partitioner.h"
+#include "runtime/plan/sim/cost_fit.h"
+#include "runtime/plan/sim/cost_model.h"
+#include "runtime/plan/sim/simulator.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace bs::runtime {
+
+/// A simulation of the built-in GPT: m = a micro-batches per global batch (PACI's convention,
+/// also used for the flush baselines so they compare at the same global batch G = a·b), or where
+/// the schedule's rules refuse m = a, the fewest multiple of a they take
+/// (ScheduleInfo::microbatchesForWindow: paci-interleaved at p = 4, a = 2 simulates m = 4; a flush
+/// schedule's window is then that m).
+struct GptScenario
+{
+    std::string schedule = "paci";
+    int stages = 8;
+    GptShape shape;
+    DeviceProfile device;
+    int accum = 8; ///< a
+    int microBatchSize = 8; ///< b (sequences)
+    int batches = 4; ///< global batches simulated
+    /// m for a schedule with an accumulation window (paci): the run's own when it is whole windows
+    /// the schedule accepts (an opened run at m = 16, a = 4 is predicted at m = 16, not 4: fill and
+    /// drain weigh differently); 0, or one it refuses, = the fewest (microbatchesForWindow). A
+    /// schedule without a window updates every m, so its m is a.
+    int microbatches = 0;
+    int stagesPerRank = 0; ///< v (pipeline.stages_per_rank); 0 = the schedule's own
+    bool recompute = false; ///< model.recompute: costs through withRecompute() (recompute_costs.h)
+    /// The run's partition in layer units per stage (gpt_shape.h layerUnitCount(); choosePartition()
+    /// of its pipeline.partition); empty = blocks split by FLOPs, as costModelFromGpt does.
+    std::vector<int> unitsPerStage;
+    /// Layer units measured on the run's device (runtime/train/model/unit_profiler.h) at
+    /// unitCostsMicroBatch sequences: stage times follow the partition unit by unit
+    /// (unit_cost_model.h). Empty = the device profile's FLOP-derived times.
+    std::vector<UnitCost> unitCosts;
+    int unitCostsMicroBatch = 0;
+
+    int globalBatch() const { return accum * microBatchSize; }
+};
+
+/// The SimulationRequest for `scenario`: costs from the GPT shape and device (or the measured unit
+/// costs) over its partition, with recompute when asked. Errors name the field.
+Result<SimulationRequest> makeGptRequest(const GptScenario& scenario);
+
+/// The version lag bound of `schedule` in updates (not a drift: drift is a weight distance): the
+/// larger of the lag the simulation measured and the schedule's stated bound (the catalogue's
+/// lagBound: PACI's ⌈(p−1+k)/a⌉ at stage 0, the worst).
+int versionLagBound(const Schedule& schedule, const profiler::Report& report);
+
+struct TuneRequest
+{
+    GptScenario base; ///< schedule, stages, shape, device, batches
+    std::vector<int> accumValues{1, 2, 4, 8, 16, 32};
+    std::vector<int> microBatchSizes{1, 2, 4, 8, 16};
+    int maxLag = 1; ///< keep candidates whose drift bound is <= this (updates)
+    std::int64_t memoryBudgetBytes = 0; ///< per stage; 0 = no limit
+    int globalBatch = 0; ///< 0 = any; otherwise only a·b == globalBatch
+    std::size_t keep = 5; ///< how many top candidates to return
+    /// Calibration: action times fitted from measured runs (withFittedTimes at each candidate's b)
+    /// replace the device profile's, so the search ranks candidates by what this machine measured,
+    /// exactly as the GUI's calibrated what-if predicts them. Unset: the device profile.
+    std::optional<CostFit> calibration;
+};
+
+struct TuneCandidate
+{
+    int accum = 0;
+    int microBatchSize = 0;
+    double throughputSamplesPerSecond = 0;
+    double bubbleFraction = 0;
+    std::int64_t peakMemoryBytes = 0; ///< largest over stages
+    int lagBound = 0; ///< versionLagBound() of this candidate
+};
+
+struct TuneResult
+{
+    std::vector<TuneCandidate> top; ///< feasible, best throughput first (ties: smaller memory)
+    int evaluated = 0;
+    int rejectedByMemory = 0;
+    int rejectedByLag = 0;
+    int rejectedByBatch = 0; ///< a·b != globalBatch, or the schedule refused (a, b) (a = m against its rules)
+};
+
+/// Simulates every (a, b) pair and ranks the feasible ones. Deterministic. Errors only when the
+/// base scenario itself is invalid (unknown schedule, bad stages); infeasible pairs are counted.
+Result<TuneResult> tune(const TuneRequest& request);
+
+} // namespace bs::runtime

@@ -1,0 +1,251 @@
+#include "runtime/train/exec/gpu_trace.h"
+
+#include "profiler/cupti/gpu_busy.h"
+#include "runtime/train/model/device_timer.h"
+
+namespace bs::runtime {
+
+namespace {
+
+namespace cupti = profiler::cupti;
+
+std::uint64_t keyOf(const cupti::ActionTag& tag)
+{
+    return cupti::packTag(tag).value_or(~std::uint64_t{0});
+}
+
+// The tag of the action a kernel event was launched under (the correlator keeps the launching
+// action's kind in aux, the micro-batch and version as pushed).
+std::uint64_t keyOfKernel(const profiler::TraceEvent& ev)
+{
+    cupti::ActionTag tag;
+    tag.stage = ev.stage;
+    tag.kind = static_cast<profiler::EventKind>(ev.aux);
+    tag.microbatch = ev.microbatch;
+    tag.version = ev.version;
+    return keyOf(tag);
+}
+
+class CuptiAdapter final : public KernelCollector
+{
+public:
+    explicit CuptiAdapter(std::unique_ptr<cupti::CuptiCollector> c)
+        : m_c(std::move(c))
+    {}
+    Status push(const cupti::ActionTag& tag) override { return m_c->pushActionTag(tag); }
+    Status pop() override { return m_c->popActionTag(); }
+    Status flush() override { return m_c->flush(); }
+    Status stop() override { return m_c->stop(); }
+    cupti::CollectorStats stats() const override { return m_c->stats(); }
+
+private:
+    std::unique_ptr<cupti::CuptiCollector> m_c;
+};
+
+// Host time spent on profiling, added to `total` when the scope ends.
+struct Overhead
+{
+    explicit Overhead(TimeNs& total)
+        : m_total(total)
+        , m_start(hostNowNs())
+    {}
+    ~Overhead() { m_total += hostNowNs() - m_start; }
+    Overhead(const Overhead&) = delete;
+    Overhead& operator=(const Overhead&) = delete;
+
+private:
+    TimeNs& m_total;
+    TimeNs m_start;
+};
+
+} // namespace
+
+std::optional<double> gpuBubbleFraction(const profiler::TraceSnapshot& trace, int stages, TimeNs makespan)
+{
+    std::vector<profiler::TraceEvent> kernels;
+    trace.forEach([&](const profiler::TraceEvent& e) {
+        if (e.lane == profiler::Lane::Kernel) {
+            kernels.push_back(e);
+        }
+    });
+    if (kernels.empty() || makespan <= 0 || stages < 1) {
+        return std::nullopt;
+    }
+    TimeNs busy = 0;
+    for (const profiler::TraceEvent& e : cupti::gpuComputeView(kernels)) {
+        if (e.lane == profiler::Lane::Compute) {
+            busy += e.duration();
+        }
+    }
+    return 1.0 - static_cast<double>(busy) / (static_cast<double>(stages) * static_cast<double>(makespan));
+}
+
+KernelCollectorFactory cuptiCollectorFactory()
+{
+    return [](profiler::TraceStore& staging, TimeNs originNs) -> Result<std::unique_ptr<KernelCollector>> {
+        cupti::CuptiOptions options;
+        options.origin = originNs;
+        auto collector = cupti::CuptiCollector::start(staging, options);
+        if (!collector) {
+            return collector.error();
+        }
+        return std::unique_ptr<KernelCollector>(std::make_unique<CuptiAdapter>(std::move(collector.value())));
+    };
+}
+
+GpuTrace::GpuTrace(profiler::TraceStore& target, TimeNs origin)
+    : m_target(target)
+    , m_origin(origin)
+{}
+
+GpuTrace::~GpuTrace()
+{
+    if (!m_finished && m_collector) {
+        (void)m_collector->stop();
+    }
+}
+
+Result<std::unique_ptr<GpuTrace>> GpuTrace::start(profiler::TraceStore& target, const KernelCollectorFactory& factory)
+{
+    std::unique_ptr<GpuTrace> trace(new GpuTrace(target, hostNowNs()));
+    auto collector = factory(trace->m_staging, trace->m_origin);
+    if (!collector) {
+        return collector.error();
+    }
+    trace->m_collector = std::move(collector.value());
+    return trace;
+}
+
+void GpuTrace::actionBegin(const cupti::ActionTag& tag, TimeNs hostBeginNs)
+{
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    const Overhead cost(m_overhead);
+    m_hostBegin[keyOf(tag)] = hostBeginNs - m_origin;
+    (void)m_collector->push(tag); // a tag out of range only leaves its kernels untagged
+}
+
+void GpuTrace::actionEnd()
+{
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    const Overhead cost(m_overhead);
+    (void)m_collector->pop();
+}
+
+void GpuTrace::placed(const profiler::TraceEvent& action)
+{
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    const Overhead cost(m_overhead);
+    cupti::ActionTag tag;
+    tag.stage = action.stage;
+    tag.kind = action.kind;
+    tag.microbatch = action.microbatch;
+    tag.version = action.version;
+    const std::uint64_t key = keyOf(tag);
+    auto it = m_hostBegin.find(key);
+    if (it == m_hostBegin.end()) {
+        return; // not an action the executor ran under a tag (e.g. a marker)
+    }
+    const TimeNs shift = action.start - it->second;
+    m_hostBegin.erase(it);
+    m_shift[key] = shift;
+    m_lastShift[action.stage] = shift;
+}
+
+bool GpuTrace::placeLocked(profiler::TraceEvent ev)
+{
+    TimeNs shift = 0;
+    if (ev.aux == cupti::kUntagged) {
+        auto last = m_lastShift.find(ev.stage);
+        if (last == m_lastShift.end()) {
+            return false;
+        }
+        shift = last->second;
+    } else {
+        auto it = m_shift.find(keyOfKernel(ev));
+        if (it == m_shift.end()) {
+            return false;
+        }
+        shift = it->second;
+    }
+    ev.start += shift;
+    ev.end += shift;
+    m_target.append(ev);
+    ++m_appended;
+    return true;
+}
+
+void GpuTrace::drainLocked()
+{
+    std::vector<profiler::TraceEvent> waiting;
+    waiting.swap(m_waiting);
+    for (const profiler::TraceEvent& ev : waiting) {
+        if (!placeLocked(ev)) {
+            m_waiting.push_back(ev);
+        }
+    }
+    if (m_staging.size() == m_consumed) {
+        return;
+    }
+    const auto staged = m_staging.snapshot();
+    for (std::size_t i = m_consumed; i < staged->size(); ++i) {
+        if (!placeLocked((*staged)[i])) {
+            m_waiting.push_back((*staged)[i]);
+        }
+    }
+    m_consumed = staged->size();
+}
+
+void GpuTrace::drain()
+{
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    const Overhead cost(m_overhead);
+    drainLocked();
+}
+
+Status GpuTrace::finish(profiler::TraceMeta& meta)
+{
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    Status stopped = ok();
+    {
+        const Overhead cost(m_overhead);
+        if (!m_finished) {
+            stopped = m_collector->stop();
+            m_finished = true;
+        }
+        drainLocked();
+        // Still unplaced: an action that never reached the trace (a stopped run); keep them by stage.
+        std::vector<profiler::TraceEvent> rest;
+        rest.swap(m_waiting);
+        for (profiler::TraceEvent ev : rest) {
+            ev.aux = cupti::kUntagged;
+            if (!placeLocked(ev)) {
+                m_waiting.push_back(ev);
+            }
+        }
+    }
+    const cupti::CollectorStats s = m_collector->stats();
+    meta.attributes["cupti"] = "on";
+    meta.attributes["cupti.kernels"] = std::to_string(s.records.kernels);
+    meta.attributes["cupti.memcpys"] = std::to_string(s.records.memcpys);
+    meta.attributes["cupti.memsets"] = std::to_string(s.records.memsets);
+    meta.attributes["cupti.dropped_records"] = std::to_string(s.records.droppedRecords);
+    meta.attributes["cupti.untagged"] = std::to_string(s.records.untagged);
+    meta.attributes["cupti.unattributed"] = std::to_string(s.records.unattributed + m_waiting.size());
+    meta.attributes["cupti.events_in_trace"] = std::to_string(m_appended);
+    meta.attributes["cupti.host_overhead_ns"] = std::to_string(m_overhead);
+    return stopped;
+}
+
+TimeNs GpuTrace::hostOverheadNs() const
+{
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    return m_overhead;
+}
+
+std::size_t GpuTrace::kernelEventsAppended() const
+{
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    return m_appended;
+}
+
+} // namespace bs::runtime

@@ -1,0 +1,49 @@
+// The run's summary at its end (summary.json, `train --json`): totals, throughput and the bubble
+// fraction of the trace, the final per-stage state.
+#include "profiler/analysis/analyze.h"
+#include "runtime/train/exec/session_state.h"
+#include "runtime/train/exec/stage_transport.h"
+#include "runtime/plan/schedule/catalogue.h"
+
+namespace bs::runtime {
+
+RunSummary RunSession::Impl::closeSummary(const profiler::TraceSnapshot& trace)
+{
+    const std::lock_guard<std::mutex> lock(mutex);
+    const int p = reference ? 1 : config.pipeline.stages;
+    summary.virtualTimeS = toSeconds(virtualNow);
+    summary.wallTimeS = seconds(trainWall) - seconds(evalWall);
+    summary.busyTimeS = toSeconds(busy);
+    const double tokens = tokensUpTo(stepsDone);
+    summary.tokensPerSVirtual = summary.virtualTimeS > 0 ? tokens / summary.virtualTimeS : 0.0;
+    summary.tokensPerSWall = summary.wallTimeS > 0 ? tokens / summary.wallTimeS : 0.0;
+    // analyze()'s figure: the one the GUI, `simulate` and the timeline's tints show for this trace.
+    profiler::AnalysisOptions settings = analysis;
+    settings.laterSettings = analysisSegments(changes);
+    summary.bubbleFraction = profiler::analyze(trace, settings).bubbleFraction;
+    summary.gpuBubbleFraction = gpuBubbleFraction(trace, p, virtualNow); // from the kernel lanes, when there are some
+    summary.device = device->plan().description;
+    summary.dtype = device->plan().bf16 ? "bf16" : "fp32";
+    if (model) { // the final state, after the last updates
+        summary.stages = stageMetricsNow();
+        summary.ranks.clear();
+        for (int r = 0; !rankOfStage.empty() && r < config.pipeline.stages; ++r) {
+            RankMemory rank;
+            rank.rank = r;
+            for (std::size_t st = 0; st < rankOfStage.size(); ++st) {
+                if (rankOfStage[st] == r) {
+                    rank.stages.push_back(static_cast<int>(st));
+                }
+            }
+            const StageMemory books = MemoryTracker::rank(r);
+            rank.peakBytes = books.peakTotal;
+            rank.peakActivationBytes = books.peakOf(MemoryCategory::Activations);
+            if (!options.transport || r == options.transport->rank()) { // a process measures its own rank
+                summary.ranks.push_back(std::move(rank));
+            }
+        }
+    }
+    return summary;
+}
+
+} // namespace bs::runtime

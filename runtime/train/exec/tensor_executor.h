@@ -1,0 +1,61 @@
+#pragma once
+// The training executor: performs each scheduled action on the real LibTorch stages and reports
+// its measured duration, so the scheduler core's per-stage clocks show the timeline p devices
+// would produce, with real compute, on one machine. Durations come from each stage's ActionTimer
+// (device_timer.h): steady_clock on the CPU (the default), CUDA events on a GPU stage. Torch-free
+// header: the tensors live in PipelineModel. Driven by bs::runtime::drive(); it has no event loop.
+
+#include "runtime/train/exec/kernel_tags.h"
+#include "runtime/train/model/device_timer.h"
+#include "runtime/train/model/pipeline_model.h"
+#include "runtime/plan/sim/executor.h"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace bs::runtime {
+
+class TensorExecutor final : public ActionExecutor
+{
+public:
+    /// `model` must outlive the executor. `microbatchOffset` is added to every action's
+    /// micro-batch id (a run continued in chunks keeps global ids). `commNs`: modelled transfer
+    /// time per message (0 on one process: tensors are handed over in memory).
+    explicit TensorExecutor(PipelineModel& model, std::int64_t microbatchOffset = 0, TimeNs commNs = 0);
+
+    /// Safe to call concurrently for different stages (driveThreaded). Applies the process's
+    /// intra-op thread count to the calling thread first (initIntraOpThreadsOnThisThread). An
+    /// overlapped F&B pair (DualPipeV) runs its forward, then its backward: its duration is both,
+    /// forwardShare the forward's.
+    Result<ActionOutcome> perform(const Action& action) override;
+    TimeNs commTime(int fromStage, int toStage, std::int64_t bytes) const override;
+
+    void setMicrobatchOffset(std::int64_t offset) { m_offset = offset; }
+
+    /// Times stage s with `timers[s]` (size = stages; replaces the host timers) and, when `tags`
+    /// is set, brackets every action with tags->actionBegin/actionEnd. Stages that share a device
+    /// (`stageDevice[s]`, −1 = CPU, equal ≥ 0 values share) take turns on it: perform() holds the
+    /// device's lock for the action, so under the threaded driver one action runs on a device at
+    /// a time and its timing and memory attribution are its own.
+    Status useDevices(std::vector<std::unique_ptr<ActionTimer>> timers, const std::vector<int>& stageDevice,
+                      KernelTagSink* tags);
+    /// Sum of measured action durations so far (ns), over all stages.
+    TimeNs busyTime() const { return m_busy.load(); }
+
+private:
+    Result<ActionOutcome> performPlain(const Action& action);
+    Result<StepInfo> run(const Action& action, std::int64_t mb);
+
+    PipelineModel& m_model;
+    std::int64_t m_offset;
+    TimeNs m_commNs;
+    std::vector<std::unique_ptr<ActionTimer>> m_timers; // per stage
+    std::vector<int> m_turnOf;                         // per stage: index into m_turns, −1 = none
+    std::vector<std::unique_ptr<std::mutex>> m_turns;  // one per CUDA device shared by stages
+    KernelTagSink* m_tags = nullptr;
+    std::atomic<TimeNs> m_busy{0}; // perform() runs concurrently for different stages (driveThreaded)
+};
+
+} // namespace bs::runtime

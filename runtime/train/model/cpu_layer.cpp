@@ -1,0 +1,24 @@
+// The device layer of a CPU-only LibTorch (Debian's 1.13): no CUDA timer, no CUDA allocator.
+// cuda_layer.cpp replaces this file when the LibTorch has CUDA.
+#include "runtime/train/model/device_p.h"
+#include "runtime/train/model/torch_devices.h"
+
+namespace bs::runtime::detail {
+
+Result<std::unique_ptr<ActionTimer>> makeCudaTimer(int device)
+{
+    return makeError(ErrorCode::Unavailable, "this LibTorch build is CPU-only: no CUDA timer",
+                     "cuda:" + std::to_string(device));
+}
+
+AllocatorStats* cudaAllocatorStats()
+{
+    return nullptr;
+}
+
+torch::Tensor copyToDevice(const torch::Tensor& t, int device)
+{
+    return t.to(t.options().device(torchDevice(device)), /*non_blocking=*/false, /*copy=*/true);
+}
+
+} // namespace bs::runtime::detail

@@ -1,0 +1,2 @@
+#pragma once
+#include "runtime/train/model/pipeline_model.h"

@@ -1,0 +1,347 @@
+// CUPTI's kernel lanes in a run, wired end to end on the CPU: a real pipeline (tiny GPT, 1F1B, the
+// serial virtual-time driver) whose executor pushes action tags into GpuTrace, with a fake
+// collector standing in for CUPTI: it "records" one kernel per action inside the action's host
+// time span and delivers them in buffers, late, as CUPTI's timed flush does. Also the device
+// runtime's GPU branch (plan, timers, CUPTI unavailable) with fakes, and the timer interface.
+#include "runtime/train/exec/device_runtime.h"
+#include "runtime/train/exec/gpu_trace.h"
+#include "runtime/train/exec/tensor_executor.h"
+#include "runtime/train/model/device_memory.h"
+#include "runtime/train/model/torch_devices.h"
+#include "runtime/plan/schedule/catalogue.h"
+#include "runtime/plan/sim/scheduler_core.h"
+
+#include "tests/runtime/train/model/test_tokens.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <thread>
+
+namespace bs::runtime {
+namespace {
+
+namespace cupti = profiler::cupti;
+
+// Records the pushed tag; at pop, a kernel in the middle of the span since the push; hands the
+// kernels to the staging store only every `buffer` actions (and at stop), like CUPTI's buffers.
+class FakeCupti final : public KernelCollector
+{
+public:
+    FakeCupti(profiler::TraceStore& staging, TimeNs origin, int buffer)
+        : m_staging(staging)
+        , m_origin(origin)
+        , m_buffer(buffer)
+    {}
+    Status push(const cupti::ActionTag& tag) override
+    {
+        m_tag = tag;
+        m_pushed = hostNowNs();
+        ++m_stats.records.externalCorrelations;
+        return ok();
+    }
+    Status pop() override
+    {
+        const TimeNs d = hostNowNs() - m_pushed;
+        profiler::TraceEvent k;
+        k.start = m_pushed - m_origin + d / 10;
+        k.end = m_pushed - m_origin + d / 3;
+        k.stage = static_cast<std::uint16_t>(m_tag.stage);
+        k.lane = profiler::Lane::Kernel;
+        k.kind = profiler::EventKind::Kernel;
+        k.aux = static_cast<std::uint16_t>(m_tag.kind);
+        k.microbatch = m_tag.microbatch;
+        k.version = m_tag.version;
+        m_buffered.push_back(k);
+        ++m_stats.records.kernels;
+        if (static_cast<int>(m_buffered.size()) >= m_buffer) {
+            return flush();
+        }
+        return ok();
+    }
+    Status flush() override
+    {
+        m_staging.append(m_buffered.data(), m_buffered.size());
+        m_buffered.clear();
+        ++m_stats.flushes;
+        return ok();
+    }
+    Status stop() override
+    {
+        m_stats.records.droppedRecords = 3;
+        return flush();
+    }
+    cupti::CollectorStats stats() const override { return m_stats; }
+
+private:
+    profiler::TraceStore& m_staging;
+    TimeNs m_origin;
+    int m_buffer;
+    cupti::ActionTag m_tag;
+    TimeNs m_pushed = 0;
+    std::vector<profiler::TraceEvent> m_buffered;
+    cupti::CollectorStats m_stats;
+};
+
+KernelCollectorFactory fakeCupti(int buffer)
+{
+    return [buffer](profiler::TraceStore& staging, TimeNs origin) -> Result<std::unique_ptr<KernelCollector>> {
+        return std::unique_ptr<KernelCollector>(std::make_unique<FakeCupti>(staging, origin, buffer));
+    };
+}
+
+constexpr int kP = 2;
+constexpr int kM = 4;
+
+Result<Schedule> oneF1B(int batches)
+{
+    ScheduleParams p;
+    p.name = "1f1b";
+    p.stages = kP;
+    p.microbatches = kM;
+    p.batches = batches;
+    return makeSchedule(p);
+}
+
+TEST(GpuTrace, EveryActionsKernelsLandInsideItsBlockOnTheVirtualTimeline)
+{
+    const ModelOptions o = test::tinyModelOptions(kP, kM, WeightPolicy::Flush);
+    auto model = PipelineModel::create(o, test::patternTokens(o.shape, o.microBatchSize));
+    ASSERT_TRUE(model) << model.error().describe();
+    profiler::TraceStore trace;
+    auto gpu = GpuTrace::start(trace, fakeCupti(5));
+    ASSERT_TRUE(gpu) << gpu.error().describe();
+    TensorExecutor executor(*model);
+    std::vector<std::unique_ptr<ActionTimer>> timers;
+    for (int s = 0; s < kP; ++s) {
+        timers.push_back(makeHostTimer());
+    }
+    ASSERT_TRUE(executor.useDevices(std::move(timers), std::vector<int>(kP, -1), gpu->get()));
+    auto schedule = oneF1B(2);
+    ASSERT_TRUE(schedule);
+    DriveOptions drive;
+    drive.timeOrigin = 1'000'000'000; // a virtual clock far from the host's: the mapping must shift
+    std::size_t liveKernels = 0;
+    drive.onAction = [&](const Action&, const profiler::TraceEvent& ev) {
+        (*gpu)->placed(ev);
+        (*gpu)->drain();
+        liveKernels = (*gpu)->kernelEventsAppended();
+    };
+    auto stats = runtime::drive(*schedule, executor, trace, drive);
+    ASSERT_TRUE(stats) << stats.error().describe();
+    EXPECT_GT(liveKernels, 0u) << "kernels reach the trace while the run goes (the timed flush)";
+    profiler::TraceMeta meta;
+    ASSERT_TRUE((*gpu)->finish(meta));
+
+    const auto events = trace.snapshot()->toVector();
+    std::map<std::uint64_t, profiler::TraceEvent> actions;
+    std::vector<profiler::TraceEvent> kernels;
+    for (const profiler::TraceEvent& e : events) {
+        if (e.lane == profiler::Lane::Kernel) {
+            kernels.push_back(e);
+        } else if (e.lane == profiler::Lane::Compute) {
+            actions[*cupti::packTag({e.stage, e.kind, e.microbatch, e.version})] = e;
+        }
+    }
+    const std::size_t expected = static_cast<std::size_t>(2 * kM * 2 * kP + 2 * kP); // F and B per mb and stage, U per batch
+    ASSERT_EQ(actions.size(), expected);
+    ASSERT_EQ(kernels.size(), expected) << "one kernel per action, none lost or doubled";
+    for (const profiler::TraceEvent& k : kernels) {
+        const auto tag = cupti::packTag({k.stage, static_cast<profiler::EventKind>(k.aux), k.microbatch, k.version});
+        ASSERT_TRUE(tag);
+        auto it = actions.find(*tag);
+        ASSERT_NE(it, actions.end()) << "kernel of stage " << k.stage << " mb " << k.microbatch << " has no action";
+        EXPECT_EQ(k.stage, it->second.stage);
+        EXPECT_GE(k.start, it->second.start);
+        EXPECT_LE(k.end, it->second.end) << "inside its action's block on the virtual clock";
+    }
+    EXPECT_EQ(meta.attributes["cupti"], "on");
+    EXPECT_EQ(meta.attributes["cupti.kernels"], std::to_string(expected));
+    EXPECT_EQ(meta.attributes["cupti.events_in_trace"], std::to_string(expected));
+    EXPECT_EQ(meta.attributes["cupti.dropped_records"], "3");
+    EXPECT_GT(std::stoll(meta.attributes["cupti.host_overhead_ns"]), 0);
+}
+
+TEST(GpuTrace, UntaggedKernelsTakeTheirStagesLastOffsetAndLateOnesWait)
+{
+    profiler::TraceStore trace;
+    profiler::TraceStore* staging = nullptr;
+    TimeNs origin = 0;
+    auto gpu = GpuTrace::start(trace, [&](profiler::TraceStore& s, TimeNs o) -> Result<std::unique_ptr<KernelCollector>> {
+        staging = &s;
+        origin = o;
+        return std::unique_ptr<KernelCollector>(std::make_unique<FakeCupti>(s, o, 1000));
+    });
+    ASSERT_TRUE(gpu);
+    const cupti::ActionTag tag{1, profiler::EventKind::Forward, 7, 0};
+    (*gpu)->actionBegin(tag, origin + 5'000); // host: 5 µs after the origin
+    (*gpu)->actionEnd();
+    profiler::TraceEvent k; // a kernel 1 µs into the action, delivered before the action is placed
+    k.start = 6'000;
+    k.end = 7'000;
+    k.stage = 1;
+    k.lane = profiler::Lane::Kernel;
+    k.kind = profiler::EventKind::Kernel;
+    k.aux = static_cast<std::uint16_t>(profiler::EventKind::Forward);
+    k.microbatch = 7;
+    staging->append(k);
+    profiler::TraceEvent untagged = k;
+    untagged.aux = cupti::kUntagged;
+    untagged.microbatch = -1;
+    untagged.start = 8'000;
+    untagged.end = 9'000;
+    staging->append(untagged);
+    (*gpu)->drain();
+    EXPECT_EQ(trace.size(), 0u) << "nothing can be placed before its action is";
+    profiler::TraceEvent action;
+    action.stage = 1;
+    action.kind = profiler::EventKind::Forward;
+    action.microbatch = 7;
+    action.start = 100'000; // virtual
+    action.end = 110'000;
+    (*gpu)->placed(action);
+    (*gpu)->drain();
+    const auto events = trace.snapshot()->toVector();
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events[0].start, 101'000);
+    EXPECT_EQ(events[0].end, 102'000);
+    EXPECT_EQ(events[1].start, 103'000); // by the stage's last offset
+}
+
+TEST(GpuTrace, BubbleFractionComesFromTheKernelLanesUnion)
+{
+    profiler::TraceStore trace;
+    auto kernel = [&](int stage, TimeNs start, TimeNs end) {
+        profiler::TraceEvent k;
+        k.stage = static_cast<std::uint16_t>(stage);
+        k.lane = profiler::Lane::Kernel;
+        k.kind = profiler::EventKind::Kernel;
+        k.aux = static_cast<std::uint16_t>(profiler::EventKind::Forward);
+        k.microbatch = 0;
+        k.start = start;
+        k.end = end;
+        trace.append(k);
+    };
+    profiler::TraceEvent action; // host-timed compute events do not count: only GPU activity
+    action.start = 0;
+    action.end = 100;
+    trace.append(action);
+    EXPECT_FALSE(gpuBubbleFraction(*trace.snapshot(), 2, 100)) << "no kernels: no GPU figure";
+    kernel(0, 0, 30);
+    kernel(0, 20, 40); // concurrent with the first: counted once
+    kernel(1, 50, 60);
+    const auto f = gpuBubbleFraction(*trace.snapshot(), 2, 100);
+    ASSERT_TRUE(f);
+    EXPECT_DOUBLE_EQ(*f, 1.0 - 50.0 / 200.0);
+}
+
+class FakeAllocator final : public AllocatorStats
+{
+public:
+    AllocatorSample sample(int) override { return {}; }
+    void resetPeak(int) override {}
+};
+
+TEST(DeviceRuntime, WhenCuptiCannotStartTheRunGoesOnAndSaysWhyOnce)
+{
+    RunConfig config;
+    config.pipeline.stages = kP;
+    config.device.name = "cuda";
+    FakeAllocator allocator;
+    DeviceRuntimeOptions options;
+    options.torchHasCuda = true;
+    options.cudaDevices = 1;
+    options.allocator = &allocator;
+    options.timers = [](int) { return Result<std::unique_ptr<ActionTimer>>(makeHostTimer()); };
+    options.collectors = [](profiler::TraceStore&, TimeNs) -> Result<std::unique_ptr<KernelCollector>> {
+        return makeError(ErrorCode::Unavailable, "CUPTI is in use by another profiler (Nsight Systems?)");
+    };
+    profiler::TraceStore trace;
+    auto rt = DeviceRuntime::create(config, kP, trace, options);
+    ASSERT_TRUE(rt) << rt.error().describe();
+    EXPECT_TRUE((*rt)->plan().cuda);
+    EXPECT_TRUE((*rt)->plan().bf16);
+    EXPECT_FALSE((*rt)->kernelLanes());
+    ASSERT_EQ((*rt)->notes().size(), 1u);
+    EXPECT_NE((*rt)->notes()[0].find("another profiler"), std::string::npos) << (*rt)->notes()[0];
+    EXPECT_EQ(installedDeviceMemory() != nullptr, true) << "CUDA memory attribution is on";
+
+    ModelOptions o = test::tinyModelOptions(kP, kM, WeightPolicy::Flush);
+    (*rt)->configure(o);
+    EXPECT_EQ(o.stageDevice, std::vector<int>(kP, 0));
+    EXPECT_TRUE(o.bf16);
+    o.stageDevice.clear(); // the CPU does the work; the executor still gets the GPU wiring
+    o.bf16 = false;
+    auto model = PipelineModel::create(o, test::patternTokens(o.shape, o.microBatchSize));
+    ASSERT_TRUE(model);
+    TensorExecutor executor(*model);
+    ASSERT_TRUE((*rt)->attach(executor));
+    auto schedule = oneF1B(1);
+    ASSERT_TRUE(schedule);
+    DriveOptions drive;
+    drive.onAction = [&](const Action&, const profiler::TraceEvent& ev) { (*rt)->placed(ev); };
+    ASSERT_TRUE(runtime::drive(*schedule, executor, trace, drive));
+    profiler::TraceMeta meta;
+    ASSERT_TRUE((*rt)->finish(meta));
+    EXPECT_EQ(meta.attributes["device"], "cuda:0 (2 stages)");
+    EXPECT_EQ(meta.attributes["dtype"], "bf16");
+    EXPECT_EQ(meta.attributes["timing"], "cuda-events");
+    EXPECT_EQ(meta.attributes["cupti"].rfind("unavailable: ", 0), 0u) << meta.attributes["cupti"];
+    rt->reset();
+    EXPECT_EQ(installedDeviceMemory(), nullptr);
+}
+
+TEST(DeviceRuntime, CpuRunsStartNothing)
+{
+    RunConfig config;
+    profiler::TraceStore trace;
+    DeviceRuntimeOptions options;
+    options.collectors = [](profiler::TraceStore&, TimeNs) -> Result<std::unique_ptr<KernelCollector>> {
+        ADD_FAILURE() << "CUPTI must not start on the CPU";
+        return makeError(ErrorCode::Unavailable, "no");
+    };
+    auto rt = DeviceRuntime::create(config, 8, trace, options);
+    ASSERT_TRUE(rt);
+    EXPECT_FALSE((*rt)->plan().cuda);
+    EXPECT_TRUE((*rt)->notes().empty());
+    EXPECT_EQ(installedDeviceMemory(), nullptr);
+}
+
+TEST(DeviceRuntime, NoGpuHereIsAUsageErrorNamingTheDevice)
+{
+    RunConfig config;
+    config.device.name = "cuda";
+    profiler::TraceStore trace;
+    auto rt = DeviceRuntime::create(config, 8, trace, {}); // this machine's real answer
+    if (torchHasCuda() && torchCudaDeviceCount() > 0) {
+        GTEST_SKIP() << "a GPU is present";
+    }
+    ASSERT_FALSE(rt);
+    EXPECT_EQ(rt.error().code, ErrorCode::InvalidArgument);
+    EXPECT_EQ(rt.error().context, "device.name");
+    const std::string expected = torchHasCuda() ? "no CUDA device is present" : "this LibTorch build is CPU-only";
+    EXPECT_NE(rt.error().message.find(expected), std::string::npos) << rt.error().message;
+}
+
+TEST(ActionTimer, HostTimerMeasuresTheActionOnTheSteadyClock)
+{
+    auto timer = makeHostTimer();
+    timer->begin();
+    const TimeNs began = timer->hostBegin();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    auto d = timer->end();
+    ASSERT_TRUE(d);
+    EXPECT_GE(*d, 5'000'000);
+    EXPECT_LT(*d, 5'000'000'000);
+    EXPECT_LE(began, hostNowNs());
+    auto cpu = makeStageTimer(-1);
+    ASSERT_TRUE(cpu);
+    if (!torchHasCuda()) {
+        auto gpu = makeStageTimer(0);
+        ASSERT_FALSE(gpu);
+        EXPECT_EQ(gpu.error().code, ErrorCode::Unavailable);
+    }
+}
+
+} // namespace
+} // namespace bs::runtime
