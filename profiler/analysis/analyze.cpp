@@ -241,6 +241,22 @@ Report analyzeWith(
         }
         steadyBusy += sweep.steadyBusy();
     }
+    report.microbatches = lead.forwards;
+    report.steadyStart = context.t0;
+    report.steadyEnd = context.t1;
+    if (context.steady.end > context.steady.start) {
+        report.steadyStart = context.steady.start;
+        report.steadyEnd = context.steady.end;
+        report.steadyBusy = steadyBusy;
+    }
+    computeFractions(report);
+    return report;
+}
+
+} // namespace
+
+void computeFractions(Report& report)
+{
     const double capacity = static_cast<double>(report.stages) * static_cast<double>(report.makespan);
     report.bubbleFraction = capacity > 0 ? static_cast<double>(report.totalIdle) / capacity : 0.0;
     report.utilization = 1.0 - report.bubbleFraction;
@@ -253,22 +269,13 @@ Report analyzeWith(
     }
     const double meanBusy = static_cast<double>(busy) / static_cast<double>(report.stages);
     report.spanBubbleFraction = longest > 0 ? 1.0 - meanBusy / static_cast<double>(longest) : 0.0;
-
-    report.microbatches = lead.forwards;
-    report.steadyStart = context.t0;
-    report.steadyEnd = context.t1;
     report.steadyBubbleFraction = report.bubbleFraction;
-    if (context.steady.end > context.steady.start) {
+    if (report.steadyBusy >= 0) {
         const double steadyCapacity =
-            static_cast<double>(report.stages) * static_cast<double>(context.steady.end - context.steady.start);
-        report.steadyStart = context.steady.start;
-        report.steadyEnd = context.steady.end;
-        report.steadyBubbleFraction = 1.0 - static_cast<double>(steadyBusy) / steadyCapacity;
+            static_cast<double>(report.stages) * static_cast<double>(report.steadyEnd - report.steadyStart);
+        report.steadyBubbleFraction = 1.0 - static_cast<double>(report.steadyBusy) / steadyCapacity;
     }
-    return report;
 }
-
-} // namespace
 
 Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options)
 {

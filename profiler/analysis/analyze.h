@@ -15,6 +15,11 @@ namespace bs::profiler {
 /// the lanes that are not.
 Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options);
 
+/// The report's whole-pipeline fractions (bubble, utilization, span and steady bubble) from its
+/// figures and per-stage reports: analyze() ends with it, and so does a report extended to more
+/// batches (runtime/plan/sim/steady_state.h), so the two round alike.
+void computeFractions(Report& report);
+
 class FirstPass;
 /// The same, with the first walk already taken as the trace was written (analysis/first_pass.h);
 /// null, or one that does not match this trace and these options, and it is taken here.

@@ -70,9 +70,7 @@ Status checkStagesPerRank(const ScheduleInfo& info, int v)
     return ok();
 }
 
-namespace {
-
-Status checkParams(const ScheduleParams& params)
+Status checkScheduleParams(const ScheduleParams& params)
 {
     const ScheduleInfo* info = findSchedule(params.name);
     if (!info) {
@@ -129,6 +127,8 @@ Status checkParams(const ScheduleParams& params)
     }
     return ok();
 }
+
+namespace {
 
 Schedule generate(const ScheduleInfo& info, ScheduleParams params)
 {
@@ -305,7 +305,7 @@ Result<ScheduleParams> paramsForPyTorchSchedule(
     if (!info->multiStage() && stagesPerRank != 1) {
         return badParam("stages-per-rank", "got " + std::to_string(stagesPerRank) + " for " + pytorchClass, "1");
     }
-    if (auto status = checkParams(params); !status) {
+    if (auto status = checkScheduleParams(params); !status) {
         return status.error();
     }
     return params;
@@ -347,7 +347,7 @@ int paciLagBound(int stages, int stage, int accum, int extraDepth)
 
 Result<Schedule> generateUnvalidated(const ScheduleParams& input)
 {
-    if (auto status = checkParams(input); !status) {
+    if (auto status = checkScheduleParams(input); !status) {
         return status.error();
     }
     const ScheduleInfo& info = *findSchedule(input.name);

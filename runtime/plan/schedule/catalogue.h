@@ -144,6 +144,9 @@ Result<Schedule> makeSchedule(const ScheduleParams& params);
 /// before the verdict (simulate()). Anything else calls makeSchedule().
 Result<Schedule> generateUnvalidated(const ScheduleParams& params);
 
+/// The checks generateUnvalidated() makes of `params` before it generates (each field named).
+Status checkScheduleParams(const ScheduleParams& params);
+
 /// What makeSchedule() returns when validate() refuses what the catalogue generated (a bug in a
 /// generator, ErrorCode::Internal): `why` with the schedule named.
 Error generatedScheduleInvalid(const Schedule& schedule, const Error& why);

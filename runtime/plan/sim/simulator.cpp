@@ -6,6 +6,7 @@
 #include "runtime/plan/schedule/validate.h"
 #include "runtime/plan/sim/cost_model_executor.h"
 #include "runtime/plan/sim/scheduler_core.h"
+#include "runtime/plan/sim/steady_state.h"
 
 #include <algorithm>
 #include <atomic>
@@ -124,6 +125,13 @@ Result<CostModel> costsPerStage(const Schedule& schedule, CostModel costs)
 } // namespace
 
 namespace {
+
+// Sequences per virtual second over the run's makespan.
+double throughputOf(const Schedule& schedule, const profiler::Report& report, int microBatchSize)
+{
+    const double seconds = toSeconds(report.makespan);
+    return seconds > 0 ? static_cast<double>(schedule.totalMicrobatches()) * microBatchSize / seconds : 0.0;
+}
 
 // Below this many actions validation (~8 ns an action) costs less than starting and joining a
 // thread (~50 µs here): the tuner's and Suggest's many small simulations validate inline.
@@ -399,11 +407,7 @@ Result<SimulationResult> simulateOn(
         firstPass = beside->driveEnded();
     }
     result.report = profiler::analyze(*result.trace, analysisOptions, firstPass);
-    const double seconds = toSeconds(result.report.makespan);
-    if (seconds > 0) {
-        result.throughputSamplesPerSecond =
-            static_cast<double>(schedule.totalMicrobatches()) * microBatchSize / seconds;
-    }
+    result.throughputSamplesPerSecond = throughputOf(schedule, result.report, microBatchSize);
     return result;
 }
 
@@ -442,6 +446,44 @@ Result<SimulationResult> simulateGenerated(Schedule schedule, CostModel costs, i
 
 } // namespace
 
+namespace {
+
+// simulate() of `params` from its steady state (steady_state.h): three short runs, the rule read
+// off the first two checked on the third, the last two extended to params.batches. nullopt where
+// a short run fails or the check does.
+std::optional<SimulationResult> fromSteadyState(ScheduleParams params, const SimulationRequest& request)
+{
+    const int batches = params.batches;
+    std::vector<SimulationResult> runs;
+    for (int k = 0; k < 3; ++k) {
+        params.batches = kSettleBatches + k;
+        auto schedule = generateUnvalidated(params);
+        if (!schedule) {
+            return std::nullopt;
+        }
+        auto run = simulateGenerated(std::move(*schedule), request.costs, request.microBatchSize);
+        if (!run) {
+            return std::nullopt;
+        }
+        runs.push_back(std::move(*run));
+    }
+    const auto predicted = extendReport(runs[0].report, runs[1].report, 1);
+    if (!predicted || !sameReport(*predicted, runs[2].report)) {
+        return std::nullopt;
+    }
+    auto extended = extendReport(runs[1].report, runs[2].report, batches - kSettleBatches - 2);
+    if (!extended) {
+        return std::nullopt;
+    }
+    SimulationResult result = std::move(runs[2]);
+    result.report = std::move(*extended);
+    result.schedule.params.batches = batches;
+    result.throughputSamplesPerSecond = throughputOf(result.schedule, result.report, request.microBatchSize);
+    return result;
+}
+
+} // namespace
+
 Result<SimulationResult> simulate(const SimulationRequest& request)
 {
     ScheduleParams params = request.schedule;
@@ -451,6 +493,14 @@ Result<SimulationResult> simulate(const SimulationRequest& request)
         if (first.forward > 0) {
             params.commRatio =
                 static_cast<double>(request.costs.commTime(first.sendBytes)) / static_cast<double>(first.forward);
+        }
+    }
+    if (request.figuresOnly && params.batches > kSettleBatches + 2) {
+        if (auto status = checkScheduleParams(params); !status) {
+            return status.error();
+        }
+        if (auto result = fromSteadyState(params, request)) {
+            return std::move(*result);
         }
     }
     auto schedule = generateUnvalidated(params);

@@ -16,6 +16,11 @@ struct SimulationRequest
     ScheduleParams schedule;
     CostModel costs;         ///< one entry per stage, or a single entry used for every stage
     int microBatchSize = 1;  ///< sequences per micro-batch, for throughput
+    /// Only the report and the throughput are wanted (tables, comparisons, the tuner). A long
+    /// run's figures then come from its steady state (steady_state.h), and the result's schedule
+    /// programs and trace are those of the short run they were extended from (its
+    /// schedule.params.batches says N). False: the schedule and trace of all N batches.
+    bool figuresOnly = false;
 };
 
 struct SimulationResult

@@ -1,0 +1,32 @@
+#pragma once
+// A long simulation's figures from three short ones: the one place the simulator knows that a
+// schedule repeats. A schedule's programs repeat batch after batch, and once the pipeline has
+// settled one more batch adds the same to every figure of the report and moves the drain (and
+// its idle spans) by the same time. So simulate() with figuresOnly drives and analyses K, K + 1
+// and K + 2 batches plainly, checks that the rule read off the first two predicts the third
+// exactly (every figure, every idle span), and applies the rule read off the last two to N.
+// Where the check fails (a schedule that has not settled, or that repeats over more than one
+// batch), it drives and analyses N batches plainly. Nothing below simulate() knows about any of
+// this: the scheduler core drives, the analysis walks.
+
+#include "profiler/analysis/report.h"
+
+#include <optional>
+
+namespace bs::runtime {
+
+/// The batches of the first of the three short runs (K).
+inline constexpr int kSettleBatches = 4;
+
+/// `longer`'s report (a run of one batch more than `shorter`'s, same settings) extended by
+/// `extra` more batches, each adding what the batch between the two added: additive figures
+/// (times, counts, the lag histogram) grow by their increment, the idle spans of the repeated
+/// batch are repeated, each copy moved by the makespan's increment, and the spans after them
+/// (the drain's) move on. Fractions are computed from the figures as analyze() computes them.
+/// nullopt where the two reports do not differ by one inserted batch of spans.
+std::optional<profiler::Report> extendReport(const profiler::Report& shorter, const profiler::Report& longer, int extra);
+
+/// Whether two reports are the same, figure for figure and span for span.
+bool sameReport(const profiler::Report& a, const profiler::Report& b);
+
+} // namespace bs::runtime
