@@ -9,7 +9,6 @@
 #include "app/cli/simulate_command.h"
 #include "app/cli/stop_signals.h"
 #include "app/cli/tune_command.h"
-#include "base/heap_retention.h"
 #ifdef BS_WITH_TORCH
 #include "app/cli/train_command.h"
 #include "runtime/train/exec/unit_profile.h"
@@ -25,7 +24,6 @@
 int main(int argc, char** argv)
 {
     bs::cli::installStopSignals(); // before any work: see stop_signals.h
-    bs::retainFreedHeap(); // tune and compare simulate many times: reuse pages (heap_retention.h)
     CLI::App app{"Bubblescope: see and tune pipeline-parallel training (PACI, 1F1B, GPipe, zero-bubble)",
                  "bubblescope-cli"};
     app.set_version_flag("--version", std::string("bubblescope-cli ") + BUBBLESCOPE_VERSION);

@@ -1,7 +1,6 @@
 // bubblescope: the desktop application. Holds no logic: parses a few options, opens the main
 // window with the embedded demo, or renders it headless to a PNG (--screenshot).
 
-#include "base/heap_retention.h"
 #include "runtime/plan/schedule/catalogue.h"
 #include "ui/shell/main_window.h"
 #include "ui/tuning/prediction_check_view.h"
@@ -205,7 +204,6 @@ int screenshot(const Options& options)
 
 int main(int argc, char** argv)
 {
-    bs::retainFreedHeap(); // the what-if simulates under a slider: reuse its pages (heap_retention.h)
     Options options;
     if (const int code = parse(argc, argv, options); code >= 0) {
         return code;

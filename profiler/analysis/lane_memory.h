@@ -1,8 +1,8 @@
 #pragma once
 // Internal to analysis: one lane's in-flight micro-batches, activation memory, weight versions and
 // version lag, from its events in start order. None of it depends on facts of the whole trace, so
-// the first walk tracks it (profiler::FirstPass, beside a simulation's drive) for every lane it
-// sees in start order, and the second walk is left the gaps.
+// the first walk tracks it for every lane it sees in start order, and the second walk is left the
+// gaps.
 
 #include "base/flat_count_map.h"
 #include "profiler/analysis/report.h"
@@ -11,8 +11,6 @@
 #include <vector>
 
 namespace bs::profiler::detail {
-
-struct PeriodicLeap;
 
 /// Memory and lag of one (micro-batch, chunk) on one lane.
 struct MemorySlot
@@ -46,7 +44,6 @@ public:
     void report(StageReport& st, const AnalysisOptions& options) const;
 
 private:
-    friend struct PeriodicLeap;
     void trackVersions();
 
     bool m_stashes;

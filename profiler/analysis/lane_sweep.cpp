@@ -35,7 +35,6 @@ void LaneFacts::add(const TraceEvent& e, const BatchSegments& batches)
         m_sorted = false;
     }
     m_lastStart = e.start;
-    m_lastEnd = m_count > 0 ? std::max(m_lastEnd, e.end) : e.end;
     ++m_count;
     if (e.kind != EventKind::Forward) {
         return;
@@ -104,45 +103,44 @@ Interval LeadLaneFacts::steadyWindow(const BatchSegments& batches) const
     return end <= start ? Interval{} : Interval{start, end};
 }
 
-LaneSweep::LaneSweep(int lane, const LaneFacts& facts, const SweepContext& context, std::size_t events)
+FirstPassState::FirstPassState(const AnalysisOptions& options, int laneCount, std::int32_t maxMicrobatch, int chunkCount)
+    : batches(options)
+    , memoryOptions(options)
+    , lanes(std::max(0, laneCount))
+    , chunks(std::max(1, chunkCount))
+    , facts(static_cast<std::size_t>(lanes))
+{
+    transfers.mbs = static_cast<std::size_t>(std::max(0, maxMicrobatch)) + 1;
+    transfers.slots = 2 * static_cast<std::size_t>(chunks); // an activation and a gradient per chunk
+    const auto laneCountU = static_cast<std::size_t>(lanes);
+    transfers.in.resize(laneCountU * transfers.mbs * transfers.slots);
+    transfers.count.assign(laneCountU * transfers.mbs, std::uint8_t{0});
+    slots.assign(laneCountU * slotsPerLane(), MemorySlot{});
+    memory.reserve(laneCountU);
+    for (int lane = 0; lane < lanes; ++lane) {
+        memory.emplace_back(lane, memoryOptions, slots.data() + static_cast<std::size_t>(lane) * slotsPerLane(), chunks);
+    }
+}
+
+LaneMemory& FirstPassState::restartMemory(std::size_t lane)
+{
+    MemorySlot* laneSlots = slots.data() + lane * slotsPerLane();
+    std::fill(laneSlots, laneSlots + slotsPerLane(), MemorySlot{});
+    memory[lane] = LaneMemory(static_cast<int>(lane), memoryOptions, laneSlots, chunks);
+    return memory[lane];
+}
+
+LaneSweep::LaneSweep(int lane, const LaneFacts& facts, const SweepContext& context)
     : m_context(context)
     , m_flush(facts.flushWindows())
     , m_drainFrom(facts.drainFrom(context.t0))
 {
     m_report.stage = lane;
-    m_spans.reserve(events + 2); // one gap before each event and the drain; pieces may add more
+    m_spans.reserve(facts.count() + 2); // one gap before each event and the drain; pieces may add more
     // Flush windows are disjoint and sorted by batch; when their ends are sorted too (always, for
     // a schedule that flushes), the first window that can overlap a gap only moves forward.
     m_flushEndsSorted = std::is_sorted(
         m_flush.begin(), m_flush.end(), [](const Interval& a, const Interval& b) { return a.end < b.end; });
-}
-
-void LaneSweep::resumeAt(TimeNs cursor)
-{
-    m_started = true; // the warm-up was the earlier sweep's, and so is the first start
-    m_cursor = cursor;
-}
-
-void LaneSweep::takeOver(LaneSweep&& later)
-{
-    if (!later.m_started) {
-        return; // no events of the lane after the earlier ones, and no resume point
-    }
-    if (!m_started) {
-        m_started = true;
-        m_firstStart = later.m_firstStart;
-    }
-    m_cursor = later.m_cursor;
-    m_report.busy += later.m_report.busy;
-    for (std::size_t k = 0; k < m_report.busyByKind.size(); ++k) {
-        m_report.busyByKind[k] += later.m_report.busyByKind[k];
-    }
-    for (std::size_t c = 0; c < m_report.idleByCause.size(); ++c) {
-        m_report.idleByCause[c] += later.m_report.idleByCause[c];
-    }
-    m_steadyBusy += later.m_steadyBusy;
-    m_earlierSpans = std::move(m_spans);
-    m_spans = std::move(later.m_spans); // the drain finish() emits follows them
 }
 
 void LaneSweep::emit(BubbleCause cause, TimeNs start, TimeNs end)
@@ -258,7 +256,6 @@ StageReport LaneSweep::finish(TimeNs makespan, std::vector<BubbleSpan>& bubbles,
         st.bubbleFraction = makespan > 0 ? static_cast<double>(st.idle) / static_cast<double>(makespan) : 0.0;
         memory.report(st, *m_context.options);
     }
-    bubbles.insert(bubbles.end(), m_earlierSpans.begin(), m_earlierSpans.end());
     bubbles.insert(bubbles.end(), m_spans.begin(), m_spans.end());
     return st;
 }

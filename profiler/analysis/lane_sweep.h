@@ -5,7 +5,6 @@
 // lane (the earlier design) reads the whole trace once per lane: at millions of events that is
 // the trace from main memory p times per pass, and the time per event grew ~3x from 10^5 to 10^7.
 
-#include "base/recycled_storage.h"
 #include "profiler/analysis/batch_segments.h"
 #include "profiler/analysis/lane_memory.h"
 #include "profiler/analysis/report.h"
@@ -15,8 +14,6 @@
 #include <vector>
 
 namespace bs::profiler::detail {
-
-struct PeriodicLeap; // takes a trace's repeated copies in one step (periodic_leap.h)
 
 struct Interval
 {
@@ -69,8 +66,8 @@ struct Transfers
 {
     std::size_t mbs = 1;
     std::size_t slots = 2;
-    RecycledBuffer<Interval> in; ///< [(lane · mbs + mb) · slots + k]; only count[] of them written
-    RecycledVector<std::uint8_t> count; ///< [lane · mbs + mb]: slots in use
+    std::vector<Interval> in; ///< [(lane · mbs + mb) · slots + k]; only count[] of them written
+    std::vector<std::uint8_t> count; ///< [lane · mbs + mb]: slots in use
 
     void add(std::size_t lane, std::size_t mb, Interval transfer);
     /// The transfer into (lane, mb) that started last before `start`; nullptr when none did.
@@ -85,8 +82,6 @@ public:
     void add(const TraceEvent& e, const BatchSegments& batches);
 
     std::size_t count() const { return m_count; }
-    /// The latest end of its events so far (pass 2's cursor after them).
-    TimeNs lastEnd() const { return m_lastEnd; }
     /// Whether the trace holds this lane's events in start order (producers append them so;
     /// pass 2 sorts the lanes that are not).
     bool sorted() const { return m_sorted; }
@@ -97,7 +92,6 @@ public:
     TimeNs drainFrom(TimeNs t0) const { return m_anyForward ? std::max(t0, m_lastForwardEnd) : t0; }
 
 private:
-    friend struct PeriodicLeap;
     struct Span
     {
         Interval forwards; ///< [first F start, last F end]
@@ -106,7 +100,6 @@ private:
     std::size_t m_count = 0;
     bool m_sorted = true;
     TimeNs m_lastStart = 0;
-    TimeNs m_lastEnd = 0;
     bool m_anyForward = false;
     TimeNs m_lastForwardEnd = 0;
     std::map<int, Span> m_forwardSpan; // batch -> its forwards on this lane
@@ -128,41 +121,17 @@ struct LeadLaneFacts
     Interval steadyWindow(const BatchSegments& batches) const;
 };
 
-/// Pass 1, every lane at once: what the second walk needs from the whole trace (profiler::FirstPass
-/// feeds it as a trace is written; analyze() walks the trace with it otherwise).
+/// Pass 1, every lane at once: what the second walk needs from the whole trace.
 struct FirstPassState
 {
     FirstPassState(const AnalysisOptions& options, int lanes, std::int32_t maxMicrobatch, int chunks);
 
-    /// Every this many events, each lane's count and latest end so far (ResumePoint): where
-    /// pass 2 can take up a lane in the middle of the trace (analyze() walks a long trace's two
-    /// halves at once).
-    static constexpr std::size_t kResumeStride = 8192;
-    struct ResumePoint
-    {
-        std::size_t events = 0; ///< the lane's analysed events before it
-        TimeNs cursor = 0; ///< their latest end
-    };
-
     /// `e` is the trace's next event in append order.
     void add(const TraceEvent& e)
     {
-        if (addFacts(e) && facts[e.stage].sorted()) {
-            memory[e.stage].add(e); // a lane found out of start order is tracked again in pass 2
-        }
-    }
-    /// add() but for the lanes' memory, which memoryWalk() tracks: the two walk the trace at once,
-    /// on two threads (they write disjoint members). True when `e` is analysed stage work that fits.
-    bool addFacts(const TraceEvent& e)
-    {
-        if (seen % kResumeStride == 0 && seen > 0) [[unlikely]] {
-            markResumePoint();
-        }
-        ++seen;
         if (isAnalysed(e)) {
-            if (!fitsSlots(e, static_cast<std::size_t>(lanes), transfers.mbs)) {
-                fits = false;
-                return false;
+            if (!fitsSlots(e)) {
+                return;
             }
             t0 = any ? std::min(t0, e.start) : e.start;
             t1 = any ? std::max(t1, e.end) : e.end;
@@ -171,51 +140,19 @@ struct FirstPassState
             if (e.stage == 0) {
                 lead.add(e, batches);
             }
-            return true;
-        }
-        if (e.kind == EventKind::Send && e.microbatch >= 0 && e.aux < lanes) {
-            if (static_cast<std::size_t>(e.microbatch) >= transfers.mbs) {
-                fits = false;
-                return false;
+            if (facts[e.stage].sorted()) {
+                memory[e.stage].add(e); // a lane found out of start order is tracked again in pass 2
             }
+            return;
+        }
+        if (e.kind == EventKind::Send && e.microbatch >= 0 && e.aux < lanes
+            && static_cast<std::size_t>(e.microbatch) < transfers.mbs) {
             transfers.add(e.aux, static_cast<std::size_t>(e.microbatch), {e.start, e.end});
         }
-        return false;
     }
-    /// The rest of add(): each event's lane's memory and lag, whether or not the lane is in start
-    /// order (addFacts() finds that out at the same time; pass 2 tracks an unsorted lane's afresh).
-    /// What it reads of this state is copied in: addFacts() writes next to it every event, and a
-    /// walk on another thread that read it back after each LaneMemory::add() took a cache miss an
-    /// event (a walk of 48 800 events, 0.3 ms slower).
-    struct MemoryWalk
-    {
-        std::size_t lanes;
-        std::size_t mbs;
-        LaneMemory* memory;
-        void operator()(const TraceEvent& e) const
-        {
-            if (isAnalysed(e) && fitsSlots(e, lanes, mbs)) {
-                memory[e.stage].add(e);
-            }
-        }
-    };
-    MemoryWalk memoryWalk() { return {static_cast<std::size_t>(lanes), transfers.mbs, memory.data()}; }
-    /// Whether this is the first walk analyze() would take of a trace of `events` events with
-    /// these lanes, micro-batch ids up to `maxMicrobatch`, stages per lane and options.
-    bool matches(
-        const AnalysisOptions& options, int lanes, std::int32_t maxMicrobatch, int chunks, std::size_t events) const;
     /// Tracks `lane`'s memory and lag afresh, over zeroed slots (pass 2, for a lane found out of
     /// start order: what add() tracked of it is discarded).
     LaneMemory& restartMemory(std::size_t lane);
-    /// Lane `lane` at event (k + 1) · kResumeStride of the trace.
-    const ResumePoint& resumePoint(std::size_t k, std::size_t lane) const
-    {
-        return resumePoints[k * static_cast<std::size_t>(lanes) + lane];
-    }
-    std::size_t resumePointCount() const
-    {
-        return lanes > 0 ? resumePoints.size() / static_cast<std::size_t>(lanes) : 0;
-    }
 
     BatchSegments batches; ///< of the options it was made for
     MemoryOptions memoryOptions; ///< likewise
@@ -223,29 +160,21 @@ struct FirstPassState
     int chunks = 1;
     Transfers transfers;
     std::vector<LaneFacts> facts;
-    /// Lanes × transfers.mbs × chunks slots, lane by lane: one buffer for all lanes, so a long
-    /// run's tens of MB of them are one allocation in huge pages (base/recycled_storage.h).
-    RecycledVector<MemorySlot> slots;
+    std::vector<MemorySlot> slots; ///< lanes × transfers.mbs × chunks, lane by lane
     std::vector<LaneMemory> memory; ///< per lane, valid while its LaneFacts is sorted()
     std::size_t slotsPerLane() const { return transfers.mbs * static_cast<std::size_t>(chunks); }
     LeadLaneFacts lead; ///< valid if lane 0 is in start order
     TimeNs t0 = 0, t1 = 0;
     bool any = false;
-    std::size_t seen = 0;
-    bool fits = true; ///< every event within the sizes it was made for
-    std::vector<ResumePoint> resumePoints; ///< lanes of them per kResumeStride events
-    /// False once a walk has taken events in one step (periodic_leap.h): the resume points stop,
-    /// and those taken are dropped (pass 2 then does not split at them).
-    bool resumable = true;
 
 private:
-    void markResumePoint();
-    // Whether stage work `e` has one of `lanes` lanes and a memory slot among `mbs` micro-batches
-    // (an update's micro-batch is its index, which has no slot).
-    static bool fitsSlots(const TraceEvent& e, std::size_t lanes, std::size_t mbs)
+    // Whether stage work `e` has a lane and a memory slot (an update's micro-batch is its index,
+    // which has no slot).
+    bool fitsSlots(const TraceEvent& e) const
     {
         return e.stage < lanes
-            && (e.kind == EventKind::Update || e.microbatch < 0 || static_cast<std::size_t>(e.microbatch) < mbs);
+            && (e.kind == EventKind::Update || e.microbatch < 0
+                || static_cast<std::size_t>(e.microbatch) < transfers.mbs);
     }
 };
 
@@ -262,16 +191,7 @@ struct SweepContext
 class LaneSweep
 {
 public:
-    /// Room for the idle spans before `events` of the lane's events (its count(): the whole lane).
-    LaneSweep(int lane, const LaneFacts& facts, const SweepContext& context, std::size_t events);
-
-    /// Takes the lane up after the events a ResumePoint counts (at least one), whose latest end
-    /// was `cursor`: the spans and sums from here on, which takeOver() then joins to the sweep of
-    /// the events before.
-    void resumeAt(TimeNs cursor);
-    /// Joins `later` (resumeAt() this lane's next event, or never started) to this sweep of the
-    /// events before it: as if this sweep had been fed them all.
-    void takeOver(LaneSweep&& later);
+    LaneSweep(int lane, const LaneFacts& facts, const SweepContext& context);
 
     /// `e` is the lane's next compute event in start order.
     void add(const TraceEvent& e);
@@ -279,19 +199,17 @@ public:
     /// spans are appended to `bubbles` in time order.
     StageReport finish(TimeNs makespan, std::vector<BubbleSpan>& bubbles, const LaneMemory& memory);
     /// Idle spans so far (finish() adds at most one).
-    std::size_t spanCount() const { return m_earlierSpans.size() + m_spans.size(); }
+    std::size_t spanCount() const { return m_spans.size(); }
     /// Busy time inside the steady window.
     TimeNs steadyBusy() const { return m_steadyBusy; }
 
 private:
-    friend struct PeriodicLeap;
     void emit(BubbleCause cause, TimeNs start, TimeNs end);
     void attributeGap(TimeNs from, TimeNs to, const TraceEvent& next);
 
     const SweepContext& m_context;
     StageReport m_report;
-    RecycledVector<BubbleSpan> m_earlierSpans; // after takeOver(): this sweep's own, before m_spans
-    RecycledVector<BubbleSpan> m_spans; // the spans emit() adds to
+    std::vector<BubbleSpan> m_spans; // the spans emit() adds to
     std::vector<Interval> m_flush;
     bool m_flushEndsSorted = true;
     std::size_t m_window = 0; // first flush window that can still overlap a gap

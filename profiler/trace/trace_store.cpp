@@ -1,19 +1,17 @@
 #include "profiler/trace/trace_store.h"
 
-#include "base/recycled_storage.h"
-
 #include <algorithm>
 #include <memory>
 
 namespace bs::profiler {
 
 TraceChunk::TraceChunk()
-    : m_storage(static_cast<std::byte*>(takeRecycledStorage(kTraceChunkBytes)))
+    : m_storage(new std::byte[kTraceChunkBytes]) // default-initialised: not zeroed
 {}
 
 TraceChunk::~TraceChunk()
 {
-    giveBackRecycledStorage(m_storage, kTraceChunkBytes);
+    delete[] m_storage;
 }
 
 TraceSnapshot::TraceSnapshot(TraceMeta meta, std::vector<std::shared_ptr<const TraceChunk>> chunks, std::size_t size,
@@ -26,15 +24,6 @@ TraceSnapshot::TraceSnapshot(TraceMeta meta, std::vector<std::shared_ptr<const T
         m_extent = *extent;
     } else {
         forEach([&](const TraceEvent& e) { m_extent.add(e); });
-    }
-}
-
-TraceSnapshot::TraceSnapshot(TraceMeta meta, std::vector<std::shared_ptr<const TraceChunk>> chunks, std::size_t size,
-    TraceExtent extent, const std::optional<TraceRepeat>& repeat)
-    : TraceSnapshot(std::move(meta), std::move(chunks), size, extent)
-{
-    if (repeat && repeat->fits(size)) {
-        m_repeat = repeat;
     }
 }
 
@@ -66,7 +55,6 @@ void TraceStore::appendLocked(const TraceEvent& event)
     }
     ::new (m_chunks[m_size / kTraceChunkSize]->events() + slot) TraceEvent(event);
     ++m_size;
-    m_publishedSize.store(m_size, std::memory_order_release);
     m_extent.add(event);
 }
 
@@ -90,8 +78,7 @@ void TraceStore::append(const TraceEvent* events, std::size_t count)
             m_extent.add(events[i]);
         }
         m_size += n;
-        m_publishedSize.store(m_size, std::memory_order_release);
-        events += n;
+            events += n;
         count -= n;
     }
 }
@@ -117,7 +104,6 @@ void TraceStore::commit(std::size_t count)
         m_extent.add(events[i]);
     }
     m_size += count;
-    m_publishedSize.store(m_size, std::memory_order_release);
 }
 
 void TraceStore::setMeta(TraceMeta meta)
@@ -132,28 +118,11 @@ std::size_t TraceStore::size() const
     return m_size;
 }
 
-const TraceEvent* TraceStore::published(
-    std::size_t from, std::size_t& count, std::shared_ptr<const TraceChunk>& chunk) const
-{
-    count = 0;
-    if (from >= m_publishedSize.load(std::memory_order_acquire)) {
-        return nullptr; // nothing new: no lock, so a reader polling here never holds up the writer
-    }
-    std::lock_guard lock(m_mutex);
-    if (from >= m_size) {
-        return nullptr; // cleared meanwhile
-    }
-    const std::size_t slot = from % kTraceChunkSize;
-    count = std::min(m_size - from, kTraceChunkSize - slot);
-    chunk = m_chunks[from / kTraceChunkSize];
-    return chunk->events() + slot;
-}
-
 std::shared_ptr<const TraceSnapshot> TraceStore::snapshot() const
 {
     std::lock_guard lock(m_mutex);
     std::vector<std::shared_ptr<const TraceChunk>> chunks(m_chunks.begin(), m_chunks.end());
-    return std::make_shared<const TraceSnapshot>(m_meta, std::move(chunks), m_size, m_extent, m_repeat);
+    return std::make_shared<const TraceSnapshot>(m_meta, std::move(chunks), m_size, m_extent);
 }
 
 void TraceStore::clear()
@@ -161,17 +130,7 @@ void TraceStore::clear()
     std::lock_guard lock(m_mutex);
     m_chunks.clear(); // snapshots keep their own references to the old chunks
     m_size = 0;
-    m_publishedSize.store(0, std::memory_order_release);
     m_extent = {};
-    m_repeat.reset();
-    m_repeatNoted.store(false, std::memory_order_release);
-}
-
-void TraceStore::noteRepeat(const TraceRepeat& repeat)
-{
-    std::lock_guard lock(m_mutex);
-    m_repeat = repeat;
-    m_repeatNoted.store(true, std::memory_order_release);
 }
 
 std::shared_ptr<const TraceSnapshot> makeSnapshot(TraceMeta meta, const std::vector<TraceEvent>& events)

@@ -5,10 +5,8 @@
 // O(chunks), never a copy of the events.
 
 #include "profiler/trace/trace_event.h"
-#include "profiler/trace/trace_repeat.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -32,16 +30,12 @@ struct TraceMeta
     std::map<std::string, std::string> attributes; ///< free-form: schedule, accum, weight policy...
 };
 
-inline constexpr std::size_t kTraceChunkSize = 1u << 18; // events per chunk (10 MiB: five huge pages)
+inline constexpr std::size_t kTraceChunkSize = 1u << 18; // events per chunk (10 MiB)
 inline constexpr std::size_t kTraceChunkBytes = kTraceChunkSize * sizeof(TraceEvent);
 
 /// Fixed storage for kTraceChunkSize events. The storage is left untouched, so the OS maps its
 /// pages only as events are appended: a small run (the simulator under a slider) does not pay for
-/// zeroing 10 MiB it never uses. It starts on a 2 MiB boundary with huge pages advised
-/// (base/huge_pages.h): a long run's trace is hundreds of MB of fresh memory, and one fault per
-/// 2 MiB instead of per 4 KiB is most of what it costs beyond writing the events. A dropped trace's
-/// storage is kept for the next one (base/recycled_storage.h), so a simulation under a slider
-/// writes into pages the last one already mapped.
+/// zeroing 10 MiB it never uses.
 struct TraceChunk
 {
     TraceChunk();
@@ -79,15 +73,10 @@ public:
     /// `extent` of the first `size` events; computed from them when not given.
     TraceSnapshot(TraceMeta meta, std::vector<std::shared_ptr<const TraceChunk>> chunks, std::size_t size,
                   std::optional<TraceExtent> extent = std::nullopt);
-    /// The same events, with `repeat` (kept only if it fits them): what the producer says of them.
-    TraceSnapshot(TraceMeta meta, std::vector<std::shared_ptr<const TraceChunk>> chunks, std::size_t size,
-        TraceExtent extent, const std::optional<TraceRepeat>& repeat);
 
     const TraceMeta& meta() const { return m_meta; }
     std::size_t size() const { return m_size; }
     const TraceExtent& extent() const { return m_extent; }
-    /// Where its events repeat, as the producer wrote them (none: read them one by one).
-    const std::optional<TraceRepeat>& repeat() const { return m_repeat; }
     bool empty() const { return m_size == 0; }
     const TraceEvent& operator[](std::size_t i) const
     {
@@ -133,7 +122,6 @@ private:
     std::vector<std::shared_ptr<const TraceChunk>> m_chunks;
     std::size_t m_size = 0;
     TraceExtent m_extent;
-    std::optional<TraceRepeat> m_repeat;
 };
 
 /// Thread-safe: one or more writers append, any thread takes snapshots.
@@ -151,20 +139,9 @@ public:
     TraceEvent* appendSpace(std::size_t& room);
     /// Publishes the first `count` events written from the last appendSpace() (count <= room).
     void commit(std::size_t count);
-    /// The writer's word that the events it appends repeat so (TraceRepeat), given before or
-    /// after it writes the copies; snapshots that hold all of them carry it. clear() forgets it.
-    void noteRepeat(const TraceRepeat& repeat);
-    /// Whether noteRepeat() was called since the last clear(): a reader that follows the writer
-    /// polls it without the lock.
-    bool repeatNoted() const { return m_repeatNoted.load(std::memory_order_acquire); }
     /// Replaces the metadata (e.g. once the run knows its stage count).
     void setMeta(TraceMeta meta);
     std::size_t size() const;
-    /// For a reader that follows the writer (a second thread analysing the events as they are
-    /// written, while they are still in the shared cache): where the published events from index
-    /// `from` on start, and in `count` how many of them lie there contiguously, up to the end of
-    /// their chunk (0: none yet). `chunk` keeps that chunk alive while the caller reads it.
-    const TraceEvent* published(std::size_t from, std::size_t& count, std::shared_ptr<const TraceChunk>& chunk) const;
     std::shared_ptr<const TraceSnapshot> snapshot() const;
     /// Drops every event; snapshots already taken stay valid.
     void clear();
@@ -178,10 +155,7 @@ private:
     // writer only writes at or above the store's size, so the two never touch the same event.
     std::vector<std::shared_ptr<TraceChunk>> m_chunks;
     std::size_t m_size = 0;
-    std::atomic<std::size_t> m_publishedSize{0}; // m_size, for published() to poll without the lock
     TraceExtent m_extent; // of the m_size events
-    std::optional<TraceRepeat> m_repeat;
-    std::atomic<bool> m_repeatNoted{false};
 };
 
 /// Builds a snapshot from a plain vector (tests, importers).

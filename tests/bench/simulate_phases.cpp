@@ -5,7 +5,6 @@
 // The drive and analysis phases use one uniform cost per stage (chunk): F = I = W = 0.5 ms, a
 // transfer 0.1 ms, as bench_simulate's 1 ms per rank split over v = 2 chunks.
 
-#include "base/heap_retention.h"
 #include "profiler/analysis/analyze.h"
 #include "runtime/plan/schedule/catalogue.h"
 #include "runtime/plan/schedule/validate.h"
@@ -33,14 +32,13 @@ double millis(Clock::time_point from, Clock::time_point to)
 int main(int argc, char** argv)
 {
     using namespace bs::runtime;
-    bs::retainFreedHeap(); // as the GUI and the CLI do
     const std::string name = argc > 1 ? argv[1] : "interleaved-zb";
     const int batches = argc > 2 ? std::max(1, std::atoi(argv[2])) : 100;
     const int repeats = argc > 3 ? std::max(1, std::atoi(argv[3])) : 200;
     const ScheduleParams params{.name = name, .stages = 8, .microbatches = 16, .accum = 0, .batches = batches};
     const auto rankCosts = CostModel::uniform(8, 1'000'000, 1'000'000, 1'000'000, 0, 100'000);
     double generate = 1e30, validation = 1e30, driving = 1e30, analysis = 1e30, whole = 1e30;
-    std::size_t events = 0, replayed = 0, actions = 0;
+    std::size_t events = 0, actions = 0;
     for (int i = 0; i < repeats; ++i) {
         const auto t0 = Clock::now();
         auto schedule = generateUnvalidated(params);
@@ -69,7 +67,6 @@ int main(int argc, char** argv)
             return 1;
         }
         events = trace->size();
-        replayed = stats->replayed;
         actions = stats->actions;
         generate = std::min(generate, millis(t0, t1));
         validation = std::min(validation, millis(t1, t2));
@@ -78,7 +75,7 @@ int main(int argc, char** argv)
         whole = std::min(whole, millis(t5, t6));
     }
     std::printf("%s p=8 m=16 N=%d, %zu events, fastest of %d (ms): generate %.2f  validate %.2f  drive %.2f  "
-                "analyze %.2f  | simulate() %.2f  (drive replayed %zu of %zu actions)\n",
-        name.c_str(), batches, events, repeats, generate, validation, driving, analysis, whole, replayed, actions);
+                "analyze %.2f  | simulate() %.2f  (%zu actions)\n",
+        name.c_str(), batches, events, repeats, generate, validation, driving, analysis, whole, actions);
     return 0;
 }

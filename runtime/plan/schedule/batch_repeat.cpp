@@ -1,6 +1,5 @@
 #include "runtime/plan/schedule/batch_repeat.h"
 
-#include "base/huge_pages.h"
 
 namespace bs::runtime::detail {
 
@@ -15,7 +14,7 @@ void appendBatches(std::vector<Action>& program, const std::vector<Action>& bloc
     for (const Action& a : block) {
         steps.push_back(batchStepOf(a, m));
     }
-    reserveAdvised(program, program.size() + block.size() * static_cast<std::size_t>(batches));
+    program.reserve(program.size() + block.size() * static_cast<std::size_t>(batches));
     for (int n = from; n < from + batches; ++n) {
         const std::size_t at = program.size();
         program.insert(program.end(), block.begin(), block.end());

@@ -2,7 +2,6 @@
 // program is d − 1 warm-up forwards, then (F, B) pairs forever, then the cool-down backwards of the
 // last global batch. They differ only in when updates happen and which weights a backward sees.
 
-#include "base/huge_pages.h"
 #include "runtime/plan/schedule/generators.h"
 
 #include <algorithm>
@@ -25,8 +24,7 @@ public:
         , m_total(total)
         , m_updateEvery(updateEvery)
     {
-        reserveAdvised(
-            m_program, 2 * static_cast<std::size_t>(total) + static_cast<std::size_t>(total / updateEvery + 1));
+        m_program.reserve(2 * static_cast<std::size_t>(total) + static_cast<std::size_t>(total / updateEvery + 1));
     }
     void append(const Action& a)
     {

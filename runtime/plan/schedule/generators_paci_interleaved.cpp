@@ -20,7 +20,6 @@
 
 #include "runtime/plan/schedule/catalogue.h"
 
-#include "base/huge_pages.h"
 #include "runtime/plan/schedule/generators.h"
 
 #include <algorithm>
@@ -102,7 +101,7 @@ Schedule makePaciInterleaved(const ScheduleParams& params, int updateEvery)
     for (int r = 0; r < p; ++r) {
         const std::vector<Action> order = interleavedOneFOneBOrder(r, p, v, total);
         auto& program = schedule.programs[static_cast<std::size_t>(r)];
-        reserveAdvised(program, order.size() + static_cast<std::size_t>(v * (total / updateEvery + 1)));
+        program.reserve(order.size() + static_cast<std::size_t>(v * (total / updateEvery + 1)));
         for (const Action& a : order) {
             program.push_back(a);
             if (a.kind != ActionKind::Backward) {

@@ -8,7 +8,6 @@
 // The result is a static per-stage order like any other schedule: it is then validated and
 // executed with real costs by the scheduler core.
 
-#include "base/huge_pages.h"
 #include "runtime/plan/schedule/batch_repeat.h"
 #include "runtime/plan/schedule/generators.h"
 
@@ -50,7 +49,7 @@ public:
         , m_programs(static_cast<std::size_t>(m_p))
     {
         for (auto& program : m_programs) { // exact size: F, I, W per micro-batch and U per batch
-            reserveAdvised(program, static_cast<std::size_t>(3 * m_total + params.batches));
+            program.reserve(static_cast<std::size_t>(3 * m_total + params.batches));
         }
     }
 

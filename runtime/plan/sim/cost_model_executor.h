@@ -23,9 +23,6 @@ public:
     /// the model has no entry for a stage the action names (perform() then says which), or when
     /// some stage has a ColdCost (perform() tracks which first actions have paid it).
     bool model(const Action& action, ActionOutcome& outcome) const noexcept;
-    /// Whether every outcome is a function of the action alone (no ColdCost to track): what the
-    /// scheduler core's replay of a steady state needs (periodic_replay.h).
-    bool stateless() const noexcept { return !m_hasCold; }
 
 private:
     /// An action's steady outcome (no ColdCost); false when a stage it names has no entry.

@@ -1,9 +1,7 @@
 #include "runtime/plan/sim/scheduler_core.h"
 
-#include "base/huge_pages.h"
 #include "runtime/plan/schedule/validate.h"
 #include "runtime/plan/sim/cost_model_executor.h"
-#include "runtime/plan/sim/periodic_replay.h"
 
 #include <limits>
 
@@ -61,7 +59,48 @@ Error atAction(Error error, const Action& action)
 
 namespace {
 
-using detail::kNotYet;
+constexpr TimeNs kNotYet = std::numeric_limits<TimeNs>::max();
+
+/// Arrival times of the tensors that cross stages: activations (after F) and gradients (after B/I).
+class Arrivals
+{
+public:
+    Arrivals(int stages, int microbatches)
+        : m_mbs(static_cast<std::size_t>(microbatches))
+        , m_activation(static_cast<std::size_t>(stages) * m_mbs, kNotYet)
+        , m_gradient(static_cast<std::size_t>(stages) * m_mbs, kNotYet)
+    {}
+    TimeNs& activation(int toStage, int mb) { return m_activation[index(toStage, mb)]; }
+    TimeNs& gradient(int toStage, int mb) { return m_gradient[index(toStage, mb)]; }
+
+private:
+    std::size_t index(int stage, int mb) const
+    {
+        return static_cast<std::size_t>(stage) * m_mbs + static_cast<std::size_t>(mb);
+    }
+    std::size_t m_mbs;
+    std::vector<TimeNs> m_activation; // [stage s] = when F(s−1, mb)'s output reaches stage s
+    std::vector<TimeNs> m_gradient; // [stage s] = when B/I(s+1, mb)'s gradient reaches stage s
+};
+
+/// What the rest of a drive depends on, between two actions (besides the programs).
+struct DriveState
+{
+    DriveState(int ranks, int stages, int microbatches)
+        : clock(static_cast<std::size_t>(ranks), 0)
+        , pc(static_cast<std::size_t>(ranks), 0)
+        , version(static_cast<std::size_t>(stages), 0)
+        , ready(static_cast<std::size_t>(ranks), kNotYet)
+        , arrivals(stages, microbatches)
+    {}
+
+    std::vector<TimeNs> clock; ///< per rank: the end of its last action
+    std::vector<std::size_t> pc; ///< per rank: its next action
+    std::vector<int> version; ///< per stage: updates applied
+    std::vector<TimeNs> ready; ///< per rank: when its next action can start (kNotYet: not yet known)
+    Arrivals arrivals;
+    int started = 0; ///< 1 + the highest micro-batch forwarded so far
+};
 
 class Driver
 {
@@ -82,10 +121,6 @@ public:
         , m_microbatchOffset(options.microbatchOffset)
         , m_appendBatch(options.appendBatch)
         , m_hasOnAction(static_cast<bool>(options.onAction))
-        // Replayed only where nothing watches action by action and each duration is a formula.
-        , m_replay(schedule,
-              m_appendBatch > 1 && !m_hasOnAction && !options.stop && !options.cut && m_costModel
-                  && m_costModel->stateless())
     {
         m_rankOf.resize(static_cast<std::size_t>(m_stages));
         for (int s = 0; s < m_stages; ++s) {
@@ -139,13 +174,6 @@ private:
                 }
             }
             ++stats.actions;
-            if (stats.actions == m_replay.nextMark()) [[unlikely]] {
-                const std::size_t replayed = m_replay.mark(
-                    m_state, [this](std::size_t n) { return nextSlots(n); }, [this](std::size_t n) { m_written += n; },
-                    [this](const profiler::TraceRepeat& repeat) { m_store.noteRepeat(repeat); }, eventsWritten());
-                stats.actions += replayed;
-                stats.replayed += replayed;
-            }
         }
         for (TimeNs clock : m_state.clock) {
             stats.makespan = std::max(stats.makespan, clock);
@@ -199,36 +227,23 @@ private:
         if (m_appendBatch <= 1) {
             return m_staging;
         }
-        return *nextSlots(1).first;
-    }
-
-    // Room for up to `n` events in a row in the store (at least one): where and how many. Only
-    // when batching; a replay writes there without publish(), so nothing of it is recorded.
-    std::pair<profiler::TraceEvent*, std::size_t> nextSlots(std::size_t n)
-    {
         if (m_written == m_room) { // batch full (or none begun): publish it, begin the next
             flush();
             m_out = m_store.appendSpace(m_room);
             m_room = std::min(m_room, m_appendBatch);
         }
-        return {m_out + m_written, std::min(n, m_room - m_written)};
+        return m_out[m_written];
     }
 
     // Publishes the event nextSlot() returned, every field of which has been written.
     void publish(const profiler::TraceEvent& event)
     {
-        if (m_replay.recording()) [[unlikely]] {
-            m_replay.record(event); // the period a replay would repeat (not the replayed events)
-        }
         if (m_appendBatch <= 1) {
             m_store.append(event);
             return;
         }
         ++m_written;
     }
-
-    // The trace index of the next event: the store's events and those written but not published.
-    std::size_t eventsWritten() const { return m_store.size() + m_written; }
 
     void flush()
     {
@@ -281,8 +296,7 @@ private:
         const Action& a = program[pc];
         // Checked here, as each action comes up, rather than in a walk of the programs of its own
         // before the drive: a misfit blocks its rank, so nothing indexes by it, and the drive
-        // then ends as a deadlock would, naming it (deadlock()). The replay checks the actions it
-        // skips (PeriodicReplay).
+        // then ends as a deadlock would, naming it (deadlock()).
         if (!indicesFit(a, r, m_rankOf.data(), m_stages, m_total)) [[unlikely]] {
             m_misfit = true;
             return kNotYet;
@@ -438,7 +452,7 @@ private:
     bool m_misfit = false; // an action named a stage or micro-batch out of bounds (indicesFit())
     // Clocks, program counters and cached ready times per rank, weight versions per stage (each
     // stage, or chunk, has its own weights), the arrivals.
-    detail::DriveState m_state;
+    DriveState m_state;
     std::vector<int> m_chunkOf; // per stage: its index among its rank's stages
     int m_sentTo[2] = {};            // ranks the last action sent to: one, or two for an F&B pair
     int m_sentCount = 0;
@@ -460,7 +474,6 @@ private:
     profiler::TraceEvent m_staging; // DriveOptions::appendBatch <= 1: the event being built
     int m_limit = kNoLimit;   // the cut boundary once fixed: micro-batches >= it are skipped
     std::size_t m_skipped = 0;
-    detail::PeriodicReplay m_replay; // after m_costModel and the options it is made from
 };
 
 } // namespace

@@ -59,9 +59,6 @@ struct DriveStats
     /// Micro-batches completed when a cut (DriveOptions::cut) ended the schedule early: a multiple
     /// of cutEvery, below totalMicrobatches(). -1: every action of the schedule ran.
     int cutAt = -1;
-    /// Of `actions`, those whose events a replay of the drive's steady state wrote (simulate()'s
-    /// drives: runtime/plan/sim/periodic_replay.h); the trace is the same either way.
-    std::size_t replayed = 0;
 };
 
 /// Executes `schedule` through `executor`, appending one event per action (and one Send per

@@ -1,7 +1,5 @@
 #include "profiler/trace/trace_store.h"
 
-#include "base/recycled_storage.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -110,87 +108,6 @@ TEST(TraceStore, ConcurrentAppendAndSnapshot)
         last = snap->size();
     }
     writer.join();
-}
-
-// A reader that follows the writer (the simulator's analysis behind its scheduler core) reads
-// every event once, in order, each run of them within one chunk, while the writer appends in
-// place through appendSpace()/commit() (run under TSan).
-TEST(TraceStore, PublishedEventsFollowTheWriterChunkByChunk)
-{
-    TraceStore store;
-    std::size_t count = 7;
-    std::shared_ptr<const TraceChunk> chunk;
-    EXPECT_EQ(store.published(0, count, chunk), nullptr);
-    EXPECT_EQ(count, 0u);
-    const std::size_t total = kTraceChunkSize + kTraceChunkSize / 2 + 3; // crosses a chunk boundary
-    std::thread writer([&] {
-        for (std::size_t written = 0; written < total;) {
-            std::size_t room = 0;
-            TraceEvent* slots = store.appendSpace(room);
-            const std::size_t n = std::min({room, std::size_t{1000}, total - written});
-            for (std::size_t i = 0; i < n; ++i) {
-                slots[i] = event(static_cast<int>(written + i));
-            }
-            store.commit(n);
-            written += n;
-        }
-    });
-    std::size_t next = 0;
-    bool inOrder = true;
-    while (next < total) {
-        const TraceEvent* events = store.published(next, count, chunk);
-        if (count == 0) {
-            std::this_thread::yield();
-            continue;
-        }
-        // One chunk at most: a run never crosses a boundary.
-        ASSERT_LE(next % kTraceChunkSize + count, kTraceChunkSize);
-        for (std::size_t i = 0; i < count; ++i) {
-            inOrder = inOrder && events[i].microbatch == static_cast<int>(next + i);
-        }
-        next += count;
-    }
-    writer.join();
-    EXPECT_TRUE(inOrder);
-    EXPECT_EQ(next, total);
-    EXPECT_EQ(store.published(total, count, chunk), nullptr);
-    EXPECT_EQ(count, 0u);
-    store.clear();
-    EXPECT_EQ(store.published(0, count, chunk), nullptr); // nothing after a clear
-}
-
-// A dropped trace's chunk storage is what the next trace writes into (no fresh pages), up to
-// kIdleRecycledBytesKept of it idle, and all of it can be handed back.
-TEST(TraceChunkPool, ADroppedTracesStorageIsReusedUpToTheCap)
-{
-    releaseIdleRecycledStorage();
-    const TraceEvent* first = nullptr;
-    {
-        TraceStore store;
-        store.append(event(1));
-        first = &(*store.snapshot())[0];
-    }
-    const std::size_t chunkBytes = kTraceChunkBytes;
-    EXPECT_EQ(idleRecycledBytes(chunkBytes), chunkBytes);
-    {
-        TraceStore store;
-        store.append(event(2));
-        EXPECT_EQ(&(*store.snapshot())[0], first); // the same storage, written again
-        EXPECT_EQ((*store.snapshot())[0].microbatch, 2);
-        EXPECT_EQ(idleRecycledBytes(chunkBytes), 0u);
-    }
-    // More chunks dropped at once than the cap keeps: the rest are freed.
-    const std::size_t keep = kIdleRecycledBytesKept / chunkBytes;
-    {
-        std::vector<std::unique_ptr<TraceChunk>> chunks;
-        for (std::size_t i = 0; i < keep + 3; ++i) {
-            chunks.push_back(std::make_unique<TraceChunk>());
-        }
-    }
-    EXPECT_EQ(idleRecycledBytes(chunkBytes), keep * chunkBytes);
-    EXPECT_EQ(idleRecycledBytes(), keep * chunkBytes); // nothing else idle
-    releaseIdleRecycledStorage();
-    EXPECT_EQ(idleRecycledBytes(), 0u);
 }
 
 } // namespace
