@@ -13,11 +13,8 @@ Schedule makeOneFOneB(const ScheduleParams& params);
 /// backward sees weights (Stash, TwoVersions, InPlace).
 Schedule makeAsyncOneFOneB(const ScheduleParams& params, int updateEvery, WeightPolicy policy);
 /// Zero-bubble handcrafted schedules (Qi et al. 2023): ZB-H1 keeps 1F1B's in-flight bound,
-/// ZB-H2 allows 2(p − s) − 1. ZB-H2's list scheduler copies the batches after its state repeats
-/// (`skipSteadyBatches`; off: every action scheduled, which tests compare with), and says in
-/// `batchesCopied` (when given) how many it copied.
-Schedule makeZeroBubble(
-    const ScheduleParams& params, bool h2, bool skipSteadyBatches = true, int* batchesCopied = nullptr);
+/// ZB-H2 allows 2(p − s) − 1 (a list scheduler).
+Schedule makeZeroBubble(const ScheduleParams& params, bool h2);
 /// Schedules with several stages per rank (`order`: Interleaved1F1B, LoopedBfs,
 /// InterleavedZeroBubble, ZeroBubbleV, DualPipeV), in torch.distributed.pipelining's compute order.
 Schedule makeMultiStage(const ScheduleParams& params, ScheduleOrder order);

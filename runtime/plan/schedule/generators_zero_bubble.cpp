@@ -53,29 +53,13 @@ public:
         }
     }
 
-    /// Of the last build(), the batches copied.
-    int batchesCopied() const { return m_batchesCopied; }
-    /// The programs; the batches after the state repeats are copied, not scheduled, when
-    /// `skipSteady` (the programs are the same).
-    std::vector<std::vector<Action>> build(int batches, bool skipSteady)
+    /// The programs, every action list-scheduled.
+    std::vector<std::vector<Action>> build()
     {
         std::vector<long> decision(static_cast<std::size_t>(m_p));
         for (int s = 0; s < m_p; ++s) {
             decision[static_cast<std::size_t>(s)] = decisionTime(s);
         }
-        // Marks (see SteadyState) where stage 0 has just updated: the stages drift apart within a
-        // batch, and a mark after a whole number of batches' actions in all found them at other
-        // places each time. Up to four, a batch apart.
-        int marksLeft = skipSteady && batches >= 4 ? 4 : 0;
-        std::optional<SteadyState> earlier;
-        const auto mark = [&] {
-            SteadyState now = steadyState(decision);
-            if (earlier && skipAhead(*earlier, now, decision)) {
-                marksLeft = 0;
-            } else if (--marksLeft > 0) {
-                earlier = std::move(now);
-            }
-        };
         for (;;) {
             int best = -1;
             long bestTime = kNever;
@@ -93,130 +77,11 @@ public:
             for (int s = std::max(0, best - 1); s <= std::min(m_p - 1, best + 1); ++s) {
                 decision[static_cast<std::size_t>(s)] = decisionTime(s);
             }
-            if (best == 0 && marksLeft > 0 && m_programs.front().back().kind == ActionKind::Update) [[unlikely]] {
-                mark();
-            }
         }
         return std::move(m_programs);
     }
 
 private:
-    // The builder's whole state between two actions, as far as what it does next depends on it:
-    // the stages, their decision times, and the end times of the micro-batches a later decision
-    // can read ([low, high): from the lowest a stage still waits on or forwards next, to the
-    // highest forwarded). The list schedule moves only by the time, micro-batch and batch it
-    // reads, so once this state is the one a batch earlier moved by a time Δ, m micro-batches and
-    // one batch, every batch after repeats the last one moved the same way, until the last
-    // micro-batch bounds the forwards. The steady batches are then copied (skipAhead()), not
-    // scheduled: the list scheduler is O(p) a decision, and was 1.5 ms of a 3.7 ms simulate() of
-    // zb-h2 at N = 100.
-    struct SteadyState
-    {
-        std::vector<StageState> stages;
-        std::vector<std::size_t> pc;
-        std::vector<long> decision;
-        int low = 0, high = 0;
-        std::vector<long> forwardEnd, inputGradEnd; // [s · (high − low) + mb − low]
-    };
-
-    SteadyState steadyState(const std::vector<long>& decision) const
-    {
-        SteadyState now{m_stages, {}, decision, std::numeric_limits<int>::max(), 0, {}, {}};
-        for (int s = 0; s < m_p; ++s) {
-            const StageState& state = m_stages[static_cast<std::size_t>(s)];
-            now.pc.push_back(m_programs[static_cast<std::size_t>(s)].size());
-            now.low = std::min({now.low, state.nextForward,
-                state.awaitingInput.empty() ? state.nextForward : state.awaitingInput.front()});
-            now.high = std::max(now.high, state.nextForward);
-        }
-        for (int s = 0; s < m_p; ++s) {
-            for (int mb = now.low; mb < now.high; ++mb) {
-                now.forwardEnd.push_back(forwardEnd(s, mb));
-                now.inputGradEnd.push_back(inputGradEnd(s, mb));
-            }
-        }
-        return now;
-    }
-
-    static long moved(long t, long by) { return t == kNever ? kNever : t + by; }
-
-    // Whether `now` is `earlier` moved by one batch (a common Δ > 0, m micro-batches, one batch),
-    // every stage 3m + 1 actions on.
-    bool oneBatchOn(const SteadyState& earlier, const SteadyState& now, long& shift) const
-    {
-        shift = now.stages.front().freeAt - earlier.stages.front().freeAt;
-        if (shift <= 0 || now.low != earlier.low + m_m || now.high != earlier.high + m_m
-            || now.forwardEnd.size() != earlier.forwardEnd.size()) {
-            return false;
-        }
-        const auto movedUp = [&](const std::deque<int>& a, const std::deque<int>& b) {
-            return a.size() == b.size()
-                && std::equal(a.begin(), a.end(), b.begin(), [&](int x, int y) { return y == x + m_m; });
-        };
-        for (std::size_t s = 0; s < now.stages.size(); ++s) {
-            const StageState& a = earlier.stages[s];
-            const StageState& b = now.stages[s];
-            if (now.pc[s] != earlier.pc[s] + static_cast<std::size_t>(3 * m_m + 1) || b.freeAt != a.freeAt + shift
-                || b.nextForward != a.nextForward + m_m || b.doneWeights != a.doneWeights || b.batch != a.batch + 1
-                || !movedUp(a.awaitingInput, b.awaitingInput) || !movedUp(a.awaitingWeight, b.awaitingWeight)
-                || now.decision[s] != moved(earlier.decision[s], shift)) {
-                return false;
-            }
-        }
-        for (std::size_t i = 0; i < now.forwardEnd.size(); ++i) {
-            if (now.forwardEnd[i] != moved(earlier.forwardEnd[i], shift)
-                || now.inputGradEnd[i] != moved(earlier.inputGradEnd[i], shift)) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    // At `now`, one batch after `earlier`: if the state repeats, appends the batches it repeats
-    // for (the last batch's actions moved on) and moves the state past them. The forwards of the
-    // repeated batches must all stay below the last micro-batch (forwardReady() reads it).
-    bool skipAhead(const SteadyState& earlier, const SteadyState& now, std::vector<long>& decision)
-    {
-        long shift = 0;
-        if (!oneBatchOn(earlier, now, shift)) {
-            return false;
-        }
-        // Repeated batch k reads next forwards up to now.high + k·m, which must stay below
-        // m_total for every k it copies (none, when now.high is already past it).
-        const int batches = (m_total - now.high) / m_m - 1;
-        if (batches <= 0) {
-            return false;
-        }
-        const long by = shift * batches;
-        const int up = m_m * batches;
-        m_batchesCopied = batches;
-        for (int s = 0; s < m_p; ++s) {
-            auto& program = m_programs[static_cast<std::size_t>(s)];
-            const std::vector<Action> last(
-                program.begin() + static_cast<std::ptrdiff_t>(earlier.pc[static_cast<std::size_t>(s)]), program.end());
-            appendBatches(program, last, m_m, batches, 1);
-            StageState& state = st(s);
-            state.freeAt += by;
-            state.nextForward += up;
-            state.batch += batches;
-            for (int& mb : state.awaitingInput) {
-                mb += up;
-            }
-            for (int& mb : state.awaitingWeight) {
-                mb += up;
-            }
-            decision[static_cast<std::size_t>(s)] = moved(decision[static_cast<std::size_t>(s)], by);
-            const auto su = static_cast<std::size_t>(s);
-            const std::size_t width = static_cast<std::size_t>(now.high - now.low);
-            for (int mb = now.low; mb < now.high; ++mb) {
-                const std::size_t i = su * width + static_cast<std::size_t>(mb - now.low);
-                m_forwardEnd[su][static_cast<std::size_t>(mb + up)] = moved(now.forwardEnd[i], by);
-                m_inputGradEnd[su][static_cast<std::size_t>(mb + up)] = moved(now.inputGradEnd[i], by);
-            }
-        }
-        return true;
-    }
-
     StageState& st(int s) { return m_stages[static_cast<std::size_t>(s)]; }
     long forwardEnd(int s, int mb) const { return m_forwardEnd[static_cast<std::size_t>(s)][static_cast<std::size_t>(mb)]; }
     long inputGradEnd(int s, int mb) const
@@ -302,16 +167,12 @@ private:
     std::vector<std::vector<long>> m_forwardEnd;
     std::vector<std::vector<long>> m_inputGradEnd;
     std::vector<std::vector<Action>> m_programs;
-    int m_batchesCopied = 0;
 };
 
 } // namespace
 
-Schedule makeZeroBubble(const ScheduleParams& params, bool h2, bool skipSteadyBatches, int* batchesCopied)
+Schedule makeZeroBubble(const ScheduleParams& params, bool h2)
 {
-    if (batchesCopied) {
-        *batchesCopied = 0;
-    }
     const int p = params.stages;
     const int m = params.microbatches;
     Schedule schedule;
@@ -341,10 +202,7 @@ Schedule makeZeroBubble(const ScheduleParams& params, bool h2, bool skipSteadyBa
     // 2p micro-batches of activation memory the authors state.
     const std::vector<int> backlog(static_cast<std::size_t>(p), m);
     ZeroBubbleBuilder builder(params, schedule.inflightBound, backlog, 2 * p);
-    schedule.programs = builder.build(params.batches, skipSteadyBatches);
-    if (batchesCopied) {
-        *batchesCopied = builder.batchesCopied();
-    }
+    schedule.programs = builder.build();
     return schedule;
 }
 

@@ -261,8 +261,7 @@ Status detail::validateStepByStep(const Schedule& schedule)
 Status validate(const Schedule& schedule)
 {
     if (!schedule.programs.empty() && checkStagePlacement(schedule)) {
-        const std::optional<bool> byBatch = detail::passesBatchByBatch(schedule);
-        if (byBatch ? *byBatch : detail::passesInOneWalk(schedule)) {
+        if (detail::passesInOneWalk(schedule)) {
             return ok();
         }
     }

@@ -113,11 +113,6 @@ Status lagBoundShape(const Schedule& schedule);
 /// what checking them one by one finds; false when any fails, and validate() checks them one by
 /// one to name the first violation in their order.
 bool passesInOneWalk(const Schedule& schedule);
-/// validate() of a flush schedule batch by batch (validate_batches.cpp says why that is the same):
-/// true or false as validate() finds, or nullopt where the schedule is not one batch after another
-/// (asynchronous, programs that are not whole batches, a batch naming another's micro-batches,
-/// more than a few batches that are not the one before moved on).
-std::optional<bool> passesBatchByBatch(const Schedule& schedule);
 /// The checks one by one, each over the whole schedule: the placement, each rank's RankRules then
 /// LagRule, the replay, the stream order. The first violation in that order, or ok().
 Status validateStepByStep(const Schedule& schedule);
