@@ -208,7 +208,7 @@ std::optional<SimulationResult> fromSteadyState(ScheduleParams params, const Sim
     if (!predicted || !sameReport(*predicted, runs[2].report)) {
         return std::nullopt;
     }
-    auto extended = extendReport(runs[1].report, runs[2].report, batches - kSettleBatches - 2);
+    auto extended = extendReport(runs[1].report, runs[2].report, batches - kSettleBatches - 2, /*spans=*/false);
     if (!extended) {
         return std::nullopt;
     }

@@ -19,7 +19,8 @@ struct SimulationRequest
     /// Only the report and the throughput are wanted (tables, comparisons, the tuner). A long
     /// run's figures then come from its steady state (steady_state.h), and the result's schedule
     /// programs and trace are those of the short run they were extended from (its
-    /// schedule.params.batches says N). False: the schedule and trace of all N batches.
+    /// schedule.params.batches says N), and its Report::bubbles is empty (the idle spans, which
+    /// only a timeline reads). False: the schedule, trace and spans of all N batches.
     bool figuresOnly = false;
 };
 

@@ -130,7 +130,7 @@ std::optional<StageReport> extendStage(const StageReport& s, const StageReport& 
 
 } // namespace
 
-std::optional<Report> extendReport(const Report& shorter, const Report& longer, int extra)
+std::optional<Report> extendReport(const Report& shorter, const Report& longer, int extra, bool spans)
 {
     const TimeNs shift = longer.makespan - shorter.makespan;
     if (extra < 0 || shift <= 0 || shorter.stages != longer.stages || shorter.perStage.size() != longer.perStage.size()
@@ -157,13 +157,17 @@ std::optional<Report> extendReport(const Report& shorter, const Report& longer, 
     if (s.back() != shorter.bubbles.size() || l.back() != longer.bubbles.size()) {
         return std::nullopt; // spans not stage by stage in stage order
     }
+    const int copies = spans ? extra : 0; // the spans' check is the same either way
     out.bubbles.reserve(longer.bubbles.size()
-        + static_cast<std::size_t>(extra) * (longer.bubbles.size() - std::min(longer.bubbles.size(), shorter.bubbles.size())));
+        + static_cast<std::size_t>(copies) * (longer.bubbles.size() - std::min(longer.bubbles.size(), shorter.bubbles.size())));
     for (std::size_t st = 0; st + 1 < s.size(); ++st) {
         if (!extendSpans(shorter.bubbles.data() + s[st], s[st + 1] - s[st], longer.bubbles.data() + l[st],
-                l[st + 1] - l[st], shift, extra, out.bubbles)) {
+                l[st + 1] - l[st], shift, copies, out.bubbles)) {
             return std::nullopt;
         }
+    }
+    if (!spans) {
+        out.bubbles.clear();
     }
     profiler::computeFractions(out);
     return out;
