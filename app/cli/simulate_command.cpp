@@ -118,6 +118,7 @@ struct SimulateCommand
             }
             result = runtime::simulateSchedule(std::move(*schedule), request->costs, request->microBatchSize);
         } else {
+            request->figuresOnly = csvOut.empty() && traceOut.empty(); // a long run's figures from its steady state
             result = runtime::simulate(*request);
         }
         if (!result) {
@@ -229,6 +230,7 @@ struct CompareCommand
                 return reportError(request.error());
             }
             bytesKnown = request->costs.bytesKnown;
+            request->figuresOnly = true; // a table of figures: a long run's from its steady state
             auto result = runtime::simulate(*request);
             if (!result) {
                 return reportError(result.error());

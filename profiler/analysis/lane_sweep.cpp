@@ -103,7 +103,8 @@ Interval LeadLaneFacts::steadyWindow(const BatchSegments& batches) const
     return end <= start ? Interval{} : Interval{start, end};
 }
 
-FirstPassState::FirstPassState(const AnalysisOptions& options, int laneCount, std::int32_t maxMicrobatch, int chunkCount)
+FirstPassState::FirstPassState(
+    const AnalysisOptions& options, int laneCount, std::int32_t maxMicrobatch, int chunkCount)
     : batches(options)
     , memoryOptions(options)
     , lanes(std::max(0, laneCount))
@@ -118,7 +119,8 @@ FirstPassState::FirstPassState(const AnalysisOptions& options, int laneCount, st
     slots.assign(laneCountU * slotsPerLane(), MemorySlot{});
     memory.reserve(laneCountU);
     for (int lane = 0; lane < lanes; ++lane) {
-        memory.emplace_back(lane, memoryOptions, slots.data() + static_cast<std::size_t>(lane) * slotsPerLane(), chunks);
+        memory.emplace_back(
+            lane, memoryOptions, slots.data() + static_cast<std::size_t>(lane) * slotsPerLane(), chunks);
     }
 }
 

@@ -76,7 +76,7 @@ struct Report
     double bubbleFraction = 0; ///< totalIdle / (stages · makespan)
     TimeNs steadyStart = 0, steadyEnd = 0; ///< window excluding the first and last global batch
     double steadyBubbleFraction = 0;
-    TimeNs steadyBusy = -1;    ///< busy time of all stages inside the steady window; -1: there is none
+    TimeNs steadyBusy = -1; ///< busy time of all stages inside the steady window; -1: there is none
     /// The zero-bubble authors' bubble rate (Qi et al. 2023): (cost − mean busy) / cost, with cost
     /// the longest per-stage span; a stage's staggered start and end are not bubble here.
     double spanBubbleFraction = 0;

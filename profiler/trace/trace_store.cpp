@@ -78,7 +78,7 @@ void TraceStore::append(const TraceEvent* events, std::size_t count)
             m_extent.add(events[i]);
         }
         m_size += n;
-            events += n;
+        events += n;
         count -= n;
     }
 }

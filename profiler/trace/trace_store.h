@@ -72,7 +72,7 @@ public:
     TraceSnapshot() = default;
     /// `extent` of the first `size` events; computed from them when not given.
     TraceSnapshot(TraceMeta meta, std::vector<std::shared_ptr<const TraceChunk>> chunks, std::size_t size,
-                  std::optional<TraceExtent> extent = std::nullopt);
+        std::optional<TraceExtent> extent = std::nullopt);
 
     const TraceMeta& meta() const { return m_meta; }
     std::size_t size() const { return m_size; }

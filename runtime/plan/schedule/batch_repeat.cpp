@@ -1,6 +1,5 @@
 #include "runtime/plan/schedule/batch_repeat.h"
 
-
 namespace bs::runtime::detail {
 
 void appendBatches(std::vector<Action>& program, const std::vector<Action>& block, int m, int batches, int from)

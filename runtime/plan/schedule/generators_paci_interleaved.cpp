@@ -19,7 +19,6 @@
 // holds for every micro-batch.
 
 #include "runtime/plan/schedule/catalogue.h"
-
 #include "runtime/plan/schedule/generators.h"
 
 #include <algorithm>

@@ -13,9 +13,9 @@ namespace bs::runtime {
 namespace {
 
 using profiler::BubbleSpan;
-using profiler::TimeNs;
 using profiler::Report;
 using profiler::StageReport;
+using profiler::TimeNs;
 
 // A figure that grows by its increment from `shorter` to `longer` for `extra` more batches.
 template<typename T>
@@ -159,7 +159,8 @@ std::optional<Report> extendReport(const Report& shorter, const Report& longer, 
     }
     const int copies = spans ? extra : 0; // the spans' check is the same either way
     out.bubbles.reserve(longer.bubbles.size()
-        + static_cast<std::size_t>(copies) * (longer.bubbles.size() - std::min(longer.bubbles.size(), shorter.bubbles.size())));
+        + static_cast<std::size_t>(copies)
+            * (longer.bubbles.size() - std::min(longer.bubbles.size(), shorter.bubbles.size())));
     for (std::size_t st = 0; st + 1 < s.size(); ++st) {
         if (!extendSpans(shorter.bubbles.data() + s[st], s[st + 1] - s[st], longer.bubbles.data() + l[st],
                 l[st + 1] - l[st], shift, copies, out.bubbles)) {

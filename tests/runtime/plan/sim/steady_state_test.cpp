@@ -4,9 +4,10 @@
 // weight policy and cost model, whether the steady state was taken or the check sent it back to
 // the plain drive.
 
+#include "runtime/plan/sim/steady_state.h"
+
 #include "runtime/plan/schedule/catalogue.h"
 #include "runtime/plan/sim/simulator.h"
-#include "runtime/plan/sim/steady_state.h"
 
 #include <gtest/gtest.h>
 
