@@ -56,8 +56,8 @@ NoiseScaleEstimate combineStages(std::vector<StageNoiseScale> stages);
 class NoiseScaleAverager
 {
 public:
-    /// `decay`: weight of the past per update (0.9: about the last 10 updates count).
-    explicit NoiseScaleAverager(int stage = 0, double decay = 0.9);
+    /// `decay`: weight of the past per update (0.95: about the last 20 updates count).
+    explicit NoiseScaleAverager(int stage = 0, double decay = 0.95);
 
     /// Ignored (returns false) unless 0 < bSmall < bBig and both norms are finite and >= 0.
     bool add(double smallSqNorm, double bSmall, double bigSqNorm, double bBig);

@@ -233,6 +233,19 @@ std::optional<StageNoiseScale> PipelineModel::noiseScale(int stage) const
     return st.noise.averager().estimate();
 }
 
+std::vector<double> PipelineModel::gradients(int stage) const
+{
+    const StageState& st = m_impl->stages[static_cast<std::size_t>(stage)];
+    std::vector<double> out;
+    torch::NoGradGuard noGrad;
+    for (const torch::Tensor& p : st.acc ? st.params : std::vector<torch::Tensor>{}) {
+        const torch::Tensor g = p.grad().defined() ? p.grad() : torch::zeros_like(p);
+        const torch::Tensor host = g.detach().to(torch::kCPU, torch::kFloat64).contiguous().flatten();
+        out.insert(out.end(), host.data_ptr<double>(), host.data_ptr<double>() + host.numel());
+    }
+    return out;
+}
+
 int PipelineModel::maxStashedVersions(int stage) const
 {
     return m_impl->stages[static_cast<std::size_t>(stage)].maxStashed;
