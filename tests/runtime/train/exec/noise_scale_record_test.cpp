@@ -3,6 +3,7 @@
 // model, with the batch sizes the schedule gives (PACI: b and a·b; flush: b and m·b; a = 1:
 // b and 2b, consecutive updates paired).
 #include "runtime/plan/rundir/run_loader.h"
+#include "runtime/train/dist/rank_merge.h"
 #include "runtime/train/exec/run_session.h"
 #include "tests/support/tiny_run_config.h"
 
@@ -75,6 +76,25 @@ INSTANTIATE_TEST_SUITE_P(Schedules, NoiseScaleRecord,
         std::replace(name.begin(), name.end(), '-', '_');
         return name;
     });
+
+// Multi-process runs: each rank estimates its own stages; the merged record holds the model's.
+TEST(NoiseScaleRecord, RanksEstimatesMergeIntoTheModels)
+{
+    auto rank = [](int stage, double gradSq, double trace) {
+        return nlohmann::json(combineStages({StageNoiseScale{stage, gradSq, trace, trace / gradSq, 2.0, 8.0, 3}}));
+    };
+    const nlohmann::json merged = mergeNoise({rank(0, 1.0, 30.0), rank(1, 0.5, 10.0)}, 2);
+    ASSERT_TRUE(merged.is_object()) << merged.dump();
+    const auto n = merged.get<NoiseScaleEstimate>();
+    EXPECT_EQ(n.gradSqNorm, 1.5);
+    EXPECT_EQ(n.traceSigma, 40.0);
+    EXPECT_DOUBLE_EQ(n.bSimple, 40.0 / 1.5);
+    ASSERT_EQ(n.stages.size(), 2u);
+    EXPECT_EQ(n.stages[1].stage, 1);
+    EXPECT_TRUE(mergeNoise({rank(0, 1.0, 30.0), nullptr}, 2).is_null()); // a rank without one yet
+    EXPECT_TRUE(mergeNoise({rank(0, 1.0, 30.0), rank(0, 1.0, 30.0)}, 2).is_null()); // a stage twice
+    EXPECT_TRUE(mergeNoise({rank(0, 1.0, 30.0)}, 2).is_null()); // a stage missing
+}
 
 } // namespace
 } // namespace bs::runtime
