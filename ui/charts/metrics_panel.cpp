@@ -43,8 +43,8 @@ MetricsPanel::MetricsPanel(QWidget* parent)
     top->addWidget(m_note, 1);
     auto* charts = new QHBoxLayout;
     charts->setContentsMargins(0, 0, 0, 0);
-    for (QWidget* w : {static_cast<QWidget*>(m_loss), static_cast<QWidget*>(m_drift),
-             static_cast<QWidget*>(m_noise), static_cast<QWidget*>(m_throughput)}) {
+    for (QWidget* w : {static_cast<QWidget*>(m_loss), static_cast<QWidget*>(m_drift), static_cast<QWidget*>(m_noise),
+             static_cast<QWidget*>(m_throughput)}) {
         w->setMinimumHeight(200);
         charts->addWidget(w, 1);
     }

@@ -1,12 +1,12 @@
 #include "runtime/train/dist/rank_merge.h"
 
 #include "profiler/analysis/analyze.h"
-#include "runtime/train/dist/dist_env.h"
 #include "runtime/plan/rundir/run_dir_reader.h"
 #include "runtime/plan/rundir/run_dir_writer.h"
 #include "runtime/plan/rundir/run_metrics.h"
 #include "runtime/plan/schedule/catalogue.h"
 #include "runtime/plan/sim/simulator.h"
+#include "runtime/train/dist/dist_env.h"
 
 #include <algorithm>
 #include <limits>
@@ -260,7 +260,8 @@ Result<nlohmann::json> mergeStoppedRanks(const fs::path& outDir, const std::vect
         RankPart part;
         part.perStage = ownStages(config, k, finished > 0 ? metrics[finished - 1]["per_stage"] : nlohmann::json());
         part.wallTimeS = finished > 0 ? number(rank.contents.metrics[finished - 1], "wall_time_s") : 0.0;
-        part.noise = finished > 0 ? rank.contents.metrics[finished - 1].value("noise", nlohmann::json()) : nlohmann::json();
+        part.noise =
+            finished > 0 ? rank.contents.metrics[finished - 1].value("noise", nlohmann::json()) : nlohmann::json();
         for (const profiler::TraceEvent& e : rank.events) {
             const bool keep = e.kind == profiler::EventKind::Marker ? e.microbatch < static_cast<std::int64_t>(finished)
                                                                     : e.microbatch < lastMicrobatch;

@@ -29,8 +29,7 @@ class NoiseProbe
 public:
     explicit NoiseProbe(int stage = 0)
         : m_averager(stage)
-    {
-    }
+    {}
 
     /// After a backward that added to the weight gradients, before the accumulator counts it
     /// (`countedBefore` backward passes in the window so far; `window` = updateEvery).

@@ -10,9 +10,9 @@
 #include "runtime/train/model/pipeline_model.h"
 #include "runtime/train/model/torch_error.h"
 
-#include <bubblescope/paci/local_accumulator.h>
-
 #include <ATen/CPUGeneratorImpl.h>
+
+#include <bubblescope/paci/local_accumulator.h>
 
 #include <algorithm>
 #include <functional>
