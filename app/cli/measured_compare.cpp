@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
@@ -28,9 +29,27 @@ std::string scientific(double v)
 /// "—" where the run measured no drift (a replayed simulation, a run without sampled tensors).
 std::string driftText(const runtime::RunDrift& d, double v) { return d.measured() ? scientific(v) : "-"; }
 
+/// B_simple in samples, "-" where the run has none (yet).
+std::string noiseText(double bSimple, bool measured)
+{
+    return measured && std::isfinite(bSimple) ? fixed(bSimple, 1) : "-";
+}
+
 std::string boundText(const std::vector<int>& bounds, std::size_t stage)
 {
     return stage < bounds.size() ? std::to_string(bounds[stage]) : "-";
+}
+
+std::string stageNoise(const MeasuredRun& r, int stage)
+{
+    if (r.noise) {
+        for (const runtime::StageNoiseScale& n : r.noise->stages) {
+            if (n.stage == stage) {
+                return noiseText(n.bSimple, true);
+            }
+        }
+    }
+    return "-";
 }
 
 nlohmann::json runJson(const MeasuredRun& r)
@@ -57,6 +76,7 @@ nlohmann::json runJson(const MeasuredRun& r)
         j["lag_bound"] = i < r.lagBounds.size() ? nlohmann::json(r.lagBounds[i]) : nlohmann::json(nullptr);
         stages.push_back(std::move(j));
     }
+    out["noise_scale"] = r.noise ? nlohmann::json(*r.noise) : nlohmann::json(nullptr);
     out["model_stages"] = std::move(stages); // per_stage (the report's) is per rank on multi-stage runs
     return out;
 }
@@ -101,6 +121,11 @@ Result<MeasuredRun> measureRunDir(const std::filesystem::path& dir)
     if (stages) {
         r.drift = runtime::runDrift(*stages, schedule->rankOfStage);
     }
+    if (loaded->summary && loaded->summary->noiseScale) {
+        r.noise = loaded->summary->noiseScale;
+    } else if (!loaded->metrics.empty()) {
+        r.noise = loaded->metrics.back().noise;
+    }
     r.lagBounds = runtime::lagBounds(params);
     return r;
 }
@@ -124,7 +149,7 @@ int compareRunDirs(const std::vector<std::string>& dirs, bool json)
         return kExitOk;
     }
     Table table({"run", "schedule", "p", "v", "m", "a", "makespan ms", "bubble", "steady bubble", "samples/s",
-        "max lag", "lag bound", "mean drift", "max drift"});
+        "max lag", "lag bound", "mean drift", "max drift", "noise scale", "B small/big"});
     for (const MeasuredRun& r : runs) {
         int bound = -1;
         for (int b : r.lagBounds) {
@@ -135,19 +160,22 @@ int compareRunDirs(const std::vector<std::string>& dirs, bool json)
             fixed(toMillis(r.report.makespan), 3), percent(r.report.bubbleFraction),
             percent(r.report.steadyBubbleFraction), fixed(r.samplesPerSecond, 1), std::to_string(r.drift.maxLag),
             bound >= 0 ? std::to_string(bound) : "-", driftText(r.drift, r.drift.meanDrift),
-            driftText(r.drift, r.drift.maxDrift)});
+            driftText(r.drift, r.drift.maxDrift), noiseText(r.noise ? r.noise->bSimple : NAN, r.noise.has_value()),
+            r.noise ? fixed(r.noise->bSmall, 0) + "/" + fixed(r.noise->bBig, 0) : "-"});
     }
     std::cout << table.render()
               << "(measured: bubble from each run's trace; lag and drift ‖θ_B − θ_F‖/‖θ_F‖ from its tensors, "
                  "mean over every sampled micro-batch and the largest stage's max; lag bound: the schedule's "
-                 "stated bound, largest stage; - none)\n\n";
-    Table stages({"run", "stage", "rank", "chunk", "max lag", "lag bound", "drift samples", "mean drift", "max drift"});
+                 "stated bound, largest stage; noise scale: B_simple = tr(Σ)/|G|² in samples from the gradients "
+                 "of B small and B big samples, averaged over updates; - none)\n\n";
+    Table stages({"run", "stage", "rank", "chunk", "max lag", "lag bound", "drift samples", "mean drift", "max drift",
+        "noise scale"});
     for (const MeasuredRun& r : runs) {
         for (const runtime::StageDrift& s : r.drift.stages) {
             stages.addRow({r.label, std::to_string(s.stage), std::to_string(s.rank), std::to_string(s.chunk),
                 std::to_string(s.maxLag), boundText(r.lagBounds, static_cast<std::size_t>(s.stage)),
                 std::to_string(s.samples), s.samples > 0 ? scientific(s.meanDrift) : "-",
-                s.samples > 0 ? scientific(s.maxDrift) : "-"});
+                s.samples > 0 ? scientific(s.maxDrift) : "-", stageNoise(r, s.stage)});
         }
     }
     std::cout << stages.render() << "(one row per model stage: a rank holding v chunks has v rows)\n";

@@ -1,13 +1,16 @@
 #pragma once
 // `compare --runs DIR,...`: run directories side by side as they were measured — bubble from
 // their own trace (the analysis the GUI runs on an opened run), version lag and weight drift from
-// their own tensors, per model stage (chunk) and over the run. Torch-free: it only reads files.
+// their own tensors, the gradient noise scale from their own gradients, per model stage (chunk)
+// and over the run. Torch-free: it only reads files.
 
 #include "base/result.h"
 #include "profiler/analysis/report.h"
+#include "runtime/plan/common/noise_scale.h"
 #include "runtime/plan/common/stage_drift.h"
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +25,9 @@ struct MeasuredRun
     double samplesPerSecond = 0; ///< m · b · steps / makespan (the trace's clock)
     runtime::RunDrift drift; ///< from summary.json (else the last metrics.jsonl record)
     std::vector<int> lagBounds; ///< stated bound per model stage; empty = the schedule states none
+    /// The gradient noise scale its stages measured (summary.json, else the last record); none in
+    /// runs written before it was measured.
+    std::optional<runtime::NoiseScaleEstimate> noise;
 };
 
 /// Reads and analyses one run directory. Errors: loadRun()'s; IoError naming the directory when

@@ -189,6 +189,31 @@ private Q_SLOTS:
         QCOMPARE(seriesOf<QLineSeries>(&view)[0]->at(1).x(), 20.0);
     }
 
+    void noiseScaleIsEachRunsMeasuredEstimate()
+    {
+        NoiseScaleChartView view;
+        LossCurve run = makeRun(QStringLiteral("paci"), true);
+        view.setCurves({run});
+        QVERIFY(!view.hasData()); // no batch has an estimate: nothing drawn, the title says why
+        for (int i = 1; i < 4; ++i) { // none at the first batch (no update finished yet)
+            bs::runtime::NoiseScaleEstimate n;
+            n.traceSigma = 100.0 * i;
+            n.gradSqNorm = 2.0;
+            n.bSimple = 50.0 * i;
+            run.samples[static_cast<std::size_t>(i)].noise = n;
+        }
+        run.samples[2].noise->bSimple = std::nan(""); // |G|² not yet > 0: no point
+        view.setCurves({run});
+        QVERIFY(view.hasData());
+        auto lines = seriesOf<QLineSeries>(&view);
+        QCOMPARE(lines.size(), std::size_t(1));
+        QCOMPARE(lines[0]->count(), 2);
+        QCOMPARE(lines[0]->at(0), QPointF(2.0, 50.0));
+        QCOMPARE(lines[0]->at(1), QPointF(4.0, 150.0));
+        view.setTimeAxis(TimeAxis::Wall);
+        QCOMPARE(seriesOf<QLineSeries>(&view)[0]->at(1), QPointF(40.0, 150.0));
+    }
+
     void throughputPerRunOnTheChosenClock()
     {
         ThroughputChartView view;
@@ -213,6 +238,7 @@ private Q_SLOTS:
         panel.axisSelector()->setCurrentIndex(1); // what a user's click does
         QCOMPARE(panel.timeAxis(), TimeAxis::Wall);
         QCOMPARE(panel.drift()->timeAxis(), TimeAxis::Wall);
+        QCOMPARE(panel.noiseScale()->timeAxis(), TimeAxis::Wall);
         QCOMPARE(panel.throughput()->timeAxis(), TimeAxis::Wall);
         QCOMPARE(panel.loss()->targetTimes()[0].value(), 30.0);
         // Typing a target moves the marker and tells the window (for the comparison table).

@@ -234,6 +234,43 @@ void DriftChartView::draw()
     plot.y->setLabelFormat(QStringLiteral("%.1e"));
 }
 
+NoiseScaleChartView::NoiseScaleChartView(QWidget* parent)
+    : TimeSeriesChartView(parent)
+{
+    setCurves({});
+}
+
+void NoiseScaleChartView::draw()
+{
+    QChart* chart = beginChart(tr("Noise scale B_simple"));
+    Range range;
+    for (const LossCurve& curve : m_curves) {
+        std::vector<QPointF> points;
+        for (const auto& s : curve.samples) {
+            const auto t = sampleTime(s, timeAxis());
+            const auto noise = noiseScaleOf(s);
+            if (t && noise) {
+                points.emplace_back(*t, *noise);
+                range.add(*t, *noise);
+            }
+        }
+        if (points.empty()) {
+            if (!curve.samples.empty() && timeAxis() == TimeAxis::Wall && !hasWallTime(curve.samples)) {
+                markHidden();
+            }
+            continue;
+        }
+        addLine(chart, curve.label, points);
+        markDrawn();
+    }
+    if (!hasData()) {
+        chart->setTitle(tr("Noise scale — not measured (simulated runs, and runs recorded before it was)"));
+        return;
+    }
+    chart->setTitle(tr("Noise scale B_simple = tr(Σ)/|G|² (samples)") + hiddenNote());
+    finishChart(chart, range.xMax, 0, range.yMax, tr("samples"));
+}
+
 ThroughputChartView::ThroughputChartView(QWidget* parent)
     : TimeSeriesChartView(parent)
 {

@@ -101,6 +101,19 @@ protected:
     void draw() override;
 };
 
+/// The gradient noise scale B_simple = tr(Σ)/|G|² (samples) each run measured on its own
+/// gradients (metrics.jsonl "noise"), one line per run: the batch past which each sample buys
+/// less progress, growing as the loss falls.
+class NoiseScaleChartView final : public TimeSeriesChartView
+{
+    Q_OBJECT
+public:
+    explicit NoiseScaleChartView(QWidget* parent = nullptr);
+
+protected:
+    void draw() override;
+};
+
 /// Tokens per second so far, on the chosen clock, one line per run.
 class ThroughputChartView final : public TimeSeriesChartView
 {

@@ -44,4 +44,12 @@ std::optional<double> timeToTarget(const std::vector<runtime::BatchMetrics>& sam
     return std::nullopt;
 }
 
+std::optional<double> noiseScaleOf(const runtime::BatchMetrics& sample)
+{
+    if (!sample.noise || !std::isfinite(sample.noise->bSimple) || sample.noise->bSimple <= 0.0) {
+        return std::nullopt;
+    }
+    return sample.noise->bSimple;
+}
+
 } // namespace bs::ui

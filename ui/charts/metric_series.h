@@ -27,6 +27,8 @@ std::optional<double> sampleTime(const runtime::BatchMetrics& sample, TimeAxis a
 /// Mean and largest of the stages' mean drift; nullopt when the batch has no stages.
 std::optional<std::pair<double, double>> driftOverStages(const runtime::BatchMetrics& sample);
 bool hasWallTime(const std::vector<runtime::BatchMetrics>& samples);
+/// The batch's simple noise scale B_simple (samples); nullopt when it has no estimate (yet).
+std::optional<double> noiseScaleOf(const runtime::BatchMetrics& sample);
 
 /// Time to target, the one definition (the runtime's time_to_target_s): when the run's validation
 /// loss first reached `target`, on `axis` (seconds); nullopt if never, if the run recorded no

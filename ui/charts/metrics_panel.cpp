@@ -19,6 +19,7 @@ MetricsPanel::MetricsPanel(QWidget* parent)
     , m_target(new QDoubleSpinBox(this))
     , m_loss(new LossChartView(this))
     , m_drift(new DriftChartView(this))
+    , m_noise(new NoiseScaleChartView(this))
     , m_throughput(new ThroughputChartView(this))
 {
     m_axis->setObjectName(QStringLiteral("timeAxis"));
@@ -42,7 +43,7 @@ MetricsPanel::MetricsPanel(QWidget* parent)
     top->addWidget(m_note, 1);
     auto* charts = new QHBoxLayout;
     charts->setContentsMargins(0, 0, 0, 0);
-    for (QWidget* w : {static_cast<QWidget*>(m_loss), static_cast<QWidget*>(m_drift),
+    for (QWidget* w : {static_cast<QWidget*>(m_loss), static_cast<QWidget*>(m_drift), static_cast<QWidget*>(m_noise),
              static_cast<QWidget*>(m_throughput)}) {
         w->setMinimumHeight(200);
         charts->addWidget(w, 1);
@@ -76,6 +77,7 @@ void MetricsPanel::setRuns(const std::vector<LossCurve>& runs, double targetLoss
     }
     m_loss->setCurves(runs, targetLoss);
     m_drift->setCurves(runs);
+    m_noise->setCurves(runs);
     m_throughput->setCurves(runs);
 }
 
@@ -88,6 +90,7 @@ void MetricsPanel::setTimeAxis(TimeAxis axis)
     }
     m_loss->setTimeAxis(axis);
     m_drift->setTimeAxis(axis);
+    m_noise->setTimeAxis(axis);
     m_throughput->setTimeAxis(axis);
 }
 

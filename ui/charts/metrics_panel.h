@@ -1,6 +1,6 @@
 #pragma once
-// The training-metrics tab: a time-axis selector (virtual / wall) over the loss, drift and
-// throughput views of every open run. Wall time is offered only when some run recorded it
+// The training-metrics tab: a time-axis selector (virtual / wall) over the loss, drift, noise-scale
+// and throughput views of every open run. Wall time is offered only when some run recorded it
 // (live runs do; simulated runs have virtual time only, and the selector says so).
 
 #include "ui/charts/loss_chart.h"
@@ -39,6 +39,7 @@ Q_SIGNALS:
 public:
     LossChartView* loss() const { return m_loss; }
     DriftChartView* drift() const { return m_drift; }
+    NoiseScaleChartView* noiseScale() const { return m_noise; }
     ThroughputChartView* throughput() const { return m_throughput; }
 
 private:
@@ -50,6 +51,7 @@ private:
     std::vector<LossCurve> m_runs;
     LossChartView* m_loss = nullptr;
     DriftChartView* m_drift = nullptr;
+    NoiseScaleChartView* m_noise = nullptr;
     ThroughputChartView* m_throughput = nullptr;
 };
 

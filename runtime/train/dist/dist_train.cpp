@@ -58,6 +58,7 @@ Result<nlohmann::json> mergeRanks(GlooTransport& net, const RunConfig& config, c
         part.perStage = ownStages(config, k, summaries.back()["per_stage"]);
         part.wallTimeS = summaries.back().value("wall_time_s", 0.0);
         part.busyTimeS = summaries.back().value("busy_time_s", 0.0);
+        part.noise = summaries.back().value("noise_scale", nlohmann::json());
         for (const nlohmann::json& e : nlohmann::json::parse(*t)) {
             part.events.push_back(eventFromJson(e));
         }

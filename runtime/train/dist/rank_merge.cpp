@@ -1,11 +1,12 @@
 #include "runtime/train/dist/rank_merge.h"
 
 #include "profiler/analysis/analyze.h"
-#include "runtime/train/dist/dist_env.h"
 #include "runtime/plan/rundir/run_dir_reader.h"
 #include "runtime/plan/rundir/run_dir_writer.h"
+#include "runtime/plan/rundir/run_metrics.h"
 #include "runtime/plan/schedule/catalogue.h"
 #include "runtime/plan/sim/simulator.h"
+#include "runtime/train/dist/dist_env.h"
 
 #include <algorithm>
 #include <limits>
@@ -33,6 +34,33 @@ nlohmann::json ownStages(const RunConfig& config, int rank, const nlohmann::json
         own.push_back(perStage.is_array() && perStage.size() > s ? perStage[s] : nlohmann::json{{"stage", s}});
     }
     return own;
+}
+
+nlohmann::json mergeNoise(const std::vector<nlohmann::json>& rankEstimates, int stages)
+{
+    std::vector<StageNoiseScale> all;
+    for (const nlohmann::json& e : rankEstimates) {
+        if (!e.is_object()) {
+            return nullptr; // a rank without an estimate yet: no model's figure
+        }
+        try {
+            for (const StageNoiseScale& s : e.get<NoiseScaleEstimate>().stages) {
+                all.push_back(s);
+            }
+        } catch (const nlohmann::json::exception&) {
+            return nullptr;
+        }
+    }
+    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.stage < b.stage; });
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        if (all[i].stage != static_cast<int>(i)) {
+            return nullptr;
+        }
+    }
+    if (static_cast<int>(all.size()) != stages) {
+        return nullptr;
+    }
+    return combineStages(std::move(all));
 }
 
 MergedRun mergeRankParts(
@@ -63,6 +91,11 @@ MergedRun mergeRankParts(
             own.is_array() && next[ru] < own.size() ? own[next[ru]] : nlohmann::json::object());
         ++next[ru];
     }
+    std::vector<nlohmann::json> noise;
+    for (const RankPart& part : parts) {
+        noise.push_back(part.noise);
+    }
+    merged["noise_scale"] = mergeNoise(noise, static_cast<int>(rankOf.size()));
     double wall = 0.0, busy = 0.0;
     for (const RankPart& part : parts) {
         wall = std::max(wall, part.wallTimeS);
@@ -214,6 +247,11 @@ Result<nlohmann::json> mergeStoppedRanks(const fs::path& outDir, const std::vect
         }
         record["per_stage"] = std::move(perStage);
         record["wall_time_s"] = wall;
+        std::vector<nlohmann::json> noise;
+        for (int k = 0; k < p; ++k) {
+            noise.push_back(ranks[static_cast<std::size_t>(k)].contents.metrics[step].value("noise", nlohmann::json()));
+        }
+        record["noise"] = mergeNoise(noise, static_cast<int>(rankOf.size()));
         metrics.push_back(std::move(record));
     }
     std::vector<RankPart> parts;
@@ -222,6 +260,8 @@ Result<nlohmann::json> mergeStoppedRanks(const fs::path& outDir, const std::vect
         RankPart part;
         part.perStage = ownStages(config, k, finished > 0 ? metrics[finished - 1]["per_stage"] : nlohmann::json());
         part.wallTimeS = finished > 0 ? number(rank.contents.metrics[finished - 1], "wall_time_s") : 0.0;
+        part.noise =
+            finished > 0 ? rank.contents.metrics[finished - 1].value("noise", nlohmann::json()) : nlohmann::json();
         for (const profiler::TraceEvent& e : rank.events) {
             const bool keep = e.kind == profiler::EventKind::Marker ? e.microbatch < static_cast<std::int64_t>(finished)
                                                                     : e.microbatch < lastMicrobatch;

@@ -34,7 +34,12 @@ struct RankPart
     double wallTimeS = 0.0; ///< its training wall time
     double busyTimeS = 0.0; ///< its measured action time
     std::vector<profiler::TraceEvent> events; ///< its stage's events, ns since the shared clock zero
+    nlohmann::json noise; ///< its noise_scale (its own stages' estimates; null when it has none)
 };
+
+/// The model's gradient noise scale (run_metrics.h's "noise" / "noise_scale") from each rank's
+/// estimate of its own stages: every stage once, summed; null unless each of the `stages` has one.
+nlohmann::json mergeNoise(const std::vector<nlohmann::json>& rankEstimates, int stages);
 
 struct MergedRun
 {

@@ -57,6 +57,7 @@ Result<PipelineModel> PipelineModel::create(const ModelOptions& options, TokenFn
             const auto i = static_cast<std::size_t>(s);
             const detail::ComputeScope onDevice(options.deviceOf(s), false);
             StageState st;
+            st.noise = detail::NoiseProbe(s);
             if (!options.holds(s)) {
                 impl->stages.push_back(std::move(st)); // another rank's stage: an empty slot
                 continue;
@@ -119,6 +120,7 @@ Status PipelineModel::reconfigure(const ModelOptions& options)
             }
             st.acc->reconfigure(acc);
             st.stash.clear(); // nothing pending: no old version is needed
+            st.noise.restart();
         }
     } catch (const std::exception& e) {
         return makeError(ErrorCode::Internal, std::string("reconfigure failed: ") + torchErrorText(e), "model");
@@ -219,6 +221,28 @@ StageMetrics PipelineModel::stageMetrics(int stage) const
     out.recomputes = st.recomputes;
     out.recomputesOnNewerWeights = st.recomputesOnNewerWeights;
     out.maxRecomputeLag = st.maxRecomputeLag;
+    return out;
+}
+
+std::optional<StageNoiseScale> PipelineModel::noiseScale(int stage) const
+{
+    const StageState& st = m_impl->stages[static_cast<std::size_t>(stage)];
+    if (!st.acc || st.noise.averager().updates() == 0) {
+        return std::nullopt;
+    }
+    return st.noise.averager().estimate();
+}
+
+std::vector<double> PipelineModel::gradients(int stage) const
+{
+    const StageState& st = m_impl->stages[static_cast<std::size_t>(stage)];
+    std::vector<double> out;
+    torch::NoGradGuard noGrad;
+    for (const torch::Tensor& p : st.acc ? st.params : std::vector<torch::Tensor>{}) {
+        const torch::Tensor g = p.grad().defined() ? p.grad() : torch::zeros_like(p);
+        const torch::Tensor host = g.detach().to(torch::kCPU, torch::kFloat64).contiguous().flatten();
+        out.insert(out.end(), host.data_ptr<double>(), host.data_ptr<double>() + host.numel());
+    }
     return out;
 }
 
