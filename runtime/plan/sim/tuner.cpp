@@ -52,20 +52,15 @@ Result<SimulationRequest> makeGptRequest(const GptScenario& scenario)
     if (scenario.recompute) {
         *costs = withRecompute(*costs, scenario.shape, scenario.microBatchSize);
     }
-    SimulationRequest request;
-    request.schedule.name = scenario.schedule;
-    request.schedule.stages = scenario.stages;
     // Whole windows of a per batch, m as the schedule's rules allow (paci-interleaved at p = 4,
     // a = 2: m = 4); a schedule without a window updates every m, so its a is m.
-    int m = info->microbatchesForWindow(scenario.stages, scenario.accum, 0);
-    if (const int own = scenario.microbatches; info->takesAccumWindow() && own > 0 && own % scenario.accum == 0
-        && info->acceptsMicrobatches(scenario.stages, own, 0)) {
-        m = own;
+    auto pipeline = resolvePipeline(scenario.schedule, scenario.stages, scenario.microbatches, scenario.accum,
+        scenario.stagesPerRank, 0, MicrobatchChoice::WholeWindows);
+    if (!pipeline) {
+        return pipeline.error();
     }
-    request.schedule.microbatches = m;
-    request.schedule.accum = info->takesAccumWindow() ? scenario.accum : m;
-    request.schedule.batches = scenario.batches;
-    request.schedule.stagesPerRank = scenario.stagesPerRank; // costs per rank split over its v chunks
+    SimulationRequest request;
+    request.schedule = pipeline->params(scenario.batches); // costs per rank split over its v chunks
     request.costs = std::move(costs).value();
     request.microBatchSize = scenario.microBatchSize;
     return request;
@@ -109,7 +104,7 @@ Result<TuneResult> tune(const TuneRequest& request)
             scenario.accum = a;
             scenario.microBatchSize = b;
             auto sim = makeGptRequest(scenario);
-            if (sim && sim->schedule.accum != a) {
+            if (sim && (sim->schedule.accum > 0 ? sim->schedule.accum : sim->schedule.microbatches) != a) {
                 ++result.rejectedByBatch; // a = m refused by the schedule's rules (interleaved: m a multiple of p)
                 continue;
             }

@@ -56,7 +56,7 @@ TraceMeta twoChunkMeta()
 {
     TraceMeta meta;
     meta.stages = 2;
-    meta.attributes["stages_per_rank"] = "2";
+    meta.stagesPerLane = 2;
     return meta;
 }
 
