@@ -169,6 +169,48 @@ struct Rule
     Kind kind;
 };
 
+/// The noise-scale figures of `object` (the estimate or one of its per_stage entries).
+Status checkNoiseFigures(const json& object, std::string_view where, const std::string& prefix)
+{
+    if (!object.is_object()) {
+        return fieldError(where, prefix.substr(0, prefix.size() - 1), typeName(object), "an object");
+    }
+    for (const Rule& r : {Rule{"stage", Kind::Count}, Rule{"grad_sq_norm", Kind::Real}, Rule{"trace_sigma", Kind::Real},
+             Rule{"b_simple", Kind::NonNegative}, Rule{"b_small", Kind::NonNegative}, Rule{"b_big", Kind::NonNegative},
+             Rule{"updates", Kind::Count}}) {
+        if (Status s = field(object, r.key, r.kind, where, prefix); !s) {
+            return s;
+        }
+    }
+    return ok();
+}
+
+/// `object[key]`, when present and not null: a NoiseScaleEstimate (run_metrics.h).
+Status checkNoise(const json& object, const char* key, std::string_view where)
+{
+    const auto it = object.find(key);
+    if (it == object.end() || it->is_null()) {
+        return ok();
+    }
+    const std::string prefix = std::string(key) + ".";
+    if (Status s = checkNoiseFigures(*it, where, prefix); !s) {
+        return s;
+    }
+    const auto stages = it->find("per_stage");
+    if (stages == it->end()) {
+        return ok();
+    }
+    if (!stages->is_array()) {
+        return fieldError(where, prefix + "per_stage", typeName(*stages), "an array of objects");
+    }
+    for (std::size_t i = 0; i < stages->size(); ++i) {
+        if (Status s = checkNoiseFigures((*stages)[i], where, prefix + "per_stage[" + std::to_string(i) + "]."); !s) {
+            return s;
+        }
+    }
+    return ok();
+}
+
 Status checkRules(const json& object, std::initializer_list<Rule> rules, std::string_view where)
 {
     for (const Rule& r : rules) {
@@ -192,6 +234,9 @@ Status checkMetricsRecord(const json& record, std::string_view where)
                 {"tokens_per_s_virtual", Kind::NonNegative}, {"tokens_per_s_wall", Kind::NonNegative}},
             where);
         !s) {
+        return s;
+    }
+    if (Status s = checkNoise(record, "noise", where); !s) {
         return s;
     }
     return checkStages(record, where);
@@ -252,6 +297,9 @@ Status checkSummary(const json& summary, std::string_view where)
                 return s;
             }
         }
+    }
+    if (Status s = checkNoise(summary, "noise_scale", where); !s) {
+        return s;
     }
     return checkStages(summary, where);
 }

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <limits>
 
 namespace bs::runtime {
@@ -98,12 +99,69 @@ void from_json(const nlohmann::json& j, StageMetrics& m)
     read(j, "max_recompute_lag", m.maxRecomputeLag);
 }
 
+namespace {
+
+void writeNoiseFigures(
+    nlohmann::json& j, double gradSqNorm, double traceSigma, double bSimple, double bSmall, double bBig, int updates)
+{
+    j["grad_sq_norm"] = gradSqNorm;
+    j["trace_sigma"] = traceSigma;
+    j["b_simple"] = std::isfinite(bSimple) ? nlohmann::json(bSimple) : nlohmann::json(nullptr);
+    j["b_small"] = bSmall;
+    j["b_big"] = bBig;
+    j["updates"] = updates;
+}
+
+template<typename T>
+void readNoiseFigures(const nlohmann::json& j, T& n)
+{
+    readReal(j, "grad_sq_norm", n.gradSqNorm);
+    readReal(j, "trace_sigma", n.traceSigma);
+    n.bSimple = std::numeric_limits<double>::quiet_NaN();
+    readReal(j, "b_simple", n.bSimple);
+    read(j, "b_small", n.bSmall);
+    read(j, "b_big", n.bBig);
+    read(j, "updates", n.updates);
+}
+
+} // namespace
+
+void to_json(nlohmann::json& j, const StageNoiseScale& n)
+{
+    j = nlohmann::json{{"stage", n.stage}};
+    writeNoiseFigures(j, n.gradSqNorm, n.traceSigma, n.bSimple, n.bSmall, n.bBig, n.updates);
+}
+
+void from_json(const nlohmann::json& j, StageNoiseScale& n)
+{
+    n = StageNoiseScale{};
+    read(j, "stage", n.stage);
+    readNoiseFigures(j, n);
+}
+
+void to_json(nlohmann::json& j, const NoiseScaleEstimate& n)
+{
+    j = nlohmann::json::object();
+    writeNoiseFigures(j, n.gradSqNorm, n.traceSigma, n.bSimple, n.bSmall, n.bBig, n.updates);
+    j["per_stage"] = n.stages;
+}
+
+void from_json(const nlohmann::json& j, NoiseScaleEstimate& n)
+{
+    n = NoiseScaleEstimate{};
+    readNoiseFigures(j, n);
+    read(j, "per_stage", n.stages);
+}
+
 void to_json(nlohmann::json& j, const BatchMetrics& m)
 {
     j = nlohmann::json{{"step", m.step}, {"train_loss", m.trainLoss}, {"val_loss", optional(m.valLoss)},
         {"virtual_time_s", m.virtualTimeS}, {"wall_time_s", optional(m.wallTimeS)},
         {"tokens_per_s_virtual", m.tokensPerSVirtual}, {"tokens_per_s_wall", m.tokensPerSWall},
         {"per_stage", m.stages}};
+    if (m.noise) {
+        j["noise"] = *m.noise;
+    }
 }
 
 void from_json(const nlohmann::json& j, BatchMetrics& m)
@@ -117,6 +175,7 @@ void from_json(const nlohmann::json& j, BatchMetrics& m)
     read(j, "tokens_per_s_virtual", m.tokensPerSVirtual);
     read(j, "tokens_per_s_wall", m.tokensPerSWall);
     read(j, "per_stage", m.stages);
+    read(j, "noise", m.noise);
 }
 
 void to_json(nlohmann::json& j, const RankMemory& r)
@@ -175,6 +234,9 @@ void to_json(nlohmann::json& j, const RunSummary& s)
     if (s.partition) {
         j["partition"] = *s.partition;
     }
+    if (s.noiseScale) {
+        j["noise_scale"] = *s.noiseScale;
+    }
 }
 
 void from_json(const nlohmann::json& j, RunSummary& s)
@@ -210,6 +272,7 @@ void from_json(const nlohmann::json& j, RunSummary& s)
     read(j, "checkpoint_wall_s", s.checkpointWallS);
     read(j, "checkpoint_bytes", s.checkpointBytes);
     read(j, "partition", s.partition);
+    read(j, "noise_scale", s.noiseScale);
 }
 
 } // namespace bs::runtime

@@ -3,6 +3,7 @@
 // RunSummary at the end (summary.json, `train --json`), each with its per-stage StageMetrics
 // (runtime/plan/common/stage_metrics.h). Plain values, no torch.
 
+#include "runtime/plan/common/noise_scale.h"
 #include "runtime/plan/common/stage_metrics.h"
 
 #include <nlohmann/json_fwd.hpp>
@@ -37,6 +38,9 @@ struct BatchMetrics
     double tokensPerSVirtual = 0.0;
     double tokensPerSWall = 0.0;
     std::vector<StageMetrics> stages;
+    /// The gradient noise scale as measured so far (smoothed; "noise"); absent before any stage
+    /// has completed an update, and in runs written before it was measured.
+    std::optional<NoiseScaleEstimate> noise;
 
     bool operator==(const BatchMetrics&) const = default;
 };
@@ -89,6 +93,7 @@ struct RunSummary
     double checkpointWallS = 0.0; ///< wall time they took, in all (not in wall_time_s' training time)
     std::int64_t checkpointBytes = 0; ///< size of the last one (every file of checkpoint/)
     std::optional<PartitionRecord> partition; ///< pipeline runs: the stages' layer units
+    std::optional<NoiseScaleEstimate> noiseScale; ///< at the run's end ("noise_scale"); as BatchMetrics::noise
 };
 
 // Each type's writer and its reader (run_loader.h), side by side as in run_metrics.cpp. The
@@ -101,6 +106,13 @@ struct RunSummary
 /// mean_drift, max_drift; recomputes, recomputes_on_newer_weights, max_recompute_lag when recomputing.
 void to_json(nlohmann::json& j, const StageMetrics& m);
 void from_json(const nlohmann::json& j, StageMetrics& m);
+/// metrics.jsonl's "noise" and summary.json's "noise_scale": grad_sq_norm, trace_sigma, b_simple
+/// (null where not defined: reads back as NaN), b_small, b_big, updates, per_stage[] of the same
+/// keys with `stage`.
+void to_json(nlohmann::json& j, const StageNoiseScale& n);
+void from_json(const nlohmann::json& j, StageNoiseScale& n);
+void to_json(nlohmann::json& j, const NoiseScaleEstimate& n);
+void from_json(const nlohmann::json& j, NoiseScaleEstimate& n);
 /// One metrics.jsonl line.
 void to_json(nlohmann::json& j, const BatchMetrics& m);
 void from_json(const nlohmann::json& j, BatchMetrics& m);
@@ -112,7 +124,7 @@ void from_json(const nlohmann::json& j, RankMemory& r);
 void to_json(nlohmann::json& j, const PartitionRecord& p);
 void from_json(const nlohmann::json& j, PartitionRecord& p);
 /// Keys: final_train_loss, losses, val_loss, virtual_time_s, wall_time_s, tokens_per_s_virtual,
-/// bubble_fraction, per_stage[], and more.
+/// bubble_fraction, per_stage[], noise_scale, and more.
 void to_json(nlohmann::json& j, const RunSummary& s);
 void from_json(const nlohmann::json& j, RunSummary& s);
 

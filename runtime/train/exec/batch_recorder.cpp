@@ -17,6 +17,25 @@ std::vector<StageMetrics> RunSession::Impl::stageMetricsNow() const
     return out;
 }
 
+std::optional<NoiseScaleEstimate> RunSession::Impl::noiseScaleNow() const
+{
+    std::vector<StageNoiseScale> stages;
+    for (int s = 0; model && s < model->stages(); ++s) {
+        if (!model->options().holds(s)) {
+            continue; // another rank's: the merge puts the stages together (rank_merge.h)
+        }
+        std::optional<StageNoiseScale> stage = model->noiseScale(s);
+        if (!stage) {
+            return std::nullopt; // a sum without some stage would be no model's figure
+        }
+        stages.push_back(*stage);
+    }
+    if (stages.empty()) {
+        return std::nullopt;
+    }
+    return combineStages(std::move(stages));
+}
+
 Result<double> RunSession::Impl::batchLoss(std::int64_t firstMb) const
 {
     double sum = 0.0;
@@ -63,6 +82,7 @@ Status RunSession::Impl::recordBatch(int step, double loss, TimeNs virtualEnd, C
     b.tokensPerSVirtual = b.virtualTimeS > 0 ? tokens / b.virtualTimeS : 0.0;
     b.tokensPerSWall = wall > 0 ? tokens / wall : 0.0;
     b.stages = stageMetricsNow();
+    b.noise = noiseScaleNow();
     {
         const std::lock_guard<std::mutex> lock(mutex);
         summary.losses.push_back(loss);
@@ -79,6 +99,7 @@ Status RunSession::Impl::recordBatch(int step, double loss, TimeNs virtualEnd, C
             }
         }
         summary.stages = b.stages;
+        summary.noiseScale = b.noise;
         fresh.push_back(b);
     }
     if (writer) {

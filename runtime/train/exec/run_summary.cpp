@@ -26,6 +26,7 @@ RunSummary RunSession::Impl::closeSummary(const profiler::TraceSnapshot& trace)
     summary.dtype = device->plan().bf16 ? "bf16" : "fp32";
     if (model) { // the final state, after the last updates
         summary.stages = stageMetricsNow();
+        summary.noiseScale = noiseScaleNow();
         summary.ranks.clear();
         for (int r = 0; !rankOfStage.empty() && r < config.pipeline.stages; ++r) {
             RankMemory rank;

@@ -134,6 +134,10 @@ struct RunSession::Impl
     /// Every stage's figures now (PipelineModel::stageMetrics); empty for the reference trainer.
     /// The one source of a batch record's and the summary's per_stage (batch_recorder.cpp).
     std::vector<StageMetrics> stageMetricsNow() const;
+    /// The gradient noise scale of the stages this process holds (PipelineModel::noiseScale),
+    /// their sums for the model; nullopt until each of them has an estimate, and for the
+    /// reference trainer.
+    std::optional<NoiseScaleEstimate> noiseScaleNow() const;
     /// `completedAt`: when the batch completed (default: now). `evaluate`: run the validation
     /// pass if one is due (threaded chunks decide themselves).
     Status recordBatch(int step, double loss, TimeNs virtualEnd, Clock::time_point wallStart,

@@ -57,6 +57,7 @@ Result<PipelineModel> PipelineModel::create(const ModelOptions& options, TokenFn
             const auto i = static_cast<std::size_t>(s);
             const detail::ComputeScope onDevice(options.deviceOf(s), false);
             StageState st;
+            st.noise = detail::NoiseProbe(s);
             if (!options.holds(s)) {
                 impl->stages.push_back(std::move(st)); // another rank's stage: an empty slot
                 continue;
@@ -119,6 +120,7 @@ Status PipelineModel::reconfigure(const ModelOptions& options)
             }
             st.acc->reconfigure(acc);
             st.stash.clear(); // nothing pending: no old version is needed
+            st.noise.restart();
         }
     } catch (const std::exception& e) {
         return makeError(ErrorCode::Internal, std::string("reconfigure failed: ") + torchErrorText(e), "model");
@@ -220,6 +222,15 @@ StageMetrics PipelineModel::stageMetrics(int stage) const
     out.recomputesOnNewerWeights = st.recomputesOnNewerWeights;
     out.maxRecomputeLag = st.maxRecomputeLag;
     return out;
+}
+
+std::optional<StageNoiseScale> PipelineModel::noiseScale(int stage) const
+{
+    const StageState& st = m_impl->stages[static_cast<std::size_t>(stage)];
+    if (!st.acc || st.noise.averager().updates() == 0) {
+        return std::nullopt;
+    }
+    return st.noise.averager().estimate();
 }
 
 int PipelineModel::maxStashedVersions(int stage) const

@@ -16,6 +16,7 @@
 //   TwoVersions  PipeDream-2BW: the same mechanism; the schedule keeps at most two versions.
 // All updates use the paci library's AdamW (one implementation).
 
+#include "runtime/plan/common/noise_scale.h"
 #include "runtime/plan/common/stage_metrics.h"
 #include "runtime/train/model/hand_off.h"
 #include "runtime/train/model/model_options.h"
@@ -96,6 +97,9 @@ public:
     /// accumulator, recompute counts): the one per-stage record metrics.jsonl, summary.json and the
     /// GUI carry. Another rank's stage (options.onlyStage) reads as all zeros but its index.
     StageMetrics stageMetrics(int stage) const;
+    /// The stage's smoothed gradient noise scale (noise_probe_p.h says how it is measured);
+    /// nullopt before its first estimate and for another rank's stage.
+    std::optional<StageNoiseScale> noiseScale(int stage) const;
     /// Pipedream / 2bw: the most old weight versions the stage held at once since resetStats().
     int maxStashedVersions(int stage) const;
     /// Parameters (elements) the stage holds; 0 for another rank's stage.

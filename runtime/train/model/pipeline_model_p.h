@@ -6,6 +6,7 @@
 #include "runtime/train/model/device_memory.h"
 #include "runtime/train/model/device_p.h"
 #include "runtime/train/model/gpt_modules_p.h"
+#include "runtime/train/model/noise_probe_p.h"
 #include "runtime/train/model/pipeline_model.h"
 #include "runtime/train/model/torch_error.h"
 
@@ -69,6 +70,7 @@ struct StageState
     std::int64_t recomputes = 0;
     std::int64_t recomputesOnNewerWeights = 0;
     int maxRecomputeLag = 0;
+    NoiseProbe noise; // the gradient noise scale on this stage's gradients (noise_probe_p.h)
 };
 
 // A check that some tensor still holds `t`'s storage (a weak reference: it keeps nothing alive).
@@ -282,6 +284,15 @@ struct PipelineModel::Impl
         st.recomputes += 1;
         st.recomputesOnNewerWeights += lag > 0 ? 1 : 0;
         st.maxRecomputeLag = std::max(st.maxRecomputeLag, lag);
+    }
+
+    // After a backward pass that added to the stage's weight gradients, before the accumulator
+    // counts it: the window's first one is the noise scale's small gradient.
+    static void probeNoise(detail::StageState& st)
+    {
+        torch::NoGradGuard noGrad;
+        const MemoryScope scope(-1, MemoryCategory::Other); // instrumentation
+        st.noise.afterBackward(st.params, st.acc->backwardsSinceUpdate(), st.acc->accum());
     }
 
     void sendInputGrad(int s, std::int64_t mb, detail::Pending& p, StepInfo& info)

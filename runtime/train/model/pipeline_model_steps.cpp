@@ -138,6 +138,7 @@ Result<StepInfo> PipelineModel::backward(int s, std::int64_t mb)
         Impl::swapOut(st, current);
         d.sendInputGrad(s, mb, p, info);
         st.pending.erase(mb);
+        Impl::probeNoise(st);
         st.acc->afterBackward();
         Impl::dropUnusedStashes(st);
         return ok();
@@ -179,6 +180,7 @@ Result<StepInfo> PipelineModel::backwardWeight(int s, std::int64_t mb)
             d.runBackward(s, p, p.outGrad, false, st.params);
         }
         st.pending.erase(mb);
+        Impl::probeNoise(st);
         st.acc->afterBackward();
         return ok();
     });
@@ -200,15 +202,16 @@ Status PipelineModel::update(int s, int microbatches)
         {
             torch::NoGradGuard noGrad;
             const MemoryScope scope(-1, MemoryCategory::Other);
-            // One host read for the whole stage (on a GPU each .item() is a synchronisation).
-            std::vector<torch::Tensor> sums;
-            for (const torch::Tensor& p : st.params) {
-                sums.push_back(p.grad().sum().to(torch::kFloat64));
-            }
-            const double sum = sums.empty() ? 0.0 : torch::stack(sums).sum().item<double>();
-            if (!std::isfinite(sum)) {
+            // One host read for the whole stage (on a GPU each .item() is a synchronisation): the
+            // gradients' squared norm (non-finite when any gradient is) and the noise probe's norms.
+            std::vector<torch::Tensor> reads{gradSquaredNorm(st.params)};
+            st.noise.appendReads(st.params, reads);
+            const torch::Tensor host = torch::stack(reads).to(torch::kCPU).contiguous();
+            const double* values = host.data_ptr<double>();
+            if (!std::isfinite(values[0])) {
                 return makeError(ErrorCode::Diverged, "training diverged: non-finite gradients", at);
             }
+            st.noise.record(st.params, values, d.lossScale, microbatches, d.options.microBatchSize);
         }
         if (stashes(d.options.weights)) {
             const int v = st.acc->version();
