@@ -515,6 +515,7 @@ void TuningPanel::suggest()
         request.accumValues = std::move(accepted);
     }
     request.maxLag = m_maxLag->value();
+    request.steadyState = false; // the what-if's figures (its batches), so a picked row predicts what it listed
     request.memoryBudgetBytes = c.memoryBudgetBytes;
     if (c.calibration) { // rank by what this machine measured, exactly as the slider predictions do
         request.calibration = c.calibration->fitFor(c.schedule());
