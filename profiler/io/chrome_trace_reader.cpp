@@ -1,9 +1,8 @@
 // readChromeTrace: nlohmann's SAX parser feeds TraceSax, which hands over one RawEvent at a time;
 // TraceBuilder converts it, strictly for our own files and leniently for foreign ones. No JSON tree
 // is built for events, so 10^6 events cost one pass over the text.
-#include "profiler/io/chrome_trace.h"
-
 #include "base/bounded_read.h"
+#include "profiler/io/chrome_trace.h"
 #include "profiler/io/event_name.h"
 #include "profiler/io/micros.h"
 #include "profiler/io/trace_sax_p.h"

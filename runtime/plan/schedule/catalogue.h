@@ -139,8 +139,9 @@ Status checkStagesPerRank(const ScheduleInfo& info, int v);
 
 /// How resolvePipeline() takes a micro-batch count m that does not hold whole windows of a, or that
 /// the schedule's rules refuse.
-enum class MicrobatchChoice : std::uint8_t {
-    AsGiven,      ///< keep m: makeSchedule() and the config's validation refuse it, naming the field (CLI, config)
+enum class MicrobatchChoice : std::uint8_t
+{
+    AsGiven, ///< keep m: makeSchedule() and the config's validation refuse it, naming the field (CLI, config)
     WholeWindows, ///< the fewest m of whole windows the rules take (ScheduleInfo::microbatchesForWindow):
                   ///< the what-if, the tuner and a run started from them
 };
@@ -150,9 +151,9 @@ enum class MicrobatchChoice : std::uint8_t {
 struct PipelineSettings
 {
     const ScheduleInfo* info = nullptr; ///< never null in a resolved value
-    int ranks = 1;         ///< p
+    int ranks = 1; ///< p
     int stagesPerRank = 1; ///< v, resolved: the schedule's own when 0 was asked
-    int microbatches = 1;  ///< m per global batch
+    int microbatches = 1; ///< m per global batch
     /// Micro-batches behind one update of a stage: m for flush schedules and 2bw, a for PACI's
     /// windows, 1 for per-micro-batch asynchronous schedules (pipedream, async-1f1b).
     int window = 1;

@@ -154,8 +154,8 @@ Result<RunSession> RunSession::create(const RunConfig& requested, const SessionO
     meta.stages = options.reference ? 1 : config.pipeline.stages;
     meta.clock = (options.executor == ExecutorKind::Threaded || options.transport) && !options.reference ? "wall" : "virtual";
     const std::string firstName = options.reference ? "reference" : first.schedule.name;
-    meta.title = firstName + " p=" + std::to_string(first.pipeline.stages) + " m="
-        + std::to_string(first.pipeline.microbatches) + " a=" + std::to_string(shownWindowOf(first));
+    meta.title = firstName + " p=" + std::to_string(first.pipeline.stages)
+        + " m=" + std::to_string(first.pipeline.microbatches) + " a=" + std::to_string(shownWindowOf(first));
     meta.attributes["schedule"] = firstName;
     meta.attributes["weights"] = std::string(weightPolicyName(firstSchedule->weights));
     if (!options.reference && !firstSchedule->onePerRank()) {

@@ -7,8 +7,8 @@
 namespace bs::runtime {
 namespace {
 
-PipelineSettings resolved(const std::string& name, int p, int m, int a, int v = 0,
-    MicrobatchChoice choice = MicrobatchChoice::AsGiven)
+PipelineSettings resolved(
+    const std::string& name, int p, int m, int a, int v = 0, MicrobatchChoice choice = MicrobatchChoice::AsGiven)
 {
     auto r = resolvePipeline(name, p, m, a, v, 0, choice);
     EXPECT_TRUE(r) << (r ? "" : r.error().describe());
