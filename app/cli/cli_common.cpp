@@ -74,12 +74,14 @@ Result<runtime::SimulationRequest> SimulationOptions::request(const std::string&
     req.microBatchSize = microBatchSize;
     const bool microbatchesGiven = microbatchesOption && microbatchesOption->count() > 0;
     const runtime::ScheduleInfo* info = runtime::findSchedule(scheduleName);
-    const bool window = info && info->takesAccumWindow();
-    if (window && accum > 0 && !microbatchesGiven) {
-        req.schedule.microbatches = accum; // a windowed schedule's global batch is one accumulation window
-    }
-    if (comparing && !window) {
+    if (comparing && info && !info->takesAccumWindow()) {
         req.schedule.accum = 0; // in a comparison, --accum only shapes the rows that take a window
+    }
+    // Without --microbatches, m comes from the window (a windowed schedule's global batch is one
+    // accumulation window); the catalogue's resolver says what (m, a) mean for this schedule.
+    if (auto pipeline = runtime::resolvePipeline(scheduleName, stages,
+            microbatchesGiven || req.schedule.accum == 0 ? microbatches : 0, req.schedule.accum, 0)) {
+        req.schedule.microbatches = pipeline->microbatches;
     }
     if (comparing && info
         && (!info->asynchronous || info->fixedDepth)) { // and --extra-depth the async rows that take it

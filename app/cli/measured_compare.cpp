@@ -105,8 +105,8 @@ Result<MeasuredRun> measureRunDir(const std::filesystem::path& dir)
     r.ranks = schedule->ranks();
     r.stagesPerRank = schedule->stagesPerRank();
     r.microbatches = c.pipeline.microbatches;
-    const runtime::ScheduleInfo* info = runtime::findSchedule(c.schedule.name);
-    r.accum = info && info->takesAccumWindow() ? c.pipeline.effectiveAccum() : 0;
+    const auto pipeline = runtime::resolvedPipeline(c);
+    r.accum = pipeline ? pipeline->accum() : 0;
     r.steps = static_cast<int>(loaded->metrics.size());
     r.microBatchSize = c.pipeline.microBatchSize;
     r.report = profiler::analyze(*loaded->trace, runtime::analysisOptionsFor(*schedule));

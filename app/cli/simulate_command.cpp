@@ -1,15 +1,17 @@
-#include "app/cli/option_checks.h"
 #include "app/cli/simulate_command.h"
 
 #include "app/cli/cli_common.h"
+#include "app/cli/goodput_runs.h"
 #include "app/cli/measured_compare.h"
+#include "app/cli/option_checks.h"
 #include "app/cli/table.h"
+#include "base/atomic_file.h"
 #include "profiler/analysis/report_json.h"
 #include "profiler/io/chrome_trace.h"
-#include "base/atomic_file.h"
 #include "runtime/plan/schedule/catalogue.h"
 #include "runtime/plan/schedule/csv_io.h"
 #include "runtime/plan/sim/cost_model.h"
+#include "runtime/plan/sim/tuner.h"
 
 #include <algorithm>
 #include <iostream>
@@ -103,12 +105,30 @@ struct SimulateCommand
     std::string csvOut;
     std::string csvIn;
     std::string traceOut;
+    std::vector<std::string> calibrateFrom; ///< --calibrate: the runs `tune --calibrate` fits
+    int importedMicroBatchSize = 1;
 
     int run() const
     {
         auto request = sim.request(sim.schedule);
         if (!request) {
             return reportError(request.error());
+        }
+        std::string calibration;
+        if (!calibrateFrom.empty()) { // the same fit as tune's, at this b (tune_command.cpp)
+            auto fit = calibrationFromRuns(calibrateFrom, sim.schedule, importedMicroBatchSize);
+            if (!fit) {
+                return reportError(fit.error());
+            }
+            request->costs = runtime::withFittedTimes(std::move(request->costs), *fit, request->microBatchSize);
+            calibration = fit->describe();
+        }
+        // The steady state's throughput, as tune ranks by (a generated schedule only).
+        std::optional<runtime::SteadyThroughput> steady;
+        if (csvIn.empty()) {
+            if (auto st = runtime::steadyThroughput(*request)) {
+                steady = *st;
+            }
         }
         Result<runtime::SimulationResult> result = makeError(ErrorCode::Internal, "not run");
         if (!csvIn.empty()) {
@@ -138,11 +158,28 @@ struct SimulateCommand
         if (json) {
             nlohmann::json out = simulationJson(*result, sim.microBatchSize, request->costs.bytesKnown);
             if (!sim.model.empty() && profile) { // costs came from the profile: say where its numbers come from
-                out["device_profile"] = {{"name", profile->name}, {"source", profile->source}};
+                out["device_profile"] = {
+                    {"name", profile->name}, {"source", calibration.empty() ? profile->source : calibration}};
+            }
+            if (steady) {
+                out["steady_reached"] = steady->reached;
+                out["steady_throughput_samples_per_s"] = steady->samplesPerSecond;
+            }
+            if (!calibration.empty()) {
+                out["calibration"] = calibration;
             }
             std::cout << out.dump(2) << '\n';
         } else {
             printSimulation(*result, request->costs.bytesKnown, std::cout);
+            if (steady) {
+                std::cout << (steady->reached ? "steady throughput " + fixed(steady->samplesPerSecond, 1) + " samples/s"
+                                              : "no steady state within " + std::to_string(steady->batchesSimulated)
+                            + " batches (" + fixed(steady->samplesPerSecond, 1) + " samples/s over them)")
+                          << '\n';
+            }
+            if (!calibration.empty()) {
+                std::cout << calibration << '\n';
+            }
             if (!sim.model.empty() && profile) {
                 std::cout << "device profile " << profile->name << ": " << profile->source << '\n';
             }
@@ -289,6 +326,14 @@ void addSimulationCommands(CLI::App& app, int& exitCode, TrainComparison train)
     sim->add_option("--csv", simulate->csvOut, "Write the schedule as a PyTorch-style per-rank CSV");
     sim->add_option("--schedule-csv", simulate->csvIn, "Simulate the schedule in this CSV instead of generating one");
     sim->add_option("--trace", simulate->traceOut, "Write a Chrome/Perfetto trace JSON");
+    sim->add_option("--calibrate", simulate->calibrateFrom,
+           "Run directories or rank-trace folders whose measured action times replace the device profile's: "
+           "the calibration `tune --calibrate` uses")
+        ->delimiter(',')
+        ->check(CLI::ExistingDirectory);
+    sim->add_option("--calibrate-micro-batch-size", simulate->importedMicroBatchSize,
+           "Micro-batch size the imported job of --calibrate ran with")
+        ->check(integerIn(1, 1 << 20));
     sim->callback([simulate, &exitCode] { exitCode = simulate->run(); });
 
     auto compare = std::make_shared<CompareCommand>();

@@ -1,7 +1,7 @@
 #include "app/cli/tune_command.h"
 
 #include "app/cli/cli_common.h"
-#include "app/cli/imported_what_if.h"
+#include "app/cli/goodput_runs.h"
 #include "app/cli/option_checks.h"
 #include "app/cli/partition_option.h"
 #include "app/cli/table.h"
@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -32,51 +33,14 @@ struct TuneCommand
     std::vector<std::string> calibrateFrom; ///< run directories whose traces calibrate the search
 
     int importedMicroBatchSize = 1; ///< micro-batch size of imported jobs (traces do not say)
+    std::optional<double> targetLoss; ///< --target-loss: the validation loss time to target counts to
+    std::string objective; ///< --objective; empty = time-to-target when a target is given, else throughput
 
-    // The measured per-stage action times of the runs in `calibrateFrom`, fitted in b the way the
-    // GUI's calibration is (runtime::fitCostsFor: the tuned schedule's own runs when there are any).
-    // A folder of torch.profiler rank traces (no config.toml) is imported as the user's own job.
+    // The measured per-stage action times of the runs in `calibrateFrom` (calibrationFromRuns():
+    // the same fit `simulate --calibrate` uses).
     Status calibrate()
     {
-        std::vector<runtime::CostSample> samples;
-        for (const std::string& path : calibrateFrom) {
-            if (auto listed = profiler::kineto::listRankTraces(path);
-                listed && !std::filesystem::exists(std::filesystem::path(path) / "config.toml")) {
-                auto job = profiler::kineto::importKinetoJob({path});
-                if (!job) {
-                    return job.error();
-                }
-                for (const std::string& warning : job->warnings) {
-                    std::cerr << "warning: " << path << ": " << warning << '\n';
-                }
-                auto measured = measuredCostsOfImportedJob(*job);
-                if (!measured) {
-                    return measured.error();
-                }
-                auto own = replayParamsOf(*job); // the catalogue's schedule of the job's PyTorch class
-                if (!own) {
-                    return own.error();
-                }
-                samples.push_back(
-                    runtime::CostSample{path, own->name, importedMicroBatchSize, std::move(measured).value()});
-                continue;
-            }
-            auto dir = runtime::readRunDir(path);
-            if (!dir) {
-                return dir.error();
-            }
-            auto trace = runtime::readRunTrace(*dir);
-            if (!trace) {
-                return trace.error();
-            }
-            auto measured = runtime::measuredCosts(**trace, dir->config.pipeline.stages);
-            if (!measured) {
-                return measured.error();
-            }
-            samples.push_back(runtime::CostSample{
-                path, dir->config.schedule.name, dir->config.pipeline.microBatchSize, std::move(measured).value()});
-        }
-        auto fit = runtime::fitCostsFor(samples, schedule);
+        auto fit = calibrationFromRuns(calibrateFrom, schedule, importedMicroBatchSize);
         if (!fit) {
             return fit.error();
         }
@@ -90,6 +54,21 @@ struct TuneCommand
             if (Status s = calibrate(); !s) {
                 return reportError(s.error());
             }
+        }
+        const std::string goal = !objective.empty() ? objective : targetLoss ? "time-to-target" : "throughput";
+        request.objective =
+            goal == "time-to-target" ? runtime::TuneObjective::TimeToTarget : runtime::TuneObjective::Throughput;
+        std::string statistics; // what the time-to-target figures come from, or why there are none
+        if (auto stats = goodputFromRuns(calibrateFrom, targetLoss)) {
+            request.goodput = std::move(stats).value();
+            statistics = request.goodput->describe();
+        } else if (request.objective == runtime::TuneObjective::TimeToTarget) {
+            return reportError(
+                makeError(ErrorCode::InvalidArgument, "objective time-to-target: " + stats.error().message,
+                    "--calibrate RUN_DIR of a run of this version (it records the noise scale), or --objective "
+                    "throughput"));
+        } else {
+            statistics = "no time to target: " + stats.error().message;
         }
         auto shape = gptPreset(model);
         if (!shape) {
@@ -126,19 +105,22 @@ struct TuneCommand
         if (json) {
             nlohmann::json top = nlohmann::json::array();
             for (const auto& c : result->top) {
-                top.push_back({{"accum", c.accum},
-                               {"micro_batch_size", c.microBatchSize},
-                               {"global_batch", c.accum * c.microBatchSize},
-                               {"throughput_samples_per_s", c.throughputSamplesPerSecond},
-                               {"bubble_fraction", c.bubbleFraction},
-                               {"peak_memory_bytes", c.peakMemoryBytes},
-                               {"lag_bound", c.lagBound}});
+                top.push_back({{"accum", c.accum}, {"micro_batch_size", c.microBatchSize},
+                    {"global_batch", c.accum * c.microBatchSize},
+                    {"throughput_samples_per_s", c.throughputSamplesPerSecond}, {"bubble_fraction", c.bubbleFraction},
+                    {"peak_memory_bytes", c.peakMemoryBytes}, {"lag_bound", c.lagBound}, {"steady", c.steady},
+                    {"batch_per_update", c.batchPerUpdate}, {"efficiency", c.efficiency},
+                    {"staleness_factor", c.stalenessFactor},
+                    {"time_to_target_s", c.timeToTargetS ? nlohmann::json(*c.timeToTargetS) : nlohmann::json()},
+                    {"time_to_target_spread_s", c.timeToTargetSpreadS}});
             }
             std::cout << nlohmann::json{{"schedule", schedule},
                 {"calibration", request.calibration ? request.calibration->describe() : "device profile " + device},
                 {"evaluated", result->evaluated}, {"rejected_by_memory", result->rejectedByMemory},
                 {"rejected_by_lag", result->rejectedByLag}, {"rejected_by_batch", result->rejectedByBatch},
-                {"top", top}, {"stages_per_rank", request.base.stagesPerRank}, {"recompute", request.base.recompute},
+                {"objective", goal}, {"statistics", statistics},
+                {"target_loss", targetLoss ? nlohmann::json(*targetLoss) : nlohmann::json()}, {"top", top},
+                {"stages_per_rank", request.base.stagesPerRank}, {"recompute", request.base.recompute},
                 {"units_per_stage", request.base.unitsPerStage},
                 {"device_profile",
                     {{"name", profile->name},
@@ -147,12 +129,20 @@ struct TuneCommand
                       << '\n';
             return kExitOk;
         }
-        Table table({"a", "b", "G", "samples/s", "bubble", "peak memory", "drift bound"});
+        const bool relative = request.goodput && !request.goodput->hasSamplesMin();
+        Table table({"a", "b", "G", "B/update", "samples/s", "bubble", "efficiency", "staleness",
+            relative ? "time to target (x E_min)" : "time to target", "peak memory", "lag bound"});
         for (const auto& c : result->top) {
+            std::string time = "-";
+            if (c.timeToTargetS) {
+                time = relative ? fixed(*c.timeToTargetS * 1e3, 3) + " ms ± " + fixed(c.timeToTargetSpreadS * 1e3, 3)
+                                : fixed(*c.timeToTargetS, 1) + " s ± " + fixed(c.timeToTargetSpreadS, 1);
+            }
             table.addRow({std::to_string(c.accum), std::to_string(c.microBatchSize),
-                          std::to_string(c.accum * c.microBatchSize), fixed(c.throughputSamplesPerSecond, 1),
-                          percent(c.bubbleFraction), bytesOrUnits(c.peakMemoryBytes, true),
-                          std::to_string(c.lagBound) + " update(s)"});
+                std::to_string(c.accum * c.microBatchSize), std::to_string(c.batchPerUpdate),
+                fixed(c.throughputSamplesPerSecond, 1) + (c.steady ? "" : " (not steady)"), percent(c.bubbleFraction),
+                request.goodput ? fixed(c.efficiency, 3) : "-", request.goodput ? fixed(c.stalenessFactor, 3) : "-",
+                time, bytesOrUnits(c.peakMemoryBytes, true), std::to_string(c.lagBound) + " update(s)"});
         }
         std::cout << schedule << " on " << request.base.stages
                   << (request.base.stagesPerRank > 0
@@ -167,6 +157,12 @@ struct TuneCommand
                   << result->rejectedByBatch << " by batch" << (request.base.recompute ? "; activation recompute" : "")
                   << (request.base.unitsPerStage.empty() ? "" : "; partition " + partition) << "\n\n"
                   << (result->top.empty() ? "no (a, b) fits: raise --max-lag or --memory-budget\n" : table.render());
+        std::cout << "\nranked by " << goal
+                  << (targetLoss ? " (target validation loss " + fixed(*targetLoss, 3) + ")" : "")
+                  << "; throughput is the simulator's steady state; " << statistics << '\n';
+        if (relative && request.objective == runtime::TuneObjective::TimeToTarget) {
+            std::cout << "(no run reached the target: times are per E_min samples, for ranking)\n";
+        }
         if (!request.calibration) {
             std::cout << "\ndevice profile " << profile->name << ": " << profile->source << '\n';
         }
@@ -201,9 +197,22 @@ void addTuneCommand(CLI::App& app, int& exitCode)
     sub->add_option("--global-batch", cmd->request.globalBatch, "Only a·b equal to this (0 = any)")
         ->capture_default_str()
         ->check(integerIn(0, 1 << 30));
-    sub->add_option("--accum-values", cmd->request.accumValues, "Values of a to try")->delimiter(',');
-    sub->add_option("--micro-batch-sizes", cmd->request.microBatchSizes, "Values of b to try")->delimiter(',');
-    sub->add_option("-n,--batches", cmd->request.base.batches, "Global batches simulated per candidate")
+    sub->add_option("--accum-values", cmd->request.accumValues, "Values of a to try")
+        ->delimiter(',')
+        ->check(integerIn(1, runtime::limits::kMaxMicrobatches));
+    sub->add_option("--micro-batch-sizes", cmd->request.microBatchSizes, "Values of b to try")
+        ->delimiter(',')
+        ->check(integerIn(1, 1 << 20));
+    sub->add_option("--target-loss", cmd->targetLoss,
+           "Validation loss that counts as reached: the --calibrate runs that reached it fit samples to target, "
+           "and time to target becomes the objective")
+        ->check(finiteIn(0, 1e6, ""));
+    sub->add_option("--objective", cmd->objective,
+           "time-to-target (samples to target from the measured noise scale and staleness / steady throughput; "
+           "the default with --target-loss) or throughput")
+        ->check(CLI::IsMember({"time-to-target", "throughput"}));
+    sub->add_option("-n,--batches", cmd->request.base.batches,
+           "Global batches simulated per candidate for bubble, memory and lag (throughput: the steady state)")
         ->capture_default_str()
         ->check(integerIn(1, 100'000));
     sub->add_option("--keep", cmd->request.keep, "How many candidates to show")

@@ -36,14 +36,9 @@ Report analyze(const TraceSnapshot& trace, const AnalysisOptions& options)
     // Sizes from the trace's extent, which the store keeps as events are appended.
     const int stages = laneCountOf(trace);
     const int maxMb = std::max(0, trace.extent().maxMicrobatch);
-    // Stages per lane, from the trace's own metadata (the simulator writes it; other traces have
-    // one stage per lane). Bounded: a hand-edited file cannot make the slots explode.
-    int chunks = 1;
-    if (const auto it = trace.meta().attributes.find("stages_per_rank"); it != trace.meta().attributes.end()) {
-        int v = 1;
-        const auto [ptr, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
-        chunks = ec == std::errc() && ptr == it->second.data() + it->second.size() ? std::clamp(v, 1, 64) : 1;
-    }
+    // Stages per lane, from the trace's own metadata (the simulator and the runtime set it; other
+    // traces have one stage per lane). Readers bound it; clamped again for a hand-built meta.
+    const int chunks = std::clamp(trace.meta().stagesPerLane, 1, kMaxStagesPerLane);
     const auto lanes = static_cast<std::size_t>(stages);
 
     // Pass 1, one walk of the trace: the time span, each lane's facts, the transfers.

@@ -1,13 +1,13 @@
 // readChromeTrace: nlohmann's SAX parser feeds TraceSax, which hands over one RawEvent at a time;
 // TraceBuilder converts it, strictly for our own files and leniently for foreign ones. No JSON tree
 // is built for events, so 10^6 events cost one pass over the text.
-#include "profiler/io/chrome_trace.h"
-
 #include "base/bounded_read.h"
+#include "profiler/io/chrome_trace.h"
 #include "profiler/io/event_name.h"
 #include "profiler/io/micros.h"
 #include "profiler/io/trace_sax_p.h"
 
+#include <charconv>
 #include <limits>
 
 namespace bs::profiler {
@@ -70,6 +70,30 @@ public:
                 return fail("otherData.attributes." + key, "must be a string");
             }
             meta.attributes[key] = value.get<std::string>();
+        }
+        return readStagesPerLane(other);
+    }
+
+    // otherData.stages_per_lane (1 when absent). Files written before it was a number carry it as
+    // the string attribute "stages_per_rank": read once here, with the same bound.
+    bool readStagesPerLane(const json& other)
+    {
+        TraceMeta& meta = m_trace.meta;
+        const std::string allowed = "an integer in 1.." + std::to_string(kMaxStagesPerLane);
+        if (const auto field = other.find("stages_per_lane"); field != other.end()) {
+            if (!field->is_number_integer() || field->get<std::int64_t>() < 1
+                || field->get<std::int64_t>() > kMaxStagesPerLane) {
+                return fail("otherData.stages_per_lane", "must be " + allowed);
+            }
+            meta.stagesPerLane = field->get<int>();
+        } else if (const auto old = meta.attributes.find("stages_per_rank"); old != meta.attributes.end()) {
+            int v = 0;
+            const auto [ptr, ec] = std::from_chars(old->second.data(), old->second.data() + old->second.size(), v);
+            if (ec != std::errc() || ptr != old->second.data() + old->second.size() || v < 1 || v > kMaxStagesPerLane) {
+                return fail("otherData.attributes.stages_per_rank", "must be " + allowed);
+            }
+            meta.stagesPerLane = v;
+            meta.attributes.erase(old);
         }
         return true;
     }

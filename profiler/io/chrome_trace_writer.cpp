@@ -18,6 +18,9 @@ void writeMeta(detail::JsonOut& j, const TraceMeta& meta)
     j.raw(",\"stages\":").integer(meta.stages);
     j.raw(",\"clock\":").string(meta.clock);
     j.raw(",\"title\":").string(meta.title);
+    if (meta.stagesPerLane != 1) {
+        j.raw(",\"stages_per_lane\":").integer(meta.stagesPerLane);
+    }
     j.raw(",\"attributes\":{");
     bool first = true;
     for (const auto& [key, value] : meta.attributes) {

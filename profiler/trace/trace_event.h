@@ -9,6 +9,10 @@ namespace bs::profiler {
 
 using TimeNs = std::int64_t;
 
+/// Most model stages one lane (a rank) may hold: a trace's stages per lane (TraceMeta) and the
+/// runtime's pipeline.stages_per_rank share this bound.
+inline constexpr int kMaxStagesPerLane = 16;
+
 /// What a compute event did. Letters match PyTorch pipelining (F, B, I, W) plus U for updates.
 enum class EventKind : std::uint8_t {
     Forward,

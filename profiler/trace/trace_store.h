@@ -28,6 +28,10 @@ struct TraceMeta
     std::string clock = "virtual"; ///< "virtual" (simulated/serial stage clocks) or "wall"
     std::string title;             ///< e.g. "paci a=8 p=8 m=8"
     std::map<std::string, std::string> attributes; ///< free-form: schedule, accum, weight policy...
+    /// Model stages each lane (rank) holds, 1..kMaxStagesPerLane: interleaved and V placements
+    /// hold several (the analysis keeps a slot per micro-batch and stage, the timeline shades
+    /// each). A typed value: trace files carry it as otherData.stages_per_lane.
+    int stagesPerLane = 1;
 };
 
 inline constexpr std::size_t kTraceChunkSize = 1u << 18; // events per chunk (10 MiB)

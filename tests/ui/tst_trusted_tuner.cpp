@@ -371,7 +371,7 @@ void TestTrustedTuner::exportFollowsTheOpenedRun()
     auto written = bs::runtime::loadRunConfig(fromQt(toml));
     QVERIFY(written);
     QCOMPARE(written->schedule.name, std::string("paci"));
-    QCOMPARE(written->pipeline.effectiveAccum(), 4);
+    QCOMPARE(bs::runtime::shownWindowOf(*written), 4);
     QCOMPARE(written->pipeline.microBatchSize, 2);
     QCOMPARE(written->training.steps, 3);
     QCOMPARE(written->model.shape.dModel, 32); // the run's own model, not the panel's preset

@@ -332,8 +332,7 @@ StageChartData chartDataOf(const PredictedRun& run, std::int64_t budget)
     chart.memoryBudgetBytes = budget;
     // The lanes are ranks when the trace says it has several stages per lane (the simulator and the
     // runtime put a rank's chunks on one lane); an imported job's trace has a lane per stage.
-    chart.perRank = !run.result.schedule.onePerRank() && run.result.trace
-        && run.result.trace->meta().attributes.count("stages_per_rank") > 0;
+    chart.perRank = !run.result.schedule.onePerRank() && run.result.trace && run.result.trace->meta().stagesPerLane > 1;
     chart.memoryKnown = run.memoryKnown;
     return chart;
 }

@@ -72,9 +72,7 @@ std::shared_ptr<const TimelineIndex> TimelineIndex::build(
     });
     index->m_stages = stages;
     const auto& attributes = snap->meta().attributes;
-    if (auto it = attributes.find("stages_per_rank"); it != attributes.end()) {
-        index->m_stagesPerRank = std::clamp(std::atoi(it->second.c_str()), 1, 255);
-    }
+    index->m_stagesPerRank = std::clamp(snap->meta().stagesPerLane, 1, profiler::kMaxStagesPerLane);
     if (auto it = attributes.find("placement"); it != attributes.end() && index->m_stagesPerRank > 1) {
         // Chunk c of a rank is its c-th stage in stage order (as the scheduler core tags it).
         if (const auto placement = runtime::placementFromName(it->second)) {

@@ -286,14 +286,14 @@ WhatIfConfig TuningPanel::config() const
     }
     c.deviceProfile = fromQt(m_device->currentData().toString());
     run.device.name = fromQt(m_runDevice->currentData().toString());
-    if (m_accum->value() != c.accum()) { // the slider is the window a; moving it makes m = a
-        run.pipeline.microbatches = m_accum->value();
-        run.pipeline.accum = 0;
-    }
-    const runtime::ScheduleInfo* info = runtime::findSchedule(run.schedule.name);
-    if (run.pipeline.accum != 0 && !(info && info->takesAccumWindow())) {
-        run.pipeline.microbatches = run.pipeline.accum; // what the slider shows: a = m for this schedule
-        run.pipeline.accum = 0;
+    // The slider is the window a; moving it makes m whole windows of a (for a schedule without a
+    // window, a is its m). The catalogue's resolver says what (p, m, a, v) mean.
+    const bool moved = m_accum->value() != c.accum();
+    if (auto pipeline = runtime::resolvePipeline(run.schedule.name, run.pipeline.stages,
+            moved ? 0 : run.pipeline.microbatches, moved ? m_accum->value() : run.pipeline.accum,
+            run.pipeline.stagesPerRank, run.pipeline.extraDepth, runtime::MicrobatchChoice::WholeWindows)) {
+        run.pipeline.microbatches = pipeline->microbatches;
+        run.pipeline.accum = pipeline->window == pipeline->microbatches ? 0 : pipeline->accum();
     }
     run.pipeline.microBatchSize = m_microBatch->value();
     c.batches = m_batches->value();
@@ -515,6 +515,7 @@ void TuningPanel::suggest()
         request.accumValues = std::move(accepted);
     }
     request.maxLag = m_maxLag->value();
+    request.steadyState = false; // the what-if's figures (its batches), so a picked row predicts what it listed
     request.memoryBudgetBytes = c.memoryBudgetBytes;
     if (c.calibration) { // rank by what this machine measured, exactly as the slider predictions do
         request.calibration = c.calibration->fitFor(c.schedule());

@@ -33,16 +33,13 @@ runtime::RunConfig defaultWhatIfRun()
 runtime::RunConfig toRunConfig(const WhatIfConfig& c)
 {
     runtime::RunConfig rc = c.run;
-    const runtime::ScheduleInfo* info = runtime::findSchedule(rc.schedule.name);
-    rc.pipeline.accum = info && info->takesAccumWindow() ? rc.pipeline.effectiveAccum() : 0;
-    if (rc.pipeline.accum > 0) {
-        // The window slider sets m = a; where the schedule refuses that m (paci-interleaved: a
-        // multiple of p), the run takes the m the what-if simulates: whole windows, as its rules allow.
-        const int p = rc.pipeline.stages;
-        const int m = rc.pipeline.microbatches;
-        if (m % rc.pipeline.accum != 0 || !info->acceptsMicrobatches(p, m, rc.pipeline.extraDepth)) {
-            rc.pipeline.microbatches = info->microbatchesForWindow(p, rc.pipeline.accum, rc.pipeline.extraDepth);
-        }
+    // The window slider sets m = a; where the schedule refuses that m (paci-interleaved: a
+    // multiple of p), the run takes the m the what-if simulates: whole windows, as its rules allow.
+    const runtime::PipelineConfig& p = rc.pipeline;
+    if (auto pipeline = runtime::resolvePipeline(rc.schedule.name, p.stages, p.microbatches, p.accum, p.stagesPerRank,
+            p.extraDepth, runtime::MicrobatchChoice::WholeWindows)) {
+        rc.pipeline.microbatches = pipeline->microbatches;
+        rc.pipeline.accum = pipeline->accum();
     }
     return rc;
 }
@@ -145,8 +142,8 @@ Result<PredictedRun> predictRun(const WhatIfConfig& config, const std::string& s
     PredictedRun run;
     // The a simulated: the window, or m for a schedule without one (a baseline that refuses m = a takes more).
     const runtime::ScheduleParams& params = simulated->schedule.params;
-    const runtime::ScheduleInfo* info = runtime::findSchedule(schedule);
-    const int window = info && info->takesAccumWindow() ? params.accum : params.microbatches;
+    const auto pipeline = runtime::resolvePipeline(params.name, params.stages, params.microbatches, params.accum, 0);
+    const int window = pipeline ? pipeline->shownWindow() : params.microbatches;
     run.label = runLabel(schedule, window, config.microBatchSize(), simulated->schedule.stagesPerRank());
     const auto options = runtime::analysisOptionsFor(simulated->schedule, &request->costs);
     run.staticBytes = options.staticBytes;

@@ -39,7 +39,7 @@ struct WhatIfConfig
     int unitCostsMicroBatch = 0;
 
     /// The accumulation window simulated: pipeline.accum, or m when it is 0.
-    int accum() const { return run.pipeline.effectiveAccum(); }
+    int accum() const { return runtime::shownWindowOf(run); }
     int microBatchSize() const { return run.pipeline.microBatchSize; }
     const std::string& schedule() const { return run.schedule.name; }
     int globalBatch() const { return accum() * microBatchSize(); }

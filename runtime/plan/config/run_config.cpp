@@ -56,6 +56,18 @@ ScheduleParams toScheduleParams(const RunConfig& config)
     return params;
 }
 
+Result<PipelineSettings> resolvedPipeline(const RunConfig& config)
+{
+    const PipelineConfig& p = config.pipeline;
+    return resolvePipeline(config.schedule.name, p.stages, p.microbatches, p.accum, p.stagesPerRank, p.extraDepth);
+}
+
+int shownWindowOf(const RunConfig& config)
+{
+    const auto pipeline = resolvedPipeline(config);
+    return pipeline ? pipeline->shownWindow() : config.pipeline.microbatches;
+}
+
 int stagesPerRankOf(const RunConfig& config)
 {
     const ScheduleInfo* info = findSchedule(config.schedule.name);

@@ -4,6 +4,7 @@
 // torch-free and Qt-free; TOML I/O lives in config_toml.h, checks in config_validate.h.
 
 #include "runtime/plan/common/gpt_shape.h"
+#include "runtime/plan/schedule/catalogue.h"
 #include "runtime/plan/schedule/schedule.h"
 
 #include <cstdint>
@@ -53,8 +54,6 @@ struct PipelineConfig
     std::vector<int> partitionUnits; ///< partition == "explicit": layer units per stage, each >= 1
     double memoryBudgetMiB = 0.0; ///< per-stage bound for the measured partition; 0 = none
 
-    /// The accumulation window actually used: accum, or m when accum is 0.
-    int effectiveAccum() const { return accum == 0 ? microbatches : accum; }
     friend bool operator==(const PipelineConfig&, const PipelineConfig&) = default;
 };
 
@@ -162,6 +161,13 @@ DeviceSpec parseDeviceName(const std::string& name);
 
 /// The schedule generator's knobs for this config (batches = training.steps).
 ScheduleParams toScheduleParams(const RunConfig& config);
+
+/// [schedule] and [pipeline] as the catalogue reads them (resolvePipeline(), m and a as given):
+/// m, the update window, v, the batch per update. Errors name the field.
+Result<PipelineSettings> resolvedPipeline(const RunConfig& config);
+/// The accumulation window a as labels and the what-if's slider show it: PACI's window, m for a
+/// schedule without one (PipelineSettings::shownWindow(); m when the config does not resolve).
+int shownWindowOf(const RunConfig& config);
 
 /// v: model stages (chunks) each rank holds under this config's schedule (the catalogue's
 /// default when pipeline.stages_per_rank is 0; 1 for an unknown schedule).

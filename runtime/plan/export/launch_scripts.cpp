@@ -38,7 +38,7 @@ std::string summaryLine(const RunConfig& c)
     std::ostringstream out;
     out << c.schedule.name << ", p=" << c.pipeline.stages << ", m=" << c.pipeline.microbatches;
     if (const ScheduleInfo* info = findSchedule(c.schedule.name); info && info->takesAccumWindow()) {
-        out << ", a=" << c.pipeline.effectiveAccum();
+        out << ", a=" << shownWindowOf(c);
     }
     out << ", b=" << c.pipeline.microBatchSize << ", model=" << (c.model.preset.empty() ? "custom" : c.model.preset)
         << ", device=" << c.device.name;

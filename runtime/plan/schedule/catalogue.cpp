@@ -345,6 +345,79 @@ int paciLagBound(int stages, int stage, int accum, int extraDepth)
     return std::max(0, paci::maxLag(stages, stage, accum, extraDepth));
 }
 
+ScheduleParams PipelineSettings::params(int batches) const
+{
+    ScheduleParams p;
+    p.name = info->name;
+    p.stages = ranks;
+    p.microbatches = microbatches;
+    p.accum = accum();
+    p.batches = batches;
+    p.extraDepth = extraDepth;
+    p.stagesPerRank = info->multiStage() ? stagesPerRank : 0;
+    return p;
+}
+
+Result<PipelineSettings> resolvePipeline(const std::string& schedule, int ranks, int microbatches, int accum,
+    int stagesPerRank, int extraDepth, MicrobatchChoice choice)
+{
+    const ScheduleInfo* info = findSchedule(schedule);
+    if (!info) {
+        return badParam("schedule", "unknown schedule '" + schedule + "'", allowedNames());
+    }
+    if (ranks < 1 || ranks > kMaxStages) {
+        return badParam("stages", "got " + std::to_string(ranks), "1.." + std::to_string(kMaxStages));
+    }
+    if (microbatches < 0 || microbatches > kMaxMicrobatches) {
+        return badParam("microbatches", "got " + std::to_string(microbatches),
+            "1.." + std::to_string(kMaxMicrobatches) + ", or 0 for 'from the accumulation window'");
+    }
+    if (accum < 0 || accum > kMaxMicrobatches) {
+        return badParam("accum", "got " + std::to_string(accum),
+            "1.." + std::to_string(kMaxMicrobatches) + ", or 0 for 'same as microbatches'");
+    }
+    if (microbatches == 0 && accum == 0) {
+        return badParam("microbatches", "neither microbatches nor the accumulation window is given", ">= 1");
+    }
+    if (Status v = checkStagesPerRank(*info, stagesPerRank); !v) {
+        return v.error();
+    }
+    PipelineSettings out;
+    out.info = info;
+    out.ranks = ranks;
+    out.stagesPerRank = info->stagesPerRank(stagesPerRank);
+    out.extraDepth = extraDepth;
+    const bool whole = choice == MicrobatchChoice::WholeWindows;
+    if (info->takesAccumWindow()) {
+        const int a = accum > 0 ? accum : microbatches;
+        int m = microbatches > 0 ? microbatches : a;
+        if (whole && (m % a != 0 || !info->acceptsMicrobatches(ranks, m, extraDepth))) {
+            m = info->microbatchesForWindow(ranks, a, extraDepth); // whole windows, as the rules allow
+        }
+        out.microbatches = m;
+        out.window = a;
+        return out;
+    }
+    // No window: the schedule updates once per m (flush, 2bw) or per micro-batch (pipedream,
+    // async-1f1b); an a given alone is its m ("a = m here").
+    int m = microbatches > 0 ? microbatches : accum;
+    if (accum > 0 && accum != m) {
+        if (!whole) {
+            return badParam("accum",
+                "only the " + scheduleNamesWhere([](const ScheduleInfo& i) { return i.takesAccumWindow(); })
+                    + " schedules take an accumulation window (got " + std::to_string(accum) + " for " + schedule + ")",
+                "0 or " + std::to_string(m) + " (= microbatches) for " + schedule);
+        }
+        m = accum;
+    }
+    if (whole && !info->acceptsMicrobatches(ranks, m, extraDepth)) {
+        m = info->microbatchesForWindow(ranks, m, extraDepth); // the next m its rules take
+    }
+    out.microbatches = m;
+    out.window = info->updateWindow(m, m);
+    return out;
+}
+
 Result<Schedule> generateUnvalidated(const ScheduleParams& input)
 {
     if (auto status = checkScheduleParams(input); !status) {

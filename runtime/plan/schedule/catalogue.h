@@ -2,6 +2,7 @@
 // Every schedule Bubblescope knows, generated as data for the requested (p, m, a, N, k), and the
 // rules each one brings (its traits). Every layer asks the catalogue instead of comparing names.
 
+#include "profiler/trace/trace_event.h"
 #include "runtime/plan/schedule/limits.h"
 #include "runtime/plan/schedule/schedule.h"
 
@@ -128,12 +129,60 @@ const ScheduleInfo* findScheduleByPyTorchClass(const std::string& pytorchClass);
 Result<ScheduleParams> paramsForPyTorchSchedule(
     const std::string& pytorchClass, int ranks, int stagesPerRank, int microbatches);
 
-/// Most stages one rank may hold (pipeline.stages_per_rank).
-inline constexpr int kMaxStagesPerRank = 16;
+/// Most stages one rank may hold (pipeline.stages_per_rank): the trace's own limit on stages per
+/// lane, so a run's v and an opened trace's are bounded alike.
+inline constexpr int kMaxStagesPerRank = profiler::kMaxStagesPerLane;
 
 /// pipeline.stages_per_rank = `v` for `info`'s placement (0: the schedule's own), as
 /// makeSchedule() checks it: InvalidArgument naming the field and the values allowed.
 Status checkStagesPerRank(const ScheduleInfo& info, int v);
+
+/// How resolvePipeline() takes a micro-batch count m that does not hold whole windows of a, or that
+/// the schedule's rules refuse.
+enum class MicrobatchChoice : std::uint8_t
+{
+    AsGiven, ///< keep m: makeSchedule() and the config's validation refuse it, naming the field (CLI, config)
+    WholeWindows, ///< the fewest m of whole windows the rules take (ScheduleInfo::microbatchesForWindow):
+                  ///< the what-if, the tuner and a run started from them
+};
+
+/// What (schedule, p, m, a, v) mean for one schedule: the one place that interprets the
+/// accumulation window a (CLI, config, GUI what-if, tuner and runs all resolve through it).
+struct PipelineSettings
+{
+    const ScheduleInfo* info = nullptr; ///< never null in a resolved value
+    int ranks = 1; ///< p
+    int stagesPerRank = 1; ///< v, resolved: the schedule's own when 0 was asked
+    int microbatches = 1; ///< m per global batch
+    /// Micro-batches behind one update of a stage: m for flush schedules and 2bw, a for PACI's
+    /// windows, 1 for per-micro-batch asynchronous schedules (pipedream, async-1f1b).
+    int window = 1;
+    int extraDepth = 0; ///< k
+
+    int stages() const { return ranks * stagesPerRank; }
+    /// What ScheduleParams::accum and pipeline.accum hold: the window for a schedule that takes
+    /// one, else 0 (the schedule's own).
+    int accum() const { return info->takesAccumWindow() ? window : 0; }
+    /// The a a user sees on the window slider and in labels: the window, or m for a schedule
+    /// whose update rule has no window (flush: a = m).
+    int shownWindow() const { return info->takesAccumWindow() ? window : microbatches; }
+    /// Samples behind one optimizer step of a stage ("batch per update"): m·b for flush schedules,
+    /// a·b for PACI, b for per-micro-batch asynchronous schedules. What the learning-rate rule and
+    /// the statistical model of time to target read.
+    long batchPerUpdate(int microBatchSize) const { return static_cast<long>(window) * microBatchSize; }
+    /// Samples per global batch: m·b.
+    long globalBatch(int microBatchSize) const { return static_cast<long>(microbatches) * microBatchSize; }
+    /// The generator's knobs for `batches` global batches (validated by makeSchedule()).
+    ScheduleParams params(int batches) const;
+};
+
+/// Resolves (schedule, p, m, a, v, k). m = 0: from the window (a for a windowed schedule; for one
+/// without a window, a is its m: "a = m here"). a = 0: m (no window beyond the batch). v = 0: the
+/// schedule's own. For a schedule without a window, an a other than m is refused (AsGiven) or
+/// taken as its m (WholeWindows). Errors (InvalidArgument) name the field: an unknown schedule,
+/// negative values, m and a both 0, or v outside the schedule's placement.
+Result<PipelineSettings> resolvePipeline(const std::string& schedule, int ranks, int microbatches, int accum,
+    int stagesPerRank, int extraDepth = 0, MicrobatchChoice choice = MicrobatchChoice::AsGiven);
 
 /// Generates and validates the named schedule. Bad parameters give ErrorCode::InvalidArgument
 /// whose context names the field and the allowed values.

@@ -59,7 +59,7 @@ profiler::TraceMeta traceMetaFor(const Schedule& schedule)
                  + (findSchedule(p.name) && findSchedule(p.name)->takesAccumWindow() ? " a=" + std::to_string(p.accum) : "")
                  + (schedule.onePerRank() ? "" : " v=" + std::to_string(schedule.stagesPerRank()));
     if (!schedule.onePerRank()) {
-        meta.attributes["stages_per_rank"] = std::to_string(schedule.stagesPerRank());
+        meta.stagesPerLane = schedule.stagesPerRank();
         meta.attributes["placement"] = std::string(placementName(schedule.placement));
     }
     meta.attributes["schedule"] = p.name;

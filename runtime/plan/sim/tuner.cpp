@@ -5,6 +5,7 @@
 #include "runtime/plan/sim/unit_cost_model.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace bs::runtime {
 
@@ -52,20 +53,15 @@ Result<SimulationRequest> makeGptRequest(const GptScenario& scenario)
     if (scenario.recompute) {
         *costs = withRecompute(*costs, scenario.shape, scenario.microBatchSize);
     }
-    SimulationRequest request;
-    request.schedule.name = scenario.schedule;
-    request.schedule.stages = scenario.stages;
     // Whole windows of a per batch, m as the schedule's rules allow (paci-interleaved at p = 4,
     // a = 2: m = 4); a schedule without a window updates every m, so its a is m.
-    int m = info->microbatchesForWindow(scenario.stages, scenario.accum, 0);
-    if (const int own = scenario.microbatches; info->takesAccumWindow() && own > 0 && own % scenario.accum == 0
-        && info->acceptsMicrobatches(scenario.stages, own, 0)) {
-        m = own;
+    auto pipeline = resolvePipeline(scenario.schedule, scenario.stages, scenario.microbatches, scenario.accum,
+        scenario.stagesPerRank, 0, MicrobatchChoice::WholeWindows);
+    if (!pipeline) {
+        return pipeline.error();
     }
-    request.schedule.microbatches = m;
-    request.schedule.accum = info->takesAccumWindow() ? scenario.accum : m;
-    request.schedule.batches = scenario.batches;
-    request.schedule.stagesPerRank = scenario.stagesPerRank; // costs per rank split over its v chunks
+    SimulationRequest request;
+    request.schedule = pipeline->params(scenario.batches); // costs per rank split over its v chunks
     request.costs = std::move(costs).value();
     request.microBatchSize = scenario.microBatchSize;
     return request;
@@ -85,8 +81,45 @@ int versionLagBound(const Schedule& schedule, const profiler::Report& report)
     return lag;
 }
 
+Result<SteadyThroughput> steadyThroughput(SimulationRequest request, int maxBatches)
+{
+    const auto makespanAt = [&](int batches) -> Result<double> {
+        request.schedule.batches = batches;
+        auto sim = simulate(request);
+        if (!sim) {
+            return sim.error();
+        }
+        return static_cast<double>(sim->report.makespan) * 1e-9;
+    };
+    SteadyThroughput out;
+    const double samplesPerBatch = static_cast<double>(request.schedule.microbatches) * request.microBatchSize;
+    for (int k = 2; k + 2 <= std::max(4, maxBatches); k *= 2) {
+        auto t0 = makespanAt(k);
+        auto t1 = t0 ? makespanAt(k + 1) : t0;
+        auto t2 = t1 ? makespanAt(k + 2) : t1;
+        if (!t2) {
+            return t2.error();
+        }
+        const double d1 = *t1 - *t0;
+        const double d2 = *t2 - *t1;
+        out.batchesSimulated = k + 2;
+        out.batchPeriodS = d2;
+        out.samplesPerSecond = *t2 > 0 ? samplesPerBatch * (k + 2) / *t2 : 0;
+        if (d1 > 0 && std::abs(d2 - d1) <= 1e-6 * d1) {
+            out.reached = true;
+            out.samplesPerSecond = samplesPerBatch / d2;
+            return out;
+        }
+    }
+    return out;
+}
+
 Result<TuneResult> tune(const TuneRequest& request)
 {
+    if (request.objective == TuneObjective::TimeToTarget && !request.goodput) {
+        return makeError(ErrorCode::InvalidArgument, "objective time-to-target needs a measured noise scale",
+            "a run directory whose metrics carry \"noise\" (--calibrate / --noise-from), or objective throughput");
+    }
     // Validate the base scenario once, so a typo is an error and not "no candidates": the
     // request, and v (every candidate would be refused for it).
     if (auto base = makeGptRequest(request.base); !base) {
@@ -109,7 +142,7 @@ Result<TuneResult> tune(const TuneRequest& request)
             scenario.accum = a;
             scenario.microBatchSize = b;
             auto sim = makeGptRequest(scenario);
-            if (sim && sim->schedule.accum != a) {
+            if (sim && (sim->schedule.accum > 0 ? sim->schedule.accum : sim->schedule.microbatches) != a) {
                 ++result.rejectedByBatch; // a = m refused by the schedule's rules (interleaved: m a multiple of p)
                 continue;
             }
@@ -122,10 +155,18 @@ Result<TuneResult> tune(const TuneRequest& request)
                 ++result.rejectedByBatch;
                 continue;
             }
+            auto steady = request.steadyState ? steadyThroughput(*sim)
+                                              : Result<SteadyThroughput>(SteadyThroughput{false,
+                                                  simulated->throughputSamplesPerSecond, 0, sim->schedule.batches});
+            if (!steady) {
+                ++result.rejectedByBatch;
+                continue;
+            }
             TuneCandidate c;
             c.accum = a;
             c.microBatchSize = b;
-            c.throughputSamplesPerSecond = simulated->throughputSamplesPerSecond;
+            c.steady = steady->reached;
+            c.throughputSamplesPerSecond = steady->samplesPerSecond;
             c.bubbleFraction = simulated->report.bubbleFraction;
             for (const auto& stage : simulated->report.perStage) {
                 c.peakMemoryBytes = std::max(c.peakMemoryBytes, stage.peakMemoryBytes);
@@ -139,10 +180,28 @@ Result<TuneResult> tune(const TuneRequest& request)
                 ++result.rejectedByMemory;
                 continue;
             }
+            const ScheduleParams& params = sim->schedule;
+            if (auto pipeline = resolvePipeline(params.name, params.stages, params.microbatches, params.accum,
+                    params.stagesPerRank, params.extraDepth)) {
+                c.batchPerUpdate = pipeline->batchPerUpdate(b);
+            }
+            if (request.goodput && c.throughputSamplesPerSecond > 0) {
+                const GoodputModel& g = *request.goodput;
+                c.efficiency = g.efficiency(static_cast<double>(c.batchPerUpdate));
+                c.stalenessFactor = g.stalenessFactor(c.lagBound);
+                const double samples = g.samplesToTarget(static_cast<double>(c.batchPerUpdate), c.lagBound);
+                c.timeToTargetS = samples / c.throughputSamplesPerSecond;
+                c.timeToTargetSpreadS =
+                    *c.timeToTargetS * g.relativeSpread(static_cast<double>(c.batchPerUpdate), c.lagBound);
+            }
             feasible.push_back(c);
         }
     }
-    std::stable_sort(feasible.begin(), feasible.end(), [](const TuneCandidate& x, const TuneCandidate& y) {
+    const bool byTime = request.objective == TuneObjective::TimeToTarget;
+    std::stable_sort(feasible.begin(), feasible.end(), [byTime](const TuneCandidate& x, const TuneCandidate& y) {
+        if (byTime && x.timeToTargetS && y.timeToTargetS && *x.timeToTargetS != *y.timeToTargetS) {
+            return *x.timeToTargetS < *y.timeToTargetS;
+        }
         if (x.throughputSamplesPerSecond != y.throughputSamplesPerSecond) {
             return x.throughputSamplesPerSecond > y.throughputSamplesPerSecond;
         }

@@ -8,6 +8,7 @@
 #include "runtime/plan/partition/stage_partitioner.h"
 #include "runtime/plan/sim/cost_fit.h"
 #include "runtime/plan/sim/cost_model.h"
+#include "runtime/plan/sim/goodput.h"
 #include "runtime/plan/sim/simulator.h"
 
 #include <cstdint>
@@ -59,6 +60,28 @@ Result<SimulationRequest> makeGptRequest(const GptScenario& scenario);
 /// lagBound: PACI's ⌈(p−1+k)/a⌉ at stage 0, the worst).
 int versionLagBound(const Schedule& schedule, const profiler::Report& report);
 
+/// A schedule's steady throughput: samples per second once every batch takes the same time.
+struct SteadyThroughput
+{
+    bool reached = false; ///< false: no two successive batch increments agreed within the batches tried
+    double samplesPerSecond = 0; ///< reached: global batch / steady batch period
+    double batchPeriodS = 0;
+    int batchesSimulated = 0; ///< the longest simulation taken
+};
+
+/// Simulates `request` at K, K + 1 and K + 2 batches (K = 2, 4, 8, ... up to maxBatches) through
+/// simulate()'s public API until the makespan's two increments agree (relative 1e-6): the steady
+/// batch period, free of the warm-up and drain a fixed count of batches amortises. Not reached:
+/// reached = false and the throughput of the longest run taken.
+Result<SteadyThroughput> steadyThroughput(SimulationRequest request, int maxBatches = 64);
+
+/// What Suggest ranks by.
+enum class TuneObjective : std::uint8_t
+{
+    Throughput, ///< steady samples per second
+    TimeToTarget, ///< samples to target (GoodputModel) / steady throughput: needs TuneRequest::goodput
+};
+
 struct TuneRequest
 {
     GptScenario base; ///< schedule, stages, shape, device, batches
@@ -72,6 +95,14 @@ struct TuneRequest
     /// replace the device profile's, so the search ranks candidates by what this machine measured,
     /// exactly as the GUI's calibrated what-if predicts them. Unset: the device profile.
     std::optional<CostFit> calibration;
+    TuneObjective objective = TuneObjective::Throughput;
+    /// Throughput from the steady state (steadyThroughput()). false: from the `base.batches`
+    /// simulation, as the GUI's what-if still shows it, so its Suggest table and its what-if agree
+    /// until the what-if predicts the steady state too (issue 30, item 5).
+    bool steadyState = true;
+    /// The statistical model (measured noise scale, fitted staleness). Required for TimeToTarget;
+    /// with Throughput it still fills each candidate's efficiency and predicted time.
+    std::optional<GoodputModel> goodput;
 };
 
 struct TuneCandidate
@@ -82,6 +113,15 @@ struct TuneCandidate
     double bubbleFraction = 0;
     std::int64_t peakMemoryBytes = 0; ///< largest over stages
     int lagBound = 0; ///< versionLagBound() of this candidate
+    bool steady = false; ///< the throughput is the steady state's (else the longest simulation's)
+    long batchPerUpdate = 0; ///< samples behind one update (PipelineSettings::batchPerUpdate)
+    /// With TuneRequest::goodput: 1/(1 + B/B_noise), the staleness factor at lagBound, and the
+    /// predicted time to target (seconds; in units of E_min samples when the model has no E_min)
+    /// with one standard deviation.
+    double efficiency = 1;
+    double stalenessFactor = 1;
+    std::optional<double> timeToTargetS;
+    double timeToTargetSpreadS = 0;
 };
 
 struct TuneResult

@@ -104,8 +104,8 @@ Status RunSession::Impl::applyPending()
     change.step = stepsDone;
     change.firstMicrobatch = mbDone;
     change.time = virtualNow;
-    change.label = "apply: " + config.schedule.name + " m=" + std::to_string(config.pipeline.microbatches)
-        + " a=" + std::to_string(config.pipeline.effectiveAccum()) + " b=" + std::to_string(config.pipeline.microBatchSize);
+    change.label = "apply: " + config.schedule.name + " m=" + std::to_string(config.pipeline.microbatches) + " a="
+        + std::to_string(runtime::shownWindowOf(config)) + " b=" + std::to_string(config.pipeline.microBatchSize);
     change.config = config;
     profiler::TraceEvent marker;
     marker.start = virtualNow;

@@ -154,8 +154,8 @@ Result<RunSession> RunSession::create(const RunConfig& requested, const SessionO
     meta.stages = options.reference ? 1 : config.pipeline.stages;
     meta.clock = (options.executor == ExecutorKind::Threaded || options.transport) && !options.reference ? "wall" : "virtual";
     const std::string firstName = options.reference ? "reference" : first.schedule.name;
-    meta.title = firstName + " p=" + std::to_string(first.pipeline.stages) + " m="
-        + std::to_string(first.pipeline.microbatches) + " a=" + std::to_string(first.pipeline.effectiveAccum());
+    meta.title = firstName + " p=" + std::to_string(first.pipeline.stages)
+        + " m=" + std::to_string(first.pipeline.microbatches) + " a=" + std::to_string(shownWindowOf(first));
     meta.attributes["schedule"] = firstName;
     meta.attributes["weights"] = std::string(weightPolicyName(firstSchedule->weights));
     if (!options.reference && !firstSchedule->onePerRank()) {
@@ -163,9 +163,8 @@ Result<RunSession> RunSession::create(const RunConfig& requested, const SessionO
         // chunk) and the timeline shades each chunk. Without them an opened interleaved run mixed
         // its rank's chunks (one chunk's forward version overwrote the other's: wrong lag).
         const profiler::TraceMeta simulated = traceMetaFor(*firstSchedule);
-        for (const char* key : {"stages_per_rank", "placement"}) {
-            meta.attributes[key] = simulated.attributes.at(key);
-        }
+        meta.stagesPerLane = simulated.stagesPerLane;
+        meta.attributes["placement"] = simulated.attributes.at("placement");
     }
     impl->store.setMeta(meta);
     impl->meta = meta;

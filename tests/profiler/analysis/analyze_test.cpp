@@ -116,7 +116,7 @@ TEST(Analyze, TransfersIntoARankAreToldApartByChunk)
     };
     TraceMeta meta;
     meta.stages = 2;
-    meta.attributes["stages_per_rank"] = "2";
+    meta.stagesPerLane = 2;
     meta.attributes["placement"] = "loop";
     AnalysisOptions options;
     options.microbatchesPerBatch = 2;

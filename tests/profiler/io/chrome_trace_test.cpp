@@ -96,6 +96,31 @@ TEST(ChromeTrace, EmptyTraceIsValidJson)
     EXPECT_EQ(back->meta.stages, 0);
 }
 
+TEST(ChromeTrace, StagesPerLaneIsATypedBoundedField)
+{
+    TraceMeta meta;
+    meta.stages = 4;
+    meta.stagesPerLane = 2;
+    const std::string json = toChromeTraceJson(*makeSnapshot(meta, {}));
+    EXPECT_NE(json.find("\"stages_per_lane\":2"), std::string::npos);
+    Result<ChromeTrace> back = readChromeTrace(json);
+    ASSERT_TRUE(back) << back.error().describe();
+    EXPECT_EQ(back->meta.stagesPerLane, 2);
+    EXPECT_EQ(back->meta.attributes.count("stages_per_rank"), 0U);
+    // A file written when it was a string attribute reads the same, once, at the reader.
+    const std::string old = R"({"traceEvents":[],"otherData":{"bubblescope":1,"stages":4,"clock":"virtual","title":"",)"
+                            R"("attributes":{"stages_per_rank":"2"}}})";
+    Result<ChromeTrace> legacy = readChromeTrace(old);
+    ASSERT_TRUE(legacy) << legacy.error().describe();
+    EXPECT_EQ(legacy->meta.stagesPerLane, 2);
+    // Out of range: refused, naming the field (was silently clamped to 64 in the analysis).
+    std::string tooMany = json;
+    tooMany.replace(tooMany.find("\"stages_per_lane\":2"), 19, "\"stages_per_lane\":99");
+    Result<ChromeTrace> refused = readChromeTrace(tooMany);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().describe().find("stages_per_lane"), std::string::npos);
+}
+
 TEST(ChromeTrace, WrittenJsonHasTheChromeShape)
 {
     const std::vector<TraceEvent> events = {

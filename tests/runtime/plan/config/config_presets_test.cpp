@@ -19,7 +19,7 @@ TEST(ConfigPresets, DemoIsTinyPaciWithEightStagesAndAccumEight)
     EXPECT_EQ(c.model.preset, "tiny");
     EXPECT_EQ(c.schedule.name, "paci");
     EXPECT_EQ(c.pipeline.stages, 8);
-    EXPECT_EQ(c.pipeline.effectiveAccum(), 8);
+    EXPECT_EQ(runtime::shownWindowOf(c), 8);
     EXPECT_EQ(c.device.name, "cpu");
     EXPECT_TRUE(validate(c));
 }

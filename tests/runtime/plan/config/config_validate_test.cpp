@@ -277,9 +277,9 @@ TEST(ConfigValidate, ToScheduleParamsCopiesPipelineFields)
     EXPECT_EQ(p.accum, 3);
     EXPECT_EQ(p.extraDepth, 1);
     EXPECT_EQ(p.batches, 17);
-    EXPECT_EQ(config.pipeline.effectiveAccum(), 3);
+    EXPECT_EQ(runtime::shownWindowOf(config), 3);
     config.pipeline.accum = 0;
-    EXPECT_EQ(config.pipeline.effectiveAccum(), 6);
+    EXPECT_EQ(runtime::shownWindowOf(config), 6);
 }
 
 } // namespace

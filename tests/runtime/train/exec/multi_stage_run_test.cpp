@@ -244,7 +244,7 @@ TEST(MultiStageRun, RealTraceTellsTheAnalysisItsChunks)
     const Ran ran = train(config, false);
     ASSERT_TRUE(ran.trace);
     const auto& attributes = ran.trace->meta().attributes;
-    EXPECT_EQ(attributes.count("stages_per_rank") ? attributes.at("stages_per_rank") : "", "2");
+    EXPECT_EQ(ran.trace->meta().stagesPerLane, 2);
     EXPECT_EQ(attributes.count("placement") ? attributes.at("placement") : "", "loop");
     auto schedule = makeSchedule(toScheduleParams(config));
     ASSERT_TRUE(schedule) << schedule.error().describe();
