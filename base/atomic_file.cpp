@@ -1,6 +1,9 @@
 #include "base/atomic_file.h"
 
+#include "base/bounded_read.h"
+
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -42,10 +45,54 @@ Status syncPath(const std::filesystem::path& path, bool directory)
     return ok();
 }
 
+/// Where the bytes for `named` go. A symlink (a chain of them, as the kernel follows: at most 40)
+/// is followed, so the link stays and its target is replaced; a missing or regular final target is
+/// replaced by rename. Anything else is refused: renaming over a device, FIFO or socket would
+/// turn it into a regular file (run as root, `--csv /dev/full` did), and a directory is never an
+/// output file.
+Result<std::filesystem::path> outputTarget(const std::filesystem::path& named)
+{
+    std::filesystem::path path = named;
+    for (int hops = 0;; ++hops) {
+        struct stat info
+        {};
+        if (::lstat(path.c_str(), &info) != 0) {
+            if (errno == ENOENT) {
+                return path; // created by the rename (a dangling link's target too)
+            }
+            return ioError("cannot write", named, errno);
+        }
+        if (S_ISREG(info.st_mode)) {
+            return path;
+        }
+        if (!S_ISLNK(info.st_mode)) {
+            const std::string through = path == named ? std::string() : " (through the link, '" + path.string() + "')";
+            return makeError(ErrorCode::IoError,
+                "cannot write '" + named.string() + "'" + through + ": " + describeFileKind(info.st_mode)
+                    + "; name a regular file (outputs are written to a temp file and renamed, and a device, FIFO, "
+                      "socket or directory is never replaced)"); // one line: the message names the path
+        }
+        if (hops == 40) {
+            return ioError("cannot write", named, ELOOP);
+        }
+        std::error_code error;
+        const std::filesystem::path link = std::filesystem::read_symlink(path, error);
+        if (error) {
+            return ioError("cannot write", named, error.value());
+        }
+        path = link.is_absolute() ? link : path.parent_path() / link;
+    }
+}
+
 } // namespace
 
-Status writeFileAtomic(const std::filesystem::path& path, const std::function<Status(std::ostream&)>& produce)
+Status writeFileAtomic(const std::filesystem::path& named, const std::function<Status(std::ostream&)>& produce)
 {
+    const Result<std::filesystem::path> target = outputTarget(named);
+    if (!target) {
+        return target.error();
+    }
+    const std::filesystem::path& path = *target;
     const std::filesystem::path temp = tempPathFor(path);
     auto fail = [&](Status status) {
         std::error_code ignored;

@@ -13,7 +13,9 @@
 namespace bs {
 
 /// Replaces `path` with `contents` atomically. IoError (context: the path) on failure, in which
-/// case `path` is unchanged and no temp file is left behind.
+/// case `path` is unchanged and no temp file is left behind. A symlink is followed: its final
+/// target is replaced atomically and the link stays. A path that is (or links to) a device, FIFO,
+/// socket or directory is refused with an IoError saying what it is, before anything is written.
 Status writeFileAtomic(const std::filesystem::path& path, std::string_view contents);
 
 /// Streaming form: `produce` writes the contents. If it returns an error, or the stream fails,

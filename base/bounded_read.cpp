@@ -20,7 +20,9 @@ Error ioError(std::string_view what, const std::filesystem::path& path, const st
         path.string());
 }
 
-const char* kindOf(mode_t mode)
+} // namespace
+
+const char* describeFileKind(unsigned int mode)
 {
     if (S_ISDIR(mode)) {
         return "it is a directory";
@@ -36,6 +38,8 @@ const char* kindOf(mode_t mode)
     }
     return "it is not a regular file";
 }
+
+namespace {
 
 /// An open descriptor of a checked regular file, closed on scope exit.
 struct CheckedFd
@@ -63,7 +67,7 @@ Status openChecked(CheckedFd& out, const std::filesystem::path& path, std::uint6
         return ioError(what, path, std::strerror(errno));
     }
     if (!S_ISREG(info.st_mode)) {
-        return ioError(what, path, std::string(kindOf(info.st_mode)) + "; a regular file is needed");
+        return ioError(what, path, std::string(describeFileKind(info.st_mode)) + "; a regular file is needed");
     }
     out.size = static_cast<std::uint64_t>(info.st_size);
     if (out.size > maxBytes) {

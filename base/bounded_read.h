@@ -55,6 +55,10 @@ private:
     std::size_t m_size = 0;
 };
 
+/// "it is a directory", "it is a FIFO (named pipe)", "it is a device", "it is a socket" for a
+/// `st_mode` that is not a regular file's; the reason a reader or writer refuses it.
+const char* describeFileKind(unsigned int mode);
+
 /// "12.0 MiB", for the size limits in messages.
 std::string describeBytes(std::uint64_t bytes);
 

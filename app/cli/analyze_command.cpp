@@ -7,9 +7,11 @@
 #include "profiler/import/attribution_export.h"
 #include "profiler/import/measured_bubbles.h"
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
 
 namespace bs::cli {
 
@@ -40,14 +42,15 @@ struct AnalyzeCommand
             const std::size_t colon = spec.find(':');
             int m = 0;
             if (colon != std::string::npos) {
-                try {
-                    m = std::stoi(spec.substr(colon + 1));
-                } catch (const std::exception&) {
-                    m = -1;
-                }
-                if (m <= 0) {
-                    return makeError(ErrorCode::InvalidArgument, "micro-batches after ':' must be a positive integer",
-                                     "--what-if " + spec);
+                // Digits only: "1e3" once read as m = 1 and "8:8" as m = 8.
+                const std::string digits = spec.substr(colon + 1);
+                const bool plain = !digits.empty() && digits.size() <= 5
+                    && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+                m = plain ? std::stoi(digits) : -1;
+                if (m < 1 || m > 65536) {
+                    return makeError(ErrorCode::InvalidArgument,
+                        "--what-if " + spec + ": micro-batches after ':' must be an integer",
+                        "allowed: SCHEDULE or SCHEDULE:M with M in 1..65536");
                 }
             }
             auto p = predictFromImportedJob(job, spec.substr(0, colon), m);
@@ -61,12 +64,20 @@ struct AnalyzeCommand
 
     int run() const
     {
-        auto job = importKinetoJob(traces);
-        if (!job) {
-            return reportError(job.error());
+        auto imported = importKinetoJob(traces);
+        if (!imported) {
+            return reportError(imported.error());
         }
-        for (const std::string& warning : job->warnings) {
+        for (const std::string& warning : imported->warnings) {
             std::cerr << "warning: " << warning << "; give every rank's trace (a folder of them)\n";
+        }
+        // A profile of several steps: each step is measured on its own, and the figures below and
+        // the what-ifs are the median step's (profiler/import, medianStep).
+        const ImportedJob* job = &medianStep(*imported);
+        std::vector<StepFigures> steps;
+        for (const ImportedJob& step : imported->steps) {
+            const JobBubbles b = measureBubbles(step);
+            steps.push_back({step.profilerStep, step.microbatches, b.makespan, b.bubbleFraction, &step == job});
         }
         const JobBubbles bubbles = measureBubbles(*job);
         std::string ownMissing;
@@ -75,7 +86,11 @@ struct AnalyzeCommand
             return reportError(predicted.error());
         }
         if (!perfetto.empty()) {
-            auto status = writeFileAtomic(perfetto, [&](std::ostream& out) { return writeAttributionTrace(out, *job, bubbles); });
+            // The whole profile, every step of it, as it ran.
+            const JobBubbles whole = job == &*imported ? JobBubbles{} : measureBubbles(*imported);
+            auto status = writeFileAtomic(perfetto, [&](std::ostream& out) {
+                return writeAttributionTrace(out, *imported, job == &*imported ? bubbles : whole);
+            });
             if (!status) {
                 return reportError(status.error());
             }
@@ -83,14 +98,54 @@ struct AnalyzeCommand
         }
         auto replay = replayImportedJob(*job); // Unavailable when no schedule of the catalogue is the job's: absent
         const Replay* replayed = replay ? &replay.value() : nullptr;
-        json ? printJson(*job, bubbles, *predicted, replayed)
-             : printTable(*job, bubbles, *predicted, replayed, ownMissing);
+        json ? printJson(*job, bubbles, *predicted, replayed, steps)
+             : printTable(*job, bubbles, *predicted, replayed, ownMissing, steps);
         return kExitOk;
     }
 
-    static void printTable(const ImportedJob& job, const JobBubbles& b, const std::vector<WhatIf>& predicted,
-        const Replay* replayed, const std::string& ownMissing)
+    struct StepFigures
     {
+        int number = 0; ///< N of ProfilerStep#N
+        int microbatches = 0;
+        TimeNs makespan = 0;
+        double bubble = 0;
+        bool calibrates = false; ///< the median step: the figures and what-ifs are its
+    };
+
+    template<typename T>
+    static T median(std::vector<T> values)
+    {
+        std::sort(values.begin(), values.end());
+        const std::size_t n = values.size();
+        return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+    }
+
+    static void printSteps(const std::vector<StepFigures>& steps)
+    {
+        if (steps.empty()) {
+            return;
+        }
+        Table t({"profiler step", "m", "step ms", "bubble"});
+        std::vector<TimeNs> times;
+        std::vector<double> bubbles;
+        int calibrates = 0;
+        for (const StepFigures& s : steps) {
+            t.addRow({"ProfilerStep#" + std::to_string(s.number), std::to_string(s.microbatches), ms(s.makespan),
+                percent(s.bubble)});
+            times.push_back(s.makespan);
+            bubbles.push_back(s.bubble);
+            calibrates = s.calibrates ? s.number : calibrates;
+        }
+        t.addRow({"median", "", ms(median(times)), percent(median(bubbles))});
+        std::printf("%zu profiled steps, each analysed on its own:\n", steps.size());
+        std::cout << t.render();
+        std::printf("below: ProfilerStep#%d, the median step time; the what-ifs calibrate from it\n\n", calibrates);
+    }
+
+    static void printTable(const ImportedJob& job, const JobBubbles& b, const std::vector<WhatIf>& predicted,
+        const Replay* replayed, const std::string& ownMissing, const std::vector<StepFigures>& steps)
+    {
+        printSteps(steps);
         const std::string ours = replayed ? " (Bubblescope's " + replayed->schedule + ")" : "";
         std::printf("%s job%s, %zu ranks, %d stages, m = %d, backend %s, pipeline group %s\n",
             job.pytorchSchedule.empty() ? "unrecognised" : job.pytorchSchedule.c_str(), ours.c_str(), job.ranks.size(),
@@ -139,10 +194,24 @@ struct AnalyzeCommand
         }
     }
 
-    static void printJson(
-        const ImportedJob& job, const JobBubbles& b, const std::vector<WhatIf>& predicted, const Replay* replayed)
+    static void printJson(const ImportedJob& job, const JobBubbles& b, const std::vector<WhatIf>& predicted,
+        const Replay* replayed, const std::vector<StepFigures>& steps)
     {
         nlohmann::json out;
+        if (!steps.empty()) { // the fields below are then the median step's (profiler_step)
+            nlohmann::json list = nlohmann::json::array();
+            std::vector<TimeNs> times;
+            std::vector<double> bubbles;
+            for (const StepFigures& s : steps) {
+                list.push_back({{"profiler_step", s.number}, {"microbatches", s.microbatches}, {"step_ns", s.makespan},
+                    {"bubble_fraction", s.bubble}});
+                times.push_back(s.makespan);
+                bubbles.push_back(s.bubble);
+            }
+            out["profiler_steps"] = list;
+            out["median"] = {{"step_ns", median(times)}, {"bubble_fraction", median(bubbles)}};
+            out["profiler_step"] = job.profilerStep; // the median step time's: figures and what-ifs are its
+        }
         out["schedule"] = job.pytorchSchedule; // PyTorch's class; the replay names Bubblescope's schedule
         out["stages"] = job.stages;
         out["microbatches"] = job.microbatches;

@@ -20,15 +20,19 @@ int reportError(const Error& error)
     switch (error.code) {
     case ErrorCode::InvalidArgument:
     case ErrorCode::ParseError:
-    case ErrorCode::IoError: return kExitUsage; // a path that cannot be read or written is bad input too
-    default: return kExitFailure;
+    case ErrorCode::IoError: // a path that cannot be read or written is bad input too
+    case ErrorCode::Unavailable:
+        return kExitUsage; // refused: not in this build, or not expressible (the reason says)
+    default:
+        return kExitFailure; // failed while running: diverged, a schedule of ours deadlocked, internal
     }
 }
 
 void SimulationOptions::addTo(CLI::App& app, bool withSchedule)
 {
     if (withSchedule) {
-        app.add_option("--schedule", schedule, "Schedule name (see `bubblescope-cli schedules`)")->capture_default_str();
+        scheduleOption = app.add_option("--schedule", schedule, "Schedule name (see `bubblescope-cli schedules`)")
+                             ->capture_default_str();
     }
     app.add_option("-p,--stages", stages, "Pipeline stages p")->capture_default_str();
     microbatchesOption = app.add_option("-m,--microbatches", microbatches,
@@ -41,19 +45,22 @@ void SimulationOptions::addTo(CLI::App& app, bool withSchedule)
     app.add_option("--stages-per-rank", stagesPerRank,
                    "Stages (model chunks) per rank for interleaved schedules (0 = the schedule's own)")
         ->capture_default_str();
-    app.add_option("--cost", cost, "Per-action costs F,I,W[,U] in ms per rank (full backward B = I+W; a rank's v "
-                                   "chunks split them)")
-        ->capture_default_str();
+    costOption = app.add_option("--cost", cost,
+                        "Per-action costs F,I,W[,U] in ms per rank (full backward B = I+W; a "
+                        "rank's v chunks split them; not with --model)")
+                     ->capture_default_str();
     app.add_option("--overlap-cost", overlapMs,
                    "dualpipev: one overlapped forward-and-backward pair per rank in ms (0 = F + B, no overlap gain)")
         ->capture_default_str()
         ->check(finiteIn(0, runtime::kMaxActionMs, "ms"));
-    app.add_option("--comm", commMs, "Communication time per transfer in ms")
-        ->capture_default_str()
-        ->check(finiteIn(0, runtime::kMaxActionMs, "ms"));
+    commOption =
+        app.add_option("--comm", commMs, "Communication time per transfer in ms (hand costs; not with --model)")
+            ->capture_default_str()
+            ->check(finiteIn(0, runtime::kMaxActionMs, "ms"));
     app.add_option("--model", model, "Derive costs from a GPT preset: tiny, small, deep, gpt2-medium");
     app.add_option("-b,--micro-batch-size", microBatchSize, "Sequences per micro-batch")->capture_default_str();
-    app.add_option("--device-profile", deviceProfile, "With --model: cpu, a100, h100, h200")->capture_default_str();
+    deviceProfileOption =
+        app.add_option("--device-profile", deviceProfile, "With --model: cpu, a100, h100, h200")->capture_default_str();
     app.add_option("--partition", partition, partitionOptionHelp())->capture_default_str()->check(partitionSpec());
     app.add_option("--unit-costs", unitCosts, unitCostsOptionHelp());
     app.add_flag("--recompute", recompute,
@@ -93,6 +100,19 @@ Result<runtime::SimulationRequest> SimulationOptions::request(const std::string&
     if (stages < 1 || stages > runtime::limits::kMaxStages) {
         return makeError(ErrorCode::InvalidArgument, "stages: got " + std::to_string(stages),
                          "allowed: 1.." + std::to_string(runtime::limits::kMaxStages));
+    }
+    auto given = [](const CLI::Option* option) { return option && option->count() > 0; };
+    for (const CLI::Option* handCost : {costOption, commOption}) {
+        if (!model.empty() && given(handCost)) {
+            return makeError(ErrorCode::InvalidArgument,
+                handCost->get_name() + " does not apply with --model: the model and --device-profile give the costs",
+                "allowed: --model PRESET [--device-profile NAME], or hand costs --cost F,I,W[,U] [--comm MS]");
+        }
+    }
+    if (model.empty() && given(deviceProfileOption)) {
+        return makeError(ErrorCode::InvalidArgument,
+            "--device-profile does not apply without --model: hand costs (--cost) are already times",
+            "allowed: --model tiny|small|deep|gpt2-medium --device-profile NAME");
     }
     if (!model.empty()) {
         auto shape = gptPreset(model);

@@ -37,6 +37,12 @@ struct SimulationOptions
     bool recompute = false; ///< model.recompute: an extra forward per backward, inputs kept only
 
     CLI::Option* microbatchesOption = nullptr;
+    /// Given or not: --cost and --comm are hand costs, --device-profile the model's hardware, and
+    /// a flag that does not apply is refused, never dropped.
+    CLI::Option* scheduleOption = nullptr;
+    CLI::Option* costOption = nullptr;
+    CLI::Option* commOption = nullptr;
+    CLI::Option* deviceProfileOption = nullptr;
 
     /// Adds --stages, --microbatches, --accum, --batches, --extra-depth, --stages-per-rank, --cost,
     /// --overlap-cost, --comm, --model, --micro-batch-size, --device-profile, --partition,

@@ -86,7 +86,7 @@ Result<runtime::MeasuredCosts> importedCosts(const profiler::kineto::ImportedJob
 
 Result<runtime::MeasuredCosts> measuredCostsOfImportedJob(const profiler::kineto::ImportedJob& job)
 {
-    return importedCosts(job, true);
+    return importedCosts(profiler::kineto::medianStep(job), true); // several profiled steps: the median one
 }
 
 namespace {

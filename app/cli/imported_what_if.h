@@ -25,7 +25,8 @@ Result<runtime::ScheduleParams> replayParamsOf(const profiler::kineto::ImportedJ
 /// median, over matched transfers, of the time from when both the data existed (producer end)
 /// and the receiver waited for it (receive posted) to its arrival: the time before the receive
 /// was posted is the receiver being busy, which the simulator models itself; the median, as a few
-/// hops on a loaded host take many times the rest.
+/// hops on a loaded host take many times the rest. A profile of several steps calibrates from its
+/// median step (profiler::kineto::medianStep), as `analyze` reports.
 Result<runtime::MeasuredCosts> measuredCostsOfImportedJob(const profiler::kineto::ImportedJob& job);
 
 struct WhatIf

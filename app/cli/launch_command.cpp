@@ -1,5 +1,6 @@
 #include "app/cli/launch_command.h"
 
+#include "app/cli/cli_common.h"
 #include "app/cli/option_checks.h"
 #include "app/cli/stop_signals.h"
 #include "runtime/train/dist/listen_socket.h"
@@ -347,8 +348,11 @@ int runLaunch(const LaunchArgs& args, const std::string& executable)
             mergeWhatRanksKept(args, pids, "", "the run failed: " + failure);
         }
         std::fprintf(stderr, "[launch] the run failed: %s\n", failure.c_str());
+        // One table of exit codes: a rank that refused its input (2) makes the launch 2; a rank
+        // that failed while running, a killed one included (137 for SIGKILL), makes it 1.
+        return *firstFailure == kExitUsage ? kExitUsage : kExitFailure;
     }
-    return firstFailure.value_or(0);
+    return kExitOk;
 }
 
 void addLaunchCommand(CLI::App& app, int& exitCode)

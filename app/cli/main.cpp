@@ -28,9 +28,12 @@ int main(int argc, char** argv)
                  "bubblescope-cli"};
     app.set_version_flag("--version", std::string("bubblescope-cli ") + BUBBLESCOPE_VERSION);
     app.require_subcommand(1);
-    app.footer("Exit codes: 0 done; 1 the run failed (diverged, a rank died, nothing fits); 2 bad input (an option "
-               "value, a file that cannot be read, parsed or written); 130 / 143 a run stopped by SIGINT / SIGTERM "
-               "(its run directory keeps everything up to the stop).");
+    app.footer("Exit codes: 0 done; 1 failed while running (diverged, a rank died, nothing fits); 2 bad input or "
+               "refused (an option value, a flag that does not apply, a file that cannot be read, parsed or written); "
+               "130 / 143 a run stopped by SIGINT / SIGTERM (its run directory keeps everything up to the stop).\n"
+               "Output files (--trace, --csv, --perfetto, -o, run directories) replace a regular file atomically (temp "
+               "file + rename; a symlink's target is replaced and the link kept); a device, FIFO, socket or directory "
+               "named as an output is refused with exit 2.");
     int exitCode = bs::cli::kExitOk;
     bs::cli::TrainComparison trainComparison;
 #ifdef BS_WITH_TORCH

@@ -14,6 +14,7 @@
 #include "runtime/plan/sim/tuner.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -110,7 +111,13 @@ struct SimulateCommand
 
     int run() const
     {
-        auto request = sim.request(sim.schedule);
+        // A CSV without --schedule is its own schedule, checked against the bounds it reaches
+        // itself; before, it was read as the default 1f1b's (a GPipe CSV failed "3 micro-batches
+        // in flight, bound is 2", and zb-v / dualpipev CSVs were reported under "1f1b").
+        const bool named = sim.scheduleOption && sim.scheduleOption->count() > 0;
+        const std::string name =
+            csvIn.empty() || named ? sim.schedule : std::filesystem::path(csvIn).filename().string();
+        auto request = sim.request(name);
         if (!request) {
             return reportError(request.error());
         }
@@ -133,10 +140,27 @@ struct SimulateCommand
         Result<runtime::SimulationResult> result = makeError(ErrorCode::Internal, "not run");
         if (!csvIn.empty()) {
             auto schedule = runtime::readScheduleCsv(csvIn, request->schedule);
+            if (!schedule && named && schedule.error().message.find(", bound is ") != std::string::npos) {
+                Error e = schedule.error();
+                e.message += "; the file was checked against --schedule " + sim.schedule
+                    + "'s bounds: name the schedule it holds, or leave --schedule out to take the file's own";
+                return reportError(e);
+            }
+            if (schedule) {
+                result = runtime::simulateSchedule(std::move(*schedule), request->costs, request->microBatchSize);
+            }
+            const Error* bad = !schedule ? &schedule.error() : !result ? &result.error() : nullptr;
+            if (bad && bad->code == ErrorCode::Deadlock) { // the file's order cannot run: bad input (exit 2)
+                Error e = *bad;
+                e.code = ErrorCode::InvalidArgument;
+                if (e.message.find(csvIn) == std::string::npos) {
+                    e.message = "schedule CSV '" + csvIn + "': " + e.message;
+                }
+                return reportError(e);
+            }
             if (!schedule) {
                 return reportError(schedule.error());
             }
-            result = runtime::simulateSchedule(std::move(*schedule), request->costs, request->microBatchSize);
         } else {
             request->figuresOnly = csvOut.empty() && traceOut.empty(); // a long run's figures from its steady state
             result = runtime::simulate(*request);

@@ -9,11 +9,11 @@
 #include "runtime/plan/config/config_presets.h"
 #include "runtime/plan/config/config_toml.h"
 #include "runtime/plan/config/config_validate.h"
-#include "runtime/train/dist/dist_train.h"
-#include "runtime/train/exec/run_session.h"
 #include "runtime/plan/rundir/checkpoint_state.h"
 #include "runtime/plan/schedule/catalogue.h"
 #include "runtime/plan/sim/run_preflight.h"
+#include "runtime/train/dist/dist_train.h"
+#include "runtime/train/exec/run_session.h"
 
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -23,6 +23,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -31,6 +33,22 @@ namespace bs::cli {
 namespace {
 
 int printError(const Error& error) { return reportError(error); }
+
+/// summary.json says which signal stopped the run, as launch's does (`"stopped": "SIGTERM"`): the
+/// session wrote it with the figures of the batches it finished, knowing nothing of signals.
+void markStopped(const std::string& outDir, const std::string& signal)
+{
+    const std::filesystem::path path = std::filesystem::path(outDir) / "summary.json";
+    std::ifstream in(path);
+    nlohmann::json summary = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (outDir.empty() || !summary.is_object()) {
+        return; // no run directory, or the stop came before the summary: nothing to mark
+    }
+    summary["stopped"] = signal;
+    if (Status written = writeFileAtomic(path, summary.dump(1) + "\n"); !written) {
+        std::cerr << "warning: " << written.error().describe() << '\n';
+    }
+}
 
 /// A run a signal stopped is no failure: it says so, where its files are, and exits 128 + signal.
 /// Another error shows its first line; a LibTorch error's stack trace (31 frames for an
@@ -52,8 +70,10 @@ int stoppedOrError(const Error& error, const std::string& outDir)
         }
         return printError(brief);
     }
-    std::cerr << "stopped by " << (stopSignal() == SIGTERM ? "SIGTERM" : "SIGINT")
-              << (outDir.empty() ? std::string() : "; what ran is kept in " + outDir) << '\n';
+    const std::string signal = stopSignal() == SIGTERM ? "SIGTERM" : "SIGINT";
+    std::cerr << "stopped by " << signal << (outDir.empty() ? std::string() : "; what ran is kept in " + outDir)
+              << '\n';
+    markStopped(outDir, signal);
     if (!outDir.empty() && error.message.find("checkpoint written") != std::string::npos) {
         std::cerr << error.message << "; continue with: bubblescope-cli train --resume " << outDir << '\n';
     }

@@ -1,12 +1,14 @@
 // bubblescope: the desktop application. Holds no logic: parses a few options, opens the main
 // window with the embedded demo, or renders it headless to a PNG (--screenshot).
 
+#include "base/atomic_file.h"
 #include "runtime/plan/schedule/catalogue.h"
 #include "ui/shell/main_window.h"
 #include "ui/tuning/prediction_check_view.h"
 #include "ui/tuning/tuning_panel.h"
 
 #include <QApplication>
+#include <QBuffer>
 #include <QEventLoop>
 #include <QIcon>
 #include <QMessageBox>
@@ -15,6 +17,8 @@
 #include <QTableWidget>
 #include <QTimer>
 
+#include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -33,14 +37,19 @@ constexpr const char* kUsage =
     "Options:\n"
     "  --screenshot FILE   run the demo headless (offscreen), save the window as PNG, exit\n"
     "  --demo-steps N      global batches per demo run (default 4)\n"
-    "  --size WxH          window size for --screenshot (default 1680x1050)\n"
+    "  --size WxH          window size for --screenshot (default 1680x1050; 400x300 to 7680x4320)\n"
     "  --open DIR          open a run directory instead of the demo (repeatable; with --screenshot\n"
     "                      also prints the calibrated prediction against the measured figures)\n"
     "  --tab N             chart tab to show: 0 stages, 1 loss/drift/throughput, 2 prediction check\n"
     "  --demo A,B          the demo's two schedules (default paci,1f1b; `bubblescope-cli schedules`)\n"
     "  --simulated         replay the demo from the simulator instead of training it live\n"
     "  -h, --help          show this help and exit\n"
-    "  -v, --version       show the version and exit\n";
+    "  -v, --version       show the version and exit\n"
+    "\n"
+    "The screenshot replaces a regular file atomically (a symlink's target); a device, FIFO, socket\n"
+    "or directory is refused.\n"
+    "Exit codes: 0 done; 1 failed while running (the demo did not finish); 2 bad input or refused\n"
+    "(an option, a run directory that cannot be opened, a file that cannot be written, no display).\n";
 
 struct Options
 {
@@ -54,6 +63,33 @@ struct Options
     int width = 1680;
     int height = 1050;
 };
+
+// The largest screenshot: 8K UHD. A window is grabbed into one image of W x H x 4 bytes; past
+// this size the grab took a minute and gigabytes, and 100000x100000 crashed inside Qt.
+constexpr int kMaxWidth = 7680;
+constexpr int kMaxHeight = 4320;
+
+/// "WxH" with both numbers in range, nothing before or after; false otherwise.
+bool parseSize(const char* text, int& width, int& height)
+{
+    char* end = nullptr;
+    errno = 0;
+    const long w = std::strtol(text, &end, 10);
+    if (end == text || *end != 'x' || errno != 0 || !std::isdigit(static_cast<unsigned char>(*text))) {
+        return false;
+    }
+    const char* rest = end + 1;
+    const long h = std::strtol(rest, &end, 10);
+    if (end == rest || *end != '\0' || errno != 0 || !std::isdigit(static_cast<unsigned char>(*rest))) {
+        return false;
+    }
+    if (w < 400 || w > kMaxWidth || h < 300 || h > kMaxHeight) {
+        return false;
+    }
+    width = static_cast<int>(w);
+    height = static_cast<int>(h);
+    return true;
+}
 
 bool hasDisplay()
 {
@@ -111,9 +147,10 @@ int parse(int argc, char** argv, Options& options)
         } else if (arg == "--simulated") {
             options.simulated = true;
         } else if (arg == "--size" && hasValue) {
-            if (std::sscanf(argv[++i], "%dx%d", &options.width, &options.height) != 2 || options.width < 400
-                || options.height < 300) {
-                std::fprintf(stderr, "error: --size expects WxH, at least 400x300\n");
+            const char* size = argv[++i];
+            if (!parseSize(size, options.width, options.height)) {
+                std::fprintf(stderr, "error: --size: got '%s'; allowed: WxH with W in 400..%d and H in 300..%d\n", size,
+                    kMaxWidth, kMaxHeight);
                 return 2;
             }
         } else if (arg.rfind("-", 0) == 0 && arg != "-platform" && arg != "-style") {
@@ -163,7 +200,7 @@ int screenshot(const Options& options)
     window.resize(options.width, options.height);
     window.show();
     if (!openRuns(window, options)) {
-        return 1;
+        return 2; // a run directory that cannot be opened is bad input, as in the CLI
     }
     if (options.open.empty()) {
         bs::ui::DemoOptions demo;
@@ -192,9 +229,17 @@ int screenshot(const Options& options)
     QEventLoop settle;
     QTimer::singleShot(200, &settle, &QEventLoop::quit);
     settle.exec();
-    if (!window.grab().save(QString::fromStdString(options.screenshot), "PNG")) {
-        std::fprintf(stderr, "error: cannot write %s\n", options.screenshot.c_str());
+    QByteArray png;
+    QBuffer buffer(&png);
+    if (!buffer.open(QIODevice::WriteOnly) || !window.grab().save(&buffer, "PNG")) {
+        std::fprintf(stderr, "error: cannot render the window as PNG\n");
         return 1;
+    }
+    const bs::Status written = bs::writeFileAtomic(
+        options.screenshot, std::string_view(png.constData(), static_cast<std::size_t>(png.size())));
+    if (!written) {
+        std::fprintf(stderr, "error: %s\n", written.error().message.c_str());
+        return 2; // as the CLI: a file that cannot be written is bad input
     }
     std::printf("wrote %s (%dx%d)\n", options.screenshot.c_str(), options.width, options.height);
     return 0;
@@ -218,7 +263,7 @@ int main(int argc, char** argv)
             "  hint: run the headless demo instead: bubblescope-cli compare --model tiny -b 8 -a 8 -n 4 "
             "-s paci 1f1b\n"
             "  hint: or render the window to a file: bubblescope --screenshot shot.png\n");
-        return 3;
+        return 2;
     }
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("Bubblescope"));

@@ -146,6 +146,7 @@ struct ComputeOp
     TimeNs start = 0, end = 0;
     bool backward = false;
     std::vector<std::int64_t> sequences; ///< its own and its descendants' autograd sequence numbers
+    std::ptrdiff_t segment = 0; ///< the step it ran in (ProfilerStep#N starts, optimizer ends)
 };
 
 class Recovery
@@ -193,10 +194,41 @@ private:
         std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
             return ev[a].start != ev[b].start ? ev[a].start < ev[b].start : ev[a].end > ev[b].end;
         });
-        std::unordered_set<std::int64_t> backwardSequences;
+        // A top-level op is forward work only when a backward of the same step carries its
+        // sequence number. Autograd stamps every op with the number of the next node it will make,
+        // so a step's gradient scaling (aten::div_) and optimizer ops carry the next step's first
+        // node's number: in a profile of several steps they were taken for forwards (m = 7 of 6).
+        std::vector<TimeNs> boundaries; // ProfilerStep#N starts and optimizer step ends
+        for (const Event& e : ev) {
+            const std::string_view n = name(e);
+            if (e.category != Category::UserAnnotation && e.category != Category::CpuOp) {
+                continue;
+            }
+            if (auto step = startsWith(n, "ProfilerStep#") ? parseInt(n.substr(13)) : std::nullopt) {
+                m_out.profilerSteps.push_back({*step, e.start, e.end});
+                boundaries.push_back(e.start);
+            } else if (startsWith(n, "Optimizer.")) { // step and zero_grad: never pipeline work
+                m_optimizer.push_back({e.start, e.end});
+                if (startsWith(n, "Optimizer.step#")) {
+                    boundaries.push_back(e.end);
+                }
+            }
+        }
+        std::sort(boundaries.begin(), boundaries.end());
+        std::sort(m_optimizer.begin(), m_optimizer.end());
+        std::sort(m_out.profilerSteps.begin(), m_out.profilerSteps.end(),
+            [](const ProfilerStepRange& a, const ProfilerStepRange& b) { return a.start < b.start; });
+        auto segment = [&](TimeNs t) {
+            return std::upper_bound(boundaries.begin(), boundaries.end(), t) - boundaries.begin();
+        };
+        auto inOptimizer = [&](TimeNs t) {
+            auto it = std::upper_bound(m_optimizer.begin(), m_optimizer.end(), std::make_pair(t, INT64_MAX));
+            return it != m_optimizer.begin() && t < std::prev(it)->second;
+        };
+        std::unordered_map<std::int64_t, std::ptrdiff_t> backwardSequences; // sequence -> its backward's segment
         for (const Event& e : ev) {
             if (e.category == Category::CpuOp && e.sequence >= 0 && isBackwardOp(name(e))) {
-                backwardSequences.insert(e.sequence);
+                backwardSequences.emplace(e.sequence, segment(e.start));
             }
         }
         // Top-level CPU ops per thread (annotations such as gloo:recv do not nest, so only cpu_op
@@ -235,6 +267,9 @@ private:
                 }
                 break;
             case Category::CpuOp: {
+                if (startsWith(n, "ProfilerStep#")) {
+                    break; // a range around the whole step, not an op
+                }
                 auto& stack = open[e.thread];
                 while (!stack.empty() && stack.back().first <= e.start) {
                     stack.pop_back();
@@ -244,8 +279,8 @@ private:
                 }
                 if (stack.empty()) {
                     const bool backward = isBackwardOp(n);
-                    if (backward || (e.sequence >= 0 && !startsWith(n, "c10d::"))) {
-                        m_ops.push_back({e.start, e.end, backward, {}});
+                    if (backward || (e.sequence >= 0 && !startsWith(n, "c10d::") && !inOptimizer(e.start))) {
+                        m_ops.push_back({e.start, e.end, backward, {}, segment(e.start)});
                         stack.push_back({e.end, m_ops.size() - 1});
                     } else {
                         stack.push_back({e.end, SIZE_MAX});
@@ -254,8 +289,11 @@ private:
                     stack.push_back({e.end, stack.front().second});
                 }
                 const std::size_t top = stack.front().second;
-                if (top != SIZE_MAX && e.sequence >= 0 && backwardSequences.count(e.sequence)) {
-                    m_ops[top].sequences.push_back(e.sequence);
+                if (top != SIZE_MAX && e.sequence >= 0) {
+                    auto carried = backwardSequences.find(e.sequence);
+                    if (carried != backwardSequences.end() && carried->second == m_ops[top].segment) {
+                        m_ops[top].sequences.push_back(e.sequence);
+                    }
                 }
                 break;
             }
@@ -554,7 +592,7 @@ private:
     int m_rank;
     RankActions m_out;
     std::vector<Label> m_ppCompute, m_ppComm, m_gpipe, m_gpuLabels;
-    std::vector<std::pair<TimeNs, TimeNs>> m_updates, m_glooRecv, m_glooSend;
+    std::vector<std::pair<TimeNs, TimeNs>> m_updates, m_glooRecv, m_glooSend, m_optimizer;
     std::vector<ComputeOp> m_ops; ///< by start
     std::vector<std::size_t> m_p2p, m_kernels;
     std::unordered_map<std::int64_t, TimeNs> m_launch; ///< correlation -> launch time

@@ -54,6 +54,13 @@ struct CommOp
     bool onGpu = false;
 };
 
+/// A `ProfilerStep#N` range (torch.profiler's `prof.step()`), on the rank's clock.
+struct ProfilerStepRange
+{
+    int number = 0;
+    TimeNs start = 0, end = 0;
+};
+
 enum class LabelSource : std::uint8_t { PipelineAnnotations, GPipeNames, Inferred };
 std::string_view labelSourceName(LabelSource source);
 
@@ -65,6 +72,7 @@ struct RankActions
     std::vector<int> stages;              ///< stages this rank ran, ascending
     std::size_t unlabelledComms = 0;      ///< sends/receives no action could be tied to
     bool gpu = false;                     ///< the trace holds GPU kernels: extents are GPU time
+    std::vector<ProfilerStepRange> profilerSteps; ///< by start; empty when the profile had no schedule
 };
 
 /// `pipelineRank`: the rank's index in its pipeline group (stage of single-stage schedules).

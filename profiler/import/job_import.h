@@ -76,7 +76,20 @@ struct ImportedJob
     /// What the import could not see, one sentence each (ranks of the job whose traces were not
     /// given); shown beside the figures, never an error.
     std::vector<std::string> warnings;
+    /// A profile of several steps (torch.profiler's schedule: `ProfilerStep#N` ranges on every
+    /// rank): each step imported on its own, by step number; empty for a one-step profile. The
+    /// fields above are then the whole profile's (micro-batches numbered on across steps).
+    std::vector<ImportedJob> steps;
+    int profilerStep = -1; ///< N of `ProfilerStep#N` for a job of `steps`; -1 otherwise
 };
+
+/// The step a multi-step profile's what-ifs calibrate from: the one whose step time (first action
+/// start to last action end) is the median, the lower of the two middle ones for an even count;
+/// `job` itself when it has no steps.
+const ImportedJob& medianStep(const ImportedJob& job);
+
+/// First action start to last action end over all ranks (ns).
+TimeNs stepTimeOf(const ImportedJob& job);
 
 /// The rank traces in `path`: the file itself, or the *.json / *.json.gz files of a directory
 /// (sorted by name). Error when none is found.

@@ -384,21 +384,48 @@ bool KinetoSax::finishEvent()
     return true;
 }
 
-/// distributedInfo → rank, world size, backend, process groups (lenient: wrong types are ignored).
-void readDistributedInfo(const json& info, RankTrace& out)
+/// distributedInfo → rank, world size, backend, process groups. The rank and the world size
+/// place the trace in the job, so a wrong one is refused (naming the field), never read as rank 0
+/// or wrapped: a string ("0"), a negative number, one past the world size or past int. Other
+/// fields are lenient (wrong types are ignored; a process group's out-of-range rank is dropped).
+Status readDistributedInfo(const json& info, RankTrace& out)
 {
-    auto integer = [](const json& j, const char* key, int fallback) {
-        auto it = j.find(key);
-        return it != j.end() && it->is_number_integer() ? it->get<int>() : fallback;
+    auto field = [&](const char* key, std::int64_t low, std::int64_t high, int& into) -> Status {
+        auto it = info.find(key);
+        if (it == info.end() || it->is_null()) {
+            return ok();
+        }
+        const bool integer = it->is_number_integer();
+        const std::int64_t v = !integer ? 0
+            : it->is_number_unsigned()
+            ? static_cast<std::int64_t>(std::min<std::uint64_t>(it->get<std::uint64_t>(), INT64_MAX))
+            : it->get<std::int64_t>();
+        if (!integer || v < low || v > high) {
+            return makeError(ErrorCode::ParseError,
+                std::string("distributedInfo.") + key + ": got " + it->dump() + "; allowed: an integer in "
+                    + std::to_string(low) + ".." + std::to_string(high),
+                out.file);
+        }
+        into = static_cast<int>(v);
+        return ok();
     };
-    out.rank = integer(info, "rank", -1);
-    out.worldSize = integer(info, "world_size", -1);
+    if (Status s = field("world_size", 1, kMaxWorldSize, out.worldSize); !s) {
+        return s;
+    }
+    if (Status s = field("rank", 0, out.worldSize > 0 ? out.worldSize - 1 : kMaxWorldSize - 1, out.rank); !s) {
+        if (out.worldSize > 0) {
+            Error e = s.error();
+            e.message += " (world_size " + std::to_string(out.worldSize) + ")";
+            return e;
+        }
+        return s;
+    }
     if (auto it = info.find("backend"); it != info.end() && it->is_string()) {
         out.backend = it->get<std::string>();
     }
     auto groups = info.find("pg_config");
     if (groups == info.end() || !groups->is_array()) {
-        return;
+        return ok();
     }
     for (const json& g : *groups) {
         if (!g.is_object()) {
@@ -413,13 +440,14 @@ void readDistributedInfo(const json& info, RankTrace& out)
         }
         if (auto r = g.find("ranks"); r != g.end() && r->is_array()) {
             for (const json& v : *r) {
-                if (v.is_number_integer()) {
+                if (v.is_number_integer() && v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() < kMaxWorldSize) {
                     pg.ranks.push_back(v.get<int>());
                 }
             }
         }
         out.groups.push_back(std::move(pg));
     }
+    return ok();
 }
 
 } // namespace
@@ -450,8 +478,10 @@ Result<RankTrace> readKinetoTrace(const std::string& path, const ReadLimits& lim
         if (!sax.m_sawEvents) {
             return makeError(ErrorCode::ParseError, std::string(kNotATrace) + ": no \"traceEvents\" array", path);
         }
-        if (!sax.m_distributed.is_null()) {
-            readDistributedInfo(sax.m_distributed, out);
+        if (sax.m_distributed.is_object()) {
+            if (Status placed = readDistributedInfo(sax.m_distributed, out); !placed) {
+                return placed.error();
+            }
         }
         return out;
     } catch (const std::bad_alloc&) {

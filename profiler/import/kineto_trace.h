@@ -11,6 +11,13 @@
 
 namespace bs::profiler::kineto {
 
+/// Bounds on the numbers a trace names, checked before anything is sized by them (a label
+/// `PP:999999999F0` once sized a 4 GB table; `PP:0F2147483647` wrapped the count of micro-batches).
+/// Errors name the field and these ranges.
+inline constexpr int kMaxWorldSize = 65536; ///< distributedInfo.world_size; ranks 0..world_size-1
+inline constexpr int kMaxStages = 1024; ///< stage (chunk) numbers 0..1023 in PP: labels
+inline constexpr int kMaxMicrobatches = 65536; ///< micro-batch numbers 0..65535 per step in labels
+
 /// Kineto's event categories that matter here ("cat"); everything else is Other.
 enum class Category : std::uint8_t {
     CpuOp,             ///< "cpu_op": an ATen / c10d / autograd op on a CPU thread

@@ -32,6 +32,18 @@ else
     done
     [[ ! -e "$work/run/trace.partial.json" ]] || fail "trace.partial.json left next to trace.json"
     grep -q "stopped by SIG$sig" "$work/err.txt" || fail "no 'stopped by SIG$sig' message"
+    # Issue 33: the summary keeps what the batches measured (it said 0 s and 0 tok/s) and says so.
+    python3 - "$work/run/summary.json" "SIG$sig" <<'PY' || fail "summary.json of the stopped run: $(cat "$work/run/summary.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s.get("stopped") == sys.argv[2], f"stopped = {s.get('stopped')!r}"
+assert s["steps"] >= 1, "no batch"
+for key in ("virtual_time_s", "wall_time_s", "tokens_per_s_virtual", "tokens_per_s_wall"):
+    assert s[key] > 0, f"{key} = {s[key]}"
+# both rates are the same tokens (the batches it finished) over their own clock
+a, b = s["tokens_per_s_virtual"] * s["virtual_time_s"], s["tokens_per_s_wall"] * s["wall_time_s"]
+assert abs(a - b) <= 1e-6 * a, (a, b)
+PY
 fi
 # Whatever is there opens as a run: the calibration reads the (possibly cut-short) trace.
 "$cli" tune --model tiny --stages 2 --calibrate "$work/run" >"$work/tune.txt" 2>&1 || fail "tune --calibrate failed: $(cat "$work/tune.txt")"

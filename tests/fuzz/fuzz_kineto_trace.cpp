@@ -1,7 +1,8 @@
 // libFuzzer harness: one rank's torch.profiler (Kineto) trace, plain or gzip, through the reader
 // (profiler/import/kineto_reader.h), action recovery, and the whole one-rank job import with its
-// measured bubbles, as `analyze` and the GUI's import run them. The reader takes a path: each input
-// is written to a memfd and read back through /proc/self/fd (a regular file, no disk).
+// measured bubbles, as `analyze` and the GUI's import run them; a profile of several
+// `ProfilerStep#N` ranges also imports and measures each step and picks the median one. The reader takes a path: each
+// input is written to a memfd and read back through /proc/self/fd (a regular file, no disk).
 #include "profiler/import/action_recovery.h"
 #include "profiler/import/job_import.h"
 #include "profiler/import/kineto_reader.h"
@@ -51,6 +52,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (job) {
         (void)bs::profiler::kineto::measureBubbles(*job);
         (void)bs::profiler::kineto::stagesPerRankOf(*job);
+        for (const auto& step : job->steps) {
+            (void)bs::profiler::kineto::measureBubbles(step);
+        }
+        (void)bs::profiler::kineto::stepTimeOf(bs::profiler::kineto::medianStep(*job));
     }
     return 0;
 }

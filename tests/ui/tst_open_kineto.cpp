@@ -89,6 +89,34 @@ private Q_SLOTS:
         QVERIFY(!cell(ComparisonModel::Metric::Makespan).contains(QStringLiteral("—")));
     }
 
+    // A profile of three steps (issue 33): the slot is the median step, m = 6 (the three steps
+    // merged read m = 7), and its line names each step's bubble and the step shown.
+    void opensAThreeStepProfileAsItsMedianStep()
+    {
+        const QString folder = QStringLiteral(BS_KINETO_DATA_DIR "/1f1b-3");
+        MainWindow window(false);
+        window.resize(1400, 900);
+        QString error;
+        QVERIFY2(window.openRunDirectory(folder, &error), qPrintable(error));
+        auto job = bs::profiler::kineto::importKinetoJob({fromQt(folder)});
+        QVERIFY(job);
+        QCOMPARE(job->steps.size(), std::size_t{3});
+        const auto& median = bs::profiler::kineto::medianStep(*job);
+        const auto& slot = window.workspace()->slot(0);
+        QVERIFY(slot.has_value());
+        QCOMPARE(slot->config.pipeline.microbatches, 6);
+        QCOMPARE(window.compare()->timeline(0)->index()->eventCount(), median.trace->size());
+        QCOMPARE(window.compare()->model()->runs().at(0).bubbleFraction,
+            bs::profiler::kineto::measureBubbles(median).stageReport.bubbleFraction);
+        const QString expected =
+            QStringLiteral("shown and calibrated: #%1 (median step time)").arg(median.profilerStep);
+        bool shown = false;
+        for (const QLabel* label : window.compare()->findChildren<QLabel*>()) {
+            shown = shown || label->toolTip().contains(expected) || label->text().contains(expected);
+        }
+        QVERIFY2(shown, qPrintable(expected));
+    }
+
     void aBrokenTraceIsReportedWithItsFile()
     {
         QTemporaryDir dir;

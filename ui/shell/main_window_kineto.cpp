@@ -29,12 +29,24 @@ bool MainWindow::isKinetoJobFolder(const QString& dir)
 
 bool MainWindow::openKinetoJob(const QString& dir, QString* error)
 {
-    auto job = profiler::kineto::importKinetoJob({fromQt(dir)});
-    if (!job) {
+    auto imported = profiler::kineto::importKinetoJob({fromQt(dir)});
+    if (!imported) {
         if (error) {
-            *error = toQt(job.error().describe());
+            *error = toQt(imported.error().describe());
         }
         return false;
+    }
+    // Several profiled steps: each measured on its own; the slot shows the median step (as analyze).
+    const profiler::kineto::ImportedJob* job = &profiler::kineto::medianStep(*imported);
+    QString steps;
+    for (const auto& step : imported->steps) {
+        steps += (steps.isEmpty() ? tr(" · steps:") : QString())
+            + tr(" #%1 %2 %")
+                  .arg(step.profilerStep)
+                  .arg(100.0 * profiler::kineto::measureBubbles(step).bubbleFraction, 0, 'f', 1);
+    }
+    if (!steps.isEmpty()) {
+        steps += tr(" bubble; shown and calibrated: #%1 (median step time)").arg(job->profilerStep);
     }
     // The catalogue's schedule of the job's PyTorch class, on its placement (as analyze replays it).
     auto params = runtime::paramsForPyTorchSchedule(job->pytorchSchedule, static_cast<int>(job->ranks.size()),
@@ -75,10 +87,10 @@ bool MainWindow::openKinetoJob(const QString& dir, QString* error)
                                  .arg(static_cast<double>(moving) / 1e6, 0, 'f', 1);
     // A profiled step after warm-up steps: its first actions paid no start-up.
     const QString missing = job->warnings.empty() ? QString() : tr(" · not every rank's trace given (status bar)");
+    const QString figures = figuresLine(run.result.report, -1.0) + receives + steps + missing;
     run.throughputKnown = false; // a trace does not say how many sequences a micro-batch held
     run.memoryKnown = false; // nor, as read here, the bytes a stage held
-    placeOpenedRun(run, config, tr("imported · ") + figuresLine(run.result.report, -1.0) + receives + missing, 1, {},
-        runtime::FirstActions::Steady);
+    placeOpenedRun(run, config, tr("imported · ") + figures, 1, {}, runtime::FirstActions::Steady);
     rememberFile(dir);
     QString warnings;
     for (const std::string& warning : job->warnings) {

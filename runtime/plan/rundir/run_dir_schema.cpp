@@ -253,8 +253,8 @@ Status checkSummary(const json& summary, std::string_view where)
                 {"wall_time_s", Kind::NonNegative}, {"busy_time_s", Kind::NonNegative},
                 {"tokens_per_s_virtual", Kind::NonNegative}, {"tokens_per_s_wall", Kind::NonNegative},
                 {"bubble_fraction", Kind::Real}, {"gpu_bubble_fraction", Kind::Real}, {"target_loss", Kind::Real},
-                {"time_to_target_s", Kind::NonNegative}, {"step_to_target", Kind::CountOrNull},
-                {"error", Kind::Text}, {"device", Kind::Text}, {"dtype", Kind::Text}, {"checkpoints", Kind::Count},
+                {"time_to_target_s", Kind::NonNegative}, {"step_to_target", Kind::CountOrNull}, {"error", Kind::Text},
+                {"stopped", Kind::Text}, {"device", Kind::Text}, {"dtype", Kind::Text}, {"checkpoints", Kind::Count},
                 {"checkpoint_wall_s", Kind::NonNegative}, {"checkpoint_bytes", Kind::Bytes}},
             where);
         !s) {

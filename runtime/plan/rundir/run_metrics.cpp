@@ -237,6 +237,9 @@ void to_json(nlohmann::json& j, const RunSummary& s)
     if (s.noiseScale) {
         j["noise_scale"] = *s.noiseScale;
     }
+    if (!s.stopped.empty()) {
+        j["stopped"] = s.stopped;
+    }
 }
 
 void from_json(const nlohmann::json& j, RunSummary& s)
@@ -256,6 +259,7 @@ void from_json(const nlohmann::json& j, RunSummary& s)
     read(j, "busy_time_s", s.busyTimeS);
     read(j, "tokens_per_s_virtual", s.tokensPerSVirtual);
     read(j, "tokens_per_s_wall", s.tokensPerSWall);
+    read(j, "stopped", s.stopped);
     read(j, "bubble_fraction", s.bubbleFraction);
     read(j, "gpu_bubble_fraction", s.gpuBubbleFraction);
     read(j, "target_loss", s.targetLoss);

@@ -82,6 +82,9 @@ struct RunSummary
     std::optional<double> timeToTargetS; ///< virtual time when the validation loss first reached the target
     std::optional<int> stepToTarget;
     std::string error; ///< non-empty when the run stopped on an error
+    /// "SIGTERM" / "SIGINT" when a signal stopped the run (summary.json `stopped`, as `launch`
+    /// writes it); empty for a run that ended by itself. Its figures are the batches it finished.
+    std::string stopped;
     std::string device; ///< where the stages ran: "cpu", "cuda:0 (8 stages)", ...
     std::string dtype; ///< "fp32" or "bf16"
     std::vector<std::string> notes; ///< said once: e.g. why CUPTI kernel lanes are off

@@ -88,6 +88,8 @@ Status RunSession::Impl::recordBatch(int step, double loss, TimeNs virtualEnd, C
         summary.losses.push_back(loss);
         summary.finalTrainLoss = loss;
         summary.steps = step + 1;
+        recordedVirtualS = b.virtualTimeS;
+        recordedWallS = wall;
         if (b.valLoss) {
             summary.valLoss = b.valLoss;
             summary.valLosses.push_back(*b.valLoss);

@@ -11,10 +11,13 @@ RunSummary RunSession::Impl::closeSummary(const profiler::TraceSnapshot& trace)
 {
     const std::lock_guard<std::mutex> lock(mutex);
     const int p = reference ? 1 : config.pipeline.stages;
-    summary.virtualTimeS = toSeconds(virtualNow);
-    summary.wallTimeS = seconds(trainWall) - seconds(evalWall);
+    // Stopped (a signal, Stop): the drive returned before adding its pass to virtualNow and
+    // stepsDone, so the batches it recorded are the figures (before, a stopped run said 0 s, 0 tok/s).
+    const bool cutShort = summary.steps > stepsDone;
+    summary.virtualTimeS = cutShort ? recordedVirtualS : toSeconds(virtualNow);
+    summary.wallTimeS = cutShort ? recordedWallS : seconds(trainWall) - seconds(evalWall);
     summary.busyTimeS = toSeconds(busy);
-    const double tokens = tokensUpTo(stepsDone);
+    const double tokens = tokensUpTo(cutShort ? summary.steps : stepsDone.load());
     summary.tokensPerSVirtual = summary.virtualTimeS > 0 ? tokens / summary.virtualTimeS : 0.0;
     summary.tokensPerSWall = summary.wallTimeS > 0 ? tokens / summary.wallTimeS : 0.0;
     // analyze()'s figure: the one the GUI, `simulate` and the timeline's tints show for this trace.

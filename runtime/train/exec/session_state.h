@@ -115,6 +115,9 @@ struct RunSession::Impl
     Clock::duration trainWall{};
     Clock::duration evalWall{};
     TimeNs busy = 0;
+    // The last recorded batch's virtual and wall time (s): a stopped drive returns before it adds
+    // its pass to virtualNow and stepsDone, and the summary then takes what the batches measured.
+    double recordedVirtualS = 0, recordedWallS = 0;
 
     int m() const { return config.pipeline.microbatches; }
     double tokensPerBatch() const
