@@ -17,6 +17,7 @@ namespace {
 struct ExportCommand
 {
     std::string configPath;
+    std::string preset;
     std::string format = "toml";
     std::string out;
     std::string outDir;
@@ -32,6 +33,13 @@ struct ExportCommand
             return kExitOk;
         }
         runtime::RunConfig config = runtime::demoConfig();
+        if (!preset.empty()) {
+            auto named = runtime::configPreset(preset);
+            if (!named) {
+                return reportError(named.error());
+            }
+            config = std::move(*named);
+        }
         if (!configPath.empty()) {
             auto loaded = runtime::loadRunConfig(configPath);
             if (!loaded) {
@@ -86,6 +94,8 @@ void addExportCommand(CLI::App& app, int& exitCode)
     auto cmd = std::make_shared<ExportCommand>();
     auto* sub = app.add_subcommand("export", "Export a run config for cluster jobs or other engines");
     sub->add_option("-c,--config", cmd->configPath, "Run config (TOML); default: the embedded demo");
+    sub->add_option("--preset", cmd->preset, "Start from this config preset: demo, small, deep, gpt2-medium")
+        ->excludes("--config");
     sub->add_option("-f,--format", cmd->format,
                     "toml, torchrun, slurm, pytorch-csv, megatron, deepspeed, torchtitan (--list explains each)")
         ->capture_default_str();
