@@ -7,11 +7,13 @@
 #include "profiler/analysis/report_json.h"
 #include "profiler/io/chrome_trace.h"
 #include "base/atomic_file.h"
+#include "runtime/plan/config/config_validate.h"
 #include "runtime/plan/schedule/catalogue.h"
 #include "runtime/plan/schedule/csv_io.h"
 #include "runtime/plan/sim/cost_model.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -96,6 +98,33 @@ void printSimulation(const runtime::SimulationResult& r, bool bytesKnown, std::o
         << ")\n";
 }
 
+// PyTorch's form at `path` (compute actions only: PyTorch's _load_csv has no optimizer steps, its
+// step() is one global batch); a schedule whose updates are its own (per stage, inside the stream)
+// also gets Bubblescope's form with the U cells beside it, `STEM.bubblescope.csv`, which
+// --schedule-csv reads back exactly. Flush schedules need no second file: reading the first puts
+// their one update per stage per batch back.
+Status writePyTorchCsv(const runtime::Schedule& schedule, const std::string& path)
+{
+    runtime::Schedule computeOnly = schedule;
+    for (auto& program : computeOnly.programs) {
+        std::erase_if(program, [](const runtime::Action& a) { return a.kind == runtime::ActionKind::Update; });
+    }
+    if (Status s = runtime::writeScheduleCsv(computeOnly, path); !s) {
+        return s;
+    }
+    if (!runtime::isAsynchronousSchedule(schedule.params.name)) {
+        return ok();
+    }
+    const std::filesystem::path p(path);
+    const std::string full = (p.parent_path() / (p.stem().string() + ".bubblescope.csv")).string();
+    if (Status s = runtime::writeScheduleCsv(schedule, full); !s) {
+        return s;
+    }
+    std::cerr << "wrote " << path << " (PyTorch's form, no updates) and " << full
+              << " (with this schedule's per-stage updates)\n";
+    return ok();
+}
+
 struct SimulateCommand
 {
     SimulationOptions sim;
@@ -103,6 +132,8 @@ struct SimulateCommand
     std::string csvOut;
     std::string csvIn;
     std::string traceOut;
+
+    Status writeCsv(const runtime::Schedule& schedule) const { return writePyTorchCsv(schedule, csvOut); }
 
     int run() const
     {
@@ -124,7 +155,7 @@ struct SimulateCommand
             return reportError(result.error());
         }
         if (!csvOut.empty()) {
-            if (auto status = runtime::writeScheduleCsv(result->schedule, csvOut); !status) {
+            if (auto status = writeCsv(result->schedule); !status) {
                 return reportError(status.error());
             }
         }
@@ -284,7 +315,8 @@ void addSimulationCommands(CLI::App& app, int& exitCode, TrainComparison train)
     auto* sim = app.add_subcommand("simulate", "Simulate one schedule with a cost model (virtual time)");
     simulate->sim.addTo(*sim, /*withSchedule=*/true);
     sim->add_flag("--json", simulate->json, "Print one JSON object instead of a table");
-    sim->add_option("--csv", simulate->csvOut, "Write the schedule as a PyTorch-style per-rank CSV");
+    sim->add_option("--csv", simulate->csvOut, "Write the schedule as PyTorch's per-rank CSV (_load_csv reads it; one step() per batch: use "
+                    "--batches 1 for PyTorch); asynchronous schedules also get STEM.bubblescope.csv with their updates");
     sim->add_option("--schedule-csv", simulate->csvIn, "Simulate the schedule in this CSV instead of generating one");
     sim->add_option("--trace", simulate->traceOut, "Write a Chrome/Perfetto trace JSON");
     sim->callback([simulate, &exitCode] { exitCode = simulate->run(); });
