@@ -15,6 +15,8 @@ TOML, the DeepSpeed JSON and the Megatron launch script, and
     ConstantNumMicroBatchesCalculator (global batch divisible by micro batch x DP), and then through
     each assert of validate_args() that these arguments reach, restated below with its line in
     NVIDIA/Megatron-LM megatron/training/arguments.py at d98e8a6 (2026-08-22).
+and torch 2.11's torchrun parser reads the torchrun/slurm scripts' torchrun arguments (run with
+stand-ins for torchrun, srun and scontrol).
 Exit 0 when all accept, 1 with one line per refusal, 77 when the venv lacks an engine
 (packaging/install-peers.sh adds them).
 """
@@ -125,6 +127,44 @@ def check_megatron(path, cfg):
     return problems
 
 
+def check_launchers(config):
+    """torchrun and slurm scripts run here against stand-ins for torchrun/srun/scontrol that record
+    the torchrun arguments; torch 2.11's own torchrun parser (torch.distributed.run) reads them."""
+    from torch.distributed.run import get_args_parser
+
+    problems = []
+    bin_dir = os.path.join(WORK, "bin")
+    os.makedirs(bin_dir, exist_ok=True)
+    stubs = {"torchrun": 'printf "%s\\n" "$@" > "$ARGS_OUT"', "srun": 'exec "$@"', "scontrol": "echo node1"}
+    for name, body in stubs.items():
+        with open(os.path.join(bin_dir, name), "w") as f:
+            f.write(f"#!/usr/bin/env bash\n{body}\n")
+        os.chmod(os.path.join(bin_dir, name), 0o755)
+    for fmt, nodes in (("torchrun", "2"), ("slurm", "2")):
+        script = os.path.join(WORK, f"{fmt}.sh")
+        subprocess.run([CLI, "export", "--config", config, "--format", fmt, "--nodes", nodes, "--out", script],
+                       check=True, stderr=subprocess.DEVNULL)
+        args_out = os.path.join(WORK, f"{fmt}.args")
+        env = dict(os.environ, PATH=bin_dir + ":" + os.environ["PATH"], ARGS_OUT=args_out, DATA="synthetic",
+                   CONFIG=os.path.join(WORK, f"{fmt}.toml"), SLURM_JOB_NODELIST="node1", SLURM_NNODES=nodes,
+                   SLURM_JOB_ID="7", SLURM_SUBMIT_DIR=WORK)
+        run = subprocess.run(["bash", script], env=env, capture_output=True, text=True)
+        if run.returncode != 0:
+            problems.append(f"{fmt}: the script failed: {run.stderr.strip()}")
+            continue
+        argv = open(args_out).read().split("\n")[:-1]
+        a = get_args_parser().parse_args(argv)
+        want_nproc = "4"  # 8 ranks over 2 nodes
+        if str(a.nproc_per_node) != want_nproc or str(a.nnodes) != nodes or not a.no_python:
+            problems.append(f"{fmt}: torchrun reads nnodes={a.nnodes} nproc_per_node={a.nproc_per_node} "
+                            f"no_python={a.no_python}")
+        if a.training_script != "bubblescope-cli" or "--distributed" not in a.training_script_args:
+            problems.append(f"{fmt}: torchrun would run {a.training_script} {a.training_script_args}")
+        if "nccl" not in a.training_script_args:
+            problems.append(f"{fmt}: not on NCCL: {a.training_script_args}")
+    return problems
+
+
 def main():
     os.makedirs(WORK, exist_ok=True)
     for schedule, accum in (("paci", 4), ("1f1b", 0)):
@@ -157,6 +197,10 @@ def main():
                 failures.extend(f"{schedule}: {p}" for p in check(path, cfg))
             except Exception as exc:  # noqa: BLE001 - the engine refused the file
                 failures.append(f"{schedule} {fmt}: {type(exc).__name__}: {exc}")
+    try:
+        failures.extend(check_launchers(os.path.join(WORK, "1f1b.toml")))
+    except Exception as exc:  # noqa: BLE001
+        failures.append(f"launchers: {type(exc).__name__}: {exc}")
     for line in failures:
         print(line)
     sys.exit(1 if failures else 0)
