@@ -101,7 +101,7 @@ void addExportCommand(CLI::App& app, int& exitCode)
         ->capture_default_str();
     sub->add_option("-o,--out", cmd->out, "Write to this file (atomically) instead of standard output");
     sub->add_option("--out-dir", cmd->outDir,
-                    "Write every format into this folder, each under its usual name (launch.sh, job.sbatch, ...)")
+           "Write every format into this folder, each under its usual name (launch.sh, job.sbatch, ...)")
         ->excludes("--out");
     sub->add_option("--nodes", cmd->options.nodes, "torchrun/slurm: machines (must divide the stages)")
         ->capture_default_str()
@@ -111,12 +111,12 @@ void addExportCommand(CLI::App& app, int& exitCode)
     sub->add_option("--job-name", cmd->options.jobName, "slurm: job name (any printable text; quoted for sbatch)")
         ->capture_default_str();
     sub->add_option("--device", cmd->options.device,
-                    "slurm/torchrun/megatron: cuda (default: one GPU per rank, NCCL) or cpu (Gloo); a note says "
-                    "what changed from the config")
+           "slurm/torchrun/megatron: cuda (default: one GPU per rank, NCCL) or cpu (Gloo); a note says "
+           "what changed from the config")
         ->check(oneOf({"cuda", "cpu"}, "device"));
     sub->add_option("--data", cmd->options.data,
-                    "slurm/torchrun: training data, bin:PATH, text:PATH or synthetic (default: the config's file, "
-                    "else the script asks for DATA=...)");
+        "slurm/torchrun: training data, bin:PATH, text:PATH or synthetic (default: the config's file, "
+        "else the script asks for DATA=...)");
     sub->add_flag("--list", cmd->list, "List the formats and exit");
     sub->callback([cmd, &exitCode] { exitCode = cmd->run(); });
 }

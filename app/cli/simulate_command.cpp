@@ -1,12 +1,12 @@
-#include "app/cli/option_checks.h"
 #include "app/cli/simulate_command.h"
 
 #include "app/cli/cli_common.h"
 #include "app/cli/measured_compare.h"
+#include "app/cli/option_checks.h"
 #include "app/cli/table.h"
+#include "base/atomic_file.h"
 #include "profiler/analysis/report_json.h"
 #include "profiler/io/chrome_trace.h"
-#include "base/atomic_file.h"
 #include "runtime/plan/config/config_validate.h"
 #include "runtime/plan/schedule/catalogue.h"
 #include "runtime/plan/schedule/csv_io.h"
@@ -315,8 +315,9 @@ void addSimulationCommands(CLI::App& app, int& exitCode, TrainComparison train)
     auto* sim = app.add_subcommand("simulate", "Simulate one schedule with a cost model (virtual time)");
     simulate->sim.addTo(*sim, /*withSchedule=*/true);
     sim->add_flag("--json", simulate->json, "Print one JSON object instead of a table");
-    sim->add_option("--csv", simulate->csvOut, "Write the schedule as PyTorch's per-rank CSV (_load_csv reads it; one step() per batch: use "
-                    "--batches 1 for PyTorch); asynchronous schedules also get STEM.bubblescope.csv with their updates");
+    sim->add_option("--csv", simulate->csvOut,
+        "Write the schedule as PyTorch's per-rank CSV (_load_csv reads it; one step() per batch: use "
+        "--batches 1 for PyTorch); asynchronous schedules also get STEM.bubblescope.csv with their updates");
     sim->add_option("--schedule-csv", simulate->csvIn, "Simulate the schedule in this CSV instead of generating one");
     sim->add_option("--trace", simulate->traceOut, "Write a Chrome/Perfetto trace JSON");
     sim->callback([simulate, &exitCode] { exitCode = simulate->run(); });

@@ -35,7 +35,7 @@ public:
     {
     }
     void slice(int pid, int tid, const char* cat, const std::string& name, TimeNs start, TimeNs end,
-               const std::string& args = {})
+        const std::string& args = {})
     {
         begin();
         m_out << R"({"ph":"X","cat":")" << cat << R"(","pid":)" << pid << R"(,"tid":)" << tid << R"(,"name":")" << name
@@ -48,7 +48,7 @@ public:
     /// One async slice (a 'b'/'e' pair): its own track under the thread, keyed by (cat, id), so the
     /// sends and receives of overlapping transfers never break the nesting of the thread's slices.
     void asyncSlice(int pid, int tid, const char* cat, int id, const std::string& name, TimeNs start, TimeNs end,
-                    const std::string& args)
+        const std::string& args)
     {
         for (const char ph : {'b', 'e'}) {
             begin();
@@ -70,8 +70,8 @@ public:
     void meta(int pid, int tid, const char* what, const std::string& name)
     {
         begin();
-        m_out << R"({"ph":"M","cat":"__metadata","pid":)" << pid << R"(,"tid":)" << tid << R"(,"name":")" << what << R"(","args":{"name":")" << name
-              << R"("}})";
+        m_out << R"({"ph":"M","cat":"__metadata","pid":)" << pid << R"(,"tid":)" << tid << R"(,"name":")" << what
+              << R"(","args":{"name":")" << name << R"("}})";
     }
 
 private:
@@ -106,8 +106,9 @@ Status writeAttributionTrace(std::ostream& out, const ImportedJob& job, const Jo
     }
     for (std::size_t r = 0; r < job.actions.size(); ++r) {
         for (const auto& a : job.actions[r]) {
-            w.slice(static_cast<int>(r), kComputeTid, "compute", a.kind == EventKind::Update ? "U" + std::to_string(a.microbatch) : actionName(a),
-                    a.start, a.end, R"("stage":)" + std::to_string(a.stage) + R"(,"mb":)" + std::to_string(a.microbatch));
+            w.slice(static_cast<int>(r), kComputeTid, "compute",
+                a.kind == EventKind::Update ? "U" + std::to_string(a.microbatch) : actionName(a), a.start, a.end,
+                R"("stage":)" + std::to_string(a.stage) + R"(,"mb":)" + std::to_string(a.microbatch));
         }
     }
     for (const auto& span : bubbles.spans) {
@@ -125,9 +126,11 @@ Status writeAttributionTrace(std::ostream& out, const ImportedJob& job, const Jo
         if (t.recvWaiting() > 0) {
             w.asyncSlice(t.dstRank, kRecvTid, "recv", 4 * id, "wait for sender: " + what, t.recvPosted, both, args);
         }
-        w.asyncSlice(t.dstRank, kRecvTid, "recv", 4 * id + 1, "transfer: " + what, both, std::max(both, t.arrived), args);
+        w.asyncSlice(
+            t.dstRank, kRecvTid, "recv", 4 * id + 1, "transfer: " + what, both, std::max(both, t.arrived), args);
         if (t.sendWaiting() > 0) {
-            w.asyncSlice(t.srcRank, kSendTid, "send", 4 * id + 2, "wait for receiver: " + what, t.sendPosted, both, args);
+            w.asyncSlice(
+                t.srcRank, kSendTid, "send", 4 * id + 2, "wait for receiver: " + what, t.sendPosted, both, args);
         }
         w.asyncSlice(t.srcRank, kSendTid, "send", 4 * id + 3, "send: " + what, both, std::max(both, t.arrived), args);
         w.flow('s', id, t.srcRank, kSendTid, both);

@@ -1,14 +1,14 @@
 #include "runtime/plan/export/export.h"
 
-#include <algorithm>
-#include <filesystem>
-#include <utility>
-
+#include "base/atomic_file.h"
 #include "runtime/plan/config/config_toml.h"
 #include "runtime/plan/config/config_validate.h"
 #include "runtime/plan/schedule/catalogue.h"
 #include "runtime/plan/schedule/csv_io.h"
-#include "base/atomic_file.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <utility>
 
 namespace bs::runtime {
 
@@ -16,18 +16,21 @@ const std::vector<ExportFormatInfo>& exportFormats()
 {
     static const std::vector<ExportFormatInfo> formats = {
         {"toml", "the run config itself (round-trips exactly)", "bubblescope.toml"},
-        {"torchrun", "bash script: torchrun, one GPU rank per pipeline rank (NCCL), runs `bubblescope-cli train "
-                     "--distributed`; writes the config beside itself once",
-         "launch.sh"},
-        {"slurm", "sbatch script: nodes, GPUs per node from the placement, srun + torchrun rendezvous, same train command",
-         "job.sbatch"},
+        {"torchrun",
+            "bash script: torchrun, one GPU rank per pipeline rank (NCCL), runs `bubblescope-cli train "
+            "--distributed`; writes the config beside itself once",
+            "launch.sh"},
+        {"slurm",
+            "sbatch script: nodes, GPUs per node from the placement, srun + torchrun rendezvous, same train command",
+            "job.sbatch"},
         {"pytorch-csv", "per-rank action CSV for torch.distributed.pipelining / torchtitan (sync schedules, one batch)",
-         "schedule.csv"},
+            "schedule.csv"},
         {"megatron", "Megatron-LM (core 0.16) pretrain_gpt.py launch script, closest equivalent, no PACI",
-         "megatron.sh"},
-        {"deepspeed", "DeepSpeed (0.19) ds_config.json for PipelineModule, closest equivalent, no PACI", "ds_config.json"},
+            "megatron.sh"},
+        {"deepspeed", "DeepSpeed (0.19) ds_config.json for PipelineModule, closest equivalent, no PACI",
+            "ds_config.json"},
         {"torchtitan", "torchtitan (0.2, the last with TOML job files) job TOML, closest equivalent, no PACI",
-         "torchtitan.toml"},
+            "torchtitan.toml"},
     };
     return formats;
 }
@@ -98,7 +101,7 @@ Result<std::string> exportConfig(const RunConfig& config, const std::string& for
     }
     if (!options.device.empty() && options.device != "cpu" && options.device != "cuda") {
         return makeError(ErrorCode::InvalidArgument, "device: unknown device '" + options.device + "'",
-                         "allowed: cuda (one GPU per rank), cpu");
+            "allowed: cuda (one GPU per rank), cpu");
     }
     if (format == "toml") {
         return toToml(config);
@@ -106,9 +109,9 @@ Result<std::string> exportConfig(const RunConfig& config, const std::string& for
     if (format == "torchrun" || format == "slurm") {
         if (config.pipeline.stages % options.nodes != 0) {
             return makeError(ErrorCode::InvalidArgument,
-                             "nodes: " + std::to_string(options.nodes) + " does not divide the "
-                                 + std::to_string(config.pipeline.stages) + " ranks (pipeline.stages: one rank each)",
-                             "allowed: a divisor of pipeline.stages");
+                "nodes: " + std::to_string(options.nodes) + " does not divide the "
+                    + std::to_string(config.pipeline.stages) + " ranks (pipeline.stages: one rank each)",
+                "allowed: a divisor of pipeline.stages");
         }
         const RunConfig cluster = clusterConfig(config, options);
         if (auto status = validate(cluster); !status) {
@@ -145,10 +148,11 @@ std::vector<std::string> exportChanges(const RunConfig& config, const std::strin
         const int decay = config.optimizer.totalSteps > 0 ? config.optimizer.totalSteps : config.training.steps;
         if (config.optimizer.warmupSteps >= decay) {
             notes.push_back("lr-warmup-iters: " + std::to_string(config.optimizer.warmupSteps) + " -> "
-                            + std::to_string(std::max(0, decay - 1)) + " (Megatron asserts warm-up < decay, "
-                            + std::to_string(decay) + " iterations)");
+                + std::to_string(std::max(0, decay - 1)) + " (Megatron asserts warm-up < decay, "
+                + std::to_string(decay) + " iterations)");
         }
-        notes.push_back("data: set DATA_PATH (a Megatron .bin/.idx prefix) and MEGATRON_LM (a checkout) before running");
+        notes.push_back(
+            "data: set DATA_PATH (a Megatron .bin/.idx prefix) and MEGATRON_LM (a checkout) before running");
         return notes;
     }
     if (format != "torchrun" && format != "slurm") {
@@ -157,10 +161,10 @@ std::vector<std::string> exportChanges(const RunConfig& config, const std::strin
     const RunConfig cluster = clusterConfig(config, options);
     if (cluster.device.name != config.device.name) {
         notes.push_back("device: " + config.device.name + " -> " + cluster.device.name
-                        + (cluster.device.name == "cuda"
-                               ? " (a cluster job runs on GPUs, one per rank, each on cuda:LOCAL_RANK; --device cpu "
-                                 "keeps the CPU)"
-                               : ""));
+            + (cluster.device.name == "cuda"
+                    ? " (a cluster job runs on GPUs, one per rank, each on cuda:LOCAL_RANK; --device cpu "
+                      "keeps the CPU)"
+                    : ""));
     }
     if (parseDeviceName(cluster.device.name).cuda && config.model.dtype.empty()
         && !parseDeviceName(config.device.name).cuda) {
@@ -168,7 +172,7 @@ std::vector<std::string> exportChanges(const RunConfig& config, const std::strin
     }
     if (parseDeviceName(cluster.device.name).cuda && detail::clusterBackend(cluster) == "gloo") {
         notes.push_back("backend: gloo, not NCCL: " + std::to_string(stagesPerRankOf(cluster))
-                        + " stages per rank (NCCL's issue order per neighbour pair does not fit interleaved orders)");
+            + " stages per rank (NCCL's issue order per neighbour pair does not fit interleaved orders)");
     }
     if (cluster.data.spec != config.data.spec) {
         notes.push_back("data: " + config.data.spec + " -> " + cluster.data.spec);

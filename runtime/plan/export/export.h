@@ -24,7 +24,7 @@ const std::vector<ExportFormatInfo>& exportFormats();
 struct ExportOptions
 {
     std::string configPath = "bubblescope.toml"; ///< where the launch scripts expect the config
-    int nodes = 1;                               ///< slurm / torchrun: machines (must divide the ranks)
+    int nodes = 1; ///< slurm / torchrun: machines (must divide the ranks)
     std::string jobName = "bubblescope";
     /// slurm / torchrun / megatron: "cuda" (one GPU per rank, NCCL where the placement allows) or
     /// "cpu" (Gloo); "" = "cuda": a cluster job runs on GPUs, and exportChanges() says so when the
@@ -47,7 +47,8 @@ RunConfig clusterConfig(const RunConfig& config, const ExportOptions& options);
 
 /// What `format` changes from `config` or leaves for the user to fill, one line each (the CLI
 /// prints them as notes, the GUI shows them); empty when the export is the config as it is.
-std::vector<std::string> exportChanges(const RunConfig& config, const std::string& format, const ExportOptions& options = {});
+std::vector<std::string> exportChanges(
+    const RunConfig& config, const std::string& format, const ExportOptions& options = {});
 
 struct ExportedFile
 {
@@ -63,7 +64,7 @@ struct ExportAllResult
 {
     std::vector<ExportedFile> written;
     std::vector<std::string> skipped; ///< "format: why"
-    std::vector<std::string> notes;   ///< exportChanges() of every format written, "format: note"
+    std::vector<std::string> notes; ///< exportChanges() of every format written, "format: note"
 };
 Result<ExportAllResult> exportAll(const RunConfig& config, const std::string& dir, const ExportOptions& options = {});
 

@@ -72,15 +72,20 @@ std::string summaryLine(const RunConfig& c)
 // shared filesystem never overwrite each other's (or the user's) file.
 std::string embeddedConfig(const RunConfig& config, const ExportOptions& options, const std::string& dir)
 {
-    return "CONFIG_NAME=" + shellQuote(options.configPath) + "\n"
-           "CONFIG=\"${CONFIG:-" + dir + "/$CONFIG_NAME}\"\n"
-           "# The config is written there on the first run only and never overwritten: edit it there.\n"
-           "if [[ ! -e \"$CONFIG\" ]]; then\n"
-           "  cat > \"$CONFIG.tmp$$\" <<'BUBBLESCOPE_CONFIG'\n" + toToml(config) + "BUBBLESCOPE_CONFIG\n"
-           "  mv -n -- \"$CONFIG.tmp$$\" \"$CONFIG\" || true\n"
-           "  rm -f -- \"$CONFIG.tmp$$\"\n"
-           "  echo \"wrote $CONFIG (edit it there: this script never overwrites it)\" >&2\n"
-           "fi\n";
+    return "CONFIG_NAME=" + shellQuote(options.configPath)
+        + "\n"
+          "CONFIG=\"${CONFIG:-"
+        + dir
+        + "/$CONFIG_NAME}\"\n"
+          "# The config is written there on the first run only and never overwritten: edit it there.\n"
+          "if [[ ! -e \"$CONFIG\" ]]; then\n"
+          "  cat > \"$CONFIG.tmp$$\" <<'BUBBLESCOPE_CONFIG'\n"
+        + toToml(config)
+        + "BUBBLESCOPE_CONFIG\n"
+          "  mv -n -- \"$CONFIG.tmp$$\" \"$CONFIG\" || true\n"
+          "  rm -f -- \"$CONFIG.tmp$$\"\n"
+          "  echo \"wrote $CONFIG (edit it there: this script never overwrites it)\" >&2\n"
+          "fi\n";
 }
 
 // The data every rank reads (`train --data` overrides the config's data.spec): the export's, or
@@ -90,13 +95,11 @@ std::string dataLines(const RunConfig& config)
     const bool file = config.data.spec != "synthetic";
     return std::string("# Training data, on a filesystem every node sees: bin:PATH (uint16 tokens, llm.c/nanoGPT),\n"
                        "# text:PATH (UTF-8, byte-level) or synthetic. DATA=... in the environment overrides it.\n")
-           + "DATA_DEFAULT=" + (file ? shellQuote(config.data.spec) : std::string("''")) + "\n"
-           + "DATA=\"${DATA:-$DATA_DEFAULT}\"\n"
-           + "if [[ -z \"$DATA\" ]]; then\n"
-           + "  echo \"error: DATA: no training data given; run with DATA=bin:/path/train.bin (uint16 tokens),\" \\\n"
-           + "       \"DATA=text:/path/corpus.txt or DATA=synthetic, or export with --data\" >&2\n"
-           + "  exit 2\n"
-           + "fi\n";
+        + "DATA_DEFAULT=" + (file ? shellQuote(config.data.spec) : std::string("''")) + "\n"
+        + "DATA=\"${DATA:-$DATA_DEFAULT}\"\n" + "if [[ -z \"$DATA\" ]]; then\n"
+        + "  echo \"error: DATA: no training data given; run with DATA=bin:/path/train.bin (uint16 tokens),\" \\\n"
+        + "       \"DATA=text:/path/corpus.txt or DATA=synthetic, or export with --data\" >&2\n" + "  exit 2\n"
+        + "fi\n";
 }
 
 // The GPUs this node must have, checked before torchrun starts (a rank without its GPU fails later,
@@ -108,17 +111,20 @@ std::string gpuCheck(const RunConfig& config, const std::string& perNode)
     }
     return "if command -v nvidia-smi >/dev/null; then\n"
            "  gpus=$(nvidia-smi -L | grep -c '^GPU' || true)\n"
-           "  if (( gpus < " + perNode + " )); then\n"
-           "    echo \"error: this node has $gpus GPU(s); the job runs " + perNode
-           + " rank(s) per node, one GPU each\" >&2; exit 2\n"
-           "  fi\n"
-           "fi\n";
+           "  if (( gpus < "
+        + perNode
+        + " )); then\n"
+          "    echo \"error: this node has $gpus GPU(s); the job runs "
+        + perNode
+        + " rank(s) per node, one GPU each\" >&2; exit 2\n"
+          "  fi\n"
+          "fi\n";
 }
 
 std::string trainCommand(const RunConfig& config)
 {
     return "--no-python bubblescope-cli train --distributed --config \"$CONFIG\" --backend " + clusterBackend(config)
-           + " --data \"$DATA\" --out \"$RUN_DIR\"";
+        + " --data \"$DATA\" --out \"$RUN_DIR\"";
 }
 
 } // namespace

@@ -1,11 +1,10 @@
 #include "runtime/train/dist/dist_train.h"
 
+#include "runtime/plan/rundir/run_dir_reader.h"
+#include "runtime/plan/rundir/run_dir_writer.h"
 #include "runtime/train/dist/gloo_transport.h"
 #include "runtime/train/dist/rank_merge.h"
 #include "runtime/train/exec/run_session.h"
-
-#include "runtime/plan/rundir/run_dir_reader.h"
-#include "runtime/plan/rundir/run_dir_writer.h"
 
 #include <algorithm>
 #include <fstream>

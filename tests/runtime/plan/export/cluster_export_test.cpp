@@ -2,17 +2,15 @@
 // launch formats, the job name read back by sbatch's own rules as the one argument it was, the
 // data asked for, Megatron's warm-up below its decay, and every format written into one folder.
 
+#include "runtime/plan/config/config_presets.h"
 #include "runtime/plan/export/export.h"
 
-#include "runtime/plan/config/config_presets.h"
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <filesystem>
 #include <sstream>
-
-#include <unistd.h>
 
 namespace bs::runtime {
 namespace {
@@ -78,8 +76,8 @@ std::vector<std::string> sbatchArguments(const std::string& line)
 
 TEST(ClusterExport, JobNameIsOneSbatchArgumentWhateverItHolds)
 {
-    for (const std::string name : {"demo --dependency=afterok:1", "a \"b\" \\c #d $(touch x); e 'f' `g`", "x\\",
-                                   "plain"}) {
+    for (const std::string name :
+        {"demo --dependency=afterok:1", "a \"b\" \\c #d $(touch x); e 'f' `g`", "x\\", "plain"}) {
         auto script = exportConfig(tunedSmall("paci"), "slurm", {.jobName = name});
         ASSERT_TRUE(script) << script.error().describe();
         std::istringstream lines(*script);
