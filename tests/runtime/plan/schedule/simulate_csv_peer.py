@@ -92,8 +92,8 @@ def main():
         with open(f"{DIR}/paci.csv") as f:
             if "U" in f.read():
                 failures.append("paci: PyTorch's form holds update cells")
-        for key in ("makespan_s", "bubble_fraction"):
-            if key in generated and generated.get(key) != replayed.get(key):
+        for key in ("makespan", "bubble_fraction", "per_stage"):
+            if key not in generated or generated.get(key) != replayed.get(key):
                 failures.append(f"paci: {key} {generated.get(key)} from the generated schedule, "
                                 f"{replayed.get(key)} from STEM.bubblescope.csv")
     except Exception as exc:  # noqa: BLE001
