@@ -3,8 +3,9 @@
 #   1. installs the Debian packages (packaging/install-deps.sh; skips what is there),
 #   2. builds everything against Debian's LibTorch 1.13 (Release, warnings as errors, GUI) and runs ctest,
 #   3. builds again against PyPI's CUDA LibTorch 2.11 (preset ci-cuda, GUI off; the venv comes from
-#      packaging/install-torch.sh, cached outside the clone) and runs its tests on the CPU: the GPU
-#      tests compile, link and skip without a GPU,
+#      packaging/install-torch.sh, cached outside the clone, with the engines of
+#      packaging/install-peers.sh) and runs its tests on the CPU: the GPU tests compile, link and
+#      skip without a GPU; the engines' own parsers read the exports,
 #   4. builds the torch-free core under ASan+UBSan and TSan and runs its tests again,
 #   5. builds the libFuzzer harnesses (clang, ASan+UBSan) and runs each for a few seconds,
 #   6. checks the formatting of the C++ lines this branch changed (scripts/check-format.sh: the
@@ -33,6 +34,7 @@ ctest --preset ci
 if [[ "${BS_CUDA_TORCH:-1}" != 0 ]]; then
   step "build: PyPI CUDA LibTorch (ci-cuda, GUI off)"
   bash packaging/install-torch.sh >/dev/null
+  bash packaging/install-peers.sh >/dev/null # torchtitan, DeepSpeed, megatron-core, HTA: the peers' own parsers
   cmake --preset ci-cuda >/dev/null
   cmake --build --preset ci-cuda
   step "tests: PyPI CUDA LibTorch, on the CPU"

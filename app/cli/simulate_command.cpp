@@ -8,6 +8,7 @@
 #include "base/atomic_file.h"
 #include "profiler/analysis/report_json.h"
 #include "profiler/io/chrome_trace.h"
+#include "runtime/plan/config/config_validate.h"
 #include "runtime/plan/schedule/catalogue.h"
 #include "runtime/plan/schedule/csv_io.h"
 #include "runtime/plan/sim/cost_model.h"
@@ -99,6 +100,33 @@ void printSimulation(const runtime::SimulationResult& r, bool bytesKnown, std::o
         << ")\n";
 }
 
+// PyTorch's form at `path` (compute actions only: PyTorch's _load_csv has no optimizer steps, its
+// step() is one global batch); a schedule whose updates are its own (per stage, inside the stream)
+// also gets Bubblescope's form with the U cells beside it, `STEM.bubblescope.csv`, which
+// --schedule-csv reads back exactly. Flush schedules need no second file: reading the first puts
+// their one update per stage per batch back.
+Status writePyTorchCsv(const runtime::Schedule& schedule, const std::string& path)
+{
+    runtime::Schedule computeOnly = schedule;
+    for (auto& program : computeOnly.programs) {
+        std::erase_if(program, [](const runtime::Action& a) { return a.kind == runtime::ActionKind::Update; });
+    }
+    if (Status s = runtime::writeScheduleCsv(computeOnly, path); !s) {
+        return s;
+    }
+    if (!runtime::isAsynchronousSchedule(schedule.params.name)) {
+        return ok();
+    }
+    const std::filesystem::path p(path);
+    const std::string full = (p.parent_path() / (p.stem().string() + ".bubblescope.csv")).string();
+    if (Status s = runtime::writeScheduleCsv(schedule, full); !s) {
+        return s;
+    }
+    std::cerr << "wrote " << path << " (PyTorch's form, no updates) and " << full
+              << " (with this schedule's per-stage updates)\n";
+    return ok();
+}
+
 struct SimulateCommand
 {
     SimulationOptions sim;
@@ -108,6 +136,8 @@ struct SimulateCommand
     std::string traceOut;
     std::vector<std::string> calibrateFrom; ///< --calibrate: the runs `tune --calibrate` fits
     int importedMicroBatchSize = 1;
+
+    Status writeCsv(const runtime::Schedule& schedule) const { return writePyTorchCsv(schedule, csvOut); }
 
     int run() const
     {
@@ -169,7 +199,7 @@ struct SimulateCommand
             return reportError(result.error());
         }
         if (!csvOut.empty()) {
-            if (auto status = runtime::writeScheduleCsv(result->schedule, csvOut); !status) {
+            if (auto status = writeCsv(result->schedule); !status) {
                 return reportError(status.error());
             }
         }
@@ -347,7 +377,9 @@ void addSimulationCommands(CLI::App& app, int& exitCode, TrainComparison train)
     auto* sim = app.add_subcommand("simulate", "Simulate one schedule with a cost model (virtual time)");
     simulate->sim.addTo(*sim, /*withSchedule=*/true);
     sim->add_flag("--json", simulate->json, "Print one JSON object instead of a table");
-    sim->add_option("--csv", simulate->csvOut, "Write the schedule as a PyTorch-style per-rank CSV");
+    sim->add_option("--csv", simulate->csvOut,
+        "Write the schedule as PyTorch's per-rank CSV (_load_csv reads it; one step() per batch: use "
+        "--batches 1 for PyTorch); asynchronous schedules also get STEM.bubblescope.csv with their updates");
     sim->add_option("--schedule-csv", simulate->csvIn, "Simulate the schedule in this CSV instead of generating one");
     sim->add_option("--trace", simulate->traceOut, "Write a Chrome/Perfetto trace JSON");
     sim->add_option("--calibrate", simulate->calibrateFrom,

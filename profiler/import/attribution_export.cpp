@@ -34,15 +34,32 @@ public:
         : m_out(out)
     {
     }
-    void slice(int pid, int tid, const std::string& name, TimeNs start, TimeNs end, const std::string& args = {})
+    void slice(int pid, int tid, const char* cat, const std::string& name, TimeNs start, TimeNs end,
+        const std::string& args = {})
     {
         begin();
-        m_out << R"({"ph":"X","pid":)" << pid << R"(,"tid":)" << tid << R"(,"name":")" << name << R"(","ts":)" << micros(start)
-              << R"(,"dur":)" << micros(std::max<TimeNs>(0, end - start));
+        m_out << R"({"ph":"X","cat":")" << cat << R"(","pid":)" << pid << R"(,"tid":)" << tid << R"(,"name":")" << name
+              << R"(","ts":)" << micros(start) << R"(,"dur":)" << micros(std::max<TimeNs>(0, end - start));
         if (!args.empty()) {
             m_out << R"(,"args":{)" << args << "}";
         }
         m_out << "}";
+    }
+    /// One async slice (a 'b'/'e' pair): its own track under the thread, keyed by (cat, id), so the
+    /// sends and receives of overlapping transfers never break the nesting of the thread's slices.
+    void asyncSlice(int pid, int tid, const char* cat, int id, const std::string& name, TimeNs start, TimeNs end,
+        const std::string& args)
+    {
+        for (const char ph : {'b', 'e'}) {
+            begin();
+            m_out << R"({"ph":")" << ph << R"(","cat":")" << cat << R"(","id":)" << id << R"(,"pid":)" << pid
+                  << R"(,"tid":)" << tid << R"(,"name":")" << name << R"(","ts":)"
+                  << micros(ph == 'b' ? start : std::max(start, end));
+            if (ph == 'b') {
+                m_out << R"(,"args":{)" << args << "}";
+            }
+            m_out << "}";
+        }
     }
     void flow(char ph, int id, int pid, int tid, TimeNs at)
     {
@@ -53,8 +70,8 @@ public:
     void meta(int pid, int tid, const char* what, const std::string& name)
     {
         begin();
-        m_out << R"({"ph":"M","pid":)" << pid << R"(,"tid":)" << tid << R"(,"name":")" << what << R"(","args":{"name":")" << name
-              << R"("}})";
+        m_out << R"({"ph":"M","cat":"__metadata","pid":)" << pid << R"(,"tid":)" << tid << R"(,"name":")" << what
+              << R"(","args":{"name":")" << name << R"("}})";
     }
 
 private:
@@ -89,12 +106,13 @@ Status writeAttributionTrace(std::ostream& out, const ImportedJob& job, const Jo
     }
     for (std::size_t r = 0; r < job.actions.size(); ++r) {
         for (const auto& a : job.actions[r]) {
-            w.slice(static_cast<int>(r), kComputeTid, a.kind == EventKind::Update ? "U" + std::to_string(a.microbatch) : actionName(a),
-                    a.start, a.end, R"("stage":)" + std::to_string(a.stage) + R"(,"mb":)" + std::to_string(a.microbatch));
+            w.slice(static_cast<int>(r), kComputeTid, "compute",
+                a.kind == EventKind::Update ? "U" + std::to_string(a.microbatch) : actionName(a), a.start, a.end,
+                R"("stage":)" + std::to_string(a.stage) + R"(,"mb":)" + std::to_string(a.microbatch));
         }
     }
     for (const auto& span : bubbles.spans) {
-        w.slice(span.stage, kBubbleTid, std::string(bubbleCauseName(span.cause)), span.start, span.end);
+        w.slice(span.stage, kBubbleTid, "bubble", std::string(bubbleCauseName(span.cause)), span.start, span.end);
     }
     int id = 0;
     for (const Transfer& t : job.transfers) {
@@ -102,14 +120,19 @@ Status writeAttributionTrace(std::ostream& out, const ImportedJob& job, const Jo
         const std::string args = R"("from_stage":)" + std::to_string(t.srcStage) + R"(,"to_stage":)" + std::to_string(t.dstStage)
                                  + R"(,"bytes":)" + std::to_string(t.bytes);
         const TimeNs both = std::max(t.sendPosted, t.recvPosted);
+        // Async: a rank posts the next receive before the last one arrived, so as complete slices on
+        // one thread these overlapped partially (the Trace Event format's nesting rule forbids it).
+        // Each phase is an async slice with ids of its own: 4 per transfer.
         if (t.recvWaiting() > 0) {
-            w.slice(t.dstRank, kRecvTid, "wait for sender: " + what, t.recvPosted, both, args);
+            w.asyncSlice(t.dstRank, kRecvTid, "recv", 4 * id, "wait for sender: " + what, t.recvPosted, both, args);
         }
-        w.slice(t.dstRank, kRecvTid, "transfer: " + what, both, std::max(both, t.arrived), args);
+        w.asyncSlice(
+            t.dstRank, kRecvTid, "recv", 4 * id + 1, "transfer: " + what, both, std::max(both, t.arrived), args);
         if (t.sendWaiting() > 0) {
-            w.slice(t.srcRank, kSendTid, "wait for receiver: " + what, t.sendPosted, both, args);
+            w.asyncSlice(
+                t.srcRank, kSendTid, "send", 4 * id + 2, "wait for receiver: " + what, t.sendPosted, both, args);
         }
-        w.slice(t.srcRank, kSendTid, "send: " + what, both, std::max(both, t.arrived), args);
+        w.asyncSlice(t.srcRank, kSendTid, "send", 4 * id + 3, "send: " + what, both, std::max(both, t.arrived), args);
         w.flow('s', id, t.srcRank, kSendTid, both);
         w.flow('f', id, t.dstRank, kRecvTid, std::max(both, t.arrived));
         ++id;

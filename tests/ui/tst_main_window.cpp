@@ -3,6 +3,7 @@
 #include "base/atomic_file.h"
 #include "profiler/io/chrome_trace.h"
 #include "runtime/plan/config/config_toml.h"
+#include "runtime/plan/export/export.h"
 #include "ui/charts/metrics_panel.h"
 #include "ui/charts/stage_charts.h"
 #include "ui/common/format.h"
@@ -15,6 +16,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QDir>
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
 #include <QFile>
@@ -159,6 +161,16 @@ private Q_SLOTS:
         QVERIFY(loaded);
         QCOMPARE(loaded->pipeline.accum, 16);
         QVERIFY(!exportConfig(config, QStringLiteral("no-such-format"), dir.filePath(QStringLiteral("x")), &error));
+        // File > Export: every format into one folder, and a report naming each file (issue 32).
+        QString report;
+        const QString all = dir.filePath(QStringLiteral("all"));
+        QVERIFY2(exportAllFormats(toExportConfig(config), all, &report, &error), qPrintable(error));
+        for (const auto& f : bs::runtime::exportFormats()) {
+            const QString file = QDir(all).filePath(toQt(f.suggestedFileName));
+            QVERIFY2(QFileInfo::exists(file) || report.contains(QStringLiteral("skipped ") + toQt(f.name)),
+                qPrintable(file));
+            QVERIFY2(report.contains(toQt(f.name)), qPrintable(report));
+        }
         // The trace round-trips through the engine's Chrome JSON reader.
         auto run = predictRun(config, "paci");
         QVERIFY(run);

@@ -63,6 +63,31 @@ bool exportRunConfig(const runtime::RunConfig& config, const QString& format, co
     return written.has_value();
 }
 
+bool exportAllFormats(const runtime::RunConfig& config, const QString& dir, QString* report, QString* error)
+{
+    auto all = runtime::exportAll(config, fromQt(dir));
+    if (!all) {
+        if (error) {
+            *error = toQt(all.error().describe());
+        }
+        return false;
+    }
+    if (report) {
+        QStringList lines;
+        for (const auto& f : all->written) {
+            lines << QObject::tr("wrote %1 (%2)").arg(toQt(f.path), toQt(f.format));
+        }
+        for (const std::string& skipped : all->skipped) {
+            lines << QObject::tr("skipped %1").arg(toQt(skipped));
+        }
+        for (const std::string& note : all->notes) {
+            lines << QObject::tr("note: %1").arg(toQt(note));
+        }
+        *report = lines.join(QLatin1Char('\n'));
+    }
+    return true;
+}
+
 QString configToToml(const WhatIfConfig& config)
 {
     return toQt(runtime::toToml(toExportConfig(config)));

@@ -21,6 +21,10 @@ QStringList configExportFilters();
 QString formatOfFilter(const QString& filter);
 /// Writes `config` in `format` to `path` (atomically). False with `error` set on failure.
 bool exportConfig(const WhatIfConfig& config, const QString& format, const QString& path, QString* error);
+/// Writes `config` in every format into the folder `dir` (runtime::exportAll: launch.sh, job.sbatch,
+/// ds_config.json, ...). True with `report` set to what was written, skipped and changed, one line
+/// each; false with `error` set.
+bool exportAllFormats(const runtime::RunConfig& config, const QString& dir, QString* report, QString* error);
 /// Writes a whole run configuration (a selected run's config.toml with tuned settings).
 bool exportRunConfig(const runtime::RunConfig& config, const QString& format, const QString& path, QString* error);
 /// The TOML text of `config` (also what QSettings keeps).

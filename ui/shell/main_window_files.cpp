@@ -150,19 +150,19 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
 
 void MainWindow::exportConfig()
 {
-    const QStringList filters = configExportFilters();
-    QString filter = filters.value(0);
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export tuned configuration"),
-        QStringLiteral("bubblescope.toml"), filters.join(QStringLiteral(";;")), &filter);
-    if (path.isEmpty()) {
+    // Every format at once (TOML, torchrun, SLURM, PyTorch CSV, Megatron, DeepSpeed, torchtitan),
+    // into a folder the user picks; the message lists each file and what the export changed.
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Export tuned configuration: every format into"));
+    if (dir.isEmpty()) {
         return;
     }
+    QString report;
     QString error;
-    if (!exportConfigTo(path, formatOfFilter(filter), &error)) {
+    if (!exportAllFormats(configToExport(), dir, &report, &error)) {
         QMessageBox::warning(this, tr("Export failed"), error);
         return;
     }
-    rememberFile(path);
+    QMessageBox::information(this, tr("Exported"), report);
 }
 
 bool MainWindow::exportConfigTo(const QString& path, const QString& format, QString* error)

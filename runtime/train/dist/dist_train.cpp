@@ -1,10 +1,15 @@
 #include "runtime/train/dist/dist_train.h"
 
+#include "runtime/plan/rundir/run_dir_reader.h"
+#include "runtime/plan/rundir/run_dir_writer.h"
 #include "runtime/train/dist/gloo_transport.h"
 #include "runtime/train/dist/rank_merge.h"
 #include "runtime/train/exec/run_session.h"
 
 #include <algorithm>
+#include <fstream>
+#include <limits>
+#include <sstream>
 
 namespace bs::runtime {
 
@@ -47,12 +52,19 @@ Result<nlohmann::json> mergeRanks(GlooTransport& net, const RunConfig& config, c
     const int p = net.worldSize();
     std::vector<nlohmann::json> summaries;
     std::vector<RankPart> parts;
+    std::vector<std::vector<nlohmann::json>> records; // each rank's metrics.jsonl records
     for (int k = 0; k < p; ++k) {
         auto s = net.fetch("bs/summary/" + std::to_string(k));
         auto t = net.fetch("bs/trace/" + std::to_string(k));
-        if (!s || !t) {
-            return (!s ? s : t).error();
+        auto m = net.fetch("bs/metrics/" + std::to_string(k));
+        if (!s || !t || !m) {
+            return (!s ? s : !t ? t : m).error();
         }
+        auto log = parseMetricsJsonl(*m, "rank" + std::to_string(k) + "/metrics.jsonl");
+        if (!log) {
+            return log.error();
+        }
+        records.push_back(std::move(log->records));
         summaries.push_back(nlohmann::json::parse(*s));
         RankPart part;
         part.perStage = ownStages(config, k, summaries.back()["per_stage"]);
@@ -69,7 +81,9 @@ Result<nlohmann::json> mergeRanks(GlooTransport& net, const RunConfig& config, c
     const auto lastRank = static_cast<std::size_t>(rankOf.empty() ? p - 1 : std::min(rankOf.back(), p - 1));
     MergedRun run = mergeRankParts(config, summaries[lastRank], std::move(parts), MergeLabels{backend, skewBoundUs});
     if (options.outDir) {
-        if (Status s = writeMergedRun(*options.outDir, options.overwrite, config, run, {}); !s) {
+        // The merged records, as a stopped run's merge builds them (before, none: 0 bytes).
+        const auto metrics = mergeMetricsRecords(config, records, std::numeric_limits<std::size_t>::max());
+        if (Status s = writeMergedRun(*options.outDir, options.overwrite, config, run, metrics); !s) {
             return s.error();
         }
     }
@@ -142,16 +156,43 @@ Result<nlohmann::json> trainDistributed(const RunConfig& config, const DistEnv& 
     if (Status s = net->publish("bs/summary/" + std::to_string(env.rank), own.dump()); !s) {
         return fail(s.error());
     }
+    // Its metrics records, for rank 0's merged metrics.jsonl (its own file: every rank writes one
+    // when the run has a directory; none without).
+    std::string records;
+    if (so.outDir) {
+        std::ifstream in(*so.outDir / kMetricsFileName, std::ios::binary);
+        std::ostringstream text;
+        text << in.rdbuf();
+        records = text.str();
+    }
+    if (Status s = net->publish("bs/metrics/" + std::to_string(env.rank), records); !s) {
+        return fail(s.error());
+    }
     if (env.rank != 0) {
+        // Only the last stage computes the loss: the pipeline's comes back from rank 0's merge, so
+        // every rank reports the run's final loss (it said nan on the stages without the head).
+        auto merged = net->fetch("bs/merged_summary");
+        if (!merged) {
+            return fail(merged.error());
+        }
+        nlohmann::json withLoss = own;
+        const nlohmann::json pipeline = nlohmann::json::parse(*merged, nullptr, false);
+        if (pipeline.is_object() && pipeline.contains("final_train_loss")) {
+            withLoss["final_train_loss"] = pipeline["final_train_loss"];
+            withLoss["losses"] = pipeline.value("losses", nlohmann::json::array());
+        }
         // Rank 0 hosts the store: stay until it has gathered everything.
         if (Status s = net->barrier(); !s) {
             return fail(s.error());
         }
-        return own;
+        return withLoss;
     }
     auto merged = mergeRanks(*net, config, options, skewBoundUs, *backend);
     if (!merged) {
         return fail(merged.error());
+    }
+    if (Status s = net->publish("bs/merged_summary", merged->dump()); !s) {
+        return fail(s.error());
     }
     if (Status s = net->barrier(); !s) {
         return fail(s.error());

@@ -204,6 +204,45 @@ double number(const nlohmann::json& record, const char* key)
 
 } // namespace
 
+std::vector<nlohmann::json> mergeMetricsRecords(
+    const RunConfig& config, const std::vector<std::vector<nlohmann::json>>& ranks, std::size_t steps)
+{
+    // The last stage's records (losses), with each stage's own figures and the slowest rank's wall
+    // time.
+    const int p = static_cast<int>(ranks.size());
+    for (const auto& rank : ranks) {
+        steps = std::min(steps, rank.size());
+    }
+    const std::vector<int> rankOf = rankOfStages(config);
+    const auto lastRank = static_cast<std::size_t>(rankOf.empty() ? p - 1 : std::min(rankOf.back(), p - 1));
+    std::vector<nlohmann::json> metrics;
+    for (std::size_t step = 0; p > 0 && step < steps; ++step) {
+        nlohmann::json record = ranks[lastRank][step];
+        nlohmann::json perStage = nlohmann::json::array();
+        double wall = 0.0;
+        for (int k = 0; k < p; ++k) {
+            wall = std::max(wall, number(ranks[static_cast<std::size_t>(k)][step], "wall_time_s"));
+        }
+        for (std::size_t st = 0; st < rankOf.size(); ++st) { // each stage's figures from the rank that ran it
+            const auto k = static_cast<std::size_t>(std::min(rankOf[st], p - 1));
+            const nlohmann::json& own = ranks[k][step];
+            const auto stages = own.find("per_stage");
+            perStage.push_back(stages != own.end() && stages->is_array() && stages->size() > st
+                    ? (*stages)[st]
+                    : nlohmann::json{{"stage", st}});
+        }
+        record["per_stage"] = std::move(perStage);
+        record["wall_time_s"] = wall;
+        std::vector<nlohmann::json> noise; // each rank's own stages' estimates, summed (mergeNoise)
+        for (int k = 0; k < p; ++k) {
+            noise.push_back(ranks[static_cast<std::size_t>(k)][step].value("noise", nlohmann::json()));
+        }
+        record["noise"] = mergeNoise(noise, static_cast<int>(rankOf.size()));
+        metrics.push_back(std::move(record));
+    }
+    return metrics;
+}
+
 Result<nlohmann::json> mergeStoppedRanks(const fs::path& outDir, const std::vector<pid_t>& rankPids, bool overwrite,
     const std::string& requestedBackend, const std::string& stoppedBy, const std::string& error)
 {
@@ -224,36 +263,11 @@ Result<nlohmann::json> mergeStoppedRanks(const fs::path& outDir, const std::vect
     const RunConfig& config = ranks.front().contents.config;
     const std::int64_t m = config.pipeline.microbatches;
     const std::int64_t lastMicrobatch = static_cast<std::int64_t>(finished) * m; // exclusive
-    // The merged records: the last stage's (losses), with each stage's own figures and the
-    // slowest rank's wall time.
-    const std::vector<int> rankOf = rankOfStages(config);
-    const auto lastRank = static_cast<std::size_t>(rankOf.empty() ? p - 1 : std::min(rankOf.back(), p - 1));
-    std::vector<nlohmann::json> metrics;
-    for (std::size_t step = 0; step < finished; ++step) {
-        nlohmann::json record = ranks[lastRank].contents.metrics[step];
-        nlohmann::json perStage = nlohmann::json::array();
-        double wall = 0.0;
-        for (int k = 0; k < p; ++k) {
-            const nlohmann::json& own = ranks[static_cast<std::size_t>(k)].contents.metrics[step];
-            wall = std::max(wall, number(own, "wall_time_s"));
-        }
-        for (std::size_t st = 0; st < rankOf.size(); ++st) { // each stage's figures from the rank that ran it
-            const auto k = static_cast<std::size_t>(std::min(rankOf[st], p - 1));
-            const nlohmann::json& own = ranks[k].contents.metrics[step];
-            const auto stages = own.find("per_stage");
-            perStage.push_back(stages != own.end() && stages->is_array() && stages->size() > st
-                    ? (*stages)[st]
-                    : nlohmann::json{{"stage", st}});
-        }
-        record["per_stage"] = std::move(perStage);
-        record["wall_time_s"] = wall;
-        std::vector<nlohmann::json> noise;
-        for (int k = 0; k < p; ++k) {
-            noise.push_back(ranks[static_cast<std::size_t>(k)].contents.metrics[step].value("noise", nlohmann::json()));
-        }
-        record["noise"] = mergeNoise(noise, static_cast<int>(rankOf.size()));
-        metrics.push_back(std::move(record));
+    std::vector<std::vector<nlohmann::json>> records;
+    for (const RankDir& rank : ranks) {
+        records.push_back(rank.contents.metrics);
     }
+    const std::vector<nlohmann::json> metrics = mergeMetricsRecords(config, records, finished);
     std::vector<RankPart> parts;
     for (int k = 0; k < p; ++k) {
         RankDir& rank = ranks[static_cast<std::size_t>(k)];

@@ -67,6 +67,11 @@ nlohmann::json ownStages(const RunConfig& config, int rank, const nlohmann::json
 MergedRun mergeRankParts(
     const RunConfig& config, nlohmann::json base, std::vector<RankPart> parts, const MergeLabels& labels);
 
+/// The merged metrics.jsonl records of the first `steps` global batches every rank finished
+/// (`ranks[k]`: rank k's records, in order): the last stage's rank's record (losses) with per_stage
+/// from the rank that ran each stage and the slowest rank's wall_time_s.
+std::vector<nlohmann::json> mergeMetricsRecords(
+    const RunConfig& config, const std::vector<std::vector<nlohmann::json>>& ranks, std::size_t steps);
 /// Writes config.toml, the metrics records, trace.json (when config.profiling.trace) and
 /// summary.json (last) into `dir` (RunDirWriter: an overwriting merge replaces the old files
 /// only once summary.json is written).

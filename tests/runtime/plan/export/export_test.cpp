@@ -225,11 +225,13 @@ TEST(Export, LaunchScriptsEmbedTheConfigAndTheTrainCommand)
         ASSERT_NE(begin, std::string::npos);
         auto embedded = parseRunConfig(text->substr(begin + 23, end - begin - 23), "embedded");
         ASSERT_TRUE(embedded) << embedded.error().describe();
-        EXPECT_EQ(*embedded, c);
+        EXPECT_EQ(*embedded, clusterConfig(c, {})); // the tuned config, on GPUs
+        EXPECT_EQ(embedded->device.name, "cuda");
     }
     auto slurm = exportConfig(c, "slurm", {.nodes = 2});
     ASSERT_TRUE(slurm);
     EXPECT_NE(slurm->find("#SBATCH --nodes=2"), std::string::npos);
+    EXPECT_NE(slurm->find("#SBATCH --gpus-per-node=4"), std::string::npos);
     EXPECT_NE(slurm->find("--nproc-per-node=4"), std::string::npos);
 }
 
@@ -238,9 +240,18 @@ TEST(Export, BadRequestsNameTheField)
     auto unknown = exportConfig(tuned("paci"), "yaml");
     ASSERT_FALSE(unknown);
     EXPECT_NE(unknown.error().context.find("toml, torchrun, slurm, pytorch-csv"), std::string::npos);
-    auto nodes = exportConfig(tuned("paci"), "slurm", {.nodes = 3});
-    ASSERT_FALSE(nodes);
-    EXPECT_NE(nodes.error().message.find("does not divide"), std::string::npos);
+    for (const char* format : {"slurm", "torchrun"}) {
+        auto nodes = exportConfig(tuned("paci"), format, {.nodes = 3}); // 8 ranks
+        ASSERT_FALSE(nodes) << format;
+        EXPECT_EQ(nodes.error().code, ErrorCode::InvalidArgument);
+        EXPECT_EQ(nodes.error().message.rfind("nodes: 3 does not divide", 0), 0u) << nodes.error().message;
+    }
+    auto device = exportConfig(tuned("paci"), "torchrun", {.device = "tpu"});
+    ASSERT_FALSE(device);
+    EXPECT_EQ(device.error().message.rfind("device:", 0), 0u) << device.error().message;
+    auto data = exportConfig(tuned("paci"), "slurm", {.data = "parquet:x"});
+    ASSERT_FALSE(data);
+    EXPECT_NE(data.error().describe().find("data.spec"), std::string::npos) << data.error().describe();
     RunConfig bad = tuned("paci");
     bad.pipeline.microbatches = 0;
     EXPECT_FALSE(exportConfig(bad, "toml"));

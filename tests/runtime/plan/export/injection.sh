@@ -14,6 +14,10 @@ for format in torchrun slurm; do
         (env -u CONFIG -u SLURM_SUBMIT_DIR bash "$format.sh" >/dev/null 2>&1)
         [[ ! -e PWNED ]] || fail "$format: running the script ran an injected command ($name)"
         [[ -f "$name" ]] || fail "$format: the config was not written to the file named $name"
+        # Issue 32: written once; a second run keeps the user's edits.
+        echo '# edited by the user' >>"$name"
+        (env -u CONFIG -u SLURM_SUBMIT_DIR bash "$format.sh" >/dev/null 2>&1)
+        grep -q '^# edited by the user$' "$name" || fail "$format: a second run overwrote the edited config"
         rm -f -- "$name"
     done
 done
