@@ -5,6 +5,7 @@
 #include "runtime/plan/schedule/catalogue.h"
 #include "ui/shell/main_window.h"
 #include "ui/tuning/prediction_check_view.h"
+#include "ui/tuning/prediction_engine.h"
 #include "ui/tuning/tuning_panel.h"
 
 #include <QApplication>
@@ -13,6 +14,7 @@
 #include <QIcon>
 #include <QMessageBox>
 #include <QScreen>
+#include <QSlider>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTimer>
@@ -37,10 +39,12 @@ constexpr const char* kUsage =
     "Options:\n"
     "  --screenshot FILE   run the demo headless (offscreen), save the window as PNG, exit\n"
     "  --demo-steps N      global batches per demo run (default 4)\n"
-    "  --size WxH          window size for --screenshot (default 1680x1050; 400x300 to 7680x4320)\n"
+    "  --size WxH          window size for --screenshot (default 1280x800; 400x300 to 7680x4320)
+"
     "  --open DIR          open a run directory instead of the demo (repeatable; with --screenshot\n"
     "                      also prints the calibrated prediction against the measured figures)\n"
     "  --tab N             chart tab to show: 0 stages, 1 loss/drift/throughput, 2 prediction check\n"
+    "  --what-if-a N       with --screenshot: after the demo, set the panel's a to N (a prediction lane)\n"
     "  --demo A,B          the demo's two schedules (default paci,1f1b; `bubblescope-cli schedules`)\n"
     "  --simulated         replay the demo from the simulator instead of training it live\n"
     "  -h, --help          show this help and exit\n"
@@ -60,8 +64,9 @@ struct Options
     std::string schedule = "paci";
     std::string baseline = "1f1b";
     bool simulated = false;
-    int width = 1680;
-    int height = 1050;
+    int width = 1280;
+    int height = 800;
+    int whatIfAccum = 0; ///< > 0: the panel's a after the demo, so a prediction lane shows
 };
 
 // The largest screenshot: 8K UHD. A window is grabbed into one image of W x H x 4 bytes; past
@@ -144,6 +149,12 @@ int parse(int argc, char** argv, Options& options)
                     return 2;
                 }
             }
+        } else if (arg == "--what-if-a" && hasValue) {
+            options.whatIfAccum = std::atoi(argv[++i]);
+            if (options.whatIfAccum < 1 || options.whatIfAccum > 64) {
+                std::fprintf(stderr, "error: --what-if-a must be between 1 and 64\n");
+                return 2;
+            }
         } else if (arg == "--simulated") {
             options.simulated = true;
         } else if (arg == "--size" && hasValue) {
@@ -213,6 +224,13 @@ int screenshot(const Options& options)
             std::fprintf(stderr, "error: the demo did not finish\n");
             return 1;
         }
+    }
+    if (options.whatIfAccum > 0) { // the what-if's lane under the runs it predicts
+        QEventLoop predicted;
+        QObject::connect(window.engine(), &bs::ui::PredictionEngine::predicted, &predicted, &QEventLoop::quit);
+        QTimer::singleShot(10'000, &predicted, &QEventLoop::quit);
+        window.tuning()->accumSlider()->setValue(options.whatIfAccum);
+        predicted.exec();
     }
     printPredictionCheck(window);
     if (auto* tabs = window.findChild<QTabWidget*>(QStringLiteral("chartTabs"))) {

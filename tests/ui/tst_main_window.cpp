@@ -134,7 +134,8 @@ private Q_SLOTS:
         QVERIFY(predicted.wait(5000));
         const auto p = predicted.last().at(0).value<PredictionPtr>();
         QCOMPARE(window.compare()->timeline(0)->index(), p->primary.index.get());
-        QCOMPARE(window.compare()->model()->runs().at(0).label, std::string("PACI · predicted")); // labelled as such
+        QCOMPARE(
+            window.compare()->model()->runs().at(0).label, std::string("PACI a=4 b=8 · predicted")); // labelled as such
     }
 
     void exportsWriteReadableFiles()

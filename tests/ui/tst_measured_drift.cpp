@@ -102,11 +102,14 @@ void writeRunDir(const QString& dir, const std::string& schedule, const std::vec
     QVERIFY(bs::writeFileAtomic(fromQt(dir + QStringLiteral("/summary.json")), nlohmann::json(summary).dump(2)));
 }
 
-/// The table column of the measured run of the schedule displayed as `name` ("PACI · measured").
+/// The table column of the opened run of the schedule displayed as `name` ("paci (PACI) · measured":
+/// columns are named by the run, its directory and schedule).
 int columnOf(const ComparisonModel& model, const std::string& name)
 {
+    const std::string tail = " (" + name + ") · measured";
     for (std::size_t i = 0; i < model.runs().size(); ++i) {
-        if (model.runs()[i].label == name + " · measured") {
+        const std::string& label = model.runs()[i].label;
+        if (label.size() > tail.size() && label.compare(label.size() - tail.size(), tail.size(), tail) == 0) {
             return static_cast<int>(i);
         }
     }

@@ -1,7 +1,10 @@
 #include "ui/charts/loss_chart.h"
 
+#include "ui/charts/axis_ticks.h"
 #include "ui/charts/stage_charts.h"
+#include "ui/common/palette.h"
 
+#include <QFontMetrics>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QScatterSeries>
@@ -38,11 +41,12 @@ void hideFromLegend(QChart* chart, QAbstractSeries* series)
     }
 }
 
-/// A line series named `name` with `points`, added to `chart`; the chart's theme colours it.
-QLineSeries* addLine(QChart* chart, const QString& name, const std::vector<QPointF>& points)
+/// A line series named `name` with `points`, added to `chart` in `color`.
+QLineSeries* addLine(QChart* chart, const QString& name, const std::vector<QPointF>& points, const QColor& color)
 {
     auto* line = new QLineSeries(chart);
     line->setName(name);
+    line->setPen(QPen(color, 2));
     for (const QPointF& p : points) {
         line->append(p);
     }
@@ -85,6 +89,9 @@ QChart* TimeSeriesChartView::beginChart(const QString& title)
 {
     auto* chart = new QChart();
     styleChart(chart, title);
+    chart->legend()->hide(); // the panel's key names the runs in full (MetricsPanel)
+    m_plot = {};
+    m_scientificY = false;
     QChart* old = this->chart();
     setChart(chart);
     delete old;
@@ -96,17 +103,57 @@ TimeSeriesChartView::Plot TimeSeriesChartView::finishChart(
 {
     Plot plot{chart, new QValueAxis(chart), new QValueAxis(chart)};
     plot.x->setTitleText(axisTitle());
-    plot.x->setRange(0, std::max(1e-9, xMax));
     plot.y->setTitleText(yTitle);
     const double pad = 0.05 * std::max(yMax - yMin, 1e-9);
-    plot.y->setRange(yMin >= 0 ? std::max(0.0, yMin - pad) : yMin - pad, yMax + pad);
+    m_xMax = std::max(1e-9, xMax);
+    m_yMin = yMin >= 0 ? std::max(0.0, yMin - pad) : yMin - pad;
+    m_yMax = yMax + pad;
     chart->addAxis(plot.x, Qt::AlignBottom);
     chart->addAxis(plot.y, Qt::AlignLeft);
     for (QAbstractSeries* series : chart->series()) {
         series->attachAxis(plot.x);
         series->attachAxis(plot.y);
     }
+    m_plot = plot;
+    fitTicks();
     return plot;
+}
+
+void TimeSeriesChartView::fitTicks()
+{
+    if (m_plot.chart == nullptr || m_plot.chart != chart()) {
+        return;
+    }
+    // The plot is the view less the axis labels and titles (about 70 px across, 90 px down).
+    applyNiceTicks(m_plot.x, 0, m_xMax, std::max(80, width() - 70));
+    // A time-axis title wider than the plot would be cut: it goes (the tooltip says it) instead.
+    const int plotWidth =
+        m_plot.chart->plotArea().isEmpty() ? width() - 70 : static_cast<int>(m_plot.chart->plotArea().width());
+    const bool titleFits = QFontMetrics(m_plot.x->titleFont()).horizontalAdvance(m_plot.x->titleText()) <= plotWidth;
+    m_plot.x->setTitleVisible(titleFits);
+    QString tip = toolTip().section(QStringLiteral(" [x: "), 0, 0);
+    setToolTip(titleFits ? tip : tip + QStringLiteral(" [x: ") + m_plot.x->titleText() + QStringLiteral("]"));
+    applyNiceTicks(m_plot.y, m_yMin, m_yMax, std::max(60, height() - 90));
+    if (m_scientificY) {
+        m_plot.y->setLabelFormat(QStringLiteral("%.1e"));
+    }
+}
+
+void TimeSeriesChartView::resizeEvent(QResizeEvent* event)
+{
+    QChartView::resizeEvent(event);
+    fitTicks();
+}
+
+void TimeSeriesChartView::setTitle(QChart* chart, const QString& title, const QString& tip)
+{
+    chart->setTitle(title);
+    setToolTip(title + QStringLiteral(": ") + tip); // the title too: a narrow chart may cut it
+}
+
+QColor TimeSeriesChartView::curveColor(int index)
+{
+    return runColor(index);
 }
 
 QString TimeSeriesChartView::hiddenNote() const
@@ -150,10 +197,10 @@ void LossChartView::draw()
                 range.add(t, *s.valLoss);
             }
         }
-        QLineSeries* line = addLine(chart, curve.label, train);
-        const QColor color = line->color();
+        const QColor color = curveColor(static_cast<int>(c));
+        addLine(chart, curve.label, train, color);
         if (!val.empty()) {
-            QLineSeries* valLine = addLine(chart, curve.label + tr(" (val)"), val);
+            QLineSeries* valLine = addLine(chart, curve.label + tr(" (val)"), val, color);
             valLine->setPen(QPen(color, 1.5, Qt::DashLine));
             valLine->setPointsVisible(true);
             hideFromLegend(chart, valLine);
@@ -176,16 +223,19 @@ void LossChartView::draw()
         }
     }
     if (!hasData()) {
-        chart->setTitle(hidesRuns() ? tr("Loss — no run has wall times (simulated runs have virtual time only)")
-                                    : tr("Loss — no metrics (simulated runs have no loss)"));
+        setTitle(chart, hidesRuns() ? tr("Loss: no wall times") : tr("Loss: no metrics"),
+            hidesRuns() ? tr("No run has wall times (simulated runs have virtual time only)")
+                        : tr("No metrics: simulated runs have no loss"));
         return;
     }
     if (m_targetLoss > 0) {
         range.add(0, m_targetLoss);
-        auto* target = addLine(chart, tr("target %1").arg(m_targetLoss), {{0, m_targetLoss}, {range.xMax, m_targetLoss}});
+        auto* target = addLine(
+            chart, tr("target %1").arg(m_targetLoss), {{0, m_targetLoss}, {range.xMax, m_targetLoss}}, Qt::darkGray);
         target->setPen(QPen(Qt::darkGray, 1.5, Qt::DotLine));
     }
-    chart->setTitle(tr("Loss (dashed: validation)") + hiddenNote());
+    setTitle(chart, hidesRuns() ? tr("Loss (some runs hidden)") : tr("Loss"),
+        tr("Training loss (solid) and validation loss (dashed) per run") + hiddenNote());
     finishChart(chart, range.xMax, range.yMin, range.yMax, tr("loss"));
 }
 
@@ -199,7 +249,8 @@ void DriftChartView::draw()
 {
     QChart* chart = beginChart(tr("Drift ‖θ_B − θ_F‖/‖θ_F‖"));
     Range range;
-    for (const LossCurve& curve : m_curves) {
+    for (std::size_t c = 0; c < m_curves.size(); ++c) {
+        const LossCurve& curve = m_curves[c];
         std::vector<QPointF> mean;
         std::vector<QPointF> max;
         for (const auto& s : curve.samples) {
@@ -219,19 +270,22 @@ void DriftChartView::draw()
             }
             continue;
         }
-        QLineSeries* line = addLine(chart, curve.label, mean);
-        QLineSeries* maxLine = addLine(chart, curve.label + tr(" max"), max);
-        maxLine->setPen(QPen(line->color(), 1.5, Qt::DashLine));
+        const QColor color = curveColor(static_cast<int>(c));
+        addLine(chart, curve.label, mean, color);
+        QLineSeries* maxLine = addLine(chart, curve.label + tr(" max"), max, color);
+        maxLine->setPen(QPen(color, 1.5, Qt::DashLine));
         hideFromLegend(chart, maxLine);
         markDrawn();
     }
     if (!hasData()) {
-        chart->setTitle(tr("Drift — no drift samples (simulated runs and synchronous schedules have none)"));
+        setTitle(
+            chart, tr("Drift: no samples"), tr("No drift samples: simulated runs and synchronous schedules have none"));
         return;
     }
-    chart->setTitle(tr("Drift ‖θ_B−θ_F‖/‖θ_F‖ (dashed: max stage)") + hiddenNote());
-    const Plot plot = finishChart(chart, range.xMax, 0, range.yMax, tr("drift"));
-    plot.y->setLabelFormat(QStringLiteral("%.1e"));
+    setTitle(chart, hidesRuns() ? tr("Drift (some runs hidden)") : tr("Drift ‖θ_B−θ_F‖/‖θ_F‖"),
+        tr("Relative weight drift ‖θ_B−θ_F‖/‖θ_F‖: mean over stages (solid), max stage (dashed)") + hiddenNote());
+    useScientificY(); // drift is 1e-4 .. 1e-2
+    finishChart(chart, range.xMax, 0, range.yMax, tr("drift"));
 }
 
 NoiseScaleChartView::NoiseScaleChartView(QWidget* parent)
@@ -281,7 +335,8 @@ void ThroughputChartView::draw()
 {
     QChart* chart = beginChart(tr("Throughput"));
     Range range;
-    for (const LossCurve& curve : m_curves) {
+    for (std::size_t c = 0; c < m_curves.size(); ++c) {
+        const LossCurve& curve = m_curves[c];
         std::vector<QPointF> points;
         for (const auto& s : curve.samples) {
             const auto t = sampleTime(s, timeAxis());
@@ -297,16 +352,16 @@ void ThroughputChartView::draw()
             }
             continue;
         }
-        addLine(chart, curve.label, points);
+        addLine(chart, curve.label, points, curveColor(static_cast<int>(c)));
         markDrawn();
     }
     if (!hasData()) {
-        chart->setTitle(tr("Throughput — no metrics (simulated runs: see the table)"));
+        setTitle(chart, tr("Throughput: no metrics"), tr("No metrics: simulated runs' throughput is in the table"));
         return;
     }
-    chart->setTitle(tr("Throughput (tokens/s so far)") + hiddenNote());
-    const Plot plot = finishChart(chart, range.xMax, 0, range.yMax, tr("tokens/s"));
-    plot.y->setLabelFormat(QStringLiteral("%.0f"));
+    setTitle(chart, hidesRuns() ? tr("Throughput (some runs hidden)") : tr("Throughput"),
+        tr("Tokens per second so far, per run") + hiddenNote());
+    finishChart(chart, range.xMax, 0, range.yMax, tr("tokens/s"));
 }
 
 } // namespace bs::ui

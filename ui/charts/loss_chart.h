@@ -17,6 +17,7 @@
 #include <vector>
 
 class QLineSeries;
+class QResizeEvent;
 class QValueAxis;
 
 namespace bs::ui {
@@ -42,6 +43,9 @@ public:
     bool hasData() const { return m_hasData; }
     /// True when some run with samples was left out because it has no wall times.
     bool hidesRuns() const { return m_hidden > 0; }
+    /// The line colour of curve `index` of setCurves() (runColor: the same in the three views and
+    /// in the panel's key, which names the runs; the charts have no legend of their own).
+    static QColor curveColor(int index);
 
 protected:
     struct Plot
@@ -54,12 +58,18 @@ protected:
     virtual void draw() = 0;
     /// A fresh chart titled `title`; returns it for draw() to fill.
     QChart* beginChart(const QString& title);
-    /// Adds axes spanning [0, xMax] × [yMin, yMax] (padded) and attaches every series.
+    /// Adds axes spanning [0, xMax] × [yMin, yMax] (padded) and attaches every series. Ticks fall
+    /// on round numbers, as many as the view's size has room for (again on every resize).
     Plot finishChart(QChart* chart, double xMax, double yMin, double yMax, const QString& yTitle);
+    void resizeEvent(QResizeEvent* event) override;
+    /// Short title drawn on the chart; `tip` (the whole story) is the view's tooltip.
+    void setTitle(QChart* chart, const QString& title, const QString& tip);
     /// Title suffix listing why some runs are not drawn ("" when all are).
     QString hiddenNote() const;
     void markHidden() { ++m_hidden; }
     void markDrawn() { m_hasData = true; }
+    /// The value axis in "1.0e-03" labels (drift) for the chart being drawn.
+    void useScientificY() { m_scientificY = true; }
     QString axisTitle() const;
 
     std::vector<LossCurve> m_curves;
@@ -67,10 +77,15 @@ protected:
 
 private:
     void redraw();
+    /// Sets both axes' ticks for the current size (finishChart, resizeEvent).
+    void fitTicks();
 
     TimeAxis m_axis = TimeAxis::Virtual;
     bool m_hasData = false;
     int m_hidden = 0;
+    Plot m_plot; ///< the axes of the current chart (null without data)
+    double m_xMax = 1, m_yMin = 0, m_yMax = 1;
+    bool m_scientificY = false;
 };
 
 class LossChartView final : public TimeSeriesChartView

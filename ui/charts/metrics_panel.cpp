@@ -1,10 +1,12 @@
 #include "ui/charts/metrics_panel.h"
 
+#include "ui/common/format.h"
+
 #include <QComboBox>
 #include <QDoubleSpinBox>
-#include <QSignalBlocker>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QSignalBlocker>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
 
@@ -16,6 +18,7 @@ MetricsPanel::MetricsPanel(QWidget* parent)
     : QWidget(parent)
     , m_axis(new QComboBox(this))
     , m_note(new QLabel(this))
+    , m_key(new QLabel(this))
     , m_target(new QDoubleSpinBox(this))
     , m_loss(new LossChartView(this))
     , m_drift(new DriftChartView(this))
@@ -41,6 +44,11 @@ MetricsPanel::MetricsPanel(QWidget* parent)
     m_note->setWordWrap(true);
     m_note->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred); // never widens the window
     top->addWidget(m_note, 1);
+    m_key->setObjectName(QStringLiteral("runKey"));
+    m_key->setTextFormat(Qt::RichText);
+    m_key->setWordWrap(true);
+    m_key->setContentsMargins(6, 0, 4, 0);
+    m_key->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred); // wraps, never widens the window
     auto* charts = new QHBoxLayout;
     charts->setContentsMargins(0, 0, 0, 0);
     for (QWidget* w : {static_cast<QWidget*>(m_loss), static_cast<QWidget*>(m_drift), static_cast<QWidget*>(m_noise),
@@ -52,6 +60,7 @@ MetricsPanel::MetricsPanel(QWidget* parent)
     column->setContentsMargins(0, 0, 0, 0);
     column->setSpacing(2);
     column->addLayout(top);
+    column->addWidget(m_key);
     column->addLayout(charts, 1);
     connect(m_axis, &QComboBox::currentIndexChanged, this,
         [this](int index) { setTimeAxis(static_cast<TimeAxis>(m_axis->itemData(index).toInt())); });
@@ -79,6 +88,26 @@ void MetricsPanel::setRuns(const std::vector<LossCurve>& runs, double targetLoss
     m_drift->setCurves(runs);
     m_noise->setCurves(runs);
     m_throughput->setCurves(runs);
+    const QStringList names = keyNames(runs);
+    QStringList entries;
+    for (qsizetype i = 0; i < names.size(); ++i) {
+        if (runs[static_cast<std::size_t>(i)].samples.empty()) {
+            continue; // not drawn in any view
+        }
+        entries << QStringLiteral("<span style='color:%1'>&#9644;</span>&nbsp;%2")
+                       .arg(TimeSeriesChartView::curveColor(static_cast<int>(i)).name(), names[i].toHtmlEscaped());
+    }
+    m_key->setText(entries.join(QStringLiteral("&nbsp;&nbsp;&nbsp; ")));
+    m_key->setVisible(!entries.isEmpty());
+}
+
+QStringList MetricsPanel::keyNames(const std::vector<LossCurve>& runs)
+{
+    QStringList names;
+    for (const LossCurve& run : runs) {
+        names << run.label;
+    }
+    return distinctLabels(names);
 }
 
 void MetricsPanel::setTimeAxis(TimeAxis axis)
@@ -121,6 +150,7 @@ void MetricsPanel::updateSelector(const std::vector<LossCurve>& runs)
     } else {
         m_note->clear();
     }
+    m_note->setToolTip(m_note->text()); // the whole note where a narrow panel cuts its second line
 }
 
 } // namespace bs::ui

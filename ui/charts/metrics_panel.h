@@ -30,6 +30,11 @@ public:
     bool hasData() const { return m_loss->hasData(); }
 
     QComboBox* axisSelector() const { return m_axis; }
+    /// The runs' key above the three views: each run's colour and whole label, wrapped onto more
+    /// lines rather than cut (the views draw no legend of their own).
+    QLabel* key() const { return m_key; }
+    /// The names the key gives `runs`: distinctLabels() of their labels.
+    static QStringList keyNames(const std::vector<LossCurve>& runs);
     QDoubleSpinBox* targetBox() const { return m_target; }
 
 Q_SIGNALS:
@@ -47,6 +52,7 @@ private:
 
     QComboBox* m_axis = nullptr;
     QLabel* m_note = nullptr;
+    QLabel* m_key = nullptr;
     QDoubleSpinBox* m_target = nullptr;
     std::vector<LossCurve> m_runs;
     LossChartView* m_loss = nullptr;

@@ -1,5 +1,6 @@
 #include "ui/charts/stage_charts.h"
 
+#include "ui/charts/axis_ticks.h"
 #include "ui/common/palette.h"
 
 #include <QBarCategoryAxis>
@@ -92,6 +93,7 @@ void StageBarChartView::showBars(const Bars& bars, const std::optional<Line>& li
     const int stages = bars.values.empty() ? 0 : static_cast<int>(bars.values.front().size());
     const bool sameShape = m_series && stages == m_stages && bars.names == m_names && bars.categories == m_categories
         && line.has_value() == m_hasLine && (!line || line->ownAxis == m_lineOwnAxis);
+    m_yMax = bars.yMax;
     if (!sameShape) {
         rebuild(bars, line);
         m_fullTitle = bars.title;
@@ -107,8 +109,6 @@ void StageBarChartView::showBars(const Bars& bars, const std::optional<Line>& li
             sets[i]->replace(s, values[static_cast<std::size_t>(s)]);
         }
     }
-    m_y->setRange(0, bars.yMax);
-    m_y->setLabelFormat(bars.yFormat);
     if (line) {
         m_line->replace(QList<QPointF>(line->points.begin(), line->points.end()));
         if (m_lineY) {
@@ -166,10 +166,7 @@ void StageBarChartView::rebuild(const Bars& bars, const std::optional<Line>& lin
     m_series->attachAxis(x);
     m_y = new QValueAxis(c);
     m_y->setTitleText(bars.yTitle);
-    m_y->setRange(0, bars.yMax);
-    m_y->setTickCount(5);
-    m_y->setLabelFormat(bars.yFormat);
-    c->addAxis(m_y, Qt::AlignLeft);
+    c->addAxis(m_y, Qt::AlignLeft); // ticks: fitToWidth()
     m_series->attachAxis(m_y);
     if (!line) {
         return;
@@ -210,7 +207,6 @@ std::pair<StageBarChartView::Bars, std::optional<StageBarChartView::Line>> Stage
     out.title = title;
     out.yTitle = first.yTitle;
     out.kind = first.kind;
-    out.yFormat = first.yFormat;
     for (const auto& [bars, line] : runs) { // the union of the sets, in first-seen order
         for (int i = 0; i < bars.names.size(); ++i) {
             if (!out.names.contains(bars.names[i])) {
@@ -343,6 +339,9 @@ void StageBarChartView::fitToWidth()
         }
     }
     m_axisNote = axisTitles.join(QStringLiteral("; "));
+    if (m_y != nullptr) { // round ticks, as many as the height has room for (not 0/13/25/38)
+        applyNiceTicks(m_y, 0, m_yMax, std::max(60, height() - 110));
+    }
     // The legend needs about 90 px an entry at its 7.5 pt font; below that Qt elides every entry.
     c->legend()->setVisible(room >= 90 * static_cast<int>(m_names.size() + (m_hasLine ? 1 : 0)));
     // Stage numbers under ~12 px a bar would all be drawn as "…": hide them and say the order in
@@ -361,7 +360,21 @@ void StageBarChartView::fitToWidth()
                 ? m_stages
                 : static_cast<int>(std::count_if(m_categories.begin(), m_categories.end(),
                     [](const QString& label) { return !label.isEmpty() && label.front().isDigit(); }));
-            x->setTitleText(fits || stages <= 0 ? laneWord() : tr("%1 0 → %2").arg(laneWord()).arg(stages - 1));
+            // Hidden numbers: the tooltip says the order (Qt cut the title "stage 0 → 7" to "…"
+            // under 16 narrow bars), and the title goes with them.
+            x->setTitleText(laneWord());
+            if (!fits && stages > 0) {
+                m_axisNote += (m_axisNote.isEmpty() ? QString() : QStringLiteral("; "))
+                    + tr("bottom axis: %1 0 → %2").arg(laneWord()).arg(stages - 1);
+            }
+            // Not even the title fits under the bars: the tooltip says it instead.
+            const bool titleFits =
+                fits && QFontMetrics(x->titleFont()).horizontalAdvance(x->titleText()) <= room * 0.75;
+            x->setTitleVisible(titleFits);
+            if (!titleFits && fits) {
+                m_axisNote += (m_axisNote.isEmpty() ? QString() : QStringLiteral("; "))
+                    + tr("bottom axis: %1").arg(x->titleText());
+            }
         }
     }
     if (toolTip().isEmpty() || !toolTip().startsWith(m_fullTitle)) {
@@ -475,7 +488,6 @@ std::pair<StageBarChartView::Bars, std::optional<StageBarChartView::Line>> Memor
     const double budget = static_cast<double>(input.memoryBudgetBytes) / kMiB;
     const double maxTotal = stackedMax(bars.values);
     bars.yMax = niceCeil(std::max({1.0, maxTotal, budget}));
-    bars.yFormat = maxTotal < 10 ? QStringLiteral("%.1f") : QStringLiteral("%.0f");
     std::optional<Line> line;
     if (budget > 0) {
         line.emplace();

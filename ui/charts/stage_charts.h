@@ -77,8 +77,7 @@ protected:
         QStringList names;
         std::vector<QColor> colors;
         std::vector<std::vector<double>> values; ///< [set][stage]
-        double yMax = 1;
-        QString yFormat = QStringLiteral("%.0f");
+        double yMax = 1; ///< the axis ends at the first round tick at or above it
         QStringList categories; ///< x labels; empty = the stage numbers
     };
     struct Line
@@ -106,6 +105,7 @@ private:
     QAbstractBarSeries* m_series = nullptr;
     QLineSeries* m_line = nullptr;
     QValueAxis* m_y = nullptr;
+    double m_yMax = 1; ///< the bars' top (Bars::yMax); ticks are fitted to it and the height
     QValueAxis* m_lineY = nullptr;
     /// Narrow charts (a 1280 px laptop shows three in 650 px) drop what would be elided: the
     /// legend (the toolbar's colour key names every colour), and the run names in the title.

@@ -1,5 +1,6 @@
 #include "ui/common/format.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace bs::ui {
@@ -26,6 +27,37 @@ QString formatDuration(double ns)
         return threeDigits(ns / 1e6) + QStringLiteral(" ms");
     }
     return threeDigits(ns / 1e9) + QStringLiteral(" s");
+}
+
+QString formatTimeTick(double ns, double stepNs)
+{
+    const double scale = std::max(std::fabs(ns), std::fabs(stepNs));
+    double unit = 1;
+    QString name = QStringLiteral(" ns");
+    if (scale >= 1e9) {
+        unit = 1e9;
+        name = QStringLiteral(" s");
+    } else if (scale >= 1e6) {
+        unit = 1e6;
+        name = QStringLiteral(" ms");
+    } else if (scale >= 1e3) {
+        unit = 1e3;
+        name = QStringLiteral(" µs");
+    }
+    const double step = std::fabs(stepNs) / unit;
+    const int decimals = step > 0 ? std::clamp(static_cast<int>(std::ceil(-std::log10(step) - 1e-9)), 0, 6) : 0;
+    return QString::number(ns / unit, 'f', decimals) + name;
+}
+
+QStringList distinctLabels(QStringList labels)
+{
+    const QStringList given = labels;
+    for (qsizetype i = 0; i < given.size(); ++i) {
+        if (given.count(given[i]) > 1) {
+            labels[i] += QStringLiteral(" #%1").arg(i + 1);
+        }
+    }
+    return labels;
 }
 
 QString formatBytes(double bytes)

@@ -4,7 +4,28 @@
 #include <QCoreApplication>
 #include <QPainter>
 
+#include <algorithm>
+#include <iterator>
+
 namespace bs::ui {
+
+namespace {
+profiler::BubbleCause causeOfRole(ColorRole role)
+{
+    switch (role) {
+    case ColorRole::BubbleWarmUp:
+        return profiler::BubbleCause::WarmUp;
+    case ColorRole::BubbleDrain:
+        return profiler::BubbleCause::Drain;
+    case ColorRole::BubbleFlush:
+        return profiler::BubbleCause::Flush;
+    case ColorRole::BubbleComm:
+        return profiler::BubbleCause::Comm;
+    default:
+        return profiler::BubbleCause::Dependency;
+    }
+}
+} // namespace
 
 QColor roleColor(ColorRole role)
 {
@@ -26,15 +47,11 @@ QColor roleColor(ColorRole role)
     case ColorRole::Marker:
         return QColor(0xdc, 0x26, 0x26);
     case ColorRole::BubbleWarmUp:
-        return QColor(0xfd, 0xe2, 0xe2); // light rose
     case ColorRole::BubbleDrain:
-        return QColor(0xfe, 0xf0, 0xc7); // light amber
     case ColorRole::BubbleFlush:
-        return QColor(0xfc, 0xc8, 0xc8); // stronger rose: avoidable
     case ColorRole::BubbleDependency:
-        return QColor(0xe5, 0xe7, 0xeb); // light grey
     case ColorRole::BubbleComm:
-        return QColor(0xdb, 0xea, 0xfe); // light blue
+        return bubbleCauseColor(causeOfRole(role));
     }
     return Qt::magenta;
 }
@@ -103,20 +120,30 @@ QString roleName(ColorRole role)
 
 QColor bubbleCauseColor(profiler::BubbleCause cause)
 {
-    // Charts need stronger colours than the timeline's background tints.
+    // One colour per cause, the same in the timeline, its key and the charts: mid tints, light
+    // enough to sit in the timeline's gaps beside the work, strong enough to read as chart bars.
+    // Flush (avoidable) is the strongest.
     switch (cause) {
     case profiler::BubbleCause::WarmUp:
-        return QColor(0xf4, 0x72, 0x7a);
+        return QColor(0xf5, 0xa3, 0xa9); // rose
     case profiler::BubbleCause::Drain:
-        return QColor(0xf5, 0xb7, 0x40);
+        return QColor(0xf6, 0xcb, 0x6e); // amber
     case profiler::BubbleCause::Flush:
-        return QColor(0xc0, 0x39, 0x2b);
+        return QColor(0xdc, 0x5a, 0x5e); // red: avoidable
     case profiler::BubbleCause::Dependency:
-        return QColor(0x9c, 0xa3, 0xaf);
+        return QColor(0xc4, 0xc9, 0xd2); // grey
     case profiler::BubbleCause::Comm:
-        return QColor(0x60, 0xa5, 0xfa);
+        return QColor(0x93, 0xc1, 0xf9); // blue
     }
     return Qt::magenta;
+}
+
+QColor runColor(int index)
+{
+    static const QColor kRuns[] = {QColor(0x25, 0x63, 0xeb), QColor(0xea, 0x58, 0x0c), QColor(0x16, 0xa3, 0x4a),
+        QColor(0x93, 0x33, 0xea), QColor(0x0d, 0x94, 0x88), QColor(0xa1, 0x62, 0x07), QColor(0xdb, 0x27, 0x77),
+        QColor(0x4b, 0x55, 0x63)};
+    return kRuns[static_cast<std::size_t>(std::max(0, index)) % std::size(kRuns)];
 }
 
 QString bubbleCauseLabel(profiler::BubbleCause cause)

@@ -1,7 +1,7 @@
 #pragma once
 // The colours of the product, in one place. Action colours follow the PyTorch pipelining
 // visualiser (F blue, I teal, W green, B orange) so screenshots read the same; U is grey-purple.
-// Bubbles are light tints, one per cause, so they sit behind the work without hiding it.
+// Bubbles are mid tints, one colour per cause used everywhere (timeline, key, charts).
 
 #include "ui/common/color_role.h"
 
@@ -26,8 +26,13 @@ bool chunkHatched(int chunk);
 /// Fills `rect` the way the timeline draws `role` on chunk `chunk` (shade, then hatch).
 void paintChunkSwatch(QPainter& painter, const QRectF& rect, ColorRole role, int chunk);
 
+/// The one colour of a bubble cause: roleColor() of its role, the charts' bars and the key.
 QColor bubbleCauseColor(profiler::BubbleCause cause);
 QString bubbleCauseLabel(profiler::BubbleCause cause);
+
+/// The colour of the `index`-th run in charts that draw one line per run (loss, drift,
+/// throughput): distinct hues, none of them a bubble cause's, repeating after eight.
+QColor runColor(int index);
 
 namespace palette {
 inline QColor background()

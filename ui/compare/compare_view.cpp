@@ -56,6 +56,9 @@ CompareView::CompareView(QWidget* parent)
         Slot slot;
         slot.title = new QLabel(this);
         slot.title->setTextFormat(Qt::RichText);
+        // A long title (an imported job's figures) wraps onto a second line rather than widening
+        // the window past a laptop screen; the tooltip carries it on one line.
+        slot.title->setWordWrap(true);
         slot.title->setContentsMargins(4, 6, 0, 0);
         slot.view = new TimelineView(this);
         slot.view->setZoom(m_zoom);
@@ -71,6 +74,7 @@ CompareView::CompareView(QWidget* parent)
     m_prediction.title = new QLabel(this);
     m_prediction.title->setObjectName(QStringLiteral("predictionTitle"));
     m_prediction.title->setTextFormat(Qt::RichText);
+    m_prediction.title->setWordWrap(true);
     m_prediction.title->setContentsMargins(4, 6, 0, 0);
     m_prediction.view = new TimelineView(this);
     m_prediction.view->setObjectName(QStringLiteral("predictionLane"));
@@ -91,6 +95,7 @@ CompareView::CompareView(QWidget* parent)
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->horizontalHeader()->setDefaultAlignment(Qt::AlignCenter); // two-line run labels
     m_table->setWordWrap(false);
+    m_table->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents); // hint: every column whole
     auto* tabs = new QTabWidget(this);
     m_tablePanel = tabs;
     auto* comparison = new QWidget(tabs);
@@ -225,6 +230,12 @@ int CompareView::findNext(const QString& query)
     return static_cast<int>(hits.size());
 }
 
+void CompareView::setExporting(bool exporting)
+{
+    m_find->setVisible(!exporting);
+    m_findResult->setVisible(!exporting);
+}
+
 bool CompareView::predictionVisible() const
 {
     return m_prediction.view->index() != nullptr;
@@ -253,7 +264,10 @@ void CompareView::fitTablePanel()
     // column is visible whole: the charts beside it take what is left.
     const int margins = 2 * 2 /* the comparison page's margins */ + 2 * 4 /* the tab frame */;
     const int needed = std::max(kMinTablePanelWidth, tableContentWidth() + margins);
-    m_tablePanel->setMinimumWidth(needed);
+    // Its width hint is what the columns need (AdjustToContents), its minimum only
+    // kMinTablePanelWidth: more runs than a laptop screen has room for scroll sideways instead of
+    // raising the window's minimum width past the screen.
+    m_tablePanel->setMinimumWidth(kMinTablePanelWidth);
     // And as tall as its rows (the vertical scroll bar is off: a row below the frame was hidden).
     int height = m_table->horizontalHeader()->sizeHint().height() + 2 * m_table->frameWidth();
     for (int r = 0; r < m_model->rowCount(); ++r) {
@@ -287,6 +301,8 @@ void CompareView::fitToRuns()
     }
     if (lo <= hi) {
         m_zoom->resetRange(lo, hi);
+    } else {
+        m_zoom->clearRange(); // nothing shown: the next run's own span, not the last runs' one
     }
 }
 

@@ -50,6 +50,9 @@ public:
     /// events match (0 = none or the query is not understood; the box says which).
     int findNext(const QString& query);
     QLineEdit* findBox() const { return m_find; }
+    /// While exporting: what only the screen needs (the find box and its "1 of 16") is hidden, so
+    /// an exported picture shows the runs, their key and titles, and no typed query.
+    void setExporting(bool exporting);
     /// Marks `slot` as the selected run (title highlighted); -1 = none.
     void setSelectedSlot(int slot);
     int selectedSlot() const { return m_selected; }
@@ -57,7 +60,7 @@ public:
     void setSummaries(std::vector<ComparisonRow> summaries);
     /// The per-stage table (second tab) shows this report.
     void setStageReport(const profiler::Report& report);
-    /// Re-fits the shared time axis to the union of both slots.
+    /// Re-fits the shared time axis to the union of the runs shown (forgets it when none is).
     void fitToRuns();
 
     TimelineView* timeline(int slot) const;

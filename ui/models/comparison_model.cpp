@@ -201,14 +201,18 @@ QString ComparisonModel::driftPerStage(const ComparisonRow& run)
 
 namespace {
 
-/// The run's label on two lines at its " · " (name, then measured / simulated / predicted), so a
-/// column is only as wide as its longer half and the table fits beside the charts.
+/// The run's label on lines at its " · " (name, then measured / simulated / predicted) and at an
+/// opened run's " (" (directory, then schedule), so a column is only as wide as its longest part
+/// and the table fits beside the charts.
 QString twoLineLabel(const std::string& label)
 {
     QString text = toQt(label);
     const QString dot = QStringLiteral(" · ");
     if (const auto at = text.lastIndexOf(dot); at > 0) {
         text.replace(at, dot.size(), QStringLiteral("\n"));
+    }
+    if (const auto at = text.indexOf(QStringLiteral(" (")); at > 0) {
+        text.replace(at, 1, QStringLiteral("\n"));
     }
     return text;
 }

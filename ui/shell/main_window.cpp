@@ -10,6 +10,7 @@
 #include "ui/charts/metrics_panel.h"
 #include "ui/charts/stage_charts.h"
 #include "ui/common/format.h"
+#include "ui/common/wheel_guard.h"
 #include "ui/compare/compare_view.h"
 #ifdef BS_HAVE_RUN_SESSION
 #include "ui/bridge/run_session_backend.h"
@@ -33,6 +34,7 @@
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScreen>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSettings>
@@ -80,7 +82,9 @@ MainWindow::MainWindow(bool restore, QWidget* parent)
     , m_engine(new PredictionEngine(this))
     , m_runs(new RunController(this))
 {
-    setWindowTitle(tr("Bubblescope — pipeline bubbles, memory and drift"));
+    // The plain name: the platform appends the application's display name to any other title
+    // ("Bubblescope — … — Bubblescope"), but not to a title that already ends with it.
+    setWindowTitle(QStringLiteral("Bubblescope"));
     buildUi();
     buildActions();
     connect(m_tuning, &TuningPanel::configChanged, this, &MainWindow::onConfigChanged);
@@ -118,6 +122,31 @@ MainWindow::MainWindow(bool restore, QWidget* parent)
     if (restore) {
         restoreSettings();
     }
+    fitToScreen(); // a first launch, or a geometry saved on a larger screen, stays on this one
+}
+
+void MainWindow::fitToScreen()
+{
+    const QScreen* on = screen() != nullptr ? screen() : QGuiApplication::primaryScreen();
+    if (on == nullptr) {
+        return;
+    }
+    const QRect available = on->availableGeometry();
+    // The frame (title bar, borders) is outside the widget's geometry; before the window is shown
+    // there is none yet, so leave room for a usual one.
+    const QSize frame = isVisible() ? frameGeometry().size() - geometry().size() : QSize(8, 36);
+    const QSize room = available.size() - frame;
+    const QSize wanted = size().boundedTo(room);
+    if (wanted != size()) {
+        resize(wanted);
+    }
+    QRect placed = frameGeometry();
+    placed.setSize(wanted + frame);
+    if (!available.contains(placed)) {
+        placed.moveLeft(std::clamp(placed.left(), available.left(), available.right() + 1 - placed.width()));
+        placed.moveTop(std::clamp(placed.top(), available.top(), available.bottom() + 1 - placed.height()));
+        move(placed.topLeft());
+    }
 }
 
 MainWindow::~MainWindow() = default;
@@ -135,6 +164,7 @@ void MainWindow::buildUi()
     scroll->setFrameShape(QFrame::NoFrame);
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     scroll->setWidget(m_tuning);
+    scrollPanelOnWheel(m_tuning, scroll); // the wheel scrolls the panel; a slider takes it once focused
     dock->setWidget(scroll);
     // As narrow as its controls allow (the window fits 1100 px), never narrower: an explicit
     // minimum under the layout's clipped the longest schedule name ("interleaved-1f1b").
@@ -178,6 +208,10 @@ void MainWindow::buildUi()
     tabs->addTab(m_metrics, tr("Loss · drift · throughput"));
     tabs->addTab(m_check, tr("Prediction check"));
     tabs->setTabToolTip(2, tr("Calibrated prediction vs what the run measured"));
+    // The charts take what the table leaves (their own hint would squeeze its columns), never
+    // less than their minimum: below that the table scrolls.
+    tabs->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    tabs->setMinimumWidth(tabs->minimumSizeHint().width()); // an ignored hint drops the minimum hint too
     row->addWidget(tabs, 1);
     auto* split = new QSplitter(Qt::Vertical, this);
     split->setObjectName(QStringLiteral("mainSplitter"));

@@ -128,6 +128,10 @@ public:
     /// throughput). False with `error` set on the first failure.
     bool exportPanelsTo(const QString& dir, QString* error);
 
+    /// Shrinks and moves the window onto the available area of its screen (first launch at
+    /// 1600×1000 on a smaller screen, a geometry restored from a larger one).
+    void fitToScreen();
+
 protected:
     void closeEvent(QCloseEvent* event) override;
 

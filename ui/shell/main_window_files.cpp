@@ -75,6 +75,19 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
     if (!schedule) {
         return fail(schedule.error());
     }
+    // A lane per rank that holds several stages (a distributed DualPipeV or interleaved run merged
+    // from its ranks): say so in the trace when it does not (runs merged before it did), so lanes
+    // read "rank N" with chunk shades and the analysis counts per rank.
+    if (const auto& meta = loaded->trace->meta();
+        !schedule->onePerRank() && meta.attributes.count("stages_per_rank") == 0 && meta.stages == schedule->ranks()) {
+        profiler::TraceMeta ranked = meta;
+        ranked.attributes["stages_per_rank"] = std::to_string(schedule->stagesPerRank());
+        ranked.attributes["placement"] = std::string(runtime::placementName(schedule->placement));
+        std::vector<profiler::TraceEvent> events;
+        events.reserve(loaded->trace->size());
+        loaded->trace->forEach([&events](const profiler::TraceEvent& e) { events.push_back(e); });
+        loaded->trace = profiler::makeSnapshot(std::move(ranked), events);
+    }
     // Memory in micro-batch units unless the summary measured bytes.
     PredictedRun run =
         measuredRun(fromQt(QFileInfo(dir).fileName()) + " (" + scheduleDisplayName(loaded->config.schedule.name) + ")",
@@ -225,14 +238,18 @@ bool MainWindow::exportPanelsTo(const QString& dir, QString* error)
     const std::pair<QWidget*, const char*> panels[] = {{m_compare, "timelines"}, {m_bubbles, "bubbles"},
         {m_memory, "memory"}, {m_lag, "lag"}, {m_metrics->loss(), "loss"}, {m_metrics->drift(), "drift"},
         {m_metrics->throughput(), "throughput"}};
+    m_compare->setExporting(true); // no find box or its query in the pictures
+    bool ok = true;
     for (const auto& [widget, name] : panels) {
         const QString base = dir + QLatin1Char('/') + QLatin1String(name);
         if (!exportPng(widget, base + QStringLiteral(".png"), error)
             || !exportSvg(widget, base + QStringLiteral(".svg"), error)) {
-            return false;
+            ok = false;
+            break;
         }
     }
-    return true;
+    m_compare->setExporting(false);
+    return ok;
 }
 
 int MainWindow::placeOpenedRun(const PredictedRun& run, const runtime::RunConfig& config, const QString& slotText,

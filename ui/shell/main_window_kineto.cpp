@@ -65,7 +65,7 @@ bool MainWindow::openKinetoJob(const QString& dir, QString* error)
         return false;
     }
     const profiler::AnalysisOptions options = profiler::kineto::analysisOptionsFor(*job);
-    PredictedRun run = measuredRun(fromQt(QFileInfo(dir).fileName()) + " (imported " + job->pytorchSchedule + ", "
+    PredictedRun run = measuredRun(fromQt(QFileInfo(dir).fileName()) + " (" + job->pytorchSchedule + ", "
             + std::to_string(job->ranks.size()) + " ranks)",
         *schedule, job->trace, options);
 

@@ -132,8 +132,10 @@ void MainWindow::startRuns(const std::vector<WhatIfConfig>& runs, const DemoOpti
     m_calibratedBatches = {};
     m_targetLoss = 0;
     m_metrics->setRuns({});
+    clearPredictionLane();
     m_compare->setSlot(0, tr("waiting"), QString(), nullptr);
     m_compare->setSlot(1, tr("waiting"), QString(), nullptr);
+    m_compare->fitToRuns(); // the axis follows the new runs, not the span of the ones they replace
     m_stopAction->setEnabled(true);
 }
 
@@ -342,6 +344,14 @@ void MainWindow::refreshLiveTable()
     }
     if (m_predictedSummary) {
         summaries.push_back(*m_predictedSummary); // after the runs: the difference column stays run vs run
+    }
+    QStringList labels; // two runs at the same settings: "#1", "#2" tell their columns apart
+    for (const ComparisonRow& row : summaries) {
+        labels << toQt(row.label);
+    }
+    labels = distinctLabels(labels);
+    for (std::size_t i = 0; i < summaries.size(); ++i) {
+        summaries[i].label = fromQt(labels[static_cast<qsizetype>(i)]);
     }
     m_compare->setSummaries(std::move(summaries));
 }

@@ -10,8 +10,11 @@ namespace bs::ui {
 ComparisonRow summaryOf(const PredictedRun& run, const profiler::Report& report)
 {
     const runtime::Schedule& schedule = run.result.schedule;
-    ComparisonRow row = ComparisonRow::fromReport(
-        scheduleDisplayName(schedule.params.name), report, run.result.throughputSamplesPerSecond, run.lagBound);
+    // The run's own label (schedule, a, b; an opened run's directory): two runs of one schedule
+    // at different settings get different columns, not two "PACI".
+    ComparisonRow row =
+        ComparisonRow::fromReport(run.label.empty() ? scheduleDisplayName(schedule.params.name) : run.label, report,
+            run.result.throughputSamplesPerSecond, run.lagBound);
     row.stagesPerRank = schedule.stagesPerRank();
     row.throughputKnown = run.throughputKnown;
     row.memoryKnown = run.memoryKnown;

@@ -9,8 +9,8 @@
 
 namespace bs::ui {
 
-/// The comparison table's row of a predicted or measured run. Columns are named by schedule only:
-/// both runs share p, a and b.
+/// The comparison table's row of a predicted or measured run, named by the run's label (schedule,
+/// a, b; an opened run's directory), so runs of one schedule at other settings read apart.
 ComparisonRow summaryOf(const PredictedRun& run, const profiler::Report& report);
 
 /// "bubble 12.5 % · 840 seq/s · makespan 1.2 s".

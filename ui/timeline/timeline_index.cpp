@@ -88,6 +88,26 @@ std::shared_ptr<const TimelineIndex> TimelineIndex::build(
             }
         }
     }
+    // An imported job: lane = model stage, and "rank.R.stages" = "s0,s1,..." says who ran it.
+    for (const auto& [key, value] : attributes) {
+        if (key.rfind("rank.", 0) != 0 || key.size() < 12 || key.compare(key.size() - 7, 7, ".stages") != 0) {
+            continue;
+        }
+        const int rank = std::atoi(key.c_str() + 5);
+        std::vector<int> held;
+        for (std::size_t at = 0; at < value.size();) {
+            const std::size_t comma = std::min(value.find(',', at), value.size());
+            held.push_back(std::atoi(value.substr(at, comma - at).c_str()));
+            at = comma + 1;
+        }
+        for (std::size_t c = 0; c < held.size(); ++c) {
+            if (held[c] >= 0 && held[c] < stages) {
+                index->m_laneOwner.resize(static_cast<std::size_t>(stages));
+                index->m_laneOwner[static_cast<std::size_t>(held[c])] =
+                    LaneOwner{rank, static_cast<int>(c), static_cast<int>(held.size())};
+            }
+        }
+    }
     index->m_start = n == 0 ? 0 : lo;
     index->m_end = n == 0 ? 0 : hi;
     lanesUsed.assign(static_cast<std::size_t>(stages), {true, false, false});
@@ -200,6 +220,14 @@ bool TimelineIndex::isWorkOfStage(const TraceEvent& e, std::size_t stage) const
         }
         return false;
     }
+}
+
+std::optional<TimelineIndex::LaneOwner> TimelineIndex::laneOwner(int lane) const
+{
+    if (lane < 0 || static_cast<std::size_t>(lane) >= m_laneOwner.size()) {
+        return std::nullopt;
+    }
+    return m_laneOwner[static_cast<std::size_t>(lane)];
 }
 
 int TimelineIndex::stageOfChunk(int rank, int chunk) const

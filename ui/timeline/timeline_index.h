@@ -63,6 +63,16 @@ public:
     /// The model stage that chunk `chunk` of rank `rank` holds, from the trace's `placement`
     /// attribute through runtime::rankOfStageFor ("loop": c·p + r; "v": r, then 2p − 1 − r); -1 unknown.
     int stageOfChunk(int rank, int chunk) const;
+    /// Who owns lane `lane` of an imported job (a lane per model stage): the rank whose trace it
+    /// came from and which of that rank's stages it is, from the `rank.R.stages` attributes.
+    /// nullopt for traces with a lane per rank (the runtime's, the simulator's) or without them.
+    struct LaneOwner
+    {
+        int rank = 0;
+        int chunk = 0;
+        int chunks = 1; ///< stages the rank holds
+    };
+    std::optional<LaneOwner> laneOwner(int lane) const;
     /// The chunk of compute event `e` (its `aux` on a multi-stage rank; 0 otherwise).
     int chunkOf(const profiler::TraceEvent& e) const;
     /// Whether `e` is work of model stage `stage` (the find box's "stage N"): its chunk on its rank
@@ -93,6 +103,7 @@ private:
     int m_stages = 0;
     int m_stagesPerRank = 1;
     std::vector<int> m_stageOfChunk; ///< [rank · v + chunk]: the model stage; empty = unknown placement
+    std::vector<std::optional<LaneOwner>> m_laneOwner; ///< per lane of an imported job; empty otherwise
     std::vector<TimelineRow> m_rows;
     std::vector<RowItems> m_events;
     std::vector<RowItems> m_bubbleItems;

@@ -122,7 +122,9 @@ void TimelineView::relayout()
     const int top = m_showRuler ? kRulerPx : 0;
     const int gaps = std::max(0, m_index->stages() - 1) * kStageGapPx;
     const double avail = std::max(10.0, static_cast<double>(height() - top - gaps - kBottomPadPx));
-    const double unit = std::clamp(totalWeight > 0 ? avail / totalWeight : 20.0, 8.0, 40.0);
+    // Lanes scale to the view: three timelines on a laptop screen leave ~110 px for 8 stages, and
+    // a floor of 8 px a lane cut the last stages off.
+    const double unit = std::clamp(totalWeight > 0 ? avail / totalWeight : 20.0, 2.0, 40.0);
     double y = top;
     int prevStage = rows.empty() ? 0 : rows.front().stage;
     for (const auto& r : rows) {
@@ -130,7 +132,7 @@ void TimelineView::relayout()
             y += kStageGapPx;
             prevStage = r.stage;
         }
-        const int h = std::max(3, static_cast<int>(std::lround(unit * laneWeight(r.lane))));
+        const int h = std::max(1, static_cast<int>(std::floor(unit * laneWeight(r.lane))));
         m_rowGeometry.push_back({static_cast<int>(std::lround(y)), h});
         y += h;
     }
@@ -321,15 +323,22 @@ void TimelineView::paintGutter(QPainter& p) const
     p.setPen(palette::text());
     QFont small = font();
     small.setPointSizeF(font().pointSizeF() * 0.8);
+    const int smallHeight = QFontMetrics(small).height();
+    int labelledTo = -1; // the bottom of the last lane name drawn: squeezed lanes skip names, never overlap them
     for (std::size_t r = 0; r < m_rowGeometry.size(); ++r) {
         const auto& row = m_index->rows()[r];
         const QRect area(6, m_rowGeometry[r].y, kGutterPx - 10, m_rowGeometry[r].height);
         if (row.lane == profiler::Lane::Compute) {
-            p.setFont(font());
+            const bool roomy = area.height() >= QFontMetrics(font()).height() - 2;
+            const int h = roomy ? area.height() : smallHeight;
+            const QRect text(area.x(), area.center().y() - h / 2, area.width(), h);
+            if (text.top() <= labelledTo) {
+                continue; // the gutter's tooltip names this lane
+            }
+            p.setFont(roomy ? font() : small);
             p.setPen(palette::text());
-            // One lane per rank when a rank holds several stages (its chunks told apart by shade).
-            p.drawText(area, Qt::AlignVCenter | Qt::AlignLeft,
-                (m_index->stagesPerRank() > 1 ? tr("rank %1") : tr("stage %1")).arg(row.stage));
+            p.drawText(text, Qt::AlignVCenter | Qt::AlignLeft, laneLabel(row.stage));
+            labelledTo = text.bottom();
         } else if (m_rowGeometry[r].height >= 8) {
             p.setFont(small);
             p.setPen(palette::mutedText());
@@ -357,7 +366,8 @@ void TimelineView::paintRuler(QPainter& p) const
         p.setPen(palette::gridLine());
         p.drawLine(QPointF(x, kRulerPx - 6), QPointF(x, kRulerPx - 1));
         p.setPen(palette::mutedText());
-        p.drawText(QRectF(x + 3, 0, 100, kRulerPx - 4), Qt::AlignLeft | Qt::AlignVCenter, formatDuration(t - origin));
+        p.drawText(
+            QRectF(x + 3, 0, 100, kRulerPx - 4), Qt::AlignLeft | Qt::AlignVCenter, formatTimeTick(t - origin, step));
     }
     p.setFont(font());
 }
@@ -383,8 +393,43 @@ void TimelineView::paintSelection(QPainter& p) const
     p.drawText(QRectF(r.center().x() - 40, 2, 80, kRulerPx - 4), Qt::AlignCenter, text);
 }
 
+QString TimelineView::laneLabel(int lane) const
+{
+    if (!m_index) {
+        return {};
+    }
+    if (const auto owner = m_index->laneOwner(lane)) {
+        return owner->chunks > 1 ? tr("r%1 · c%2").arg(owner->rank).arg(owner->chunk) : tr("rank %1").arg(owner->rank);
+    }
+    // One lane per rank when a rank holds several stages (its chunks told apart by shade).
+    return (m_index->stagesPerRank() > 1 ? tr("rank %1") : tr("stage %1")).arg(lane);
+}
+
 QString TimelineView::tooltipTextAt(const QPoint& pos) const
 {
+    if (m_index && pos.x() < kGutterPx) { // the gutter: the lane's name in words
+        const auto row = rowAt(pos.y());
+        if (!row) {
+            return {};
+        }
+        const int lane = m_index->rows()[*row].stage;
+        if (const auto owner = m_index->laneOwner(lane)) {
+            return tr("model stage %1: rank %2, chunk %3 of %4")
+                .arg(lane)
+                .arg(owner->rank)
+                .arg(owner->chunk)
+                .arg(owner->chunks);
+        }
+        if (m_index->stagesPerRank() > 1) {
+            QStringList held;
+            for (int c = 0; c < m_index->stagesPerRank(); ++c) {
+                const int stage = m_index->stageOfChunk(lane, c);
+                held << (stage >= 0 ? tr("chunk %1 = stage %2").arg(c).arg(stage) : tr("chunk %1").arg(c));
+            }
+            return tr("rank %1: %2").arg(lane).arg(held.join(QStringLiteral(", ")));
+        }
+        return tr("stage %1").arg(lane);
+    }
     if (!m_index || pos.x() < kGutterPx) {
         return {};
     }

@@ -59,6 +59,10 @@ public:
     QRect rowRect(std::size_t row) const;
     /// The tooltip text for widget position `pos` (empty when nothing is there). Public for tests.
     QString tooltipTextAt(const QPoint& pos) const;
+    /// The gutter's name of lane `lane`: "stage 3"; "rank 1" where a rank holds several stages
+    /// (the runtime's and the simulator's lane per rank); for an imported job's lane per stage,
+    /// the rank that ran it ("rank 1", or "r1 · c0" for its first of several stages).
+    QString laneLabel(int lane) const;
     /// The draw list of the last paint (for tests and benchmarks).
     const DrawList& lastDrawList() const { return m_drawList; }
     /// Builds the draw list for the current size and window and paints into `painter` (benchmarks).

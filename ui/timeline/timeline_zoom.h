@@ -23,6 +23,8 @@ public:
     void includeRange(TimeNs start, TimeNs end);
     /// Sets the trace range exactly (drops ranges of traces no longer shown) and zooms to fit.
     void resetRange(TimeNs start, TimeNs end);
+    /// Forgets the trace range (no trace shown): the next includeRange() fits its own.
+    void clearRange() { m_hasRange = false; }
 
     void zoomAround(double anchorPx, double factor, double widthPx);
     void panByPx(double dxPx, double widthPx);

@@ -62,6 +62,13 @@ Result<RunDirContents> readRunDir(const fs::path& dir)
     RunDirContents run;
     run.dir = dir;
     const fs::path configPath = dir / kConfigFileName;
+    std::error_code ec;
+    if (!fs::exists(dir, ec)) { // say what is missing: the directory, not its config.toml
+        return makeError(ErrorCode::IoError, "'" + dir.string() + "' does not exist", dir.string());
+    }
+    if (!fs::is_directory(dir, ec)) {
+        return makeError(ErrorCode::IoError, "'" + dir.string() + "' is not a directory", dir.string());
+    }
     if (!present(configPath)) {
         return makeError(ErrorCode::IoError,
             "'" + dir.string() + "' is not a run directory: " + kConfigFileName + " is missing", configPath.string());

@@ -126,6 +126,11 @@ MergedRun mergeRankParts(
     run.meta.attributes["backend"] = labels.backend;
     run.meta.attributes["schedule"] = config.schedule.name;
     run.meta.attributes["ranks"] = std::to_string(p);
+    // A lane per rank: where a rank holds several stages, which (as the simulator's trace says).
+    if (auto schedule = makeSchedule(toScheduleParams(config)); schedule && !schedule->onePerRank()) {
+        run.meta.attributes["stages_per_rank"] = std::to_string(schedule->stagesPerRank());
+        run.meta.attributes["placement"] = std::string(placementName(schedule->placement));
+    }
     run.meta.attributes["clock_alignment"] = "rendezvous barrier";
     if (labels.clockSkewBoundUs >= 0) {
         run.meta.attributes["clock_skew_bound_us"] = std::to_string(labels.clockSkewBoundUs);

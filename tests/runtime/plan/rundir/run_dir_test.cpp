@@ -268,6 +268,16 @@ TEST(RunDir, ReaderErrors)
     ASSERT_FALSE(empty);
     EXPECT_EQ(empty.error().code, ErrorCode::IoError);
     EXPECT_NE(empty.error().message.find("is not a run directory: config.toml is missing"), std::string::npos);
+    // A directory that is not there is reported as missing, not as a run without its config.
+    Result<RunDirContents> missing = readRunDir(tmp.path() / "no-such-run");
+    ASSERT_FALSE(missing);
+    EXPECT_NE(missing.error().message.find("no-such-run' does not exist"), std::string::npos)
+        << missing.error().message;
+    EXPECT_EQ(missing.error().message.find("config.toml"), std::string::npos) << missing.error().message;
+    std::ofstream(tmp.path() / "a-file") << "x";
+    Result<RunDirContents> file = readRunDir(tmp.path() / "a-file");
+    ASSERT_FALSE(file);
+    EXPECT_NE(file.error().message.find("a-file' is not a directory"), std::string::npos) << file.error().message;
 
     std::ofstream(tmp.path() / kConfigFileName) << "[pipeline]\nstages = 4\n";
     std::ofstream(tmp.path() / kSummaryFileName) << "{\"final_train_loss\": 3.0,";
