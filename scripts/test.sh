@@ -2,6 +2,7 @@
 # Sets everything up on a fresh Debian 12 machine and runs every test:
 #   1. installs the Debian packages (packaging/install-deps.sh; skips what is there),
 #   2. builds everything against Debian's LibTorch 1.13 (Release, warnings as errors, GUI) and runs ctest,
+#      then rehearses the GPU script on the CPU (tests/gpu/run.sh --rehearse: every step, tiny model),
 #   3. builds again against PyPI's CUDA LibTorch 2.11 (preset ci-cuda, GUI off; the venv comes from
 #      packaging/install-torch.sh, cached outside the clone, with the engines of
 #      packaging/install-peers.sh) and runs its tests on the CPU: the GPU tests compile, link and
@@ -30,6 +31,8 @@ cmake --preset ci >/dev/null
 cmake --build --preset ci
 step "tests: Debian LibTorch 1.13"
 ctest --preset ci
+step "rehearsal: tests/gpu/run.sh --rehearse (every GPU step on the CPU, tiny model)"
+bash tests/gpu/run.sh --rehearse
 
 if [[ "${BS_CUDA_TORCH:-1}" != 0 ]]; then
   step "build: PyPI CUDA LibTorch (ci-cuda, GUI off)"

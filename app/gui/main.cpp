@@ -2,7 +2,11 @@
 // window with the embedded demo, or renders it headless to a PNG (--screenshot).
 
 #include "base/atomic_file.h"
+#include "runtime/plan/gpu/gpu_probe.h"
 #include "runtime/plan/schedule/catalogue.h"
+#if defined(BS_HAVE_RUN_SESSION)
+#include "runtime/train/module/module_loader.h"
+#endif
 #include "ui/shell/main_window.h"
 #include "ui/tuning/prediction_check_view.h"
 #include "ui/tuning/prediction_engine.h"
@@ -283,6 +287,13 @@ int main(int argc, char** argv)
             "  hint: or render the window to a file: bubblescope --screenshot shot.png\n");
         return 2;
     }
+    // "Run on" lists each GPU; it can train there only with the CUDA runtime module (built by
+    // scripts/demo.sh where it finds an NVIDIA GPU).
+#if defined(BS_HAVE_RUN_SESSION)
+    bs::runtime::gpu::setCudaModuleCheck([] { return bs::runtime::cudaModuleMissing(); });
+#else
+    bs::runtime::gpu::setCudaModuleCheck([] { return std::string("this build has no training runtime (no LibTorch)"); });
+#endif
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("Bubblescope"));
     QApplication::setApplicationName(QStringLiteral("bubblescope"));

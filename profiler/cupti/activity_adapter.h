@@ -31,13 +31,16 @@ using SyncRecord = CUpti_ActivitySynchronization;
 #endif
 using MemsetRecord = CUpti_ActivityMemset4;
 using ExternalRecord = CUpti_ActivityExternalCorrelation;
+using ApiRecord = CUpti_ActivityAPI;              // RUNTIME and DRIVER
+using PeerCopyRecord = CUpti_ActivityMemcpyPtoP4; // MEMCPY2 (CUDA 12.0 .. 13.x)
 
 // Compile-time checks: every record starts with its kind, records are 8-byte aligned and sized,
 // and the fields the adapter reads are where the neutral code expects them to be.
 template<typename R>
 constexpr bool kRecordShapeOk = offsetof(R, kind) == 0 && sizeof(R) % ACTIVITY_RECORD_ALIGNMENT == 0;
 static_assert(kRecordShapeOk<KernelRecord> && kRecordShapeOk<MemcpyRecord> && kRecordShapeOk<MemsetRecord>
-              && kRecordShapeOk<SyncRecord> && kRecordShapeOk<ExternalRecord>);
+              && kRecordShapeOk<SyncRecord> && kRecordShapeOk<ExternalRecord> && kRecordShapeOk<ApiRecord>
+              && kRecordShapeOk<PeerCopyRecord>);
 static_assert(offsetof(ExternalRecord, externalId) == 8 && offsetof(ExternalRecord, correlationId) == 16,
               "CUpti_ActivityExternalCorrelation changed layout");
 static_assert(sizeof(decltype(KernelRecord::start)) == 8 && sizeof(decltype(KernelRecord::correlationId)) == 4);
@@ -48,12 +51,17 @@ static_assert(sizeof(KernelRecord) == 216 && offsetof(KernelRecord, start) == 16
               && offsetof(KernelRecord, correlationId) == 92);
 static_assert(sizeof(MemcpyRecord) == 96 && offsetof(MemcpyRecord, start) == 16);
 static_assert(sizeof(MemsetRecord) == 88 && sizeof(SyncRecord) == 56 && sizeof(ExternalRecord) == 24);
+static_assert(sizeof(ApiRecord) == 40 && offsetof(ApiRecord, correlationId) == 32 && sizeof(PeerCopyRecord) == 96);
 #endif
 
-/// Bytes of one record of `kind` as this CUPTI version lays it out; 0 for kinds we do not enable.
+/// Bytes of one record of `kind` as this CUPTI version lays it out; 0 for kinds this adapter does
+/// not read (the parser steps over those with CUPTI's own walker).
 constexpr std::size_t recordSize(CUpti_ActivityKind kind)
 {
     switch (kind) {
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(ApiRecord);
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: return sizeof(PeerCopyRecord);
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(KernelRecord);
     case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(MemcpyRecord);
@@ -120,6 +128,31 @@ inline std::optional<ActivityRecord> adaptRecord(const void* p)
         out.end = s.end;
         out.correlationId = s.correlationId;
         out.streamId = s.streamId;
+        return out;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+        const auto m = load<PeerCopyRecord>(p);
+        out.kind = RecordKind::Memcpy;
+        out.peerToPeer = true;
+        out.start = m.start;
+        out.end = m.end;
+        out.bytes = m.bytes;
+        out.correlationId = m.correlationId;
+        out.deviceId = m.deviceId;
+        out.streamId = m.streamId;
+        out.srcDeviceId = m.srcDeviceId;
+        out.dstDeviceId = m.dstDeviceId;
+        out.copyKind = m.copyKind;
+        return out;
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: {
+        const auto a = load<ApiRecord>(p);
+        out.kind = RecordKind::Api;
+        out.start = a.start;
+        out.end = a.end;
+        out.correlationId = a.correlationId;
+        out.threadId = a.threadId;
         return out;
     }
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {

@@ -31,10 +31,16 @@ void ActivityCorrelator::consume(std::span<const ActivityRecord> records, std::v
             break;
         }
         case RecordKind::Synchronization: ++m_stats.synchronizations; break;
+        case RecordKind::Api: ++m_stats.apiRecords; break;
         case RecordKind::Kernel:
         case RecordKind::Memcpy:
         case RecordKind::Memset: {
             ++(r.kind == RecordKind::Kernel ? m_stats.kernels : r.kind == RecordKind::Memcpy ? m_stats.memcpys : m_stats.memsets);
+            m_stats.peerCopies += r.peerToPeer ? 1 : 0;
+            if (incompleteGpuRecord(r)) { // the parser leaves these out; records made elsewhere too
+                ++m_stats.incompleteRecords;
+                break;
+            }
             const auto it = m_tags.find(r.correlationId);
             if (it == m_tags.end()) {
                 m_pending.push_back({r, 0});
@@ -70,19 +76,36 @@ void ActivityCorrelator::finish(std::vector<TraceEvent>& out)
     m_pending.clear();
 }
 
+void ActivityCorrelator::bindStream(std::uint32_t deviceId, std::uint32_t streamId, int stage)
+{
+    if (stage >= 0 && stage <= kMaxStage) {
+        m_boundStage[streamKey(deviceId, streamId)] = static_cast<std::uint16_t>(stage);
+    }
+}
+
+int ActivityCorrelator::boundStage(const ActivityRecord& r) const
+{
+    const auto it = m_boundStage.find(streamKey(r.deviceId, r.streamId));
+    return it == m_boundStage.end() ? -1 : it->second;
+}
+
 void ActivityCorrelator::placeUntagged(const ActivityRecord& r, std::vector<TraceEvent>& out)
 {
-    const auto stream = m_streamStage.find(r.streamId);
-    if (stream == m_streamStage.end()) {
-        ++m_stats.unattributed;
-        return;
+    int stage = boundStage(r);
+    if (stage < 0) {
+        const auto stream = m_streamStage.find(streamKey(r.deviceId, r.streamId));
+        if (stream == m_streamStage.end()) {
+            ++m_stats.unattributed;
+            return;
+        }
+        stage = stream->second;
     }
     ++m_stats.untagged;
     TraceEvent e;
     e.start = m_clock.toHost(r.start) - m_origin;
     e.end = std::max(e.start, m_clock.toHost(r.end) - m_origin);
     e.bytes = static_cast<std::int64_t>(r.bytes);
-    e.stage = stream->second;
+    e.stage = static_cast<std::uint16_t>(stage);
     e.kind = EventKind::Kernel;
     e.lane = Lane::Kernel;
     e.aux = kUntagged;
@@ -101,6 +124,15 @@ void ActivityCorrelator::evictOldTags()
 
 void ActivityCorrelator::place(const ActivityRecord& r, const ActionTag& tag, std::vector<TraceEvent>& out)
 {
+    const int bound = boundStage(r);
+    const bool sendCopy = r.kind == RecordKind::Memcpy && tag.kind == EventKind::Send;
+    if (bound >= 0 && bound != tag.stage && !sendCopy) {
+        // The stream says another stage: the tag is another thread's (or a stale) one. The
+        // stream wins; the caller finds the action from the stage's time windows.
+        ++m_stats.tagMismatches;
+        placeUntagged(r, out);
+        return;
+    }
     TraceEvent e;
     e.start = m_clock.toHost(r.start) - m_origin;
     e.end = std::max(e.start, m_clock.toHost(r.end) - m_origin);
@@ -116,7 +148,7 @@ void ActivityCorrelator::place(const ActivityRecord& r, const ActionTag& tag, st
         e.lane = Lane::Kernel;
         e.version = tag.version;
         e.aux = static_cast<std::uint16_t>(tag.kind);
-        m_streamStage[r.streamId] = e.stage;
+        m_streamStage[streamKey(r.deviceId, r.streamId)] = e.stage;
     }
     out.push_back(e);
 }

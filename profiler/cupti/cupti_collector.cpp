@@ -20,13 +20,27 @@ namespace bs::profiler::cupti {
 
 namespace {
 
+// EXTERNAL_CORRELATION records are written only in front of an API record
+// (cuptiActivityPushExternalCorrelationId, cupti_activity.h), so the RUNTIME and DRIVER kinds are
+// enabled too (PyTorch launches through the runtime; libraries such as cuBLAS may launch through
+// the driver). MEMCPY2 is how CUPTI reports peer-to-peer copies between two GPUs.
 constexpr std::array kKinds = {
     CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, // first, so no GPU record precedes its tag mapping
+    CUPTI_ACTIVITY_KIND_RUNTIME,
+    CUPTI_ACTIVITY_KIND_DRIVER,
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
     CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMCPY2,
     CUPTI_ACTIVITY_KIND_MEMSET,
     CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
 };
+
+// Kinds whose absence leaves the trace usable: synchronisation records are only counted, and
+// without MEMCPY2 peer copies are missing from the comm lane (one GPU has none).
+constexpr bool optionalKind(CUpti_ActivityKind kind)
+{
+    return kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION || kind == CUPTI_ACTIVITY_KIND_MEMCPY2;
+}
 constexpr auto kExternalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
 
 TimeNs hostNow()
@@ -96,6 +110,7 @@ public:
         m_events.clear();
         m_correlator.consume(parsed.records, m_events);
         m_correlator.addUnparsed(parsed.unparsedBytes);
+        m_correlator.addParsed(parsed.incompleteRecords, parsed.unknownRecords);
         std::size_t dropped = 0; // since the last query: CUPTI resets the count when asked
         if (cuptiActivityGetNumDroppedRecords(context, streamId, &dropped) == CUPTI_SUCCESS) {
             m_correlator.addDropped(dropped);
@@ -115,6 +130,7 @@ public:
         TraceMeta meta = m_store.snapshot()->meta();
         meta.attributes["cupti.dropped_records"] = std::to_string(stats.droppedRecords);
         meta.attributes["cupti.unattributed_records"] = std::to_string(stats.unattributed);
+        meta.attributes["cupti.incomplete_records"] = std::to_string(stats.incompleteRecords);
         m_store.setMeta(std::move(meta));
     }
 
@@ -187,6 +203,17 @@ public:
         return flushed;
     }
 
+    Status bindStream(int stage, int device, void* stream)
+    {
+        std::uint32_t id = 0;
+        if (const CUptiResult r = cuptiGetStreamIdEx(nullptr, static_cast<CUstream>(stream), 0, &id); r != CUPTI_SUCCESS) {
+            return detail::cuptiFailure("cuptiGetStreamIdEx", r);
+        }
+        std::lock_guard lock(m_mutex);
+        m_correlator.bindStream(static_cast<std::uint32_t>(device), id, stage);
+        return ok();
+    }
+
     CollectorStats stats() const
     {
         std::lock_guard lock(m_mutex);
@@ -236,9 +263,8 @@ Result<std::unique_ptr<CuptiCollector>> CuptiCollector::start(TraceStore& store,
     }
     for (std::size_t i = 0; i < kKinds.size(); ++i) {
         const CUptiResult r = cuptiActivityEnable(kKinds[i]);
-        const bool optional = kKinds[i] == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION
-                           && (r == CUPTI_ERROR_NOT_SUPPORTED || r == CUPTI_ERROR_INVALID_KIND);
-        if (r != CUPTI_SUCCESS && !optional) { // synchronisation records are nice to have, not needed
+        const bool optional = optionalKind(kKinds[i]) && (r == CUPTI_ERROR_NOT_SUPPORTED || r == CUPTI_ERROR_INVALID_KIND);
+        if (r != CUPTI_SUCCESS && !optional) {
             for (std::size_t j = 0; j < i; ++j) {
                 cuptiActivityDisable(kKinds[j]);
             }
@@ -297,6 +323,11 @@ Status CuptiCollector::popActionTag()
         return detail::cuptiFailure("cuptiActivityPopExternalCorrelationId", r);
     }
     return ok();
+}
+
+Status CuptiCollector::bindStream(int stage, int device, void* cudaStream)
+{
+    return m_impl->bindStream(stage, device, cudaStream);
 }
 
 Status CuptiCollector::flush() { return m_impl->flushNow(); }

@@ -60,6 +60,9 @@ public:
         return pushActionTag(ActionTag{stage, kind, microbatch, version});
     }
     Status popActionTag();
+    /// The GPU work on `cudaStream` (a cudaStream_t) of CUDA device `device` is stage `stage`'s,
+    /// whichever thread launched it and whatever tag it carries (activity_correlator.h).
+    Status bindStream(int stage, int device, void* cudaStream);
 
     /// Forces CUPTI to hand over every buffer now (also done every flushInterval).
     Status flush();

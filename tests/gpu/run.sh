@@ -39,11 +39,26 @@
 # BS_GPU_REHEARSE=cpu: on a machine without a GPU, run every check's code path on the CPU (tiny
 # model, 2 steps, no --device / model.dtype flags) to catch script errors before the one GPU run;
 # its figures mean nothing and its checks of GPU-only facts (kernels per stage) fail.
+# --rehearse (CI, scripts/test.sh, every commit): BS_GPU_REHEARSE=cpu BS_GPU_MODE=prebuilt on
+# BS_GPU_BUILD (default build/ci), results into $OUT (default build/gpu-rehearsal): every step, the
+# same field names, config keys, JSON parsing, time limits and results folder, on the CPU.
+# Time: every step runs under `timeout` against one deadline, BS_GPU_DEADLINE_S (540) seconds after
+# the start; a step that would start with under 20 s left is skipped and says so. results.json is
+# rewritten after every step and on EXIT/TERM/INT, so a killed call still brings results back.
+# Targets judged in results.json ("targets"): pipeline tokens/s >= 0.95x --reference for every
+# schedule family, CUPTI overhead <= 3 % in a real run, every stage's kernels tagged with their action.
 # Exit status: 0 when every check that ran passed (a check that cannot run says why in
 # results.json and summary.txt; without a GPU they all say "skipped: no CUDA GPU").
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+if [[ "${1:-}" == --rehearse ]]; then
+    export BS_GPU_REHEARSE=cpu BS_GPU_MODE=prebuilt
+    export BS_GPU_BUILD="${BS_GPU_BUILD:-$ROOT/build/ci}" OUT="${OUT:-$ROOT/build/gpu-rehearsal}"
+    rm -rf "$OUT"
+elif [[ -n "${1:-}" ]]; then
+    echo "usage: tests/gpu/run.sh [--rehearse]" >&2; exit 2
+fi
 RESULTS="${OUT:-$ROOT/gpu-results}"
 mkdir -p "$RESULTS"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/bs-gpu.XXXXXX")"
@@ -60,9 +75,35 @@ RJSON="$WORK/results.jsonl" # one {"key": value} per line, folded into results.j
 LOG="$LOGS/build.log"
 : >"$SUMMARY"; : >"$RJSON"; : >"$LOG"
 T0=$SECONDS
+DEADLINE="${BS_GPU_DEADLINE_S:-540}"
 say() { echo "$*" | tee -a "$SUMMARY"; }
+# results.json from the lines so far (after every put: a killed call still has its results)
+fold() {
+    python3 - "$RJSON" "$RESULTS/results.json" <<'PY'
+import json, os, sys
+out = {}
+for line in open(sys.argv[1]):
+    out.update(json.loads(line))
+tmp = sys.argv[2] + ".tmp"
+json.dump(out, open(tmp, "w"), indent=2)
+os.replace(tmp, sys.argv[2])
+PY
+}
 # put KEY JSON-VALUE: one result (the value is JSON: a number, true/false, a quoted string, an object)
-put() { printf '{"%s": %s}\n' "$1" "$2" >>"$RJSON"; }
+put() { printf '{"%s": %s}\n' "$1" "$2" >>"$RJSON"; fold; }
+# left: seconds to the deadline. limit CAP: a step's time limit, CAP or what is left less a margin
+# for finish; 0 when too little is left to start it.
+left() { echo $(( DEADLINE - (SECONDS - T0) )); }
+limit() { local l=$(( $(left) - 15 )); (( l < 20 )) && { echo 0; return; }; echo $(( $1 < l ? $1 : l )); }
+# step CAP NAME CMD...: CMD under `timeout` (CAP or the time left); 124 = ran out of time (said)
+step() {
+    local cap t name=$2; cap=$(limit "$1"); shift 2
+    # (messages to stderr: a step's stdout may be captured, e.g. pred="$(step ...)")
+    if (( cap == 0 )); then say "$name: skipped: deadline (${DEADLINE} s) near" >&2; put "deadline_$name" "$(str "skipped: deadline")"; return 124; fi
+    timeout --kill-after=10 "$cap" "$@"; t=$?
+    (( t == 124 || t == 137 )) && say "$name: stopped after ${cap} s (time limit against the ${DEADLINE} s deadline)" >&2
+    return $t
+}
 str() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
 status=0
 fail() { say "FAILED: $*"; status=1; }
@@ -118,6 +159,11 @@ BUDGET="${BS_GPU_BUDGET_S:-420}"
 # over_budget NAME: true (and says so) when the optional check NAME would risk the 8-minute limit
 over_budget() { if (( SECONDS - T0 > BUDGET )); then say "$1: skipped: time budget (${BUDGET} s) spent"; put "$1" "$(str "skipped: time budget")"; return 0; fi; return 1; }
 tb=$SECONDS
+# Only targets this build defines (the CUPTI ones need the CUDA toolkit, the benchmarks Google Benchmark).
+have_targets() {
+    local all; all="$(cmake --build "$BUILD" --target help 2>/dev/null)"
+    local t; for t in "${TARGETS[@]}"; do grep -qE "(^|[ /])$t(:| |$)" <<<"$all" && echo "$t"; done
+}
 if [[ "${BS_GPU_MODE:-auto}" == prebuilt ]]; then
     MODE=prebuilt # BS_GPU_BUILD holds a finished full build (a rerun, or the rehearsal on build/ci-cuda)
     [[ -x "$BUILD/app/bubblescope-cli" ]] || fail "BS_GPU_MODE=prebuilt: no $BUILD/app/bubblescope-cli"
@@ -130,7 +176,9 @@ elif [[ "${BS_GPU_MODE:-auto}" != standalone ]] && cmake -S "$ROOT" -B "$BUILD" 
     if [[ "${BS_GPU_BUILD_ALL:-0}" == 1 ]]; then
         cmake --build "$BUILD" -j "$JOBS" >>"$LOG" 2>&1 || fail "build (full, all targets): see build.log"
     else
-        cmake --build "$BUILD" -j "$JOBS" --target "${TARGETS[@]}" >>"$LOG" 2>&1 || fail "build (full): see build.log"
+        mapfile -t BUILDABLE < <(have_targets)
+        say "building: ${BUILDABLE[*]} (of ${TARGETS[*]})"
+        step 420 build cmake --build "$BUILD" -j "$JOBS" --target "${BUILDABLE[@]}" >>"$LOG" 2>&1 || fail "build (full): see build.log"
     fi
 elif [[ "${BS_GPU_MODE:-auto}" == full ]]; then
     fail "full configure: see build.log"
@@ -152,7 +200,11 @@ put build "$(str "${MODE:-none}")"
 put build_s $((SECONDS - tb))
 
 CLI="$BUILD/app/bubblescope-cli"
+FINISHED=0
 finish() {
+    (( FINISHED )) && exit $status
+    FINISHED=1
+    trap - EXIT TERM INT
     put exit_status $status
     put total_s $((SECONDS - T0))
     python3 - "$RJSON" "$RESULTS/results.json" "$RESULTS/gpu-report.md" "$SUMMARY" <<'PY'
@@ -160,7 +212,8 @@ import json, sys
 out = {}
 for line in open(sys.argv[1]):
     out.update(json.loads(line))
-json.dump(out, open(sys.argv[2], "w"), indent=2)
+json.dump(out, open(sys.argv[2] + ".tmp", "w"), indent=2)
+import os; os.replace(sys.argv[2] + ".tmp", sys.argv[2])
 # gpu-report.md: every figure, the skipped checks named with their reason.
 md = ["# Bubblescope GPU report", ""]
 if out.get("rehearsal"):
@@ -193,11 +246,13 @@ PY
     rm -rf "$WORK"
     exit $status
 }
+trap 'status=$?; (( status )) || status=1; finish' EXIT
+trap 'fail "terminated (signal)"; finish' TERM INT
 [[ "${BS_GPU_STOP_AFTER:-}" == build ]] && { say "stopping after the build (BS_GPU_STOP_AFTER=build)"; finish; }
 
 # --- GPU tests (ctest -L gpu: CUPTI capture per stage, timed flush, one collector per process) ----
 if [[ -n "$MODE" ]]; then
-    ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 300 >"$LOGS/ctest.log" 2>&1
+    step 240 ctest ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 200 >"$LOGS/ctest.log" 2>&1
     rc=$?
     tail -3 "$LOGS/ctest.log" | tee -a "$SUMMARY"
     put gpu_tests "$(str "$([[ $rc == 0 ]] && echo passed || echo failed)")"
@@ -210,7 +265,7 @@ BENCH="$(find "$BUILD" -name cupti_overhead_bench -type f -perm -u+x 2>/dev/null
 if [[ -n "$BENCH" && $HAVE_GPU == 1 && $REHEARSE == 0 ]]; then
     # ~20 us kernels (launch-bound worst case) and ~200 us kernels (training-like).
     for cycles in 40000 400000; do
-        if "$BENCH" --kernels 4000 --cycles $cycles --per-action 10 --reps 7 >"$LOGS/overhead_$cycles.json" 2>>"$LOGS/bench.log"; then
+        if step 90 cupti_bench "$BENCH" --kernels 4000 --cycles $cycles --per-action 10 --reps 7 >"$LOGS/overhead_$cycles.json" 2>>"$LOGS/bench.log"; then
             say "CUPTI overhead, synthetic (cycles=$cycles): $(cat "$LOGS/overhead_$cycles.json")"
             put "cupti_overhead_synthetic_$cycles" "$(cat "$LOGS/overhead_$cycles.json")"
         else
@@ -235,18 +290,30 @@ if [[ $REHEARSE == 0 ]] && ! "$CLI" train --help 2>/dev/null | grep -q -- "--dev
     fail "bubblescope-cli train has no --device option (issue 11 item 1 not in this build)"
     finish
 fi
+# The targets, judged in results.json: true, false, or null (not measured). On a GPU a target
+# missed fails the script; in the rehearsal the CPU's figures mean nothing, so it is only recorded.
+T_THR=null; T_CUPTI=null; T_KERN=null
+judge() {
+    put targets "{\"pipeline_ge_0.95x_reference\": $T_THR, \"cupti_overhead_le_3pct\": $T_CUPTI, \"every_stage_kernels_tagged\": $T_KERN, \"judged\": $([[ $REHEARSE == 1 ]] && echo false || echo true)}"
+}
+judged_failures() {
+    [[ $REHEARSE == 1 ]] && return
+    [[ $T_THR == false ]] && fail "target: pipeline tokens/s below 0.95x --reference"
+    [[ $T_CUPTI == false ]] && fail "target: CUPTI overhead above 3 %"
+    return 0
+}
 toml() { # toml FILE DTYPE [extra lines]: a config holding only what the flags cannot say
-    if [[ $REHEARSE == 1 ]]; then printf '%b' "${3:-}" >"$1"; return; fi
-    printf '[model]\ndtype = "%s"\n%b' "$2" "${3:-}" >"$1"
+    local dtype=$2; [[ $REHEARSE == 1 ]] && dtype=fp32 # the key exercised, the CPU's precision
+    printf '[model]\ndtype = "%s"\n%b' "$dtype" "${3:-}" >"$1"
 }
 CUDA=(--device cuda); CPU=(--device cpu); MODEL=gpt2-medium; SIMPROFILE=h200
 # Rehearsal: one intra-op thread, as OpenMP's spin-waiting with two threads on two loaded cores
 # made any run up to 17x slower (BENCHMARKS.md, "--reference 17x").
-if [[ $REHEARSE == 1 ]]; then CUDA=(--threads 1); CPU=(--threads 1); MODEL=tiny; SIMPROFILE=cpu; STEPS=2; fi
+if [[ $REHEARSE == 1 ]]; then CUDA=(--device cpu --threads 1); CPU=(--device cpu --threads 1); MODEL=tiny; SIMPROFILE=cpu; STEPS=2; fi
 # train NAME ARGS...: one run, its directory under runs/NAME, its summary.json on stdout
 train() {
     local name=$1; shift
-    "$CLI" train "$@" --eval-interval 0 --out "$RUNS/$name" --overwrite >>"$LOGS/train-$name.log" 2>&1 \
+    step 150 "train-$name" "$CLI" train "$@" --eval-interval 0 --out "$RUNS/$name" --overwrite >>"$LOGS/train-$name.log" 2>&1 \
         && cat "$RUNS/$name/summary.json"
 }
 
@@ -302,36 +369,39 @@ PY
 )"
 put throughput "$thr"
 say "throughput vs --reference (target >= 0.95x): $thr"
+T_THR="$(python3 -c 'import json,sys; v=[x for k,x in json.loads(sys.argv[1]).items() if isinstance(x,dict)]; print("true" if v and all(x["pass"] for x in v) else "false")' "$thr")"
+judge
 
-# Kernels tagged per stage, in every schedule family's run: each of the 8 stages has kernel events.
-if [[ $REHEARSE == 1 ]]; then
-    say "kernels per stage: skipped: rehearsal (the CPU runs no kernels)"; put kernels_per_stage "$(str "skipped: rehearsal on the CPU")"
-else
-kern="$(python3 - "$RUNS" "${SCHEDS[@]}" <<'PY'
+# Kernels tagged per stage, in every schedule family's run: each of the 8 stages has kernel events,
+# every one of them carrying its action (aux = the action's kind, not 65535 = untagged; args.mb).
+# Rehearsal: the same parsing over the action events (cat "forward"): the CPU runs no kernels.
+KCAT=kernel; [[ $REHEARSE == 1 ]] && KCAT=forward
+kern="$(python3 - "$RUNS" "$KCAT" "${SCHEDS[@]}" <<'PY'
 import json, sys, collections, os
 out, ok = {}, True
-for sched in sys.argv[2:]:
+for sched in sys.argv[3:]:
     path = os.path.join(sys.argv[1], "med-" + sched, "trace.json")
     try:
         events = json.load(open(path))
         events = events["traceEvents"] if isinstance(events, dict) else events
-        k = [e for e in events if e.get("cat") == "kernel" and e.get("ph") == "X"]
-        per = collections.Counter(e.get("pid") for e in k)
-        tagged = collections.Counter(e.get("pid") for e in k if e.get("args", {}).get("microbatch", -1) != -1)
+        k = [e for e in events if e.get("cat") == sys.argv[2] and e.get("ph") == "X"]
+        per = collections.Counter(e["pid"] for e in k)
+        tagged = collections.Counter(e["pid"] for e in k if e["args"]["aux"] != 65535 and e["args"]["mb"] != -1)
         r = {"kernels": {str(p): per[p] for p in sorted(per)}, "tagged": {str(p): tagged[p] for p in sorted(tagged)}}
-        r["pass"] = len(per) == 8 and all(n > 0 for n in per.values())
+        r["pass"] = len(per) == 8 and all(n > 0 and tagged[p] >= 0.99 * n for p, n in per.items())
     except Exception as e:
-        r = {"pass": False, "error": str(e)}
+        r = {"pass": False, "error": repr(e)}
     ok = ok and r["pass"]
     out[sched] = r
-out["pass"] = ok
+out["category"], out["pass"] = sys.argv[2], ok
 print(json.dumps(out))
 PY
 )"
 put kernels_per_stage "$kern"
-say "kernels per stage (8-stage gpt2-medium, every schedule family): $kern"
+T_KERN="$(python3 -c 'import json,sys; print("true" if json.loads(sys.argv[1])["pass"] else "false")' "$kern")"
+judge
+say "kernels per stage (8-stage $MODEL, every schedule family, events \"$KCAT\"): $kern"
 python3 -c 'import json,sys; sys.exit(0 if json.loads(sys.argv[1])["pass"] else 1)' "$kern" || fail "kernels per stage"
-fi
 
 # Bubbles: from the GPU's kernel lanes (gpu_bubble_fraction), from the run's timeline of action
 # blocks (bubble_fraction), and predicted by the simulator from the run's own measured action times
@@ -340,7 +410,7 @@ bub='{}'
 for sched in "${SCHEDS[@]}"; do
     [[ -f "$RUNS/med-$sched/summary.json" ]] || continue
     acc=(--accum-values 8) # m = a = 8
-    pred="$("$CLI" tune --calibrate "$RUNS/med-$sched" --schedule $sched -p 8 --model $MODEL "${acc[@]}" --micro-batch-sizes 4 --max-lag 1000 \
+    pred="$(step 60 "tune-$sched" "$CLI" tune --calibrate "$RUNS/med-$sched" --schedule $sched -p 8 --model $MODEL "${acc[@]}" --micro-batch-sizes 4 --max-lag 1000 \
             --keep 1 --json 2>>"$LOGS/tune.log" || echo '{}')"
     bub="$(python3 - "$bub" "$sched" "$RUNS/med-$sched/summary.json" "$pred" <<'PY'
 import json, sys
@@ -362,7 +432,7 @@ say "bubble fraction, GPU kernel lanes vs host timeline vs predicted (calibrated
 
 # CUPTI overhead in a real run: the same 1f1b run with the collector off (profiling.cupti).
 if ! over_budget cupti_overhead_run; then
-    toml "$WORK/bf16-nocupti.toml" bf16 "$([[ $REHEARSE == 1 ]] && echo '[profiling]\ntrace = true\n' || echo '[profiling]\ncupti = false\n')"
+    toml "$WORK/bf16-nocupti.toml" bf16 '[profiling]\ncupti = false\n'
     off="$(train med-1f1b-nocupti --config "$WORK/bf16-nocupti.toml" "${MED[@]}" --schedule 1f1b)"
     ovr="$(python3 - "${tps[1f1b]}" "$off" <<'PY'
 import json, sys
@@ -375,7 +445,9 @@ except Exception as e:
 PY
 )"
     put cupti_overhead_run "$ovr"
-    say "CUPTI overhead, gpt2-medium 1f1b run (target <= 3 %): $ovr"
+    say "CUPTI overhead, $MODEL 1f1b run (target <= 3 %): $ovr"
+    T_CUPTI="$(python3 -c 'import json,sys; print(json.dumps(json.loads(sys.argv[1])["pass"]))' "$ovr")"
+    judge
 fi
 
 # Runtime overhead: plain LibTorch vs --reference vs the 1f1b pipeline on the same work, one
@@ -386,7 +458,7 @@ if [[ -z "$OVB" ]]; then
 elif ! over_budget runtime_overhead; then
     OVARGS=(--model $MODEL --stages 8 --microbatches 8 --micro-batch-size 4 --schedule 1f1b --steps 3 --rounds 2 --device cuda:0 --dtype bf16)
     [[ $REHEARSE == 1 ]] && OVARGS=(--model tiny --stages 8 --microbatches 8 --micro-batch-size 4 --schedule 1f1b --steps 2 --rounds 1 --device cpu --threads 1)
-    if "$OVB" "${OVARGS[@]}" --json "$LOGS/runtime_overhead.json" >"$LOGS/runtime_overhead.txt" 2>&1; then
+    if step 120 runtime_overhead "$OVB" "${OVARGS[@]}" --json "$LOGS/runtime_overhead.json" >"$LOGS/runtime_overhead.txt" 2>&1; then
         cat "$LOGS/runtime_overhead.txt" | tee -a "$SUMMARY"
         put runtime_overhead "$(cat "$LOGS/runtime_overhead.json")"
     else
@@ -395,7 +467,7 @@ elif ! over_budget runtime_overhead; then
 fi
 
 # Peak memory per stage: measured (CUDA caching allocator) beside the simulator's prediction.
-sim="$("$CLI" simulate --schedule 1f1b --model $MODEL -p 8 -m 8 -b 4 --device-profile $SIMPROFILE --json 2>>"$LOGS/simulate.log")"
+sim="$(step 30 simulate "$CLI" simulate --schedule 1f1b --model $MODEL -p 8 -m 8 -b 4 --device-profile $SIMPROFILE --json 2>>"$LOGS/simulate.log")"
 mem="$(python3 - "$RUNS/med-1f1b/summary.json" "$sim" <<'PY'
 import json, sys
 try:
@@ -426,7 +498,7 @@ if [[ ${#NCCLB[@]} == 0 ]]; then
 elif ! over_budget nccl_two_ranks; then
     NC=(--model tiny --stages 2 --microbatches 4 --steps 4 --schedule 1f1b --seed 7 --config "$WORK/fp32.toml" "${NCCLD[@]}")
     one="$(train nccl-one-process "${NC[@]}")"
-    "$CLI" launch --nproc-per-node 2 -- train "${NC[@]}" "${NCCLB[@]}" --eval-interval 0 --out "$RUNS/nccl-2ranks" --overwrite \
+    step 120 nccl-launch "$CLI" launch --nproc-per-node 2 -- train "${NC[@]}" "${NCCLB[@]}" --eval-interval 0 --out "$RUNS/nccl-2ranks" --overwrite \
         >>"$LOGS/train-nccl-2ranks.log" 2>&1
     nc="$(python3 - "$one" "$RUNS/nccl-2ranks/summary.json" "$why" <<'PY'
 import json, sys
@@ -457,14 +529,18 @@ else
     KDEV=(); kwhy="skipped: one GPU (a pipeline job over NCCL needs a GPU per rank)"
 fi
 KPY="${BS_GPU_PYTHON:-python3}"
+if [[ ${#KDEV[@]} != 0 ]] && ! "$KPY" -c 'import torch' 2>/dev/null; then
+    VPY="$HOME/.cache/bubblescope/venv-torch-2.11.0/bin/python" # the project's venv (packaging/install-torch.sh)
+    if [[ -x "$VPY" ]] && "$VPY" -c 'import torch' 2>/dev/null; then KPY="$VPY"; else KDEV=(); kwhy="skipped: no python with torch ($KPY)"; fi
+fi
 if [[ ${#KDEV[@]} == 0 ]]; then
     say "Kineto GPU job: $kwhy"; put kineto_gpu_job "$(str "$kwhy")"
 elif ! over_budget kineto_gpu_job; then
     KJOBS=(1f1b-2 interleaved-2)
-    if timeout 240 "$KPY" "$ROOT/tests/data/kineto/make_fixtures.py" "$RUNS/kineto" --steps 3 \
+    if step 240 kineto "$KPY" "$ROOT/tests/data/kineto/make_fixtures.py" "$RUNS/kineto" --steps 3 \
             --jobs "$(IFS=,; echo "${KJOBS[*]}")" "${KDEV[@]}" >>"$LOGS/kineto.log" 2>&1; then
         for job in "${KJOBS[@]}"; do
-            "$CLI" analyze "$RUNS/kineto/$job" --json >"$LOGS/kineto-$job.json" 2>>"$LOGS/kineto.log" || echo '{}' >"$LOGS/kineto-$job.json"
+            step 30 "analyze-$job" "$CLI" analyze "$RUNS/kineto/$job" --json >"$LOGS/kineto-$job.json" 2>>"$LOGS/kineto.log" || echo '{}' >"$LOGS/kineto-$job.json"
         done
         kin="$(python3 - "$LOGS" "$kwhy" "${KJOBS[@]}" <<'PY'
 import json, os, sys
@@ -506,4 +582,5 @@ if [[ -f "$TRACE" ]]; then
     if (( $(stat -c %s "$TRACE") > 16000000 )); then gzip -c "$TRACE" >"$RESULTS/trace-gpt2-medium-1f1b.json.gz"
     else cp "$TRACE" "$RESULTS/trace-gpt2-medium-1f1b.json"; fi
 fi
+judged_failures
 finish

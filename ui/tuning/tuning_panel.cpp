@@ -18,6 +18,7 @@
 #include <QSignalBlocker>
 #include <QSlider>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
@@ -138,8 +139,16 @@ QWidget* TuningPanel::buildControls()
         m_device->addItem(toQt(name), toQt(name));
     }
     m_runDevice = new QComboBox(box);
-    for (const auto& name : runtime::gpu::deviceChoices()) { // the CUDA driver, looked up at run time: no torch here
-        m_runDevice->addItem(toQt(name), toQt(name));
+    // The CUDA driver, looked up at run time: no torch here. A GPU that cannot train here (no CUDA
+    // runtime module) or no GPU at all is listed disabled, saying why.
+    for (const auto& choice : runtime::gpu::runDeviceChoices()) {
+        m_runDevice->addItem(toQt(choice.label), toQt(choice.name));
+        if (!choice.unusable.empty()) {
+            if (auto* items = qobject_cast<QStandardItemModel*>(m_runDevice->model())) {
+                items->item(m_runDevice->count() - 1)->setEnabled(false);
+            }
+            m_runDevice->setItemData(m_runDevice->count() - 1, toQt(choice.unusable), Qt::ToolTipRole);
+        }
     }
     m_runDevice->setToolTip(tr("Where Run trains: the CPU or a GPU found on this machine (cuda: every GPU, stages in "
                                "contiguous blocks). The Device above is the profile the what-if simulates."));

@@ -44,8 +44,23 @@ double GptShape::headForwardFlops(int microBatch) const
 std::int64_t GptShape::blockActivationBytes(int microBatch) const
 {
     const std::int64_t sb = i64(seqLen) * i64(microBatch);
-    // Korthikanti et al. count bytes at 16-bit; we train in fp32, hence the factor 2.
-    return 2 * (34 * sb * i64(dModel) + 5 * i64(heads) * i64(seqLen) * sb);
+    const std::int64_t sbh = sb * i64(dModel);
+    const std::int64_t e = activationBytes;
+    const std::int64_t published = 17 * e * sbh;     // 34·s·b·h elements at e bytes
+    const std::int64_t residual = 2 * (4 - e) * sbh; // LayerNorm inputs: fp32 whatever e is
+    const std::int64_t attention = fusedAttention ? e * sbh + 4 * i64(heads) * sb // output + log-sum-exp
+                                                  : 5 * e * i64(heads) * i64(seqLen) * sb / 2; // 5·a·s²·b elements
+    // Under autocast each linear's weight is cast to bf16 once per forward, and autograd keeps the
+    // copy for the backward: per micro-batch in flight, e bytes per matrix weight (12·h²).
+    const std::int64_t weightCopies = e < 4 ? e * 12 * i64(dModel) * i64(dModel) : 0;
+    return published + residual + attention + weightCopies;
+}
+
+std::int64_t GptShape::hiddenBytes(int microBatch) const { return i64(seqLen) * i64(microBatch) * i64(dModel) * 4; }
+
+std::int64_t GptShape::headActivationBytes(int microBatch) const
+{
+    return i64(seqLen) * i64(microBatch) * i64(vocab) * (4 + i64(activationBytes));
 }
 
 Result<GptShape> gptPreset(const std::string& name)

@@ -19,6 +19,10 @@ struct GptShape
     int vocab = 256;
     bool tiedHead = false; ///< the paper (and our default) keeps the LM head untied
     double dropout = 0.0;
+    /// How the runtime keeps what a block saves for backward (memory estimates: pre-flight, the
+    /// simulator's peaks). Not model-shape fields of a config: the run's precision and LibTorch.
+    int activationBytes = 4;     ///< element size of the matmul in/outputs: 4 fp32, 2 bf16 (autocast)
+    bool fusedAttention = false; ///< scaled_dot_product_attention (LibTorch 2.x): no (T, T) scores kept
 
     std::int64_t blockParams() const;     ///< parameters of one transformer block
     std::int64_t embeddingParams() const; ///< token + position embeddings
@@ -28,9 +32,20 @@ struct GptShape
     /// Forward FLOPs for `microBatch` sequences (matmuls only; 2 FLOPs per multiply-add).
     double blockForwardFlops(int microBatch) const;
     double headForwardFlops(int microBatch) const;
-    /// fp32 activation bytes one block keeps for backward, per micro-batch (Korthikanti et al.
-    /// 2022 count, 34·s·b·h + 5·a·s²·b elements, scaled to 4-byte floats).
+    /// Bytes one block keeps for backward, per micro-batch: Korthikanti et al. 2022's count
+    /// (34·s·b·h + 5·a·s²·b elements at 2 bytes) scaled to activationBytes, plus what our block
+    /// (gpt_modules.cpp) keeps beyond it under bf16 autocast: the two LayerNorm inputs stay on
+    /// the fp32 residual stream (2·(4 − e)·s·b·h). With fusedAttention the (T, T) scores term
+    /// becomes what scaled_dot_product_attention keeps: its output (e·s·b·h) and fp32
+    /// log-sum-exp (4·a·s·b). Under bf16 autocast autograd also keeps each forward's bf16 copy of
+    /// the block's matrix weights (2·12·h²). fp32 unfused is the published count exactly; bf16
+    /// fused is 40·s·b·h + 4·a·s·b + 24·h², the tensor-by-tensor count of the block
+    /// (docs/ARCHITECTURE.md, GPU path).
     std::int64_t blockActivationBytes(int microBatch) const;
+    /// Bytes of the hidden state a stage hands on (fp32 residual stream in either precision).
+    std::int64_t hiddenBytes(int microBatch) const;
+    /// Bytes the LM head and loss keep: the fp32 log-softmax, plus the logits (fp32 or bf16).
+    std::int64_t headActivationBytes(int microBatch) const;
 };
 
 /// Named presets: "tiny" (CPU demo), "small", "gpt2-medium" (the paper's model: 24 layers, d 1024,

@@ -344,6 +344,7 @@ Result<RunConfig> fromTable(const toml::table& root, std::string_view source)
     device.readString("name", c.device.name);
     device.readInt("intra_op_threads", c.device.intraOpThreads);
     profiling.readBool("trace", c.profiling.trace);
+    profiling.readBool("cupti", c.profiling.cupti);
     for (TableReader* r : {&pipeline, &schedule, &optimizer, &data, &training, &device, &profiling}) {
         if (auto e = r->finish()) {
             return *e;

@@ -140,7 +140,8 @@ std::string toToml(const RunConfig& c)
       << "name = " << tomlString(c.device.name) << "  # cpu, cuda, cuda:N\n"
       << "intra_op_threads = " << c.device.intraOpThreads << "  # 0 = library default\n\n";
     o << "[profiling]\n"
-      << "trace = " << tomlBool(c.profiling.trace) << "\n";
+      << "trace = " << tomlBool(c.profiling.trace) << "\n"
+      << "cupti = " << tomlBool(c.profiling.cupti) << "\n";
     return o.str();
 }
 

@@ -127,6 +127,9 @@ struct DeviceConfig
 struct ProfilingConfig
 {
     bool trace = true; ///< record the per-action trace (trace.json)
+    /// On a CUDA run with the trace on: record GPU kernels with CUPTI (kernel lanes, the GPU
+    /// bubble). false = action times from CUDA events only (what CUPTI's overhead is measured against).
+    bool cupti = true;
 
     friend bool operator==(const ProfilingConfig&, const ProfilingConfig&) = default;
 };

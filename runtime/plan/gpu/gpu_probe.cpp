@@ -3,6 +3,11 @@
 #include <dlfcn.h>
 
 #include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+#include <sstream>
 
 namespace bs::runtime::gpu {
 
@@ -32,8 +37,87 @@ Fn symbol(void* lib, const char* name)
 
 } // namespace
 
+namespace {
+
+// BS_FAKE_GPUS: "NAME:GiB;NAME:GiB". Malformed entries are skipped.
+std::optional<std::vector<GpuDevice>> fakeGpus()
+{
+    const char* spec = std::getenv("BS_FAKE_GPUS");
+    if (spec == nullptr || *spec == '\0') {
+        return std::nullopt;
+    }
+    std::vector<GpuDevice> out;
+    std::stringstream all(spec);
+    std::string item;
+    while (std::getline(all, item, ';')) {
+        const std::size_t colon = item.rfind(':');
+        if (colon == std::string::npos || colon == 0) {
+            continue;
+        }
+        GpuDevice d;
+        d.index = static_cast<int>(out.size());
+        d.name = item.substr(0, colon);
+        d.totalBytes = std::atoll(item.c_str() + colon + 1) * (std::int64_t{1} << 30);
+        d.computeMajor = 9;
+        out.push_back(d);
+    }
+    return out;
+}
+
+std::mutex g_checkMutex;
+std::function<std::string()> g_cudaModuleCheck;
+
+} // namespace
+
+void setCudaModuleCheck(std::function<std::string()> whyNot)
+{
+    const std::lock_guard<std::mutex> lock(g_checkMutex);
+    g_cudaModuleCheck = std::move(whyNot);
+}
+
+std::vector<RunDeviceChoice> runDeviceChoices()
+{
+    std::vector<RunDeviceChoice> out{{"cpu", "cpu", ""}};
+    auto gpus = probeGpus();
+    if (!gpus) {
+        const std::string why = gpus.error().message.find("libcuda.so.1 not found") != std::string::npos
+                                  ? "no NVIDIA driver (libcuda.so.1 not found)"
+                                  : gpus.error().message;
+        out.push_back({"", "GPU: none (" + why + ")", why});
+        return out;
+    }
+    std::string why;
+    {
+        const std::lock_guard<std::mutex> lock(g_checkMutex);
+        why = g_cudaModuleCheck ? g_cudaModuleCheck() : std::string();
+    }
+    const auto gib = [](std::int64_t bytes) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.0f GiB", static_cast<double>(bytes) / static_cast<double>(std::int64_t{1} << 30));
+        return std::string(buf);
+    };
+    if (gpus->size() > 1) {
+        out.push_back({"cuda", "cuda (all " + std::to_string(gpus->size()) + " GPUs)", why});
+    }
+    for (const GpuDevice& d : *gpus) {
+        const std::string name = "cuda:" + std::to_string(d.index);
+        std::string label = name + " " + d.name + " (" + gib(d.totalBytes) + ")";
+        if (!why.empty()) {
+            label += " - unusable: " + why;
+        }
+        out.push_back({name, label, why});
+    }
+    return out;
+}
+
 Result<std::vector<GpuDevice>> probeGpus()
 {
+    if (auto fake = fakeGpus()) {
+        if (fake->empty()) {
+            return makeError(ErrorCode::Unavailable, "no CUDA GPU available (0 devices)");
+        }
+        return *fake;
+    }
     // Kept open for the process's life: the driver does not like being unloaded.
     static void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (lib == nullptr) {

@@ -82,8 +82,7 @@ namespace {
 /// part.finalNormStage.
 CostModel costsOver(const GptShape& shape, const StagePartition& part, int microBatch, const DeviceProfile& device)
 {
-    const std::int64_t tokens = static_cast<std::int64_t>(shape.seqLen) * microBatch;
-    const std::int64_t hiddenBytes = tokens * shape.dModel * 4; // fp32 (B, T, C) crossing a boundary
+    const std::int64_t hiddenBytes = shape.hiddenBytes(microBatch); // fp32 (B, T, C) crossing a boundary
     const std::int64_t normParams = 2 * static_cast<std::int64_t>(shape.dModel);
     const int headUnit = layerUnitCount(shape) - 1;
     CostModel model;
@@ -115,7 +114,7 @@ CostModel costsOver(const GptShape& shape, const StagePartition& part, int micro
         if (head) {
             cost.forward += kernelTime(shape.headForwardFlops(microBatch), device);
             params += shape.headParams() - normParams;
-            activations += tokens * shape.vocab * 4 * 2; // logits and their softmax
+            activations += shape.headActivationBytes(microBatch); // logits and their log-softmax
         }
         // A backward costs two forwards: one for the input gradient, one for the weight gradient.
         cost.backwardInput = cost.forward;

@@ -67,6 +67,11 @@ Status preflightRun(const RunConfig& config, const MemoryCapacity& capacity, con
     scenario.schedule = config.schedule.name;
     scenario.stages = p;
     scenario.shape = config.model.shape;
+    // What the runtime will keep: bf16 autocast halves the matmul activations; a CUDA run loads the
+    // CUDA module (LibTorch 2.x), whose attention is scaled_dot_product_attention (no T x T scores).
+    // The CPU module may be LibTorch 1.13 (scores kept): the estimate stays conservative there.
+    scenario.shape.activationBytes = effectiveDtype(config) == "bf16" ? 2 : 4;
+    scenario.shape.fusedAttention = device.cuda;
     scenario.device = *profile;
     scenario.accum = config.pipeline.microbatches;
     scenario.microBatchSize = config.pipeline.microBatchSize;

@@ -472,7 +472,11 @@ Result<HandOff> GlooTransport::recv(HandOffKind kind, int fromStage, std::int64_
             }
             std::vector<at::Tensor> tensors{buffer};
             auto work = d.tensorGroup(kind).recv(tensors, fromStage, static_cast<int>(handOffTag(kind, microbatch)));
-            work->wait(d.options.timeout);
+            // No timeout argument: with one, WorkNCCL::wait blocks the host until the receive
+            // completes (ProcessGroupNCCL.hpp: "Same as calling synchronize() for NCCL work if
+            // timeout is not set. Otherwise, it will block the CPU thread..."). The process
+            // group's own timeout (its watchdog) still bounds a receive that never comes.
+            work->wait();
             return handOffOf(std::move(buffer));
         }
         at::Tensor& buffer = d.recvBuffers[shape];

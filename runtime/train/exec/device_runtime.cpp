@@ -58,8 +58,9 @@ Status DeviceRuntime::attach(TensorExecutor& executor) const
         return ok(); // the executor's host timers: the CPU path as it always was
     }
     std::vector<std::unique_ptr<ActionTimer>> timers;
-    for (int device : m_plan.stageDevice) {
-        auto timer = m_options.timers ? m_options.timers(device) : makeStageTimer(device);
+    for (std::size_t s = 0; s < m_plan.stageDevice.size(); ++s) {
+        const int device = m_plan.stageDevice[s];
+        auto timer = m_options.timers ? m_options.timers(device) : makeStageTimer(device, static_cast<int>(s));
         if (!timer) {
             return timer.error();
         }

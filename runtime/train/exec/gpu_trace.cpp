@@ -3,6 +3,8 @@
 #include "profiler/cupti/gpu_busy.h"
 #include "runtime/train/model/device_timer.h"
 
+#include <algorithm>
+
 namespace bs::runtime {
 
 namespace {
@@ -37,6 +39,7 @@ public:
     Status flush() override { return m_c->flush(); }
     Status stop() override { return m_c->stop(); }
     cupti::CollectorStats stats() const override { return m_c->stats(); }
+    Status bindStream(int stage, int device, void* stream) override { return m_c->bindStream(stage, device, stream); }
 
 private:
     std::unique_ptr<cupti::CuptiCollector> m_c;
@@ -120,15 +123,49 @@ void GpuTrace::actionBegin(const cupti::ActionTag& tag, TimeNs hostBeginNs)
 {
     const std::lock_guard<std::mutex> lock(m_mutex);
     const Overhead cost(m_overhead);
-    m_hostBegin[keyOf(tag)] = hostBeginNs - m_origin;
+    Window w;
+    w.begin = hostBeginNs - m_origin;
+    w.end = kOpen;
+    w.key = keyOf(tag);
+    w.tag = tag;
+    m_windows[tag.stage].push_back(w);
     (void)m_collector->push(tag); // a tag out of range only leaves its kernels untagged
 }
 
-void GpuTrace::actionEnd()
+void GpuTrace::actionEnd(const cupti::ActionTag& tag, TimeNs hostEndNs)
 {
     const std::lock_guard<std::mutex> lock(m_mutex);
     const Overhead cost(m_overhead);
     (void)m_collector->pop();
+    auto& windows = m_windows[tag.stage];
+    const std::uint64_t key = keyOf(tag);
+    for (auto it = windows.rbegin(); it != windows.rend(); ++it) {
+        if (it->key == key && it->end == kOpen) {
+            it->end = std::max(it->begin, hostEndNs - m_origin);
+            break;
+        }
+    }
+}
+
+void GpuTrace::bindStage(int stage, int device, void* stream)
+{
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    (void)m_collector->bindStream(stage, device, stream); // unbound: placed by tag, as before
+}
+
+GpuTrace::Window* GpuTrace::windowAt(int stage, TimeNs t)
+{
+    auto found = m_windows.find(stage);
+    if (found == m_windows.end()) {
+        return nullptr;
+    }
+    auto& windows = found->second; // begin order: the executor runs a stage's actions one by one
+    auto after = std::upper_bound(windows.begin(), windows.end(), t, [](TimeNs v, const Window& w) { return v < w.begin; });
+    if (after == windows.begin()) {
+        return nullptr;
+    }
+    Window& w = *std::prev(after);
+    return t <= w.end ? &w : nullptr;
 }
 
 void GpuTrace::placed(const profiler::TraceEvent& action)
@@ -141,20 +178,39 @@ void GpuTrace::placed(const profiler::TraceEvent& action)
     tag.microbatch = action.microbatch;
     tag.version = action.version;
     const std::uint64_t key = keyOf(tag);
-    auto it = m_hostBegin.find(key);
-    if (it == m_hostBegin.end()) {
+    auto found = m_windows.find(action.stage);
+    if (found == m_windows.end()) {
         return; // not an action the executor ran under a tag (e.g. a marker)
     }
-    const TimeNs shift = action.start - it->second;
-    m_hostBegin.erase(it);
-    m_shift[key] = shift;
-    m_lastShift[action.stage] = shift;
+    // The oldest unplaced window of this action (the driver places actions in the order each
+    // stage performed them).
+    for (Window& w : found->second) {
+        if (w.key == key && !w.shift) {
+            w.shift = action.start - w.begin;
+            m_shift[key] = *w.shift;
+            m_lastShift[action.stage] = *w.shift;
+            return;
+        }
+    }
 }
 
 bool GpuTrace::placeLocked(profiler::TraceEvent ev)
 {
     TimeNs shift = 0;
-    if (ev.aux == cupti::kUntagged) {
+    const bool transfer = ev.lane == profiler::Lane::Comm; // a Send: its tag is the sender's action
+    if (Window* w = transfer ? nullptr : windowAt(ev.stage, ev.start + (ev.end - ev.start) / 2)) {
+        if (!w->shift) {
+            return false; // its action is not placed yet
+        }
+        if (ev.aux != cupti::kUntagged && keyOfKernel(ev) != w->key) {
+            ++m_disagree;
+        }
+        shift = *w->shift;
+        ev.aux = static_cast<std::uint16_t>(w->tag.kind);
+        ev.microbatch = w->tag.microbatch;
+        ev.version = w->tag.version;
+        ++m_byWindow;
+    } else if (ev.aux == cupti::kUntagged) {
         auto last = m_lastShift.find(ev.stage);
         if (last == m_lastShift.end()) {
             return false;
@@ -233,6 +289,9 @@ Status GpuTrace::finish(profiler::TraceMeta& meta)
     meta.attributes["cupti.unattributed"] = std::to_string(s.records.unattributed + m_waiting.size());
     meta.attributes["cupti.events_in_trace"] = std::to_string(m_appended);
     meta.attributes["cupti.host_overhead_ns"] = std::to_string(m_overhead);
+    meta.attributes["cupti.placed_by_window"] = std::to_string(m_byWindow);
+    meta.attributes["cupti.tag_disagrees"] = std::to_string(m_disagree + s.records.tagMismatches);
+    meta.attributes["cupti.incomplete_records"] = std::to_string(s.records.incompleteRecords);
     return stopped;
 }
 
@@ -240,6 +299,18 @@ TimeNs GpuTrace::hostOverheadNs() const
 {
     const std::lock_guard<std::mutex> lock(m_mutex);
     return m_overhead;
+}
+
+std::size_t GpuTrace::placedByWindow() const
+{
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    return m_byWindow;
+}
+
+std::size_t GpuTrace::tagDisagreements() const
+{
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    return m_disagree;
 }
 
 std::size_t GpuTrace::kernelEventsAppended() const

@@ -9,8 +9,17 @@
 // places the action it notes the trace time, and every kernel of that action (same stage, kind,
 // micro-batch and version) gets start' = start − hostBegin + traceStart. Kernels thus sit inside
 // their action's block on the virtual timeline exactly as they ran relative to its start; on a
-// wall-clock trace (threaded, multi-process) the offset is the clocks' difference. Untagged
-// records (CUPTI placed them by stream) take the offset of the last action of their stage.
+// wall-clock trace (threaded, multi-process) the offset is the clocks' difference.
+//
+// Which action a kernel belongs to: every stage works on its own CUDA stream, bound to the stage
+// in the collector (bindStage), so the kernel's stage is its stream's; its action is the one of
+// that stage whose host window [actionBegin, actionEnd] holds the kernel's midpoint. The window
+// holds all of the action's GPU work because the executor's timer waits for the action's end
+// event before actionEnd (device_timer.h), and a stage's actions never overlap. This needs no
+// tag: backward kernels are launched by autograd's device thread, where CUPTI sees no pushed
+// tag. The tag, where present, is the check: a tagged kernel whose tag names another action than
+// its window is counted (cupti.tag_disagrees). A kernel outside every window (clock error at an
+// edge) falls back to its tag, then to its stage's last offset.
 //
 // drain() moves what the collector's timed flush delivered (call it often: after each action);
 // finish() stops the collector, drains the rest and writes counters into the trace attributes:
@@ -27,6 +36,7 @@
 #include "runtime/train/exec/kernel_tags.h"
 
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -46,6 +56,8 @@ public:
     virtual Status flush() = 0;
     virtual Status stop() = 0;
     virtual profiler::cupti::CollectorStats stats() const = 0;
+    /// GPU work on `stream` of `device` is stage `stage`'s (CuptiCollector::bindStream).
+    virtual Status bindStream(int /*stage*/, int /*device*/, void* /*stream*/) { return ok(); }
 };
 
 /// Starts a collector writing into `staging`, its times in ns since host steady-clock `originNs`.
@@ -69,7 +81,8 @@ public:
     ~GpuTrace() override;
 
     void actionBegin(const profiler::cupti::ActionTag& tag, TimeNs hostBeginNs) override;
-    void actionEnd() override;
+    void actionEnd(const profiler::cupti::ActionTag& tag, TimeNs hostEndNs) override;
+    void bindStage(int stage, int device, void* stream) override;
     /// The driver placed an action (its event as appended to the run's trace). Thread-safe.
     void placed(const profiler::TraceEvent& action);
     /// Moves the kernels delivered so far whose action was placed into the run's trace. Thread-safe.
@@ -79,23 +92,40 @@ public:
 
     TimeNs hostOverheadNs() const;
     std::size_t kernelEventsAppended() const;
+    /// Kernels placed by their stage's action window / whose tag named another action.
+    std::size_t placedByWindow() const;
+    std::size_t tagDisagreements() const;
 
 private:
     GpuTrace(profiler::TraceStore& target, TimeNs origin);
     void drainLocked();
     bool placeLocked(profiler::TraceEvent ev);
 
+    // One action's host window on one trace stage, ns since the origin.
+    struct Window
+    {
+        TimeNs begin = 0;
+        TimeNs end = 0; ///< kOpen until actionEnd
+        std::uint64_t key = 0;
+        profiler::cupti::ActionTag tag;
+        std::optional<TimeNs> shift; ///< trace time − host time, once the driver placed the action
+    };
+    static constexpr TimeNs kOpen = std::numeric_limits<TimeNs>::max();
+    Window* windowAt(int stage, TimeNs t);
+
     profiler::TraceStore& m_target;
     profiler::TraceStore m_staging;
     std::unique_ptr<KernelCollector> m_collector;
     TimeNs m_origin = 0;
     mutable std::mutex m_mutex;
-    std::unordered_map<std::uint64_t, TimeNs> m_hostBegin; // tag -> host begin (ns since origin)
+    std::unordered_map<int, std::vector<Window>> m_windows; // trace stage -> its actions, in begin order
     std::unordered_map<std::uint64_t, TimeNs> m_shift;     // tag -> trace time − host time
     std::unordered_map<int, TimeNs> m_lastShift;           // stage -> shift of its last placed action
     std::vector<profiler::TraceEvent> m_waiting;           // kernels whose action is not placed yet
     std::size_t m_consumed = 0;                            // staging events looked at
     std::size_t m_appended = 0;
+    std::size_t m_byWindow = 0;
+    std::size_t m_disagree = 0;
     TimeNs m_overhead = 0;
     bool m_finished = false;
 };

@@ -16,7 +16,10 @@ public:
     /// `hostBeginNs`: steady-clock ns since its epoch when the action began (hostNowNs()).
     /// Called from the thread that issues the action's work; stages may call concurrently.
     virtual void actionBegin(const profiler::cupti::ActionTag& tag, TimeNs hostBeginNs) = 0;
-    virtual void actionEnd() = 0;
+    /// The action's work is done on the GPU (the executor's timer waited for its end event).
+    virtual void actionEnd(const profiler::cupti::ActionTag& tag, TimeNs hostEndNs) = 0;
+    /// Trace stage `stage`'s GPU work runs on `stream` (a cudaStream_t) of CUDA device `device`.
+    virtual void bindStage(int /*stage*/, int /*device*/, void* /*stream*/) {}
 };
 
 } // namespace bs::runtime

@@ -52,7 +52,7 @@ Result<RunSession> RunSession::create(const RunConfig& requested, const SessionO
     const RunConfig& first = resumed ? resumed->initialConfig : config; // the validation set and the trace's analysis
     auto impl = std::make_unique<Impl>();
     DeviceRuntimeOptions deviceOptions;
-    deviceOptions.profileKernels = config.profiling.trace;
+    deviceOptions.profileKernels = config.profiling.trace && config.profiling.cupti;
     auto device = DeviceRuntime::create(
         config, options.reference ? 1 : modelStages(config), impl->store, std::move(deviceOptions));
     if (!device) {

@@ -31,6 +31,7 @@ Status RunSession::Impl::runPipeline(int count)
     const int firstStep = stepsDone;
     const std::int64_t firstMb = mbDone;
     TensorExecutor executor(*model, firstMb);
+    executor.setTraceStages(schedule->rankOfStage);
     if (Status s = device->attach(executor); !s) {
         return s;
     }

@@ -40,8 +40,18 @@ Status TensorExecutor::useDevices(std::vector<std::unique_ptr<ActionTimer>> time
             m_turnOf[s] = it->second;
         }
     }
+    if (!m_traceStageOf.empty() && m_traceStageOf.size() != stages) {
+        return makeError(ErrorCode::InvalidArgument, "one trace stage per stage", "stages " + std::to_string(stages));
+    }
     m_timers = std::move(timers);
     m_tags = tags;
+    if (m_tags) {
+        for (std::size_t s = 0; s < stages; ++s) {
+            if (void* stream = stageDevice[s] >= 0 ? stageStreamHandle(stageDevice[s], static_cast<int>(s)) : nullptr) {
+                m_tags->bindStage(traceStage(static_cast<int>(s)), stageDevice[s], stream);
+            }
+        }
+    }
     return ok();
 }
 
@@ -104,10 +114,11 @@ Result<ActionOutcome> TensorExecutor::performPlain(const Action& action)
         turn = std::unique_lock<std::mutex>(*m_turns[static_cast<std::size_t>(m_turnOf[stage])]);
     }
     ActionTimer& timer = *m_timers[stage];
+    profiler::cupti::ActionTag tag;
     if (m_tags) {
-        // The same (stage, kind, micro-batch, version) the driver writes into the action's event.
-        profiler::cupti::ActionTag tag;
-        tag.stage = action.stage;
+        // The same (stage, kind, micro-batch, version) the driver writes into the action's event:
+        // its stage is the trace's (the rank, under interleaved and V placements).
+        tag.stage = traceStage(action.stage);
         tag.kind = toEventKind(action.kind);
         tag.microbatch = static_cast<int>(action.kind == ActionKind::Update ? action.microbatch : mb);
         tag.version = m_model.version(action.stage);
@@ -117,7 +128,7 @@ Result<ActionOutcome> TensorExecutor::performPlain(const Action& action)
     Result<StepInfo> info = run(action, mb);
     Result<TimeNs> duration = timer.end();
     if (m_tags) {
-        m_tags->actionEnd();
+        m_tags->actionEnd(tag, hostNowNs());
     }
     if (!info) {
         Error e = info.error();

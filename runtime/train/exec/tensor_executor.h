@@ -33,6 +33,10 @@ public:
     TimeNs commTime(int fromStage, int toStage, std::int64_t bytes) const override;
 
     void setMicrobatchOffset(std::int64_t offset) { m_offset = offset; }
+    /// The trace's stage of each model stage (Schedule::rankOfStage: interleaved and V placements
+    /// put several stages on one rank's lane; empty = the same). Kernel tags carry it, so they
+    /// match the action events the scheduler core writes. Call before useDevices().
+    void setTraceStages(std::vector<int> traceStageOf) { m_traceStageOf = std::move(traceStageOf); }
 
     /// Times stage s with `timers[s]` (size = stages; replaces the host timers) and, when `tags`
     /// is set, brackets every action with tags->actionBegin/actionEnd. Stages that share a device
@@ -55,6 +59,11 @@ private:
     std::vector<int> m_turnOf;                         // per stage: index into m_turns, −1 = none
     std::vector<std::unique_ptr<std::mutex>> m_turns;  // one per CUDA device shared by stages
     KernelTagSink* m_tags = nullptr;
+    std::vector<int> m_traceStageOf; // model stage -> trace stage (rank); empty = identity
+    int traceStage(int stage) const
+    {
+        return m_traceStageOf.empty() ? stage : m_traceStageOf[static_cast<std::size_t>(stage)];
+    }
     std::atomic<TimeNs> m_busy{0}; // perform() runs concurrently for different stages (driveThreaded)
 };
 

@@ -1,6 +1,9 @@
 #include "runtime/train/model/device_p.h"
 
+#include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
+
+#include <mutex>
 #include <torch/version.h>
 
 namespace bs::runtime::detail {
@@ -49,11 +52,43 @@ torch::Device torchDevice(int device)
     return device < 0 ? torch::Device(torch::kCPU) : torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device));
 }
 
-ComputeScope::ComputeScope(int device, bool bf16)
+std::vector<c10::Device> dropoutGeneratorDevices(int device)
+{
+    std::vector<c10::Device> out{c10::Device(c10::DeviceType::CPU)};
+    if (device >= 0) {
+        out.push_back(torchDevice(device));
+    }
+    return out;
+}
+
+std::vector<RngState> dropoutRngStates(int device)
+{
+    std::vector<RngState> out;
+    for (const c10::Device d : dropoutGeneratorDevices(device)) {
+        at::Generator gen = at::globalContext().defaultGenerator(d);
+        const std::lock_guard<std::mutex> lock(gen.mutex());
+        out.push_back(RngState{d, gen.get_state()});
+    }
+    return out;
+}
+
+void restoreRngStates(const std::vector<RngState>& states)
+{
+    for (const RngState& s : states) {
+        at::Generator gen = at::globalContext().defaultGenerator(s.device);
+        const std::lock_guard<std::mutex> lock(gen.mutex());
+        gen.set_state(s.state);
+    }
+}
+
+ComputeScope::ComputeScope(int device, bool bf16, int stage)
 {
     if (device >= 0) {
         m_type = c10::DeviceType::CUDA;
         m_guard.reset_device(torchDevice(device));
+        if (const std::optional<c10::Stream> own = stageStream(device, stage)) {
+            m_stream.reset_stream(*own);
+        }
     }
     if (bf16) {
         m_autocast = true;

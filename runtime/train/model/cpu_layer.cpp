@@ -5,7 +5,7 @@
 
 namespace bs::runtime::detail {
 
-Result<std::unique_ptr<ActionTimer>> makeCudaTimer(int device)
+Result<std::unique_ptr<ActionTimer>> makeCudaTimer(int device, int /*stage*/)
 {
     return makeError(ErrorCode::Unavailable, "this LibTorch build is CPU-only: no CUDA timer",
                      "cuda:" + std::to_string(device));
@@ -16,9 +16,23 @@ AllocatorStats* cudaAllocatorStats()
     return nullptr;
 }
 
-torch::Tensor copyToDevice(const torch::Tensor& t, int device)
+torch::Tensor copyToDevice(const torch::Tensor& t, int device, int /*fromStage*/, int /*toStage*/)
 {
     return t.to(t.options().device(torchDevice(device)), /*non_blocking=*/false, /*copy=*/true);
 }
 
+std::optional<c10::Stream> stageStream(int /*device*/, int /*stage*/)
+{
+    return std::nullopt;
+}
+
 } // namespace bs::runtime::detail
+
+namespace bs::runtime {
+
+void* stageStreamHandle(int /*device*/, int /*stage*/)
+{
+    return nullptr;
+}
+
+} // namespace bs::runtime

@@ -11,9 +11,31 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include <map>
+#include <optional>
+#include <mutex>
+#include <utility>
+
 namespace bs::runtime::detail {
 
 namespace {
+
+// One stream per (device, stage), created on first use and kept for the life of the process (a
+// stream handed to PyTorch through getStreamFromExternal must outlive every use). Created
+// blocking (cudaStreamDefault): work on the legacy default stream (the parameters' initialisation,
+// evaluation) is ordered before it without an explicit wait.
+c10::cuda::CUDAStream stageCudaStream(int device, int stage)
+{
+    static std::mutex mutex;
+    static std::map<std::pair<int, int>, cudaStream_t> streams;
+    const std::lock_guard<std::mutex> lock(mutex);
+    cudaStream_t& stream = streams[{device, stage}];
+    if (stream == nullptr) {
+        const c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
+        C10_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamDefault));
+    }
+    return c10::cuda::getStreamFromExternal(stream, static_cast<c10::DeviceIndex>(device));
+}
 
 // torch 2.11 moved the event class to c10 (ATen's header only includes it); earlier 2.x keep it in at::cuda.
 #if __has_include(<c10/cuda/CUDAEvent.h>)
@@ -22,14 +44,18 @@ using CudaEvent = c10::cuda::CUDAEvent;
 using CudaEvent = at::cuda::CUDAEvent;
 #endif
 
-// Two events with timing on the stage's current stream. begin() records the start event, end()
-// the end event and waits for it alone (cudaEventSynchronize): the measurement's only sync. The
-// serial driver runs one action at a time anyway; a threaded stage waits only for its own stream.
+// Two events with timing on the stage's own stream (stage −1: the device's current stream at
+// begin()). begin() records the start event, end() the end event and waits for it alone
+// (cudaEventSynchronize): the measurement's only sync, which the drivers need before they place
+// the action (its duration decides where the next action starts); a threaded stage waits only for
+// its own stream. Because the host waits, every kernel of the action ran inside the host interval
+// [actionBegin, actionEnd] of the tensor executor: GpuTrace's time windows rely on it.
 class CudaTimer final : public ActionTimer
 {
 public:
-    explicit CudaTimer(int device)
+    CudaTimer(int device, int stage)
         : m_device(static_cast<c10::DeviceIndex>(device))
+        , m_stage(stage)
         , m_start(cudaEventDefault)
         , m_end(cudaEventDefault)
     {}
@@ -38,14 +64,15 @@ public:
     {
         m_hostBegin = hostNowNs();
         const c10::cuda::CUDAGuard guard(m_device);
-        m_start.record(at::cuda::getCurrentCUDAStream(m_device));
+        m_stream = m_stage >= 0 ? stageCudaStream(m_device, m_stage) : at::cuda::getCurrentCUDAStream(m_device);
+        m_start.record(*m_stream);
     }
 
     Result<TimeNs> end() override
     {
         try {
             const c10::cuda::CUDAGuard guard(m_device);
-            m_end.record(at::cuda::getCurrentCUDAStream(m_device));
+            m_end.record(m_stream.value_or(at::cuda::getCurrentCUDAStream(m_device)));
             m_end.synchronize();
             const double ms = static_cast<double>(m_start.elapsed_time(m_end));
             return static_cast<TimeNs>(ms * 1e6);
@@ -59,6 +86,8 @@ public:
 
 private:
     c10::DeviceIndex m_device;
+    int m_stage;
+    std::optional<c10::cuda::CUDAStream> m_stream;
     CudaEvent m_start;
     CudaEvent m_end;
     TimeNs m_hostBegin = 0;
@@ -88,10 +117,10 @@ public:
 
 } // namespace
 
-Result<std::unique_ptr<ActionTimer>> makeCudaTimer(int device)
+Result<std::unique_ptr<ActionTimer>> makeCudaTimer(int device, int stage)
 {
     try {
-        return std::unique_ptr<ActionTimer>(std::make_unique<CudaTimer>(device));
+        return std::unique_ptr<ActionTimer>(std::make_unique<CudaTimer>(device, stage));
     } catch (const std::exception& e) {
         return makeError(ErrorCode::Unavailable, std::string("cannot create CUDA events: ") + torchErrorText(e),
             "cuda:" + std::to_string(device));
@@ -104,15 +133,25 @@ AllocatorStats* cudaAllocatorStats()
     return &stats;
 }
 
-torch::Tensor copyToDevice(const torch::Tensor& t, int device)
+std::optional<c10::Stream> stageStream(int device, int stage)
+{
+    if (device < 0 || stage < 0) {
+        return std::nullopt;
+    }
+    return stageCudaStream(device, stage).unwrap();
+}
+
+torch::Tensor copyToDevice(const torch::Tensor& t, int device, int fromStage, int toStage)
 {
     if (!t.is_cuda() || device < 0 || t.get_device() == device) {
         return t.to(t.options().device(torchDevice(device)), /*non_blocking=*/false, /*copy=*/true);
     }
     const auto from = static_cast<c10::DeviceIndex>(t.get_device());
     const auto to = static_cast<c10::DeviceIndex>(device);
-    const c10::cuda::CUDAStream producer = c10::cuda::getCurrentCUDAStream(from);
-    const c10::cuda::CUDAStream consumer = c10::cuda::getCurrentCUDAStream(to);
+    // The producing stage's stream, not the source device's current one (this thread runs the
+    // receiving stage: its current stream on the source device is the default stream).
+    const c10::cuda::CUDAStream producer = fromStage >= 0 ? stageCudaStream(from, fromStage) : c10::cuda::getCurrentCUDAStream(from);
+    const c10::cuda::CUDAStream consumer = toStage >= 0 ? stageCudaStream(to, toStage) : c10::cuda::getCurrentCUDAStream(to);
     const c10::cuda::CUDAStream copier = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, to);
     CudaEvent produced;
     produced.record(producer);
@@ -132,3 +171,15 @@ torch::Tensor copyToDevice(const torch::Tensor& t, int device)
 }
 
 } // namespace bs::runtime::detail
+
+namespace bs::runtime {
+
+void* stageStreamHandle(int device, int stage)
+{
+    if (device < 0 || stage < 0) {
+        return nullptr;
+    }
+    return static_cast<void*>(detail::stageCudaStream(device, stage).stream());
+}
+
+} // namespace bs::runtime

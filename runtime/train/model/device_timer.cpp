@@ -32,12 +32,12 @@ std::unique_ptr<ActionTimer> makeHostTimer()
     return std::make_unique<HostTimer>();
 }
 
-Result<std::unique_ptr<ActionTimer>> makeStageTimer(int device)
+Result<std::unique_ptr<ActionTimer>> makeStageTimer(int device, int stage)
 {
     if (device < 0) {
         return makeHostTimer();
     }
-    return detail::makeCudaTimer(device);
+    return detail::makeCudaTimer(device, stage);
 }
 
 } // namespace bs::runtime

@@ -31,8 +31,15 @@ public:
 /// steady_clock timing (CPU stages).
 std::unique_ptr<ActionTimer> makeHostTimer();
 /// A timer for a stage on `device`: -1 = the CPU (host timer); k ≥ 0 = CUDA device k (events on
-/// that device's current stream). Unavailable when this LibTorch has no CUDA.
-Result<std::unique_ptr<ActionTimer>> makeStageTimer(int device);
+/// stage `stage`'s own stream, stageStreamHandle(); stage −1: the device's current stream at
+/// begin()). Unavailable when this LibTorch has no CUDA.
+Result<std::unique_ptr<ActionTimer>> makeStageTimer(int device, int stage = -1);
+
+/// The cudaStream_t stage `stage` works on on CUDA device `device` (created on first use, one per
+/// (device, stage), for the life of the process): its forward, backward (autograd runs each
+/// backward op on its forward op's stream) and update, and its timer's events. The CUPTI
+/// collector binds it to the stage. nullptr on the CPU or with a CPU-only LibTorch.
+void* stageStreamHandle(int device, int stage);
 
 /// Host steady-clock ns now (the clock hostBegin() uses).
 TimeNs hostNowNs();

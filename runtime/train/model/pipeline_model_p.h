@@ -46,7 +46,7 @@ struct Pending
     // Activation recompute (ModelOptions::recompute): the forward ran under no-grad and kept only
     // `input`; the backward runs it again with grad (recomputeForward) and `root` exists from then.
     torch::Tensor targets; // last stage: the loss's targets, for the recomputed loss
-    torch::Tensor rngState; // dropout > 0: the CPU generator's state before the forward, replayed
+    std::vector<RngState> rngStates; // recompute, dropout > 0: the generators' states before the forward
 };
 
 // A tensor waiting in the mailbox for its receiving stage, and the stage whose memory scope
@@ -147,7 +147,9 @@ struct PipelineModel::Impl
         }
         StepInfo info;
         try {
-            const detail::ComputeScope compute(options.deviceOf(s), false); // backward: autograd replays the forward's casts
+            // backward: autograd replays the forward's casts, each backward op on its forward op's
+            // stream (the stage's), whichever thread (autograd's device thread on a GPU) runs it
+            const detail::ComputeScope compute(options.deviceOf(s), false, s);
             const MemoryScope scope(s, MemoryCategory::Activations);
             if (Status done = body(stages[static_cast<std::size_t>(s)], **pending, info); !done) {
                 return done.error();
@@ -193,7 +195,7 @@ struct PipelineModel::Impl
             handOffs.hostStaged += 1;
             break;
         }
-        return detail::copyToDevice(t, to);
+        return detail::copyToDevice(t, to, parcel.owner, s);
     }
 
     // The gradient of stage s's output for micro-batch mb: received from stage s + 1, or undefined
@@ -265,18 +267,17 @@ struct PipelineModel::Impl
         if (p.root.defined()) {
             return;
         }
-        const detail::ComputeScope compute(options.deviceOf(s), options.bf16);
-        torch::Tensor replayed;
-        at::Generator gen = at::detail::getDefaultCPUGenerator();
-        if (p.rngState.defined()) { // the same dropout masks as the forward drew
-            const std::lock_guard<std::mutex> lock(gen.mutex());
-            replayed = gen.get_state();
-            gen.set_state(p.rngState);
+        const detail::ComputeScope compute(options.deviceOf(s), options.bf16, s);
+        // The same dropout masks as the forward drew: every generator dropout on this stage's
+        // device draws from (the CUDA one on a GPU), set to its state before the forward.
+        std::vector<detail::RngState> replayed;
+        if (!p.rngStates.empty()) {
+            replayed = detail::dropoutRngStates(options.deviceOf(s));
+            detail::restoreRngStates(p.rngStates);
         }
         torch::Tensor out = st.module->forward(p.input);
-        if (replayed.defined()) {
-            const std::lock_guard<std::mutex> lock(gen.mutex());
-            gen.set_state(replayed);
+        if (!replayed.empty()) {
+            detail::restoreRngStates(replayed);
         }
         p.root = s == last() ? detail::GptStageImpl::loss(out, p.targets) * lossScale : out;
         p.targets = torch::Tensor();

@@ -21,7 +21,7 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
     StepInfo info;
     const std::int64_t before = stageMemory(s).liveOf(MemoryCategory::Activations);
     try {
-        const detail::ComputeScope compute(d.options.deviceOf(s), d.options.bf16);
+        const detail::ComputeScope compute(d.options.deviceOf(s), d.options.bf16, s);
         Pending p;
         {
             const MemoryScope scope(-1, MemoryCategory::Other); // drift snapshots are instrumentation
@@ -30,9 +30,7 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
         const MemoryScope scope(s, MemoryCategory::Activations);
         const bool recompute = d.options.recompute; // keep the input only; the backward recomputes
         if (recompute && d.options.shape.dropout > 0.0) {
-            at::Generator gen = at::detail::getDefaultCPUGenerator();
-            const std::lock_guard<std::mutex> lock(gen.mutex());
-            p.rngState = gen.get_state();
+            p.rngStates = detail::dropoutRngStates(d.options.deviceOf(s));
         }
         if (s == 0) {
             Result<TokenBatch> batch = d.tokens(mb);
@@ -198,7 +196,7 @@ Status PipelineModel::update(int s, int microbatches)
             at);
     }
     try {
-        const detail::ComputeScope onDevice(d.options.deviceOf(s), false);
+        const detail::ComputeScope onDevice(d.options.deviceOf(s), false, s);
         {
             torch::NoGradGuard noGrad;
             const MemoryScope scope(-1, MemoryCategory::Other);
@@ -287,7 +285,7 @@ void PipelineModel::putHandOff(HandOffKind kind, int toStage, std::int64_t micro
             t = value.tensor->tensor;
             staged = t.device() != device && (t.device().is_cpu() || device.is_cpu());
             if (t.device() != device) {
-                t = detail::copyToDevice(t, d.options.deviceOf(toStage));
+                t = detail::copyToDevice(t, d.options.deviceOf(toStage), -1, toStage);
             }
         } else {
             t = torch::from_blob(const_cast<float*>(value.values.data()), value.shape, torch::kFloat32)

@@ -40,8 +40,9 @@ public:
 };
 
 namespace detail {
-/// CUDA events on `device`'s current stream (cuda_layer.cpp); Unavailable on a CPU-only LibTorch.
-Result<std::unique_ptr<ActionTimer>> makeCudaTimer(int device);
+/// CUDA events on stage `stage`'s stream of `device` (stage −1: the device's current stream)
+/// (cuda_layer.cpp); Unavailable on a CPU-only LibTorch.
+Result<std::unique_ptr<ActionTimer>> makeCudaTimer(int device, int stage = -1);
 /// The CUDA caching allocator's counters; nullptr on a CPU-only LibTorch.
 AllocatorStats* cudaAllocatorStats();
 } // namespace detail

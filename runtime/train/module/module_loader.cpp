@@ -113,6 +113,18 @@ std::vector<fs::path> runtimeModuleSearchPath()
     return dirs;
 }
 
+std::string cudaModuleMissing()
+{
+    for (const fs::path& dir : runtimeModuleSearchPath()) {
+        std::error_code ec;
+        if (fs::is_regular_file(dir / kCudaModule, ec)) {
+            return {};
+        }
+    }
+    return "no CUDA runtime module built (this build's LibTorch is CPU-only); scripts/demo.sh builds it where it "
+           "finds an NVIDIA GPU";
+}
+
 std::vector<std::string> runtimeModuleNames(std::string_view deviceName)
 {
     if (isCudaDevice(deviceName)) {

@@ -20,6 +20,10 @@ namespace bs::runtime {
 /// The directories searched, in order.
 std::vector<std::filesystem::path> runtimeModuleSearchPath();
 
+/// "" when the CUDA runtime module is in the search path, else why CUDA runs cannot start here
+/// (what the GUI's "Run on" says beside each GPU; gpu::setCudaModuleCheck).
+std::string cudaModuleMissing();
+
 /// The module file names that can serve `deviceName`, preferred first.
 std::vector<std::string> runtimeModuleNames(std::string_view deviceName);
 

@@ -76,6 +76,34 @@ public:
         m.streamId = 7;
         return add(m);
     }
+    BufferBuilder& api(std::uint32_t correlation, std::uint32_t thread, std::uint64_t start, std::uint64_t end)
+    {
+        CUpti_ActivityAPI a{};
+        a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+        a.cbid = 211; // cudaLaunchKernel's runtime callback id: any value, the parser ignores it
+        a.start = start;
+        a.end = end;
+        a.processId = 1;
+        a.threadId = thread;
+        a.correlationId = correlation;
+        return add(a);
+    }
+    BufferBuilder& peerCopy(std::uint32_t correlation, std::uint64_t start, std::uint64_t end, std::uint64_t bytes,
+                            std::uint32_t src, std::uint32_t dst)
+    {
+        detail::PeerCopyRecord m{};
+        m.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
+        m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+        m.bytes = bytes;
+        m.start = start;
+        m.end = end;
+        m.deviceId = src;
+        m.srcDeviceId = src;
+        m.dstDeviceId = dst;
+        m.streamId = 21;
+        m.correlationId = correlation;
+        return add(m);
+    }
     BufferBuilder& sync(std::uint32_t correlation, std::uint64_t start, std::uint64_t end)
     {
         SyncRecord s{};
@@ -139,7 +167,7 @@ TEST(ActivityParser, FindsRecordsWhereCuptisOwnWalkerDoes)
     BufferBuilder b;
     for (std::uint32_t i = 0; i < 50; ++i) {
         b.tag(i, {static_cast<int>(i % 8), EventKind::Backward, static_cast<int>(i), 0});
-        b.kernel(i, 100 * i, 100 * i + 50);
+        b.kernel(i, 100 * i + 1, 100 * i + 50); // start 0 would be an incomplete record
         if (i % 3 == 0) {
             b.memcpy(i, 100 * i + 50, 100 * i + 60, 8);
         }
@@ -159,22 +187,101 @@ TEST(ActivityParser, FindsRecordsWhereCuptisOwnWalkerDoes)
     }
 }
 
-TEST(ActivityParser, StopsAtAnUnknownKindAndCountsTheLostBytes)
+TEST(ActivityParser, StepsOverKindsItDoesNotReadAndStopsOnlyAtAnInvalidOne)
 {
     BufferBuilder b;
-    b.kernel(1, 0, 10);
-    CUpti_ActivityAPI api{}; // a kind we never enable: its size is not ours to know
-    api.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
-    b.add(api).kernel(2, 10, 20);
+    b.kernel(1, 1, 10);
+    CUpti_ActivityMarker2 marker{}; // a kind the adapter does not read (e.g. enabled by another tool)
+    marker.kind = CUPTI_ACTIVITY_KIND_MARKER;
+    CUpti_ActivityCudaEvent2 event{};
+    event.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
+    b.add(marker).kernel(2, 10, 20).add(event).kernel(3, 20, 30);
     const auto parsed = parseActivityBuffer(b.bytes());
-    ASSERT_EQ(parsed.records.size(), 1u);
-    EXPECT_EQ(parsed.unparsedBytes, b.bytes().size() - sizeof(KernelRecord));
+    ASSERT_EQ(parsed.records.size(), 3u); // before: 1, the rest of the buffer lost at the marker
+    EXPECT_EQ(parsed.records[2].correlationId, 3u);
+    EXPECT_EQ(parsed.unknownRecords, 2u);
+    EXPECT_EQ(parsed.unparsedBytes, 0u);
+
+    BufferBuilder invalid; // kind 0: nobody (not CUPTI's walker either) knows its size
+    invalid.kernel(1, 1, 10);
+    KernelRecord zero{};
+    invalid.add(zero).kernel(2, 10, 20);
+    const auto cut = parseActivityBuffer(invalid.bytes());
+    ASSERT_EQ(cut.records.size(), 1u);
+    EXPECT_EQ(cut.unparsedBytes, invalid.bytes().size() - sizeof(KernelRecord));
+}
+
+TEST(ActivityParser, ReadsApiAndPeerToPeerRecordsAndLeavesOutIncompleteOnes)
+{
+    BufferBuilder b;
+    b.tag(5, {1, EventKind::Forward, 3, 0});
+    b.api(5, /*thread=*/42, 900, 950).kernel(5, 1'000, 0); // end not written yet: a forced flush
+    b.kernel(6, 0, 0).kernel(7, 1'100, 1'200);
+    b.peerCopy(8, 1'200, 1'300, 4096, /*src=*/0, /*dst=*/1);
+    const auto offsets = cuptiWalk(b.bytes());
+    const auto parsed = parseActivityBuffer(b.bytes());
+    EXPECT_EQ(offsets.size(), 6u); // CUPTI's walker agrees on the sizes of API and MEMCPY2 records
+    EXPECT_EQ(parsed.incompleteRecords, 2u);
+    EXPECT_EQ(parsed.unparsedBytes, 0u);
+    ASSERT_EQ(parsed.records.size(), 4u);
+    EXPECT_EQ(parsed.records[1].kind, RecordKind::Api);
+    EXPECT_EQ(parsed.records[1].correlationId, 5u);
+    EXPECT_EQ(parsed.records[1].threadId, 42u);
+    EXPECT_EQ(parsed.records[2].correlationId, 7u);
+    const auto& p = parsed.records[3];
+    EXPECT_EQ(p.kind, RecordKind::Memcpy);
+    EXPECT_TRUE(p.peerToPeer);
+    EXPECT_EQ(p.bytes, 4096u);
+    EXPECT_EQ(p.srcDeviceId, 0u);
+    EXPECT_EQ(p.dstDeviceId, 1u);
+    EXPECT_EQ(p.correlationId, 8u);
+}
+
+// What a GPU run's buffers hold: the host thread of each stage pushes its action's tag (an
+// external correlation record in front of its API record), but autograd launches backward
+// kernels from its own device thread, where no tag was pushed. Every stage works on its own
+// stream, bound to it, so each kernel lands on its stage; a stale tag on another stage's
+// stream is counted and not believed.
+TEST(ActivityPipeline, KernelsLaunchedOnAnotherThreadLandOnTheirStreamsStage)
+{
+    constexpr std::uint32_t kStage0Stream = 13, kStage1Stream = 14, kMainThread = 1, kAutogradThread = 2;
+    BufferBuilder b;
+    b.tag(1, {0, EventKind::Forward, 0, 0}).api(1, kMainThread, 5, 6).kernel(1, 10, 20, kStage0Stream);
+    b.tag(2, {1, EventKind::Forward, 0, 0}).api(2, kMainThread, 7, 8).kernel(2, 20, 30, kStage1Stream);
+    // stage 1's backward: the host thread pushed B, autograd's thread launched without a tag
+    b.api(3, kAutogradThread, 31, 32).kernel(3, 40, 50, kStage1Stream);
+    // stage 0's backward, same; then a kernel under stage 0's tag that ran on stage 1's stream
+    b.api(4, kAutogradThread, 51, 52).kernel(4, 60, 70, kStage0Stream);
+    b.tag(5, {0, EventKind::Backward, 0, 0}).api(5, kMainThread, 71, 72).kernel(5, 80, 90, kStage1Stream);
+    const std::vector<ClockSample> samples = {{0, 0, 0}};
+    ActivityCorrelator correlator(ClockSync::fromSamples(samples), 0, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0);
+    correlator.bindStream(0, kStage0Stream, 0);
+    correlator.bindStream(0, kStage1Stream, 1);
+    std::vector<TraceEvent> events;
+    const auto parsed = parseActivityBuffer(b.bytes());
+    correlator.consume(parsed.records, events);
+    correlator.finish(events);
+    ASSERT_EQ(events.size(), 5u);
+    std::vector<int> stageAt(100, -1);
+    for (const TraceEvent& e : events) {
+        stageAt[static_cast<std::size_t>(e.start)] = e.stage;
+    }
+    EXPECT_EQ(stageAt[10], 0);
+    EXPECT_EQ(stageAt[20], 1);
+    EXPECT_EQ(stageAt[40], 1); // by stream: the last tag seen was stage 1's too
+    EXPECT_EQ(stageAt[60], 0); // by stream: by "last tag seen" it would have gone to stage 1
+    EXPECT_EQ(stageAt[80], 1); // the stream, not the stale tag
+    EXPECT_EQ(correlator.stats().apiRecords, 5u);
+    EXPECT_EQ(correlator.stats().externalCorrelations, 3u);
+    EXPECT_EQ(correlator.stats().untagged, 3u);
+    EXPECT_EQ(correlator.stats().tagMismatches, 1u);
+    EXPECT_EQ(correlator.stats().unattributed, 0u);
 }
 
 TEST(ActivityParser, NeverReadsPastTheValidBytes)
 {
     BufferBuilder b;
-    b.kernel(1, 0, 10).kernel(2, 10, 20);
+    b.kernel(1, 1, 10).kernel(2, 10, 20);
     const std::size_t cut = sizeof(KernelRecord) + 40; // the second record is cut short
     const auto parsed = parseActivityBuffer(std::span<const std::uint8_t>(b.bytes().data(), cut));
     ASSERT_EQ(parsed.records.size(), 1u);

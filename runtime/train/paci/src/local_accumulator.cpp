@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace bs::paci {
 
@@ -246,12 +247,21 @@ BackwardObservation LocalAccumulator::observeBackward(const ForwardTag& tag)
     s.maxLag = std::max(s.maxLag, obs.lag);
     if (tag.snapshot && tag.snapshot->size() == m_impl->params.size()) {
         at::NoGradGuard noGrad;
-        double diff2 = 0.0;
-        double base2 = 0.0;
+        // Sums on the parameters' device, then one host read for the stage (on a GPU each
+        // .item() is a synchronisation inside the timed backward: one, not two per parameter).
+        std::vector<at::Tensor> diffs;
+        std::vector<at::Tensor> bases;
         for (std::size_t i = 0; i < m_impl->params.size(); ++i) {
             const at::Tensor& before = (*tag.snapshot)[i];
-            diff2 += (m_impl->params[i].detach() - before).pow(2).sum().item<double>();
-            base2 += before.pow(2).sum().item<double>();
+            diffs.push_back((m_impl->params[i].detach() - before).pow(2).sum().to(at::kDouble));
+            bases.push_back(before.pow(2).sum().to(at::kDouble));
+        }
+        double diff2 = 0.0;
+        double base2 = 0.0;
+        if (!diffs.empty()) {
+            const at::Tensor both = at::stack({at::stack(diffs).sum(), at::stack(bases).sum()}).to(at::kCPU).contiguous();
+            diff2 = both.data_ptr<double>()[0];
+            base2 = both.data_ptr<double>()[1];
         }
         const double drift = base2 > 0.0 ? std::sqrt(diff2) / std::sqrt(base2) : 0.0;
         obs.drift = drift;

@@ -42,7 +42,18 @@ RunConfig unusualConfig()
     c.model.dtype = "bf16";
     c.device.intraOpThreads = 2;
     c.profiling.trace = false;
+    c.profiling.cupti = false;
     return c;
+}
+
+TEST(ConfigToml, CuptiSwitchIsAProfilingKey)
+{
+    // tests/gpu/run.sh measures CUPTI's overhead with this key: it must parse, not be refused.
+    Result<RunConfig> c = parseRunConfig("[profiling]\ncupti = false\n");
+    ASSERT_TRUE(c) << c.error().describe();
+    EXPECT_FALSE(c->profiling.cupti);
+    EXPECT_TRUE(c->profiling.trace);
+    EXPECT_TRUE(RunConfig{}.profiling.cupti);
 }
 
 TEST(ConfigToml, DefaultRoundTripsExactly)

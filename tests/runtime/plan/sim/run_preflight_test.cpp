@@ -26,12 +26,15 @@ RunConfig bigRun(const std::string& device, int b = 512)
 }
 
 /// The simulator's figures for bigRun(…, b): per-stage peak of the heaviest stage, and the total.
-MemoryEstimate estimate(int b, int sharing = 0)
+/// `cuda`: as a CUDA run keeps its activations (bf16 by default there, fused attention).
+MemoryEstimate estimate(int b, int sharing = 0, bool cuda = false)
 {
     GptScenario s;
     s.schedule = "1f1b";
     s.stages = 4;
     s.shape = gptPreset("gpt2-medium").value();
+    s.shape.activationBytes = cuda ? 2 : 4;
+    s.shape.fusedAttention = cuda;
     s.device = deviceProfile("cpu").value();
     s.accum = 4;
     s.microBatchSize = b;
@@ -58,7 +61,7 @@ TEST(RunPreflight, CpuRunAgainstHostRam)
 // One GPU holds every stage: the total against that GPU's capacity, named in the refusal.
 TEST(RunPreflight, CudaRunAgainstTheGpusCapacity)
 {
-    const MemoryEstimate b1 = estimate(1);
+    const MemoryEstimate b1 = estimate(1, 0, true);
     MemoryCapacity capacity;
     capacity.hostBytes = 1; // the host's RAM does not matter for CUDA stages
     capacity.gpuBytes = {b1.totalBytes, b1.totalBytes / 2};
@@ -73,7 +76,7 @@ TEST(RunPreflight, CudaRunAgainstTheGpusCapacity)
 // "cuda" over two GPUs: two stages on each, against the smaller GPU.
 TEST(RunPreflight, CudaBlocksOverSeveralGpusUseTheSmallest)
 {
-    const MemoryEstimate two = estimate(1, 2);
+    const MemoryEstimate two = estimate(1, 2, true);
     MemoryCapacity capacity;
     capacity.gpuBytes = {100 * two.totalBytes, two.totalBytes};
     EXPECT_TRUE(preflightRun(bigRun("cuda", 1), capacity));
@@ -86,7 +89,7 @@ TEST(RunPreflight, CudaBlocksOverSeveralGpusUseTheSmallest)
 // A distributed rank holds its own stage on cuda:LOCAL_RANK; CPU ranks of one host share its RAM.
 TEST(RunPreflight, DistributedRanksCheckTheirOwnMemory)
 {
-    const MemoryEstimate one = estimate(1, 1);
+    const MemoryEstimate one = estimate(1, 1, true);
     MemoryCapacity capacity;
     capacity.gpuBytes = {one.totalBytes, one.totalBytes - 1};
     PreflightScope rank0;
@@ -114,7 +117,7 @@ TEST(RunPreflight, DistributedRanksCheckTheirOwnMemory)
 // heaviest, so a rank whose GPU fits the FLOPs split's heaviest stage is refused.
 TEST(RunPreflight, ExplicitPartitionIsWhatTheStagesHold)
 {
-    const MemoryEstimate one = estimate(1, 1);
+    const MemoryEstimate one = estimate(1, 1, true);
     MemoryCapacity capacity;
     capacity.gpuBytes = {one.totalBytes};
     PreflightScope rank0;
@@ -127,6 +130,34 @@ TEST(RunPreflight, ExplicitPartitionIsWhatTheStagesHold)
     const Status refused = preflightRun(piled, capacity, rank0);
     ASSERT_FALSE(refused);
     EXPECT_NE(refused.error().message.find("(cuda:0 memory)"), std::string::npos) << refused.error().message;
+}
+
+// tests/gpu/run.sh's runs: gpt2-medium, 8 stages on one H100 (79.6 GiB), m = 8, b = 4. bf16 with
+// scaled_dot_product_attention keeps about 40 bytes per token and channel in a block
+// (GptShape::blockActivationBytes; the CPU measurement in layer_units_test.cpp agrees), so every
+// schedule family fits; counted as fp32 with (T, T) scores (before) they asked 109-149 GiB.
+TEST(RunPreflight, Gpt2Medium8StagesBf16FitsOneH100)
+{
+    MemoryCapacity h100;
+    h100.gpuBytes = {std::int64_t{85'520'809'984}}; // 79.65 GiB, as an H100 80GB reports
+    for (const char* schedule : {"1f1b", "zb-h1", "pipedream", "paci"}) {
+        RunConfig c = bigRun("cuda", 4);
+        c.pipeline.stages = 8;
+        c.pipeline.microbatches = 8;
+        c.schedule.name = schedule;
+        c.model.dtype = "bf16";
+        const Status fits = preflightRun(c, h100);
+        EXPECT_TRUE(fits) << schedule << ": " << fits.error().describe();
+        GptScenario before; // the estimate as it was: fp32, (T, T) scores kept
+        before.schedule = schedule;
+        before.stages = 8;
+        before.shape = gptPreset("gpt2-medium").value();
+        before.device = deviceProfile("cpu").value();
+        before.accum = 8;
+        before.microBatchSize = 4;
+        before.batches = 1;
+        EXPECT_GT(estimateMemory(before, 0).value().totalBytes, h100.gpuBytes[0]) << schedule;
+    }
 }
 
 } // namespace

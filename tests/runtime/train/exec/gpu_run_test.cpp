@@ -53,6 +53,26 @@ TEST_P(GpuMatchesCpu, Fp32LossesWithin1e4)
 
 INSTANTIATE_TEST_SUITE_P(Schedules, GpuMatchesCpu, ::testing::Values("1f1b", "paci"));
 
+// --recompute with dropout on a GPU: the recomputed forward draws the masks the forward drew
+// (the CUDA generator's state is replayed, issue 31), so the losses equal the stored-activation run.
+TEST(GpuRun, RecomputeReplaysTheForwardsDropoutMasks)
+{
+    if (!haveGpu()) {
+        GTEST_SKIP() << (torchHasCuda() ? "no CUDA device" : "CPU-only LibTorch");
+    }
+    RunConfig config = bs::test::tinyRunConfig("1f1b", 4, 4, 4);
+    config.model.dtype = "fp32";
+    config.model.shape.dropout = 0.1;
+    config.device.name = "cuda:0";
+    const RunSummary stored = train(config);
+    config.model.recompute = true;
+    const RunSummary recomputed = train(config);
+    ASSERT_EQ(stored.losses.size(), recomputed.losses.size());
+    for (std::size_t i = 0; i < stored.losses.size(); ++i) {
+        EXPECT_NEAR(recomputed.losses[i], stored.losses[i], 1e-5 * stored.losses[i]) << "step " << i;
+    }
+}
+
 TEST(GpuRun, EveryStagesKernelsAreTaggedAndMemoryIsPerStage)
 {
     if (!haveGpu()) {
@@ -113,10 +133,15 @@ void handOffsOnTheGpu(const std::vector<int>& devices, std::int64_t expectSame, 
         auto gpu = PipelineModel::create(o, tokens);
         ASSERT_TRUE(gpu) << gpu.error().describe();
         std::vector<std::int64_t> before;
-        for (int s = 0; s < p; ++s) {
-            before.push_back(memory.stage(s).liveOf(MemoryCategory::Activations));
-        }
-        for (int mb = 0; mb < 3; ++mb) {
+        for (int mb = 0; mb < 4; ++mb) {
+            if (mb == 1) {
+                // After a first micro-batch: cuBLAS allocates one workspace per (handle, stream)
+                // through the caching allocator on a stage's first matmul and never frees it
+                // (PyTorch's CublasHandlePool.cpp); it is not an activation the stage keeps.
+                for (int s = 0; s < p; ++s) {
+                    before.push_back(memory.stage(s).liveOf(MemoryCategory::Activations));
+                }
+            }
             for (int s = 0; s < p; ++s) {
                 ASSERT_TRUE(gpu->forward(s, mb));
             }
@@ -127,8 +152,8 @@ void handOffsOnTheGpu(const std::vector<int>& devices, std::int64_t expectSame, 
         const HandOffCounts c = gpu->handOffCounts();
         EXPECT_EQ(c.hostStaged, 0);
         EXPECT_EQ(c.cloned, 0);
-        EXPECT_EQ(c.sameDevice, 3 * expectSame);
-        EXPECT_EQ(c.peerCopies, 3 * expectPeer);
+        EXPECT_EQ(c.sameDevice, 4 * expectSame);
+        EXPECT_EQ(c.peerCopies, 4 * expectPeer);
         EXPECT_LE(std::abs(gpu->loss(0).value_or(-1) - cpuLoss) / cpuLoss, 1e-4);
         EXPECT_EQ(memory.sharedBuffers(), 0U) << "every shared hand-off buffer was freed and settled";
         for (int s = 0; s < p; ++s) {

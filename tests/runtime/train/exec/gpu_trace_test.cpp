@@ -175,7 +175,7 @@ TEST(GpuTrace, UntaggedKernelsTakeTheirStagesLastOffsetAndLateOnesWait)
     ASSERT_TRUE(gpu);
     const cupti::ActionTag tag{1, profiler::EventKind::Forward, 7, 0};
     (*gpu)->actionBegin(tag, origin + 5'000); // host: 5 µs after the origin
-    (*gpu)->actionEnd();
+    (*gpu)->actionEnd(tag, origin + 10'000);
     profiler::TraceEvent k; // a kernel 1 µs into the action, delivered before the action is placed
     k.start = 6'000;
     k.end = 7'000;
@@ -206,6 +206,90 @@ TEST(GpuTrace, UntaggedKernelsTakeTheirStagesLastOffsetAndLateOnesWait)
     EXPECT_EQ(events[0].start, 101'000);
     EXPECT_EQ(events[0].end, 102'000);
     EXPECT_EQ(events[1].start, 103'000); // by the stage's last offset
+}
+
+// Autograd launches backward kernels from its device thread, where CUPTI sees no pushed tag; the
+// stage's stream still names the stage (the correlator), and the action is the stage's action
+// whose host window holds the kernel: here F's, though B was placed last (by "the stage's last
+// offset" the F kernel would land in B's block). A kernel under F's tag inside B's window is
+// placed in B and counted as a disagreement.
+TEST(GpuTrace, UntaggedKernelsGoToTheActionWhoseWindowHoldsThem)
+{
+    profiler::TraceStore trace;
+    profiler::TraceStore* staging = nullptr;
+    TimeNs origin = 0;
+    auto gpu = GpuTrace::start(trace, [&](profiler::TraceStore& s, TimeNs o) -> Result<std::unique_ptr<KernelCollector>> {
+        staging = &s;
+        origin = o;
+        return std::unique_ptr<KernelCollector>(std::make_unique<FakeCupti>(s, o, 1000));
+    });
+    ASSERT_TRUE(gpu);
+    const cupti::ActionTag f{0, profiler::EventKind::Forward, 3, 0};
+    const cupti::ActionTag b{0, profiler::EventKind::Backward, 3, 0};
+    (*gpu)->actionBegin(f, origin + 1'000);
+    (*gpu)->actionEnd(f, origin + 2'000);
+    (*gpu)->actionBegin(b, origin + 3'000);
+    (*gpu)->actionEnd(b, origin + 4'000);
+    profiler::TraceEvent k;
+    k.stage = 0;
+    k.lane = profiler::Lane::Kernel;
+    k.kind = profiler::EventKind::Kernel;
+    k.aux = cupti::kUntagged;
+    k.microbatch = -1;
+    k.start = 1'400;
+    k.end = 1'600;
+    staging->append(k);
+    profiler::TraceEvent stale = k;
+    stale.aux = static_cast<std::uint16_t>(profiler::EventKind::Forward);
+    stale.microbatch = 3;
+    stale.start = 3'500;
+    stale.end = 3'700;
+    staging->append(stale);
+    for (const auto& [tag, at] : {std::pair{f, TimeNs{10'000}}, std::pair{b, TimeNs{20'000}}}) {
+        profiler::TraceEvent action;
+        action.stage = 0;
+        action.kind = tag.kind;
+        action.microbatch = 3;
+        action.start = at;
+        action.end = at + 1'000;
+        (*gpu)->placed(action);
+    }
+    (*gpu)->drain();
+    const auto events = trace.snapshot()->toVector();
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events[0].start, 10'400); // F's block, not B's (20'400)
+    EXPECT_EQ(events[0].aux, static_cast<std::uint16_t>(profiler::EventKind::Forward));
+    EXPECT_EQ(events[0].microbatch, 3) << "the window gives an untagged kernel its action";
+    EXPECT_EQ(events[1].start, 20'500);
+    EXPECT_EQ(events[1].aux, static_cast<std::uint16_t>(profiler::EventKind::Backward));
+    EXPECT_EQ((*gpu)->placedByWindow(), 2u);
+    EXPECT_EQ((*gpu)->tagDisagreements(), 1u);
+}
+
+// Interleaved and V placements: the scheduler core writes an action's event under its rank, so the
+// executor tags kernels with the rank too (setTraceStages), or no kernel would meet its action.
+TEST(GpuTrace, KernelTagsCarryTheTraceStageOfMultiStageRanks)
+{
+    const ModelOptions o = test::tinyModelOptions(4, 1, WeightPolicy::Flush);
+    auto model = PipelineModel::create(o, test::patternTokens(o.shape, o.microBatchSize));
+    ASSERT_TRUE(model) << model.error().describe();
+    struct Tags final : KernelTagSink
+    {
+        std::vector<int> stages;
+        void actionBegin(const cupti::ActionTag& tag, TimeNs) override { stages.push_back(tag.stage); }
+        void actionEnd(const cupti::ActionTag&, TimeNs) override {}
+    } tags;
+    TensorExecutor executor(*model);
+    executor.setTraceStages({0, 1, 1, 0}); // V: rank r holds stages r and 2p - 1 - r
+    std::vector<std::unique_ptr<ActionTimer>> timers;
+    for (int s = 0; s < 4; ++s) {
+        timers.push_back(makeHostTimer());
+    }
+    ASSERT_TRUE(executor.useDevices(std::move(timers), std::vector<int>(4, -1), &tags));
+    for (int s = 0; s < 4; ++s) {
+        ASSERT_TRUE(executor.perform(Action{s, ActionKind::Forward, 0}));
+    }
+    EXPECT_EQ(tags.stages, (std::vector<int>{0, 1, 1, 0}));
 }
 
 TEST(GpuTrace, BubbleFractionComesFromTheKernelLanesUnion)
