@@ -43,8 +43,7 @@ constexpr const char* kUsage =
     "Options:\n"
     "  --screenshot FILE   run the demo headless (offscreen), save the window as PNG, exit\n"
     "  --demo-steps N      global batches per demo run (default 4)\n"
-    "  --size WxH          window size for --screenshot (default 1280x800; 400x300 to 7680x4320)
-"
+    "  --size WxH          window size for --screenshot (default 1280x800; 400x300 to 7680x4320)\n"
     "  --open DIR          open a run directory instead of the demo (repeatable; with --screenshot\n"
     "                      also prints the calibrated prediction against the measured figures)\n"
     "  --tab N             chart tab to show: 0 stages, 1 loss/drift/throughput, 2 prediction check\n"

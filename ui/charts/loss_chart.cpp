@@ -296,9 +296,10 @@ NoiseScaleChartView::NoiseScaleChartView(QWidget* parent)
 
 void NoiseScaleChartView::draw()
 {
-    QChart* chart = beginChart(tr("Noise scale B_simple"));
+    QChart* chart = beginChart(tr("Noise scale"));
     Range range;
-    for (const LossCurve& curve : m_curves) {
+    for (std::size_t c = 0; c < m_curves.size(); ++c) {
+        const LossCurve& curve = m_curves[c];
         std::vector<QPointF> points;
         for (const auto& s : curve.samples) {
             const auto t = sampleTime(s, timeAxis());
@@ -314,14 +315,17 @@ void NoiseScaleChartView::draw()
             }
             continue;
         }
-        addLine(chart, curve.label, points);
+        addLine(chart, curve.label, points, curveColor(static_cast<int>(c)));
         markDrawn();
     }
     if (!hasData()) {
-        chart->setTitle(tr("Noise scale — not measured (simulated runs, and runs recorded before it was)"));
+        setTitle(chart, tr("Noise scale: not measured"),
+            tr("No noise scale: simulated runs, and runs recorded before it was measured, have none"));
         return;
     }
-    chart->setTitle(tr("Noise scale B_simple = tr(Σ)/|G|² (samples)") + hiddenNote());
+    setTitle(chart, hidesRuns() ? tr("Noise scale (some runs hidden)") : tr("Noise scale B_simple"),
+        tr("Gradient noise scale B_simple = tr(Σ)/|G|² in samples: past it, a larger batch per update buys "
+           "less progress per sample") + hiddenNote());
     finishChart(chart, range.xMax, 0, range.yMax, tr("samples"));
 }
 
