@@ -213,7 +213,6 @@ std::optional<SimulationResult> fromSteadyState(ScheduleParams params, const Sim
         return std::nullopt;
     }
     SimulationResult result = std::move(runs[2]);
-    result.steadyBatchPeriodNs = runs[2].report.makespan - runs[1].report.makespan;
     result.report = std::move(*extended);
     result.schedule.params.batches = batches;
     result.throughputSamplesPerSecond = throughputOf(result.schedule, result.report, request.microBatchSize);

@@ -7,9 +7,7 @@
 #include "runtime/plan/schedule/schedule.h"
 #include "runtime/plan/sim/cost_model.h"
 
-#include <cstdint>
 #include <memory>
-#include <optional>
 
 namespace bs::runtime {
 
@@ -32,9 +30,6 @@ struct SimulationResult
     std::shared_ptr<const profiler::TraceSnapshot> trace;
     profiler::Report report;
     double throughputSamplesPerSecond = 0; ///< sequences per virtual second
-    /// figuresOnly runs whose figures came from the steady state (steady_state.h): the virtual
-    /// time one more batch adds once the pipeline has settled. Unset for a plain run.
-    std::optional<std::int64_t> steadyBatchPeriodNs;
 };
 
 Result<SimulationResult> simulate(const SimulationRequest& request);

@@ -2,7 +2,6 @@
 
 #include "runtime/plan/schedule/catalogue.h"
 #include "runtime/plan/sim/recompute_costs.h"
-#include "runtime/plan/sim/steady_state.h"
 #include "runtime/plan/sim/unit_cost_model.h"
 
 #include <algorithm>
@@ -84,22 +83,33 @@ int versionLagBound(const Schedule& schedule, const profiler::Report& report)
 
 Result<SteadyThroughput> steadyThroughput(SimulationRequest request, int maxBatches)
 {
-    // The simulator's own steady state (steady_state.h): a figures-only run long enough to take it
-    // reports the batch period it checked. Where the check fails, the plain run of maxBatches.
-    request.figuresOnly = true;
-    request.schedule.batches = std::max(maxBatches, kSettleBatches + 3);
-    auto sim = simulate(request);
-    if (!sim) {
-        return sim.error();
-    }
+    const auto makespanAt = [&](int batches) -> Result<double> {
+        request.schedule.batches = batches;
+        auto sim = simulate(request);
+        if (!sim) {
+            return sim.error();
+        }
+        return static_cast<double>(sim->report.makespan) * 1e-9;
+    };
     SteadyThroughput out;
-    out.batchesSimulated = request.schedule.batches;
-    out.samplesPerSecond = sim->throughputSamplesPerSecond;
-    if (sim->steadyBatchPeriodNs && *sim->steadyBatchPeriodNs > 0) {
-        const double samplesPerBatch = static_cast<double>(request.schedule.microbatches) * request.microBatchSize;
-        out.reached = true;
-        out.batchPeriodS = static_cast<double>(*sim->steadyBatchPeriodNs) * 1e-9;
-        out.samplesPerSecond = samplesPerBatch / out.batchPeriodS;
+    const double samplesPerBatch = static_cast<double>(request.schedule.microbatches) * request.microBatchSize;
+    for (int k = 2; k + 2 <= std::max(4, maxBatches); k *= 2) {
+        auto t0 = makespanAt(k);
+        auto t1 = t0 ? makespanAt(k + 1) : t0;
+        auto t2 = t1 ? makespanAt(k + 2) : t1;
+        if (!t2) {
+            return t2.error();
+        }
+        const double d1 = *t1 - *t0;
+        const double d2 = *t2 - *t1;
+        out.batchesSimulated = k + 2;
+        out.batchPeriodS = d2;
+        out.samplesPerSecond = *t2 > 0 ? samplesPerBatch * (k + 2) / *t2 : 0;
+        if (d1 > 0 && std::abs(d2 - d1) <= 1e-6 * d1) {
+            out.reached = true;
+            out.samplesPerSecond = samplesPerBatch / d2;
+            return out;
+        }
     }
     return out;
 }

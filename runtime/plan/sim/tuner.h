@@ -69,9 +69,10 @@ struct SteadyThroughput
     int batchesSimulated = 0; ///< the longest simulation taken
 };
 
-/// `request`'s steady throughput from the simulator's steady state (simulate() with figuresOnly
-/// over maxBatches batches: the batch period it checked on three short runs). Where the schedule
-/// does not settle into a one-batch period, reached = false and the throughput of maxBatches.
+/// Simulates `request` at K, K + 1 and K + 2 batches (K = 2, 4, 8, ... up to maxBatches) through
+/// simulate()'s public API until the makespan's two increments agree (relative 1e-6): the steady
+/// batch period, free of the warm-up and drain a fixed count of batches amortises. Not reached:
+/// reached = false and the throughput of the longest run taken.
 Result<SteadyThroughput> steadyThroughput(SimulationRequest request, int maxBatches = 64);
 
 /// What Suggest ranks by.
