@@ -5,6 +5,7 @@
 #include "runtime/plan/sim/simulator.h"
 
 #include <CLI/CLI.hpp>
+
 #include <string>
 
 namespace bs::cli {

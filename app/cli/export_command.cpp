@@ -1,11 +1,11 @@
-#include "app/cli/option_checks.h"
 #include "app/cli/export_command.h"
 
 #include "app/cli/cli_common.h"
+#include "app/cli/option_checks.h"
+#include "base/atomic_file.h"
 #include "runtime/plan/config/config_presets.h"
 #include "runtime/plan/config/config_toml.h"
 #include "runtime/plan/export/export.h"
-#include "base/atomic_file.h"
 
 #include <iostream>
 #include <memory>

@@ -291,7 +291,8 @@ int main(int argc, char** argv)
 #if defined(BS_HAVE_RUN_SESSION)
     bs::runtime::gpu::setCudaModuleCheck([] { return bs::runtime::cudaModuleMissing(); });
 #else
-    bs::runtime::gpu::setCudaModuleCheck([] { return std::string("this build has no training runtime (no LibTorch)"); });
+    bs::runtime::gpu::setCudaModuleCheck(
+        [] { return std::string("this build has no training runtime (no LibTorch)"); });
 #endif
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("Bubblescope"));

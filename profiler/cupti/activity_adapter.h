@@ -31,16 +31,16 @@ using SyncRecord = CUpti_ActivitySynchronization;
 #endif
 using MemsetRecord = CUpti_ActivityMemset4;
 using ExternalRecord = CUpti_ActivityExternalCorrelation;
-using ApiRecord = CUpti_ActivityAPI;              // RUNTIME and DRIVER
+using ApiRecord = CUpti_ActivityAPI; // RUNTIME and DRIVER
 using PeerCopyRecord = CUpti_ActivityMemcpyPtoP4; // MEMCPY2 (CUDA 12.0 .. 13.x)
 
 // Compile-time checks: every record starts with its kind, records are 8-byte aligned and sized,
 // and the fields the adapter reads are where the neutral code expects them to be.
 template<typename R>
 constexpr bool kRecordShapeOk = offsetof(R, kind) == 0 && sizeof(R) % ACTIVITY_RECORD_ALIGNMENT == 0;
-static_assert(kRecordShapeOk<KernelRecord> && kRecordShapeOk<MemcpyRecord> && kRecordShapeOk<MemsetRecord>
-              && kRecordShapeOk<SyncRecord> && kRecordShapeOk<ExternalRecord> && kRecordShapeOk<ApiRecord>
-              && kRecordShapeOk<PeerCopyRecord>);
+static_assert(
+    kRecordShapeOk<
+        KernelRecord> && kRecordShapeOk<MemcpyRecord> && kRecordShapeOk<MemsetRecord> && kRecordShapeOk<SyncRecord> && kRecordShapeOk<ExternalRecord> && kRecordShapeOk<ApiRecord> && kRecordShapeOk<PeerCopyRecord>);
 static_assert(offsetof(ExternalRecord, externalId) == 8 && offsetof(ExternalRecord, correlationId) == 16,
               "CUpti_ActivityExternalCorrelation changed layout");
 static_assert(sizeof(decltype(KernelRecord::start)) == 8 && sizeof(decltype(KernelRecord::correlationId)) == 4);
@@ -60,8 +60,10 @@ constexpr std::size_t recordSize(CUpti_ActivityKind kind)
 {
     switch (kind) {
     case CUPTI_ACTIVITY_KIND_RUNTIME:
-    case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(ApiRecord);
-    case CUPTI_ACTIVITY_KIND_MEMCPY2: return sizeof(PeerCopyRecord);
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+        return sizeof(ApiRecord);
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:
+        return sizeof(PeerCopyRecord);
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(KernelRecord);
     case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(MemcpyRecord);

@@ -31,7 +31,9 @@ void ActivityCorrelator::consume(std::span<const ActivityRecord> records, std::v
             break;
         }
         case RecordKind::Synchronization: ++m_stats.synchronizations; break;
-        case RecordKind::Api: ++m_stats.apiRecords; break;
+        case RecordKind::Api:
+            ++m_stats.apiRecords;
+            break;
         case RecordKind::Kernel:
         case RecordKind::Memcpy:
         case RecordKind::Memset: {

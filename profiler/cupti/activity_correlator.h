@@ -58,11 +58,11 @@ struct CorrelatorStats
     std::uint64_t unattributed = 0;        ///< no tag and unknown stream: not in the trace
     std::uint64_t droppedRecords = 0;      ///< reported by CUPTI (buffer full): a gap in the trace
     std::uint64_t unparsedBytes = 0;       ///< bytes of records the parser could not read
-    std::uint64_t apiRecords = 0;          ///< RUNTIME/DRIVER records (the calls the tags precede)
-    std::uint64_t peerCopies = 0;          ///< MEMCPY2 records (peer-to-peer copies), also in memcpys
-    std::uint64_t incompleteRecords = 0;   ///< GPU records without timestamps (forced flush): left out
-    std::uint64_t unknownRecords = 0;      ///< kinds the parser stepped over
-    std::uint64_t tagMismatches = 0;       ///< tagged on one stage, run on another stage's stream
+    std::uint64_t apiRecords = 0; ///< RUNTIME/DRIVER records (the calls the tags precede)
+    std::uint64_t peerCopies = 0; ///< MEMCPY2 records (peer-to-peer copies), also in memcpys
+    std::uint64_t incompleteRecords = 0; ///< GPU records without timestamps (forced flush): left out
+    std::uint64_t unknownRecords = 0; ///< kinds the parser stepped over
+    std::uint64_t tagMismatches = 0; ///< tagged on one stage, run on another stage's stream
 };
 
 class ActivityCorrelator
@@ -118,7 +118,7 @@ private:
     std::uint32_t m_externalKind = 0;
     std::unordered_map<std::uint32_t, ActionTag> m_tags;         // correlation id -> tag
     std::unordered_map<std::uint64_t, std::uint16_t> m_streamStage; // (device, stream) -> last tagged stage
-    std::unordered_map<std::uint64_t, std::uint16_t> m_boundStage;  // (device, stream) -> its stage (bindStream)
+    std::unordered_map<std::uint64_t, std::uint16_t> m_boundStage; // (device, stream) -> its stage (bindStream)
     std::uint32_t m_maxCorrelation = 0;
     std::vector<Pending> m_pending;
     CorrelatorStats m_stats;

@@ -18,10 +18,10 @@ namespace bs::profiler::cupti {
 struct ParsedBuffer
 {
     std::vector<ActivityRecord> records;
-    std::size_t skippedRecords = 0;    ///< known layout, kind we do not use
-    std::size_t unknownRecords = 0;    ///< kinds the adapter does not read, stepped over by CUPTI's walker
+    std::size_t skippedRecords = 0; ///< known layout, kind we do not use
+    std::size_t unknownRecords = 0; ///< kinds the adapter does not read, stepped over by CUPTI's walker
     std::size_t incompleteRecords = 0; ///< GPU records without timestamps yet (forced flush): left out
-    std::size_t unparsedBytes = 0;     ///< from a record nobody can step over (invalid kind, cut) to the end: lost
+    std::size_t unparsedBytes = 0; ///< from a record nobody can step over (invalid kind, cut) to the end: lost
 };
 
 /// Reads the first `validSize` bytes of a CUPTI activity buffer. Never reads past them.

@@ -6,14 +6,15 @@
 
 namespace bs::profiler::cupti {
 
-enum class RecordKind : std::uint8_t {
-    Kernel,              ///< CUPTI_ACTIVITY_KIND_KERNEL / CONCURRENT_KERNEL
-    Memcpy,              ///< CUPTI_ACTIVITY_KIND_MEMCPY, and MEMCPY2 (peer to peer: srcDeviceId/dstDeviceId set)
-    Memset,              ///< CUPTI_ACTIVITY_KIND_MEMSET
-    Synchronization,     ///< CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (host waits on streams/events)
+enum class RecordKind : std::uint8_t
+{
+    Kernel, ///< CUPTI_ACTIVITY_KIND_KERNEL / CONCURRENT_KERNEL
+    Memcpy, ///< CUPTI_ACTIVITY_KIND_MEMCPY, and MEMCPY2 (peer to peer: srcDeviceId/dstDeviceId set)
+    Memset, ///< CUPTI_ACTIVITY_KIND_MEMSET
+    Synchronization, ///< CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (host waits on streams/events)
     ExternalCorrelation, ///< CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: correlationId -> externalId
-    Api,                 ///< CUPTI_ACTIVITY_KIND_RUNTIME / DRIVER: the launching call (its thread); the
-                         ///< external correlation records CUPTI writes precede these
+    Api, ///< CUPTI_ACTIVITY_KIND_RUNTIME / DRIVER: the launching call (its thread); the
+         ///< external correlation records CUPTI writes precede these
 };
 
 struct ActivityRecord
@@ -27,11 +28,11 @@ struct ActivityRecord
     std::uint32_t deviceId = 0;
     std::uint32_t streamId = 0;
     std::uint32_t externalKind = 0;  ///< CUpti_ExternalCorrelationKind (ExternalCorrelation only)
-    std::uint32_t threadId = 0;      ///< Api only: the host thread that made the call
-    std::uint32_t srcDeviceId = 0;   ///< peer-to-peer Memcpy (MEMCPY2) only
-    std::uint32_t dstDeviceId = 0;   ///< peer-to-peer Memcpy (MEMCPY2) only
+    std::uint32_t threadId = 0; ///< Api only: the host thread that made the call
+    std::uint32_t srcDeviceId = 0; ///< peer-to-peer Memcpy (MEMCPY2) only
+    std::uint32_t dstDeviceId = 0; ///< peer-to-peer Memcpy (MEMCPY2) only
     std::uint8_t copyKind = 0;       ///< CUpti_ActivityMemcpyKind (Memcpy only)
-    bool peerToPeer = false;         ///< a MEMCPY2 record
+    bool peerToPeer = false; ///< a MEMCPY2 record
 };
 
 /// A GPU record (kernel, memcpy, memset) whose timestamps CUPTI has not filled in yet: a forced

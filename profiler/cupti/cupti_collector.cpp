@@ -206,7 +206,8 @@ public:
     Status bindStream(int stage, int device, void* stream)
     {
         std::uint32_t id = 0;
-        if (const CUptiResult r = cuptiGetStreamIdEx(nullptr, static_cast<CUstream>(stream), 0, &id); r != CUPTI_SUCCESS) {
+        if (const CUptiResult r = cuptiGetStreamIdEx(nullptr, static_cast<CUstream>(stream), 0, &id);
+            r != CUPTI_SUCCESS) {
             return detail::cuptiFailure("cuptiGetStreamIdEx", r);
         }
         std::lock_guard lock(m_mutex);
@@ -263,7 +264,8 @@ Result<std::unique_ptr<CuptiCollector>> CuptiCollector::start(TraceStore& store,
     }
     for (std::size_t i = 0; i < kKinds.size(); ++i) {
         const CUptiResult r = cuptiActivityEnable(kKinds[i]);
-        const bool optional = optionalKind(kKinds[i]) && (r == CUPTI_ERROR_NOT_SUPPORTED || r == CUPTI_ERROR_INVALID_KIND);
+        const bool optional =
+            optionalKind(kKinds[i]) && (r == CUPTI_ERROR_NOT_SUPPORTED || r == CUPTI_ERROR_INVALID_KIND);
         if (r != CUPTI_SUCCESS && !optional) {
             for (std::size_t j = 0; j < i; ++j) {
                 cuptiActivityDisable(kKinds[j]);

@@ -20,7 +20,10 @@ CuptiCollector::CuptiCollector(std::unique_ptr<Impl> impl) : m_impl(std::move(im
 CuptiCollector::~CuptiCollector() = default;
 Status CuptiCollector::pushActionTag(const ActionTag&) { return makeError(ErrorCode::Unavailable, "CUPTI not available in this build"); }
 Status CuptiCollector::popActionTag() { return makeError(ErrorCode::Unavailable, "CUPTI not available in this build"); }
-Status CuptiCollector::bindStream(int, int, void*) { return makeError(ErrorCode::Unavailable, "CUPTI not available in this build"); }
+Status CuptiCollector::bindStream(int, int, void*)
+{
+    return makeError(ErrorCode::Unavailable, "CUPTI not available in this build");
+}
 Status CuptiCollector::flush() { return makeError(ErrorCode::Unavailable, "CUPTI not available in this build"); }
 Status CuptiCollector::stop() { return ok(); }
 CollectorStats CuptiCollector::stats() const { return {}; }

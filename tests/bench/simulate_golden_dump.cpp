@@ -8,9 +8,10 @@
 #include "runtime/plan/schedule/catalogue.h"
 #include "runtime/plan/schedule/validate.h"
 #include "runtime/plan/sim/simulator.h"
+
+#include <algorithm>
 #include <cstdio>
 #include <random>
-#include <algorithm>
 using namespace bs;
 static unsigned long long h = 1469598103934665603ull;
 static void mix(long long v) { h ^= static_cast<unsigned long long>(v); h *= 1099511628211ull; }

@@ -10,8 +10,8 @@
 //   train_bench ttt-replay [steps]          deep preset: cost-model replay of 1f1b and paci with one
 //                                           paci run's per-stage mean F/B/U (the figure without noise)
 #include "runtime/plan/config/config_presets.h"
-#include "runtime/train/exec/run_session.h"
 #include "runtime/plan/sim/simulator.h"
+#include "runtime/train/exec/run_session.h"
 
 #include <algorithm>
 #include <chrono>

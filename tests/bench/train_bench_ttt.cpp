@@ -10,10 +10,10 @@
 // identical work, so their busy-time ratio is the machine's speed change between the runs; the
 // busy-normalised ratios divide it out.
 #include "runtime/plan/config/config_presets.h"
-#include "runtime/train/exec/run_session.h"
-#include "runtime/train/exec/unit_profile.h"
 #include "runtime/plan/partition/partition_choice.h"
 #include "runtime/plan/sim/simulator.h"
+#include "runtime/train/exec/run_session.h"
+#include "runtime/train/exec/unit_profile.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -7,10 +7,10 @@
 //
 //   calibration_replay_diag OUT_DIR [--warm-up]     (--warm-up: RunSession::warmUp first)
 //   chrt -f 50 calibration_replay_diag ...          (no preemption by other processes)
-#include "runtime/train/exec/run_session.h"
 #include "runtime/plan/rundir/run_loader.h"
 #include "runtime/plan/schedule/catalogue.h"
 #include "runtime/plan/sim/scheduler_core.h"
+#include "runtime/train/exec/run_session.h"
 #include "tests/support/tiny_run_config.h"
 #include "ui/tuning/calibration.h"
 #include "ui/tuning/what_if.h"

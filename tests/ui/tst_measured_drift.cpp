@@ -15,11 +15,11 @@
 #include "ui/shell/run_figures.h"
 #include "ui/tuning/what_if.h"
 
-#include <nlohmann/json.hpp>
-
 #include <QDir>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <nlohmann/json.hpp>
 
 using namespace bs::ui;
 using Metric = ComparisonModel::Metric;

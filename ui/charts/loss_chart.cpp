@@ -325,7 +325,8 @@ void NoiseScaleChartView::draw()
     }
     setTitle(chart, hidesRuns() ? tr("Noise scale (some runs hidden)") : tr("Noise scale B_simple"),
         tr("Gradient noise scale B_simple = tr(Σ)/|G|² in samples: past it, a larger batch per update buys "
-           "less progress per sample") + hiddenNote());
+           "less progress per sample")
+            + hiddenNote());
     finishChart(chart, range.xMax, 0, range.yMax, tr("samples"));
 }
 

@@ -1,10 +1,10 @@
 #include "ui/shell/exporters.h"
 
+#include "base/atomic_file.h"
 #include "profiler/io/chrome_trace.h"
 #include "runtime/plan/config/config_toml.h"
 #include "runtime/plan/config/config_validate.h"
 #include "runtime/plan/export/export.h"
-#include "base/atomic_file.h"
 #include "ui/common/format.h"
 
 #include <QBuffer>

@@ -2,8 +2,6 @@
 // job (File > Open with a folder that holds *.json / *.json.gz traces and no config.toml).
 // The import, the measured bubbles and the calibration are the engine's (profiler/import,
 // runtime/plan/sim); this file only places the job in a compare slot like an opened run directory.
-#include "ui/shell/main_window.h"
-
 #include "profiler/analysis/analyze.h"
 #include "profiler/import/job_import.h"
 #include "profiler/import/measured_bubbles.h"
@@ -11,6 +9,7 @@
 #include "runtime/plan/sim/tuner.h"
 #include "ui/common/format.h"
 #include "ui/compare/compare_view.h"
+#include "ui/shell/main_window.h"
 #include "ui/shell/run_figures.h"
 #include "ui/timeline/timeline_index.h"
 

@@ -2,11 +2,10 @@
 // runtime/plan/rundir/checkpoint_state.h). The run starts in the top slot as a live run with the
 // checkpoint's settings; its metrics and trace continue in the same directory. A minimal hook
 // (issue 16 item 4): the checkpoint's steps before the resume are not redrawn in the live charts.
-#include "ui/shell/main_window.h"
-
 #include "runtime/plan/rundir/checkpoint_state.h"
 #include "ui/common/format.h"
 #include "ui/compare/compare_view.h"
+#include "ui/shell/main_window.h"
 #ifdef BS_HAVE_RUN_SESSION
 #include "ui/bridge/run_session_backend.h"
 #endif

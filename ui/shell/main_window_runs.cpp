@@ -1,11 +1,9 @@
 // MainWindow: the demo, live and simulated runs in their slots, live Apply and calibration.
-#include "ui/shell/main_window.h"
-
 #include "profiler/analysis/analyze.h"
-#include "runtime/plan/sim/simulator.h"
 #include "profiler/io/chrome_trace.h"
 #include "runtime/plan/rundir/run_dir_reader.h"
 #include "runtime/plan/schedule/catalogue.h"
+#include "runtime/plan/sim/simulator.h"
 #include "ui/bridge/simulated_backend.h"
 #include "ui/charts/loss_chart.h"
 #include "ui/charts/metric_series.h"
@@ -13,6 +11,7 @@
 #include "ui/charts/stage_charts.h"
 #include "ui/common/format.h"
 #include "ui/compare/compare_view.h"
+#include "ui/shell/main_window.h"
 #ifdef BS_HAVE_RUN_SESSION
 #include "ui/bridge/run_session_backend.h"
 #endif

@@ -4,6 +4,7 @@
 // simulations; a check puts the calibrated prediction of each run's own settings next to what the
 // run measured. One Calibration object serves the sliders, Suggest and the check. Pure C++ (no Qt).
 
+#include "base/result.h"
 #include "profiler/analysis/report.h"
 #include "profiler/trace/trace_store.h"
 #include "runtime/plan/sim/cost_fit.h"
@@ -13,8 +14,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include "base/result.h"
 
 namespace bs::ui {
 

@@ -5,8 +5,8 @@
 
 #include "runtime/plan/config/run_config.h"
 #include "runtime/plan/sim/tuner.h"
-#include "ui/tuning/calibration.h"
 #include "ui/timeline/timeline_index.h"
+#include "ui/tuning/calibration.h"
 
 #include <memory>
 #include <string>

@@ -7,8 +7,14 @@
 namespace bs {
 
 namespace {
-std::int64_t i64(int v) { return static_cast<std::int64_t>(v); }
-double f64(int v) { return static_cast<double>(v); }
+std::int64_t i64(int v)
+{
+    return static_cast<std::int64_t>(v);
+}
+double f64(int v)
+{
+    return static_cast<double>(v);
+}
 } // namespace
 
 std::int64_t GptShape::blockParams() const
@@ -18,7 +24,10 @@ std::int64_t GptShape::blockParams() const
     return 12 * d * d + 13 * d;
 }
 
-std::int64_t GptShape::embeddingParams() const { return i64(vocab) * i64(dModel) + i64(seqLen) * i64(dModel); }
+std::int64_t GptShape::embeddingParams() const
+{
+    return i64(vocab) * i64(dModel) + i64(seqLen) * i64(dModel);
+}
 
 std::int64_t GptShape::headParams() const
 {
@@ -26,7 +35,10 @@ std::int64_t GptShape::headParams() const
     return lnF + (tiedHead ? 0 : i64(vocab) * i64(dModel));
 }
 
-std::int64_t GptShape::totalParams() const { return embeddingParams() + i64(layers) * blockParams() + headParams(); }
+std::int64_t GptShape::totalParams() const
+{
+    return embeddingParams() + i64(layers) * blockParams() + headParams();
+}
 
 double GptShape::blockForwardFlops(int microBatch) const
 {
@@ -46,7 +58,7 @@ std::int64_t GptShape::blockActivationBytes(int microBatch) const
     const std::int64_t sb = i64(seqLen) * i64(microBatch);
     const std::int64_t sbh = sb * i64(dModel);
     const std::int64_t e = activationBytes;
-    const std::int64_t published = 17 * e * sbh;     // 34·s·b·h elements at e bytes
+    const std::int64_t published = 17 * e * sbh; // 34·s·b·h elements at e bytes
     const std::int64_t residual = 2 * (4 - e) * sbh; // LayerNorm inputs: fp32 whatever e is
     const std::int64_t attention = fusedAttention ? e * sbh + 4 * i64(heads) * sb // output + log-sum-exp
                                                   : 5 * e * i64(heads) * i64(seqLen) * sb / 2; // 5·a·s²·b elements
@@ -56,7 +68,10 @@ std::int64_t GptShape::blockActivationBytes(int microBatch) const
     return published + residual + attention + weightCopies;
 }
 
-std::int64_t GptShape::hiddenBytes(int microBatch) const { return i64(seqLen) * i64(microBatch) * i64(dModel) * 4; }
+std::int64_t GptShape::hiddenBytes(int microBatch) const
+{
+    return i64(seqLen) * i64(microBatch) * i64(dModel) * 4;
+}
 
 std::int64_t GptShape::headActivationBytes(int microBatch) const
 {
@@ -78,13 +93,16 @@ Result<GptShape> gptPreset(const std::string& name)
         return GptShape{.layers = 24, .dModel = 1024, .heads = 16, .seqLen = 1024, .vocab = 50257, .dropout = 0.1};
     }
     return makeError(ErrorCode::InvalidArgument, "unknown model preset '" + name + "'",
-                     "model.preset: allowed values are tiny, small, deep, gpt2-medium");
+        "model.preset: allowed values are tiny, small, deep, gpt2-medium");
 }
 
-std::vector<std::string> gptPresetNames() { return {"tiny", "small", "deep", "gpt2-medium"}; }
+std::vector<std::string> gptPresetNames()
+{
+    return {"tiny", "small", "deep", "gpt2-medium"};
+}
 
-Result<StagePartition> partitionLayers(const GptShape& shape, int stages, int microBatch,
-                                       const std::vector<int>& explicitCounts)
+Result<StagePartition> partitionLayers(
+    const GptShape& shape, int stages, int microBatch, const std::vector<int>& explicitCounts)
 {
     if (stages < 1) {
         return makeError(ErrorCode::InvalidArgument, "stages must be at least 1", "pipeline.stages");
@@ -96,15 +114,15 @@ Result<StagePartition> partitionLayers(const GptShape& shape, int stages, int mi
     if (!explicitCounts.empty()) {
         if (static_cast<int>(explicitCounts.size()) != stages) {
             return makeError(ErrorCode::InvalidArgument,
-                             "stage layer list has " + std::to_string(explicitCounts.size()) + " entries, expected "
-                                 + std::to_string(stages) + " (one per stage)",
-                             "pipeline.layers_per_stage");
+                "stage layer list has " + std::to_string(explicitCounts.size()) + " entries, expected "
+                    + std::to_string(stages) + " (one per stage)",
+                "pipeline.layers_per_stage");
         }
         const bool negative = std::any_of(explicitCounts.begin(), explicitCounts.end(), [](int c) { return c < 0; });
         if (negative || std::accumulate(explicitCounts.begin(), explicitCounts.end(), 0) != layers) {
             return makeError(ErrorCode::InvalidArgument,
-                             "stage layer counts must be >= 0 and sum to model.layers = " + std::to_string(layers),
-                             "pipeline.layers_per_stage");
+                "stage layer counts must be >= 0 and sum to model.layers = " + std::to_string(layers),
+                "pipeline.layers_per_stage");
         }
         part.layerCount = explicitCounts;
     } else {
@@ -125,8 +143,8 @@ Result<StagePartition> partitionLayers(const GptShape& shape, int stages, int mi
             for (std::size_t l = 0; l <= L; ++l) {
                 for (std::size_t k = 0; k <= l; ++k) { // stage s takes blocks [k, l)
                     const double stageCost = static_cast<double>(l - k) * block + extra;
-                    const Cost cost{std::max(best[s - 1][k].first, stageCost),
-                                    best[s - 1][k].second + stageCost * stageCost};
+                    const Cost cost{
+                        std::max(best[s - 1][k].first, stageCost), best[s - 1][k].second + stageCost * stageCost};
                     if (cost < best[s][l]) {
                         best[s][l] = cost;
                         cut[s][l] = k;
@@ -150,7 +168,10 @@ Result<StagePartition> partitionLayers(const GptShape& shape, int stages, int mi
     return part;
 }
 
-int layerUnitCount(const GptShape& shape) { return std::max(shape.layers, 0) + 3; }
+int layerUnitCount(const GptShape& shape)
+{
+    return std::max(shape.layers, 0) + 3;
+}
 
 std::string layerUnitName(const GptShape& shape, int unit)
 {
@@ -163,8 +184,8 @@ std::string layerUnitName(const GptShape& shape, int unit)
     return unit == shape.layers + 1 ? "final norm" : "head";
 }
 
-Result<StagePartition> partitionFromUnits(const GptShape& shape, int stages, const std::vector<int>& unitCounts,
-                                          const std::string& field)
+Result<StagePartition> partitionFromUnits(
+    const GptShape& shape, int stages, const std::vector<int>& unitCounts, const std::string& field)
 {
     const int units = layerUnitCount(shape);
     if (stages < 1) {
@@ -172,8 +193,8 @@ Result<StagePartition> partitionFromUnits(const GptShape& shape, int stages, con
     }
     if (static_cast<int>(unitCounts.size()) != stages) {
         return makeError(ErrorCode::InvalidArgument,
-            field + " has " + std::to_string(unitCounts.size()) + " entries; allowed: one per stage (pipeline.stages = "
-                + std::to_string(stages) + ")",
+            field + " has " + std::to_string(unitCounts.size())
+                + " entries; allowed: one per stage (pipeline.stages = " + std::to_string(stages) + ")",
             field);
     }
     long long sum = 0;
@@ -188,8 +209,8 @@ Result<StagePartition> partitionFromUnits(const GptShape& shape, int stages, con
     }
     if (sum != units) {
         return makeError(ErrorCode::InvalidArgument,
-            field + " sums to " + std::to_string(sum) + "; allowed: a sum equal to the layer units, model.layers + 3 = "
-                + std::to_string(units),
+            field + " sums to " + std::to_string(sum)
+                + "; allowed: a sum equal to the layer units, model.layers + 3 = " + std::to_string(units),
             field);
     }
     StagePartition part;

@@ -21,12 +21,12 @@ struct GptShape
     double dropout = 0.0;
     /// How the runtime keeps what a block saves for backward (memory estimates: pre-flight, the
     /// simulator's peaks). Not model-shape fields of a config: the run's precision and LibTorch.
-    int activationBytes = 4;     ///< element size of the matmul in/outputs: 4 fp32, 2 bf16 (autocast)
+    int activationBytes = 4; ///< element size of the matmul in/outputs: 4 fp32, 2 bf16 (autocast)
     bool fusedAttention = false; ///< scaled_dot_product_attention (LibTorch 2.x): no (T, T) scores kept
 
-    std::int64_t blockParams() const;     ///< parameters of one transformer block
+    std::int64_t blockParams() const; ///< parameters of one transformer block
     std::int64_t embeddingParams() const; ///< token + position embeddings
-    std::int64_t headParams() const;      ///< final LayerNorm + LM head
+    std::int64_t headParams() const; ///< final LayerNorm + LM head
     std::int64_t totalParams() const;
 
     /// Forward FLOPs for `microBatch` sequences (matmuls only; 2 FLOPs per multiply-add).
@@ -72,12 +72,12 @@ struct StagePartition
 
 /// Balanced partition by forward cost; `explicitCounts` (one per stage, summing to layers)
 /// overrides it. Errors name the field.
-Result<StagePartition> partitionLayers(const GptShape& shape, int stages, int microBatch,
-                                       const std::vector<int>& explicitCounts = {});
+Result<StagePartition> partitionLayers(
+    const GptShape& shape, int stages, int microBatch, const std::vector<int>& explicitCounts = {});
 
 /// The partition given as layer units per stage (each >= 1, summing to layerUnitCount()). Errors
 /// name `field` (pipeline.partition).
 Result<StagePartition> partitionFromUnits(const GptShape& shape, int stages, const std::vector<int>& unitCounts,
-                                          const std::string& field = "pipeline.partition");
+    const std::string& field = "pipeline.partition");
 
 } // namespace bs

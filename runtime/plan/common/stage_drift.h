@@ -14,7 +14,7 @@ namespace bs::runtime {
 struct StageDrift
 {
     int stage = 0; ///< model stage (0..p·v − 1)
-    int rank = 0;  ///< the rank that holds it
+    int rank = 0; ///< the rank that holds it
     int chunk = 0; ///< its index among the rank's stages, in stage order (loop: stage / p)
     int maxLag = 0; ///< most updates a backward crossed there (measured)
     std::int64_t samples = 0; ///< sampled micro-batches (DriftStats::driftSamples)
@@ -27,10 +27,10 @@ struct StageDrift
 struct RunDrift
 {
     std::vector<StageDrift> stages; ///< in model-stage order
-    std::int64_t samples = 0;       ///< all stages' samples
-    double meanDrift = 0.0;         ///< over every sample of every stage (sample-weighted)
-    double maxDrift = 0.0;          ///< the largest stage's
-    int maxLag = 0;                 ///< the largest stage's
+    std::int64_t samples = 0; ///< all stages' samples
+    double meanDrift = 0.0; ///< over every sample of every stage (sample-weighted)
+    double maxDrift = 0.0; ///< the largest stage's
+    int maxLag = 0; ///< the largest stage's
 
     /// Whether the run measured drift at all (a real run with tensors; simulated runs have none).
     bool measured() const { return samples > 0; }

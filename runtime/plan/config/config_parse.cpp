@@ -1,7 +1,6 @@
 // parseRunConfig / loadRunConfig: toml++ parses, TableReader maps keys to fields strictly.
-#include "runtime/plan/config/config_toml.h"
-
 #include "base/bounded_read.h"
+#include "runtime/plan/config/config_toml.h"
 
 #include <toml++/toml.h>
 

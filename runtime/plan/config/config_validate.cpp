@@ -103,8 +103,9 @@ void checkModel(Checker& c, const ModelConfig& model)
     c.intRange("model.vocab", s.vocab, 2, kMaxVocab);
     c.realRange("model.dropout", s.dropout, 0.0, 1.0, false, true);
     if (!model.dtype.empty() && model.dtype != "fp32" && model.dtype != "bf16") {
-        c.fail("model.dtype", "model.dtype = " + quoted(model.dtype)
-                                  + " is not allowed; allowed: \"fp32\", \"bf16\" (or leave it out: bf16 on CUDA, fp32 on the CPU)");
+        c.fail("model.dtype",
+            "model.dtype = " + quoted(model.dtype)
+                + " is not allowed; allowed: \"fp32\", \"bf16\" (or leave it out: bf16 on CUDA, fp32 on the CPU)");
     }
 }
 
@@ -115,29 +116,34 @@ bool checkUnitPartition(Checker& c, const RunConfig& cfg)
     const PipelineConfig& p = cfg.pipeline;
     c.realRange("pipeline.memory_budget_mib", p.memoryBudgetMiB, 0.0, 1e9);
     if (p.partition != "flops" && p.partition != "measured" && p.partition != "explicit") {
-        c.fail("pipeline.partition", "pipeline.partition = " + quoted(p.partition)
-                                         + " is not allowed; allowed values: \"flops\", \"measured\" or an array of "
-                                           "layer units per stage");
+        c.fail("pipeline.partition",
+            "pipeline.partition = " + quoted(p.partition)
+                + " is not allowed; allowed values: \"flops\", \"measured\" or an array of "
+                  "layer units per stage");
         return false;
     }
     if (p.partition == "flops") {
         if (!p.partitionUnits.empty()) {
-            c.fail("pipeline.partition", "pipeline.partition is \"flops\" but lists layer units; allowed: the list alone");
+            c.fail(
+                "pipeline.partition", "pipeline.partition is \"flops\" but lists layer units; allowed: the list alone");
         }
         return false;
     }
     if (!p.layersPerStage.empty()) {
-        c.fail("pipeline.partition", "pipeline.partition = " + (p.partition == "explicit" ? std::string("[...]") : quoted(p.partition))
-                                         + " and pipeline.layers_per_stage are both set; allowed: one of them");
+        c.fail("pipeline.partition",
+            "pipeline.partition = " + (p.partition == "explicit" ? std::string("[...]") : quoted(p.partition))
+                + " and pipeline.layers_per_stage are both set; allowed: one of them");
     }
     const int units = layerUnitCount(cfg.model.shape);
     if (p.partition == "measured") {
         if (!p.partitionUnits.empty()) {
-            c.fail("pipeline.partition", "pipeline.partition is \"measured\" but lists layer units; allowed: the list alone");
+            c.fail("pipeline.partition",
+                "pipeline.partition is \"measured\" but lists layer units; allowed: the list alone");
         }
         if (p.stages > units) {
-            c.fail("pipeline.stages", "pipeline.stages = " + std::to_string(p.stages) + " exceeds the layer units, model.layers + 3 = "
-                                          + std::to_string(units) + "; allowed: 1.." + std::to_string(units));
+            c.fail("pipeline.stages",
+                "pipeline.stages = " + std::to_string(p.stages) + " exceeds the layer units, model.layers + 3 = "
+                    + std::to_string(units) + "; allowed: 1.." + std::to_string(units));
         }
         return true;
     }
@@ -160,35 +166,38 @@ void checkPlacement(Checker& c, const RunConfig& cfg, const ScheduleInfo* info)
     }
     const std::string own(placementName(info->placement));
     if (!p.placement.empty() && placementFromName(p.placement) && p.placement != own) {
-        c.fail("pipeline.placement", "pipeline.placement = \"" + p.placement + "\" does not fit " + info->name
-                                         + "; allowed for " + info->name + ": \"" + own + "\" or \"\"");
+        c.fail("pipeline.placement",
+            "pipeline.placement = \"" + p.placement + "\" does not fit " + info->name + "; allowed for " + info->name
+                + ": \"" + own + "\" or \"\"");
     }
     const int least = info->placement == Placement::Loop ? 2 : info->defaultStagesPerRank;
     if (p.stagesPerRank > 0 && p.stagesPerRank <= kMaxStagesPerRank
         && (p.stagesPerRank < least || p.stagesPerRank > info->maxStagesPerRank)) {
         c.fail("pipeline.stages_per_rank",
-               "pipeline.stages_per_rank = " + std::to_string(p.stagesPerRank) + " does not fit " + info->name
-                   + "; allowed: 0 or "
-                   + (least == info->maxStagesPerRank ? std::to_string(least)
-                                                      : std::to_string(least) + ".." + std::to_string(info->maxStagesPerRank)));
+            "pipeline.stages_per_rank = " + std::to_string(p.stagesPerRank) + " does not fit " + info->name
+                + "; allowed: 0 or "
+                + (least == info->maxStagesPerRank
+                        ? std::to_string(least)
+                        : std::to_string(least) + ".." + std::to_string(info->maxStagesPerRank)));
     }
     if (info->needsMicrobatchesMultipleOfRanks && p.stages >= 1 && p.microbatches % p.stages != 0) {
-        c.fail("pipeline.microbatches", "pipeline.microbatches = " + std::to_string(p.microbatches) + " for " + info->name
-                                            + " must be a multiple of pipeline.stages = " + std::to_string(p.stages));
+        c.fail("pipeline.microbatches",
+            "pipeline.microbatches = " + std::to_string(p.microbatches) + " for " + info->name
+                + " must be a multiple of pipeline.stages = " + std::to_string(p.stages));
     }
     const int v = info->stagesPerRank(p.stagesPerRank);
     const int layers = cfg.model.shape.layers;
     if (v > 1 && v >= least && v <= info->maxStagesPerRank && p.stages >= 1 && p.stages * v > layers) {
-        c.fail("pipeline.stages_per_rank", "pipeline.stages x pipeline.stages_per_rank = " + std::to_string(p.stages * v)
-                                               + " model chunks for " + info->name + " exceed model.layers = "
-                                               + std::to_string(layers) + "; allowed: at most "
-                                               + std::to_string(layers) + " chunks (each needs a block)");
+        c.fail("pipeline.stages_per_rank",
+            "pipeline.stages x pipeline.stages_per_rank = " + std::to_string(p.stages * v) + " model chunks for "
+                + info->name + " exceed model.layers = " + std::to_string(layers) + "; allowed: at most "
+                + std::to_string(layers) + " chunks (each needs a block)");
     }
     if (info->minMicrobatchesPerRank > 0 && p.microbatches < info->minMicrobatchesPerRank * p.stages) {
-        c.fail("pipeline.microbatches", "pipeline.microbatches = " + std::to_string(p.microbatches) + " is too few for "
-                                            + info->name + "; allowed: >= " + std::to_string(info->minMicrobatchesPerRank)
-                                            + " x pipeline.stages = "
-                                            + std::to_string(info->minMicrobatchesPerRank * p.stages));
+        c.fail("pipeline.microbatches",
+            "pipeline.microbatches = " + std::to_string(p.microbatches) + " is too few for " + info->name
+                + "; allowed: >= " + std::to_string(info->minMicrobatchesPerRank)
+                + " x pipeline.stages = " + std::to_string(info->minMicrobatchesPerRank * p.stages));
     }
 }
 
@@ -247,12 +256,13 @@ void checkPipeline(Checker& c, const RunConfig& cfg)
     if (info && !window && p.accum != 0 && p.accum != p.microbatches) {
         c.fail("pipeline.accum",
             "pipeline.accum = " + std::to_string(p.accum) + " is only used by "
-                + scheduleNamesWhere([](const ScheduleInfo& i) { return i.takesAccumWindow(); }) + "; allowed for " + schedule
-                + ": 0 or pipeline.microbatches = " + std::to_string(p.microbatches));
+                + scheduleNamesWhere([](const ScheduleInfo& i) { return i.takesAccumWindow(); }) + "; allowed for "
+                + schedule + ": 0 or pipeline.microbatches = " + std::to_string(p.microbatches));
     }
     if (window && p.accum > 0 && p.microbatches >= 1 && p.microbatches % p.accum != 0) {
-        c.fail("pipeline.accum", "pipeline.accum = " + std::to_string(p.accum) + " must divide pipeline.microbatches = "
-                                     + std::to_string(p.microbatches) + " so every update applies whole windows");
+        c.fail("pipeline.accum",
+            "pipeline.accum = " + std::to_string(p.accum) + " must divide pipeline.microbatches = "
+                + std::to_string(p.microbatches) + " so every update applies whole windows");
     }
     c.intRange("pipeline.micro_batch_size", p.microBatchSize, 1, kMaxMicrobatches);
     c.intRange("pipeline.extra_depth", p.extraDepth, 0, kMaxStages);

@@ -102,8 +102,7 @@ std::string toToml(const RunConfig& c)
         o << "stages_per_rank = " << p.stagesPerRank << "  # 0 = the schedule's own\n"
           << "placement = " << tomlString(p.placement) << "  # one-per-rank, loop, v; \"\" = the schedule's own\n";
     }
-    o
-      << "layers_per_stage = " << tomlIntList(p.layersPerStage) << "  # [] = balanced by cost\n"
+    o << "layers_per_stage = " << tomlIntList(p.layersPerStage) << "  # [] = balanced by cost\n"
       << "partition = " << (p.partition == "explicit" ? tomlIntList(p.partitionUnits) : tomlString(p.partition))
       << "  # \"flops\", \"measured\" or layer units per stage (embedding, blocks, final norm, head)\n"
       << "memory_budget_mib = " << tomlFloat(p.memoryBudgetMiB) << "  # per stage, measured partition; 0 = none\n\n";
@@ -120,7 +119,8 @@ std::string toToml(const RunConfig& c)
       << "total_steps = " << opt.totalSteps << "  # 0 = training.steps\n"
       << "min_lr = " << tomlFloat(opt.minLr) << "\n"
       << "decay = " << tomlString(opt.decay) << "  # cosine or constant\n"
-      << "lr_scaling = " << tomlString(opt.lrScaling) << "  # sqrt, linear, none: lr and steps follow m*b vs base_global_batch\n"
+      << "lr_scaling = " << tomlString(opt.lrScaling)
+      << "  # sqrt, linear, none: lr and steps follow m*b vs base_global_batch\n"
       << "base_global_batch = " << opt.baseGlobalBatch << "  # sequences; 0 = the run's first m*b\n\n";
     o << "[data]\n"
       << "spec = " << tomlString(c.data.spec) << "  # synthetic, text:PATH, bin:PATH\n"

@@ -8,8 +8,9 @@ bool operator==(const ModelConfig& a, const ModelConfig& b)
 {
     const GptShape& x = a.shape;
     const GptShape& y = b.shape;
-    return a.preset == b.preset && a.dtype == b.dtype && a.recompute == b.recompute && x.layers == y.layers && x.dModel == y.dModel && x.heads == y.heads
-        && x.seqLen == y.seqLen && x.vocab == y.vocab && x.tiedHead == y.tiedHead && x.dropout == y.dropout;
+    return a.preset == b.preset && a.dtype == b.dtype && a.recompute == b.recompute && x.layers == y.layers
+        && x.dModel == y.dModel && x.heads == y.heads && x.seqLen == y.seqLen && x.vocab == y.vocab
+        && x.tiedHead == y.tiedHead && x.dropout == y.dropout;
 }
 
 std::string effectiveDtype(const RunConfig& config)

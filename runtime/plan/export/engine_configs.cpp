@@ -29,19 +29,23 @@ std::string scheduleNote(const std::string& schedule, const std::string& engine,
     switch (info ? info->family : ScheduleFamily::Flush) {
     case ScheduleFamily::LocalAccumulation:
         return info->displayName + " has no equivalent in " + engine
-               + ": it flushes every global batch and updates all stages together (" + instead()
-               + "); expect the flush bubble that " + info->displayName + " removes.";
+            + ": it flushes every global batch and updates all stages together (" + instead()
+            + "); expect the flush bubble that " + info->displayName + " removes.";
     case ScheduleFamily::Asynchronous:
         return "Asynchronous '" + schedule + "' has no equivalent in " + engine + ": it runs " + instead()
-               + " instead.";
+            + " instead.";
     case ScheduleFamily::ZeroBubble:
         return "Zero-bubble '" + schedule + "' is approximated by " + engine + "'s closest schedule (see below).";
-    case ScheduleFamily::Flush: break;
+    case ScheduleFamily::Flush:
+        break;
     }
     return "Same schedule (" + schedule + ").";
 }
 
-int globalBatch(const RunConfig& c) { return c.pipeline.microbatches * c.pipeline.microBatchSize; }
+int globalBatch(const RunConfig& c)
+{
+    return c.pipeline.microbatches * c.pipeline.microBatchSize;
+}
 
 // torch.distributed.pipelining's name for the same order as get_schedule_class and torchtitan's
 // pipeline_parallel_schedule take it: the catalogue's PyTorch class without its "Schedule" prefix
@@ -70,9 +74,15 @@ int layersPerChunk(const RunConfig& c)
     return chunks > 0 && c.model.shape.layers % chunks == 0 ? c.model.shape.layers / chunks : 0;
 }
 
-std::string decayStyle(const RunConfig& c) { return c.optimizer.decay == "constant" ? "constant" : "cosine"; }
+std::string decayStyle(const RunConfig& c)
+{
+    return c.optimizer.decay == "constant" ? "constant" : "cosine";
+}
 
-int totalSteps(const RunConfig& c) { return c.optimizer.totalSteps > 0 ? c.optimizer.totalSteps : c.training.steps; }
+int totalSteps(const RunConfig& c)
+{
+    return c.optimizer.totalSteps > 0 ? c.optimizer.totalSteps : c.training.steps;
+}
 
 // Megatron's virtual pipeline stages run PyTorch's interleaved 1F1B order (the catalogue's trait).
 bool isMegatronInterleaved(const std::string& schedule)

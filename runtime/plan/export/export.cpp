@@ -50,12 +50,12 @@ Result<std::string> pytorchCsv(const RunConfig& config)
 {
     if (isAsynchronousSchedule(config.schedule.name)) {
         return makeError(ErrorCode::Unavailable,
-                         "pytorch-csv cannot express '" + config.schedule.name
-                             + "': PyTorch pipelining runs every schedule as a sequence of flushed global batches "
-                               "(step() = one batch, then optimizer.step() on all stages), so a schedule without a "
-                               "flush, with per-stage updates inside the stream or with stashed weight versions has no "
-                               "CSV form",
-                         "use --format toml (bubblescope-cli train runs it) or export a synchronous schedule");
+            "pytorch-csv cannot express '" + config.schedule.name
+                + "': PyTorch pipelining runs every schedule as a sequence of flushed global batches "
+                  "(step() = one batch, then optimizer.step() on all stages), so a schedule without a "
+                  "flush, with per-stage updates inside the stream or with stashed weight versions has no "
+                  "CSV form",
+            "use --format toml (bubblescope-cli train runs it) or export a synchronous schedule");
     }
     ScheduleParams params = toScheduleParams(config);
     params.batches = 1; // PyTorch's CSV describes one step(); updates are the optimizer's, outside it
@@ -80,7 +80,7 @@ Result<std::string> exportConfig(const RunConfig& config, const std::string& for
     }
     if (!known) {
         return makeError(ErrorCode::InvalidArgument, "format: unknown export format '" + format + "'",
-                         "allowed: " + allowedFormats());
+            "allowed: " + allowedFormats());
     }
     if (auto status = validate(config); !status) {
         return status.error();
@@ -91,11 +91,12 @@ Result<std::string> exportConfig(const RunConfig& config, const std::string& for
     // Embedded in scripts: a newline would end a header or comment line and start a command there.
     for (const auto& [field, value] : {std::pair<const char*, const std::string&>{"job-name", options.jobName},
              std::pair<const char*, const std::string&>{"config-name", options.configPath}}) {
-        const bool control = std::any_of(value.begin(), value.end(),
-            [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+        const bool control = std::any_of(
+            value.begin(), value.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
         if (value.empty() || control) {
             return makeError(ErrorCode::InvalidArgument,
-                std::string(field) + ": " + (value.empty() ? "empty" : "contains a newline or another control character"),
+                std::string(field) + ": "
+                    + (value.empty() ? "empty" : "contains a newline or another control character"),
                 "allowed: one line of printable characters");
         }
     }

@@ -13,7 +13,7 @@ namespace bs::runtime {
 
 struct ExportFormatInfo
 {
-    std::string name;    ///< the --format value
+    std::string name; ///< the --format value
     std::string summary; ///< one line: what it is and which engine version it targets
     std::string suggestedFileName;
 };

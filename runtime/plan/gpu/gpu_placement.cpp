@@ -8,7 +8,8 @@ namespace bs::runtime::gpu {
 Result<GpuPlan> planGpuRun(int stages, int gpus, bool ncclAvailable)
 {
     if (stages < 1) {
-        return makeError(ErrorCode::InvalidArgument, "a pipeline needs at least one stage", "stages " + std::to_string(stages));
+        return makeError(
+            ErrorCode::InvalidArgument, "a pipeline needs at least one stage", "stages " + std::to_string(stages));
     }
     if (gpus < 1) {
         return makeError(ErrorCode::Unavailable, "no CUDA GPU to place the stages on", "gpus " + std::to_string(gpus));
@@ -23,8 +24,11 @@ Result<GpuPlan> planGpuRun(int stages, int gpus, bool ncclAvailable)
     }
     plan.driver = used == 1 ? GpuDriver::SerialVirtualTime : GpuDriver::Threaded;
     for (int s = 0; s + 1 < stages; ++s) {
-        const bool same = plan.deviceOfStage[static_cast<std::size_t>(s)] == plan.deviceOfStage[static_cast<std::size_t>(s + 1)];
-        plan.linkAfterStage.push_back(same ? GpuTransport::SameDevice : ncclAvailable ? GpuTransport::Nccl : GpuTransport::PeerCopy);
+        const bool same =
+            plan.deviceOfStage[static_cast<std::size_t>(s)] == plan.deviceOfStage[static_cast<std::size_t>(s + 1)];
+        plan.linkAfterStage.push_back(same ? GpuTransport::SameDevice
+                : ncclAvailable            ? GpuTransport::Nccl
+                                           : GpuTransport::PeerCopy);
     }
     return plan;
 }
@@ -32,8 +36,10 @@ Result<GpuPlan> planGpuRun(int stages, int gpus, bool ncclAvailable)
 std::string_view driverName(GpuDriver driver)
 {
     switch (driver) {
-    case GpuDriver::SerialVirtualTime: return "serial";
-    case GpuDriver::Threaded: return "threaded";
+    case GpuDriver::SerialVirtualTime:
+        return "serial";
+    case GpuDriver::Threaded:
+        return "threaded";
     }
     return "unknown";
 }
@@ -41,9 +47,12 @@ std::string_view driverName(GpuDriver driver)
 std::string_view transportName(GpuTransport transport)
 {
     switch (transport) {
-    case GpuTransport::SameDevice: return "same-device";
-    case GpuTransport::Nccl: return "nccl";
-    case GpuTransport::PeerCopy: return "peer-copy";
+    case GpuTransport::SameDevice:
+        return "same-device";
+    case GpuTransport::Nccl:
+        return "nccl";
+    case GpuTransport::PeerCopy:
+        return "peer-copy";
     }
     return "unknown";
 }

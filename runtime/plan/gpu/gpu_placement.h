@@ -11,21 +11,23 @@
 namespace bs::runtime::gpu {
 
 /// How the stages are driven on the devices found.
-enum class GpuDriver {
+enum class GpuDriver
+{
     SerialVirtualTime, ///< one GPU: every stage on it, the serial virtual-time driver, real kernel times
-    Threaded,          ///< several GPUs: the threaded executor runs the stages concurrently
+    Threaded, ///< several GPUs: the threaded executor runs the stages concurrently
 };
 
 /// How activations and gradients move between stage devices.
-enum class GpuTransport {
+enum class GpuTransport
+{
     SameDevice, ///< consecutive stages share a device: no copy
-    Nccl,       ///< NCCL point-to-point on a dedicated stream
-    PeerCopy,   ///< cudaMemcpyPeerAsync on a dedicated stream (NCCL unavailable)
+    Nccl, ///< NCCL point-to-point on a dedicated stream
+    PeerCopy, ///< cudaMemcpyPeerAsync on a dedicated stream (NCCL unavailable)
 };
 
 struct GpuPlan
 {
-    std::vector<int> deviceOfStage;         ///< stage -> CUDA device index
+    std::vector<int> deviceOfStage; ///< stage -> CUDA device index
     GpuDriver driver = GpuDriver::SerialVirtualTime;
     std::vector<GpuTransport> linkAfterStage; ///< stage s -> s+1 (size stages − 1)
 };

@@ -27,7 +27,7 @@ using CuDeviceGetAttribute = CuResult (*)(int*, int, int);
 using CuGetErrorString = CuResult (*)(CuResult, const char**);
 constexpr int kAttrComputeMajor = 75; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 constexpr int kAttrComputeMinor = 76;
-constexpr CuResult kNoDevice = 100;   // CUDA_ERROR_NO_DEVICE
+constexpr CuResult kNoDevice = 100; // CUDA_ERROR_NO_DEVICE
 
 template<typename Fn>
 Fn symbol(void* lib, const char* name)
@@ -81,8 +81,8 @@ std::vector<RunDeviceChoice> runDeviceChoices()
     auto gpus = probeGpus();
     if (!gpus) {
         const std::string why = gpus.error().message.find("libcuda.so.1 not found") != std::string::npos
-                                  ? "no NVIDIA driver (libcuda.so.1 not found)"
-                                  : gpus.error().message;
+            ? "no NVIDIA driver (libcuda.so.1 not found)"
+            : gpus.error().message;
         out.push_back({"", "GPU: none (" + why + ")", why});
         return out;
     }
@@ -93,7 +93,8 @@ std::vector<RunDeviceChoice> runDeviceChoices()
     }
     const auto gib = [](std::int64_t bytes) {
         char buf[32];
-        std::snprintf(buf, sizeof buf, "%.0f GiB", static_cast<double>(bytes) / static_cast<double>(std::int64_t{1} << 30));
+        std::snprintf(
+            buf, sizeof buf, "%.0f GiB", static_cast<double>(bytes) / static_cast<double>(std::int64_t{1} << 30));
         return std::string(buf);
     };
     if (gpus->size() > 1) {
@@ -122,7 +123,7 @@ Result<std::vector<GpuDevice>> probeGpus()
     static void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (lib == nullptr) {
         return makeError(ErrorCode::Unavailable, "no CUDA GPU available (no CUDA driver: libcuda.so.1 not found)",
-                         "dlopen libcuda.so.1");
+            "dlopen libcuda.so.1");
     }
     const auto init = symbol<CuInit>(lib, "cuInit");
     const auto count = symbol<CuDeviceGetCount>(lib, "cuDeviceGetCount");
@@ -132,7 +133,8 @@ Result<std::vector<GpuDevice>> probeGpus()
     const auto attribute = symbol<CuDeviceGetAttribute>(lib, "cuDeviceGetAttribute");
     const auto errorString = symbol<CuGetErrorString>(lib, "cuGetErrorString");
     if (!init || !count || !get || !name || !total || !attribute) {
-        return makeError(ErrorCode::Unavailable, "no CUDA GPU available (the CUDA driver library lacks cuInit/cuDeviceGet*)");
+        return makeError(
+            ErrorCode::Unavailable, "no CUDA GPU available (the CUDA driver library lacks cuInit/cuDeviceGet*)");
     }
     if (const CuResult r = init(0); r != 0) {
         const char* text = nullptr;
@@ -140,8 +142,12 @@ Result<std::vector<GpuDevice>> probeGpus()
             errorString(r, &text);
         }
         return makeError(ErrorCode::Unavailable,
-                         std::string("no CUDA GPU available (") + (r == kNoDevice ? "0 devices" : text ? text : "cuInit failed") + ")",
-                         "cuInit -> " + std::to_string(r));
+            std::string("no CUDA GPU available (")
+                + (r == kNoDevice ? "0 devices"
+                        : text    ? text
+                                  : "cuInit failed")
+                + ")",
+            "cuInit -> " + std::to_string(r));
     }
     int n = 0;
     if (count(&n) != 0 || n == 0) {

@@ -60,8 +60,9 @@ Result<PartitionChoice> choosePartition(const RunConfig& config, const std::vect
         counts = part->unitCount;
     } else {
         return makeError(ErrorCode::InvalidArgument,
-            "pipeline.partition = \"" + p.partition + "\" is not allowed; allowed values: \"flops\", \"measured\" or an "
-                "array of layer units per stage",
+            "pipeline.partition = \"" + p.partition
+                + "\" is not allowed; allowed values: \"flops\", \"measured\" or an "
+                  "array of layer units per stage",
             "pipeline.partition");
     }
     auto part = partitionFromUnits(shape, stages, counts);
@@ -76,7 +77,8 @@ Result<PartitionChoice> choosePartition(const RunConfig& config, const std::vect
             return makeError(ErrorCode::InvalidArgument,
                 "stage " + std::to_string(s) + " of the " + p.partition + " partition needs "
                     + std::to_string(choice.plan.stageBytes[s] / (1024 * 1024)) + " MiB, over the budget of "
-                    + std::to_string(choice.budgetBytes / (1024 * 1024)) + " MiB; allowed: partition = \"measured\" or a "
+                    + std::to_string(choice.budgetBytes / (1024 * 1024))
+                    + " MiB; allowed: partition = \"measured\" or a "
                       "larger budget",
                 "pipeline.memory_budget_mib");
         }
@@ -91,17 +93,10 @@ void to_json(nlohmann::json& j, const PartitionChoice& c)
         units.push_back({{"forward_ms", u.forwardMs}, {"backward_ms", u.backwardMs}, {"static_bytes", u.staticBytes},
             {"param_bytes", u.paramBytes}, {"activation_bytes", u.activationBytes}});
     }
-    j = {{"mode", c.mode},
-         {"costs", c.costsMeasured ? "measured" : "flops"},
-         {"units_per_stage", c.plan.unitCount},
-         {"layers_per_stage", c.layersPerStage},
-         {"stage_ms", c.plan.stageMs},
-         {"stage_bytes", c.plan.stageBytes},
-         {"slowest_ms", c.plan.slowestMs},
-         {"mean_ms", c.plan.meanMs},
-         {"imbalance", c.plan.imbalance()},
-         {"budget_bytes", c.budgetBytes},
-         {"unit_costs", units}};
+    j = {{"mode", c.mode}, {"costs", c.costsMeasured ? "measured" : "flops"}, {"units_per_stage", c.plan.unitCount},
+        {"layers_per_stage", c.layersPerStage}, {"stage_ms", c.plan.stageMs}, {"stage_bytes", c.plan.stageBytes},
+        {"slowest_ms", c.plan.slowestMs}, {"mean_ms", c.plan.meanMs}, {"imbalance", c.plan.imbalance()},
+        {"budget_bytes", c.budgetBytes}, {"unit_costs", units}};
 }
 
 } // namespace bs::runtime

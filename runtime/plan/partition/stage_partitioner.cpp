@@ -45,9 +45,13 @@ int demandAt(const std::vector<int>& v, std::size_t stage)
     return stage < v.size() ? std::max(v[stage], 1) : 1;
 }
 
-double stageTime(const Prefix& pre, std::size_t begin, std::size_t end) { return pre.ms[end] - pre.ms[begin]; }
+double stageTime(const Prefix& pre, std::size_t begin, std::size_t end)
+{
+    return pre.ms[end] - pre.ms[begin];
+}
 
-std::int64_t stageBytes(const Prefix& pre, const StageDemand& demand, std::size_t stage, std::size_t begin, std::size_t end)
+std::int64_t stageBytes(
+    const Prefix& pre, const StageDemand& demand, std::size_t stage, std::size_t begin, std::size_t end)
 {
     const std::int64_t copies = demandAt(demand.weightVersions, stage) - 1;
     return (pre.statics[end] - pre.statics[begin]) + copies * (pre.params[end] - pre.params[begin])
@@ -102,7 +106,8 @@ PartitionPlan evaluatePartition(const PartitionProblem& problem, const std::vect
     std::size_t begin = 0;
     double total = 0.0;
     for (std::size_t s = 0; s < unitCount.size(); ++s) {
-        const std::size_t end = std::min(begin + static_cast<std::size_t>(std::max(unitCount[s], 0)), problem.units.size());
+        const std::size_t end =
+            std::min(begin + static_cast<std::size_t>(std::max(unitCount[s], 0)), problem.units.size());
         const double t = stageTime(pre, begin, end);
         plan.stageMs.push_back(t);
         plan.stageBytes.push_back(stageBytes(pre, problem.demand, s, begin, end));
@@ -130,8 +135,8 @@ Result<PartitionPlan> partitionStages(const PartitionProblem& problem)
     const bool sized = (problem.demand.inflight.empty() || problem.demand.inflight.size() == p)
         && (problem.demand.weightVersions.empty() || problem.demand.weightVersions.size() == p);
     if (!sized) {
-        return makeError(ErrorCode::InvalidArgument, "the schedule's per-stage demand does not match the stages",
-                         "pipeline.stages");
+        return makeError(
+            ErrorCode::InvalidArgument, "the schedule's per-stage demand does not match the stages", "pipeline.stages");
     }
     const Prefix pre(problem.units);
     // best[s][l]: (slowest stage, sum of squared stage times) for units [0, l) on stages [0, s).
@@ -161,8 +166,8 @@ Result<PartitionPlan> partitionStages(const PartitionProblem& problem)
     }
     if (std::isinf(best[p][n].first)) {
         return makeError(ErrorCode::InvalidArgument,
-            "no split of " + std::to_string(n) + " layer units over " + std::to_string(p) + " stages fits the budget of "
-                + mib(problem.budgetBytes) + " per stage; the least any split needs is "
+            "no split of " + std::to_string(n) + " layer units over " + std::to_string(p)
+                + " stages fits the budget of " + mib(problem.budgetBytes) + " per stage; the least any split needs is "
                 + mib(leastBudget(pre, problem.demand, n, p)),
             "pipeline.memory_budget_mib");
     }
@@ -199,19 +204,21 @@ std::vector<UnitCost> flopsUnitCosts(const GptShape& shape, int microBatch)
     constexpr std::int64_t kFloat = 4;
     // fp32 weights, gradients and AdamW's two moments: 4 copies of the weights.
     auto unit = [&](double forwardFlops, std::int64_t params, std::int64_t activations) {
-        return UnitCost{forwardFlops / kFlopsPerMs, 2.0 * forwardFlops / kFlopsPerMs, 4 * kFloat * params, kFloat * params,
-                        activations};
+        return UnitCost{forwardFlops / kFlopsPerMs, 2.0 * forwardFlops / kFlopsPerMs, 4 * kFloat * params,
+            kFloat * params, activations};
     };
     std::vector<UnitCost> units;
     // Embedding: a gather and an add per element (its backward a scatter-add): bandwidth, not matmuls.
     units.push_back(unit(2.0 * tokens * static_cast<double>(d), shape.embeddingParams(), kFloat * tok * d));
     for (int i = 0; i < shape.layers; ++i) {
-        units.push_back(unit(shape.blockForwardFlops(microBatch), shape.blockParams(), shape.blockActivationBytes(microBatch)));
+        units.push_back(
+            unit(shape.blockForwardFlops(microBatch), shape.blockParams(), shape.blockActivationBytes(microBatch)));
     }
-    units.push_back(unit(8.0 * tokens * static_cast<double>(d), 2 * d, kFloat * tok * d)); // LayerNorm: ~8 ops an element
+    units.push_back(
+        unit(8.0 * tokens * static_cast<double>(d), 2 * d, kFloat * tok * d)); // LayerNorm: ~8 ops an element
     // Head: the matmul plus softmax / cross-entropy (~5 ops per logit); logits and their softmax kept.
     units.push_back(unit(shape.headForwardFlops(microBatch) + 5.0 * tokens * static_cast<double>(v),
-                         shape.headParams() - 2 * d, 2 * kFloat * tok * v));
+        shape.headParams() - 2 * d, 2 * kFloat * tok * v));
     return units;
 }
 

@@ -71,8 +71,8 @@ PartitionPlan evaluatePartition(const PartitionProblem& problem, const std::vect
 /// The contiguous partition with the smallest slowest stage that fits the budget; among equal
 /// slowest stages the one with the smallest sum of squared stage times (no stage left needlessly
 /// heavy). Exact (dynamic programme over (stage, units), O(p · n²)). Errors: InvalidArgument when
-/// fewer units than stages or demand of the wrong size; InvalidArgument naming pipeline.memory_budget_mib, the budget and the
-/// least budget any split would need, when none fits.
+/// fewer units than stages or demand of the wrong size; InvalidArgument naming pipeline.memory_budget_mib, the budget
+/// and the least budget any split would need, when none fits.
 Result<PartitionPlan> partitionStages(const PartitionProblem& problem);
 
 /// FLOP-proportional unit costs for `shape` (times in FLOP-milliseconds: only their ratios matter)

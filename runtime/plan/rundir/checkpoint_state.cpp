@@ -77,7 +77,8 @@ public:
     }
 
     template<typename T>
-    void integer(const std::string& key, T& out, std::int64_t lo, std::int64_t hi = std::numeric_limits<std::int64_t>::max())
+    void integer(
+        const std::string& key, T& out, std::int64_t lo, std::int64_t hi = std::numeric_limits<std::int64_t>::max())
     {
         const json* v = get(key);
         if (!v) {
@@ -89,7 +90,9 @@ public:
         }
         const std::int64_t x = v->get<std::int64_t>();
         if (x < lo || x > hi) {
-            fail(key, "= " + std::to_string(x) + " is out of range; allowed: " + std::to_string(lo) + ".." + std::to_string(hi));
+            fail(key,
+                "= " + std::to_string(x) + " is out of range; allowed: " + std::to_string(lo) + ".."
+                    + std::to_string(hi));
             return;
         }
         out = static_cast<T>(x);
@@ -152,7 +155,8 @@ public:
             return;
         }
         for (const json& x : *v) {
-            if (!x.is_number_integer() || x.get<std::int64_t>() < lo || x.get<std::int64_t>() > std::numeric_limits<int>::max()) {
+            if (!x.is_number_integer() || x.get<std::int64_t>() < lo
+                || x.get<std::int64_t>() > std::numeric_limits<int>::max()) {
                 fail(key, "must be an array of integers >= " + std::to_string(lo));
                 return;
             }
@@ -222,8 +226,8 @@ Status writeCheckpointState(const fs::path& checkpointDir, const CheckpointState
     std::error_code ec;
     fs::create_directories(checkpointDir, ec);
     if (ec) {
-        return makeError(ErrorCode::IoError, "cannot create the checkpoint directory: " + ec.message(),
-                         checkpointDir.string());
+        return makeError(
+            ErrorCode::IoError, "cannot create the checkpoint directory: " + ec.message(), checkpointDir.string());
     }
     return writeFileAtomic(checkpointDir / kCheckpointStateFileName, j.dump(1) + "\n");
 }
@@ -286,7 +290,8 @@ Result<CheckpointState> parseCheckpointState(std::string_view text, std::string_
         }
     }
     if (const json* t = f.get("step_to_target"); t && !t->is_null()) {
-        if (!t->is_number_integer() || t->get<std::int64_t>() < 0 || t->get<std::int64_t>() > std::numeric_limits<int>::max()) {
+        if (!t->is_number_integer() || t->get<std::int64_t>() < 0
+            || t->get<std::int64_t>() > std::numeric_limits<int>::max()) {
             f.fail("step_to_target", "must be null or an integer >= 0");
         } else {
             s.stepToTarget = static_cast<int>(t->get<std::int64_t>());
@@ -298,23 +303,25 @@ Result<CheckpointState> parseCheckpointState(std::string_view text, std::string_
     // Cross-field consistency: what the resumed run indexes with these must agree.
     if (static_cast<int>(s.versions.size()) != s.config.pipeline.stages) {
         return makeError(ErrorCode::ParseError,
-                         "checkpoint field 'versions' has " + std::to_string(s.versions.size()) + " entries for "
-                             + std::to_string(s.config.pipeline.stages) + " stages",
-                         source + ": versions");
+            "checkpoint field 'versions' has " + std::to_string(s.versions.size()) + " entries for "
+                + std::to_string(s.config.pipeline.stages) + " stages",
+            source + ": versions");
     }
     if (static_cast<int>(s.losses.size()) != s.step) {
         return makeError(ErrorCode::ParseError,
-                         "checkpoint field 'losses' has " + std::to_string(s.losses.size()) + " entries for step "
-                             + std::to_string(s.step),
-                         source + ": losses");
+            "checkpoint field 'losses' has " + std::to_string(s.losses.size()) + " entries for step "
+                + std::to_string(s.step),
+            source + ": losses");
     }
     if (s.valSteps.size() != s.valLosses.size() || s.valVirtualTimesS.size() != s.valLosses.size()) {
-        return makeError(ErrorCode::ParseError, "checkpoint fields 'val_losses', 'val_steps' and 'val_virtual_times_s' differ in length",
-                         source + ": val_steps");
+        return makeError(ErrorCode::ParseError,
+            "checkpoint fields 'val_losses', 'val_steps' and 'val_virtual_times_s' differ in length",
+            source + ": val_steps");
     }
     if (s.settingsStep > s.step || s.cursorFirstMicrobatch > s.microbatchesDone) {
-        return makeError(ErrorCode::ParseError, "checkpoint field 'settings_step' or 'cursor_first_microbatch' lies beyond the checkpoint",
-                         source + ": settings_step");
+        return makeError(ErrorCode::ParseError,
+            "checkpoint field 'settings_step' or 'cursor_first_microbatch' lies beyond the checkpoint",
+            source + ": settings_step");
     }
     return s;
 }
@@ -324,8 +331,8 @@ Result<CheckpointState> readCheckpointState(const fs::path& checkpointDir)
     const fs::path file = checkpointDir / kCheckpointStateFileName;
     std::error_code ec;
     if (!fs::exists(file, ec)) {
-        return makeError(ErrorCode::IoError, "no checkpoint: " + file.string() + " does not exist (train with --checkpoint-every N)",
-                         file.string());
+        return makeError(ErrorCode::IoError,
+            "no checkpoint: " + file.string() + " does not exist (train with --checkpoint-every N)", file.string());
     }
     auto text = readBoundedFile(file, kMaxCheckpointStateBytes, "checkpoint state");
     if (!text) {

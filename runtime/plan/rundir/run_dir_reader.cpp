@@ -1,12 +1,10 @@
 #include "runtime/plan/rundir/run_dir_reader.h"
 
+#include "base/bounded_read.h"
 #include "profiler/io/chrome_trace.h"
 #include "runtime/plan/config/config_toml.h"
 #include "runtime/plan/rundir/run_dir_schema.h"
 #include "runtime/plan/rundir/run_dir_writer.h"
-
-#include "base/bounded_read.h"
-
 
 namespace bs::runtime {
 
@@ -105,8 +103,8 @@ Result<RunDirContents> readRunDir(const fs::path& dir)
             return makeError(ErrorCode::ParseError, std::string("summary is not valid JSON: ") + e.what(),
                 summaryPath.string() + ": byte " + std::to_string(e.byte));
         } catch (const nlohmann::json::exception& e) { // out_of_range: a number like 1e400
-            return makeError(ErrorCode::ParseError, std::string("summary is not valid JSON: ") + e.what(),
-                summaryPath.string());
+            return makeError(
+                ErrorCode::ParseError, std::string("summary is not valid JSON: ") + e.what(), summaryPath.string());
         }
         if (Status fields = checkSummary(*run.summary, summaryPath.string()); !fields) {
             return fields.error();
@@ -117,7 +115,8 @@ Result<RunDirContents> readRunDir(const fs::path& dir)
     } else if (present(dir / kPartialTraceFileName)) {
         run.trace = dir / kPartialTraceFileName;
         run.cutShort = true;
-        run.warnings.push_back("the run was cut short (killed before it finished): " + std::to_string(run.metrics.size())
+        run.warnings.push_back(
+            "the run was cut short (killed before it finished): " + std::to_string(run.metrics.size())
             + " global batches recorded; the trace holds every action up to the last of them");
     }
     return run;
@@ -128,8 +127,8 @@ Result<std::shared_ptr<const profiler::TraceSnapshot>> readRunTrace(const RunDir
     if (!run.trace) {
         return makeError(ErrorCode::IoError, "the run has no trace.json yet", run.dir.string());
     }
-    auto trace = run.cutShort ? profiler::readCutShortChromeTraceFile(*run.trace)
-                              : profiler::readChromeTraceFile(*run.trace);
+    auto trace =
+        run.cutShort ? profiler::readCutShortChromeTraceFile(*run.trace) : profiler::readChromeTraceFile(*run.trace);
     if (!trace) {
         return trace.error();
     }

@@ -6,10 +6,11 @@
 #include "profiler/trace/trace_store.h"
 #include "runtime/plan/config/run_config.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <filesystem>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>

@@ -11,12 +11,13 @@ namespace {
 
 using json = nlohmann::json;
 
-enum class Kind : std::uint8_t {
-    Real,         ///< finite number, or null (the writer turns NaN/inf into null)
-    NonNegative,  ///< finite number >= 0, or null
-    Count,        ///< integer in [0, 2^31)
+enum class Kind : std::uint8_t
+{
+    Real, ///< finite number, or null (the writer turns NaN/inf into null)
+    NonNegative, ///< finite number >= 0, or null
+    Count, ///< integer in [0, 2^31)
     CountOrNull,
-    Bytes,        ///< integer in [0, 2^63)
+    Bytes, ///< integer in [0, 2^63)
     Text,
     Flag,
 };
@@ -24,13 +25,20 @@ enum class Kind : std::uint8_t {
 const char* allowed(Kind k)
 {
     switch (k) {
-    case Kind::Real: return "a finite number or null";
-    case Kind::NonNegative: return "a finite number >= 0 or null";
-    case Kind::Count: return "an integer in 0..2147483647";
-    case Kind::CountOrNull: return "an integer in 0..2147483647 or null";
-    case Kind::Bytes: return "an integer in 0..9223372036854775807";
-    case Kind::Text: return "a string";
-    case Kind::Flag: return "true or false";
+    case Kind::Real:
+        return "a finite number or null";
+    case Kind::NonNegative:
+        return "a finite number >= 0 or null";
+    case Kind::Count:
+        return "an integer in 0..2147483647";
+    case Kind::CountOrNull:
+        return "an integer in 0..2147483647 or null";
+    case Kind::Bytes:
+        return "an integer in 0..9223372036854775807";
+    case Kind::Text:
+        return "a string";
+    case Kind::Flag:
+        return "true or false";
     }
     return "";
 }
@@ -51,13 +59,20 @@ bool fits(const json& v, Kind k)
 {
     const bool number = v.is_number() && std::isfinite(v.get<double>());
     switch (k) {
-    case Kind::Real: return v.is_null() || number;
-    case Kind::NonNegative: return v.is_null() || (number && v.get<double>() >= 0.0);
-    case Kind::Count: return integerIn(v, std::numeric_limits<std::int32_t>::max());
-    case Kind::CountOrNull: return v.is_null() || integerIn(v, std::numeric_limits<std::int32_t>::max());
-    case Kind::Bytes: return integerIn(v, std::numeric_limits<std::int64_t>::max());
-    case Kind::Text: return v.is_string();
-    case Kind::Flag: return v.is_boolean();
+    case Kind::Real:
+        return v.is_null() || number;
+    case Kind::NonNegative:
+        return v.is_null() || (number && v.get<double>() >= 0.0);
+    case Kind::Count:
+        return integerIn(v, std::numeric_limits<std::int32_t>::max());
+    case Kind::CountOrNull:
+        return v.is_null() || integerIn(v, std::numeric_limits<std::int32_t>::max());
+    case Kind::Bytes:
+        return integerIn(v, std::numeric_limits<std::int64_t>::max());
+    case Kind::Text:
+        return v.is_string();
+    case Kind::Flag:
+        return v.is_boolean();
     }
     return false;
 }
@@ -76,8 +91,9 @@ std::string typeName(const json& v)
 
 Error fieldError(std::string_view where, const std::string& field, const std::string& problem, const char* allowedText)
 {
-    return makeError(ErrorCode::ParseError, std::string(where) + ": " + field + " is " + problem + "; allowed: "
-            + allowedText, std::string(where) + ": " + field);
+    return makeError(ErrorCode::ParseError,
+        std::string(where) + ": " + field + " is " + problem + "; allowed: " + allowedText,
+        std::string(where) + ": " + field);
 }
 
 /// Checks `object[key]` when present.
@@ -118,9 +134,8 @@ Status checkStage(const json& stage, std::string_view where, const std::string& 
             return s;
         }
     }
-    for (const char* key : {
-             "peak_memory_bytes", "peak_activation_bytes", "peak_stash_bytes", "peak_reserved_bytes", "drift_samples",
-             "recomputes", "recomputes_on_newer_weights"}) {
+    for (const char* key : {"peak_memory_bytes", "peak_activation_bytes", "peak_stash_bytes", "peak_reserved_bytes",
+             "drift_samples", "recomputes", "recomputes_on_newer_weights"}) {
         if (Status s = field(stage, key, Kind::Bytes, where, prefix); !s) {
             return s;
         }

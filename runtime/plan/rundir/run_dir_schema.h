@@ -8,6 +8,7 @@
 #include "base/result.h"
 
 #include <nlohmann/json.hpp>
+
 #include <string_view>
 
 namespace bs::runtime {

@@ -1,16 +1,15 @@
 #include "runtime/plan/rundir/run_dir_writer.h"
 
-#include "profiler/io/chrome_trace.h"
-#include "runtime/plan/config/config_toml.h"
 #include "base/atomic_file.h"
 #include "base/bounded_read.h"
+#include "profiler/io/chrome_trace.h"
+#include "runtime/plan/config/config_toml.h"
 #include "runtime/plan/rundir/checkpoint_state.h"
 #include "runtime/plan/rundir/run_dir_reader.h"
 
 #include <fcntl.h>
-#include <unistd.h>
-
 #include <signal.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -26,8 +25,8 @@ Error ioError(const std::string& what, const fs::path& path, int err)
     return makeError(ErrorCode::IoError, what + " '" + path.string() + "': " + std::strerror(err), path.string());
 }
 
-constexpr const char* kRunFileNames[] = {kConfigFileName, kMetricsFileName, kTraceFileName, kPartialTraceFileName,
-    kSummaryFileName};
+constexpr const char* kRunFileNames[] = {
+    kConfigFileName, kMetricsFileName, kTraceFileName, kPartialTraceFileName, kSummaryFileName};
 constexpr const char* kStagingPrefix = ".incoming-run-";
 
 /// The pid in "<prefix><pid>[-...]", or 0.
@@ -40,7 +39,10 @@ pid_t pidAfter(const std::string& name, std::size_t at)
     return pid;
 }
 
-bool alive(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
+bool alive(pid_t pid)
+{
+    return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
+}
 
 /// Removes what writers killed in the middle of a write left behind: atomic-write temp files
 /// (".NAME.tmp-PID-N", base/atomic_file.cpp) and staging directories of overwriting runs, both only
@@ -131,7 +133,7 @@ Result<RunDirWriter> RunDirWriter::resume(const fs::path& dir, int keepSteps, Ru
     std::error_code ec;
     if (!fs::is_regular_file(dir / kConfigFileName, ec)) {
         return makeError(ErrorCode::InvalidArgument, "'" + dir.string() + "' holds no run to resume (no config.toml)",
-                         (dir / kConfigFileName).string());
+            (dir / kConfigFileName).string());
     }
     removeStaleFiles(dir);
     const fs::path metrics = dir / kMetricsFileName;
@@ -337,7 +339,8 @@ Status RunDirWriter::promote()
     // rename (atomic), summary.json last; old files the new run has none of go.
     closeFds();
     std::error_code ec;
-    for (const char* name : {kConfigFileName, kMetricsFileName, kTraceFileName, kPartialTraceFileName, kSummaryFileName}) {
+    for (const char* name :
+        {kConfigFileName, kMetricsFileName, kTraceFileName, kPartialTraceFileName, kSummaryFileName}) {
         const fs::path from = m_dir / name;
         const fs::path to = m_finalDir / name;
         if (fs::exists(from, ec)) {

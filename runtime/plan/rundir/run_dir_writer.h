@@ -10,15 +10,14 @@
 // Each metrics record reaches the kernel before appendMetrics() returns, so a crash of the process
 // loses at most a record being written; `durable` also fdatasyncs each one (power loss).
 
+#include "base/result.h"
 #include "profiler/trace/trace_store.h"
 #include "runtime/plan/config/run_config.h"
 
+#include <nlohmann/json.hpp>
 #include <sys/types.h>
 
 #include <filesystem>
-#include <nlohmann/json.hpp>
-
-#include "base/result.h"
 
 namespace bs::runtime {
 

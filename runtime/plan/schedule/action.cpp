@@ -7,12 +7,18 @@ namespace bs::runtime {
 char actionLetter(ActionKind kind)
 {
     switch (kind) {
-    case ActionKind::Forward: return 'F';
-    case ActionKind::Backward: return 'B';
-    case ActionKind::BackwardInput: return 'I';
-    case ActionKind::BackwardWeight: return 'W';
-    case ActionKind::Update: return 'U';
-    case ActionKind::OverlapForwardBackward: return 'O';
+    case ActionKind::Forward:
+        return 'F';
+    case ActionKind::Backward:
+        return 'B';
+    case ActionKind::BackwardInput:
+        return 'I';
+    case ActionKind::BackwardWeight:
+        return 'W';
+    case ActionKind::Update:
+        return 'U';
+    case ActionKind::OverlapForwardBackward:
+        return 'O';
     }
     return '?';
 }
@@ -20,12 +26,18 @@ char actionLetter(ActionKind kind)
 std::string_view actionKindName(ActionKind kind)
 {
     switch (kind) {
-    case ActionKind::Forward: return "forward";
-    case ActionKind::Backward: return "backward";
-    case ActionKind::BackwardInput: return "backward-input";
-    case ActionKind::BackwardWeight: return "backward-weight";
-    case ActionKind::Update: return "update";
-    case ActionKind::OverlapForwardBackward: return "overlapped forward-backward";
+    case ActionKind::Forward:
+        return "forward";
+    case ActionKind::Backward:
+        return "backward";
+    case ActionKind::BackwardInput:
+        return "backward-input";
+    case ActionKind::BackwardWeight:
+        return "backward-weight";
+    case ActionKind::Update:
+        return "update";
+    case ActionKind::OverlapForwardBackward:
+        return "overlapped forward-backward";
     }
     return "unknown";
 }
@@ -62,13 +74,19 @@ bool readNumber(std::string_view& text, int& out)
 Result<ActionKind> kindFromLetter(char letter)
 {
     switch (letter) {
-    case 'F': return ActionKind::Forward;
-    case 'B': return ActionKind::Backward;
-    case 'I': return ActionKind::BackwardInput;
-    case 'W': return ActionKind::BackwardWeight;
-    case 'U': return ActionKind::Update;
-    default: return makeError(ErrorCode::ParseError, std::string("unknown action letter '") + letter + "'",
-                              "allowed: F, B, I, W, U");
+    case 'F':
+        return ActionKind::Forward;
+    case 'B':
+        return ActionKind::Backward;
+    case 'I':
+        return ActionKind::BackwardInput;
+    case 'W':
+        return ActionKind::BackwardWeight;
+    case 'U':
+        return ActionKind::Update;
+    default:
+        return makeError(
+            ErrorCode::ParseError, std::string("unknown action letter '") + letter + "'", "allowed: F, B, I, W, U");
     }
 }
 
@@ -84,7 +102,7 @@ Result<Action> parseOverlap(std::string_view text)
     const std::string original(text);
     auto fail = [&](const std::string& why) {
         return makeError(ErrorCode::ParseError, "bad action '" + original + "': " + why,
-                         "expected (<stage>F<microbatch>;<stage>B<microbatch>)OVERLAP_F_B");
+            "expected (<stage>F<microbatch>;<stage>B<microbatch>)OVERLAP_F_B");
     };
     text.remove_prefix(1);
     text.remove_suffix(kOverlapSuffix.size());
@@ -114,7 +132,7 @@ Result<Action> parseAction(std::string_view text)
     const std::string original(text);
     auto fail = [&](const std::string& why) {
         return makeError(ErrorCode::ParseError, "bad action '" + original + "': " + why,
-                         "expected <stage><F|B|I|W><microbatch> or <stage>U<index>:<first>-<last>");
+            "expected <stage><F|B|I|W><microbatch> or <stage>U<index>:<first>-<last>");
     };
     Action action;
     if (!readNumber(text, action.stage)) {

@@ -10,12 +10,13 @@
 
 namespace bs::runtime {
 
-enum class ActionKind : std::uint8_t {
-    Forward,        ///< F
-    Backward,       ///< B: input- and weight-gradient in one pass
-    BackwardInput,  ///< I: input-gradient only (zero-bubble split)
+enum class ActionKind : std::uint8_t
+{
+    Forward, ///< F
+    Backward, ///< B: input- and weight-gradient in one pass
+    BackwardInput, ///< I: input-gradient only (zero-bubble split)
     BackwardWeight, ///< W: weight-gradient only (zero-bubble split)
-    Update,         ///< U: optimizer step applying the gradients of micro-batches [firstMb, lastMb]
+    Update, ///< U: optimizer step applying the gradients of micro-batches [firstMb, lastMb]
     /// DualPipe's overlapped pair: the forward of (stage, microbatch) and the full backward of
     /// (pairStage, pairMicrobatch) on one rank at once, so one's compute hides the other's comm.
     /// Its own cost in the cost model (StageCost::overlapped). PyTorch writes it "(0F3;1B2)OVERLAP_F_B".
@@ -47,10 +48,22 @@ struct Action
     friend bool operator==(const Action&, const Action&) = default;
 };
 
-inline Action forward(int stage, int mb) { return {stage, ActionKind::Forward, mb}; }
-inline Action backward(int stage, int mb) { return {stage, ActionKind::Backward, mb}; }
-inline Action backwardInput(int stage, int mb) { return {stage, ActionKind::BackwardInput, mb}; }
-inline Action backwardWeight(int stage, int mb) { return {stage, ActionKind::BackwardWeight, mb}; }
+inline Action forward(int stage, int mb)
+{
+    return {stage, ActionKind::Forward, mb};
+}
+inline Action backward(int stage, int mb)
+{
+    return {stage, ActionKind::Backward, mb};
+}
+inline Action backwardInput(int stage, int mb)
+{
+    return {stage, ActionKind::BackwardInput, mb};
+}
+inline Action backwardWeight(int stage, int mb)
+{
+    return {stage, ActionKind::BackwardWeight, mb};
+}
 inline Action update(int stage, int index, int firstMb, int lastMb)
 {
     return {stage, ActionKind::Update, index, firstMb, lastMb};

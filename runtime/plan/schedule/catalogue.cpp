@@ -34,23 +34,23 @@ Status checkPlacement(const ScheduleInfo& info, const ScheduleParams& params)
     }
     if (params.placement && *params.placement != info.placement) {
         return badParam("placement",
-                        "got '" + std::string(placementName(*params.placement)) + "' for " + params.name
-                            + ", which places its stages '" + std::string(placementName(info.placement)) + "'",
-                        std::string(placementName(info.placement)) + " for " + params.name);
+            "got '" + std::string(placementName(*params.placement)) + "' for " + params.name
+                + ", which places its stages '" + std::string(placementName(info.placement)) + "'",
+            std::string(placementName(info.placement)) + " for " + params.name);
     }
     const int p = params.stages;
     if (info.needsMicrobatchesMultipleOfRanks && params.microbatches % p != 0) {
         return badParam("microbatches",
-                        "got " + std::to_string(params.microbatches) + " for " + params.name
-                            + ": micro-batches go through each chunk in groups of p = " + std::to_string(p),
-                        "a multiple of stages (" + std::to_string(p) + ")");
+            "got " + std::to_string(params.microbatches) + " for " + params.name
+                + ": micro-batches go through each chunk in groups of p = " + std::to_string(p),
+            "a multiple of stages (" + std::to_string(p) + ")");
     }
     if (info.minMicrobatchesPerRank > 0 && params.microbatches < info.minMicrobatchesPerRank * p) {
         return badParam("microbatches",
-                        "got " + std::to_string(params.microbatches) + " for " + params.name + " at " + std::to_string(p)
-                            + " ranks",
-                        ">= " + std::to_string(info.minMicrobatchesPerRank) + " x stages = "
-                            + std::to_string(info.minMicrobatchesPerRank * p));
+            "got " + std::to_string(params.microbatches) + " for " + params.name + " at " + std::to_string(p)
+                + " ranks",
+            ">= " + std::to_string(info.minMicrobatchesPerRank)
+                + " x stages = " + std::to_string(info.minMicrobatchesPerRank * p));
     }
     return ok();
 }
@@ -80,8 +80,8 @@ Status checkScheduleParams(const ScheduleParams& params)
         return badParam("stages", "got " + std::to_string(params.stages), "1.." + std::to_string(kMaxStages));
     }
     if (params.microbatches < 1 || params.microbatches > kMaxMicrobatches) {
-        return badParam("microbatches", "got " + std::to_string(params.microbatches),
-                        "1.." + std::to_string(kMaxMicrobatches));
+        return badParam(
+            "microbatches", "got " + std::to_string(params.microbatches), "1.." + std::to_string(kMaxMicrobatches));
     }
     if (params.batches < 1 || params.batches > kMaxBatches) {
         return badParam("batches", "got " + std::to_string(params.batches), "1.." + std::to_string(kMaxBatches));
@@ -99,9 +99,9 @@ Status checkScheduleParams(const ScheduleParams& params)
     }
     if (window && params.accum != 0 && params.microbatches % params.accum != 0) {
         return badParam("accum",
-                        "the accumulation window " + std::to_string(params.accum) + " must divide microbatches "
-                            + std::to_string(params.microbatches) + " so every update applies whole windows",
-                        "a divisor of " + std::to_string(params.microbatches));
+            "the accumulation window " + std::to_string(params.accum) + " must divide microbatches "
+                + std::to_string(params.microbatches) + " so every update applies whole windows",
+            "a divisor of " + std::to_string(params.microbatches));
     }
     if (params.extraDepth < 0 || (params.extraDepth > 0 && (!info->asynchronous || info->fixedDepth))) {
         return badParam("extra-depth", "got " + std::to_string(params.extraDepth) + " for " + params.name,
@@ -112,18 +112,19 @@ Status checkScheduleParams(const ScheduleParams& params)
     }
     if (const int least = info->minMicrobatches(params.stages, params.extraDepth); params.microbatches < least) {
         return badParam("microbatches",
-                        "got " + std::to_string(params.microbatches) + " for " + params.name
-                            + ": two weight versions need every backward before the second update after its forward",
-                        ">= stages + extra depth - 1 = " + std::to_string(least));
+            "got " + std::to_string(params.microbatches) + " for " + params.name
+                + ": two weight versions need every backward before the second update after its forward",
+            ">= stages + extra depth - 1 = " + std::to_string(least));
     }
     if (Status shape = checkPlacement(*info, params); !shape) {
         return shape;
     }
-    const long actions = 3L * params.stages * info->stagesPerRank(params.stagesPerRank) * params.microbatches
-                         * params.batches;
+    const long actions =
+        3L * params.stages * info->stagesPerRank(params.stagesPerRank) * params.microbatches * params.batches;
     if (actions > kMaxActions) {
-        return badParam("batches", "stages x microbatches x batches is too large (" + std::to_string(actions) + " actions)",
-                        "at most " + std::to_string(kMaxActions) + " actions");
+        return badParam("batches",
+            "stages x microbatches x batches is too large (" + std::to_string(actions) + " actions)",
+            "at most " + std::to_string(kMaxActions) + " actions");
     }
     return ok();
 }
@@ -164,9 +165,12 @@ Schedule generate(const ScheduleInfo& info, ScheduleParams params)
 int ScheduleInfo::updateWindow(int microbatches, int accum) const
 {
     switch (updates) {
-    case UpdateRule::PerGlobalBatch: return microbatches;
-    case UpdateRule::PerMicrobatch: return 1;
-    case UpdateRule::PerWindow: return accum > 0 ? accum : microbatches;
+    case UpdateRule::PerGlobalBatch:
+        return microbatches;
+    case UpdateRule::PerMicrobatch:
+        return 1;
+    case UpdateRule::PerWindow:
+        return accum > 0 ? accum : microbatches;
     }
     return microbatches;
 }

@@ -13,14 +13,21 @@
 namespace bs::runtime {
 
 /// When a stage applies an update.
-enum class UpdateRule : std::uint8_t {
+enum class UpdateRule : std::uint8_t
+{
     PerGlobalBatch, ///< after all m micro-batches of a batch (flush schedules, 2bw)
-    PerMicrobatch,  ///< after every backward (pipedream, async-1f1b)
-    PerWindow,      ///< after every a local backwards, a dividing m (paci)
+    PerMicrobatch, ///< after every backward (pipedream, async-1f1b)
+    PerWindow, ///< after every a local backwards, a dividing m (paci)
 };
 
 /// What other engines (export notes) and the GUI group schedules by.
-enum class ScheduleFamily : std::uint8_t { Flush, ZeroBubble, Asynchronous, LocalAccumulation };
+enum class ScheduleFamily : std::uint8_t
+{
+    Flush,
+    ZeroBubble,
+    Asynchronous,
+    LocalAccumulation
+};
 
 /// Which generator builds a schedule's order, and so the order's own rules (its bounds, whether
 /// it splits the backward): generate() and the generators switch on this, never on the name.
@@ -44,7 +51,7 @@ struct ScheduleInfo
     std::string name;
     ScheduleOrder order = ScheduleOrder::OneFOneB;
     std::string displayName; ///< "PACI", "1F1B-flush": tables, legends, run labels
-    std::string summary;     ///< one line for `bubblescope-cli schedules` and the GUI's tooltip
+    std::string summary; ///< one line for `bubblescope-cli schedules` and the GUI's tooltip
     bool asynchronous = false; ///< no flush between global batches; takes an extra in-flight depth k
     ScheduleFamily family = ScheduleFamily::Flush;
     WeightPolicy weights = WeightPolicy::Flush;
@@ -89,8 +96,8 @@ struct ScheduleInfo
     bool acceptsMicrobatches(int stages, int microbatches, int extraDepth) const
     {
         return microbatches >= minMicrobatches(stages, extraDepth)
-               && (!needsMicrobatchesMultipleOfRanks || microbatches % stages == 0)
-               && microbatches >= minMicrobatchesPerRank * stages;
+            && (!needsMicrobatchesMultipleOfRanks || microbatches % stages == 0)
+            && microbatches >= minMicrobatchesPerRank * stages;
     }
     /// The micro-batches per batch that simulate update window `window` at p ranks and extra depth
     /// k: the fewest multiple of it these rules accept (paci-interleaved at p = 4, a = 2: m = 4, two

@@ -75,7 +75,7 @@ Status inferPlacement(Schedule& schedule, const std::vector<int>& lineOfStage)
     for (int stage = 0; stage < stages; ++stage) {
         if (lineOfStage[static_cast<std::size_t>(stage)] < 0) {
             return makeError(ErrorCode::ParseError, "stage " + std::to_string(stage) + " has no actions",
-                             "every stage 0.." + std::to_string(stages - 1) + " needs its actions on one line");
+                "every stage 0.." + std::to_string(stages - 1) + " needs its actions on one line");
         }
     }
     if (stages == ranks) {
@@ -83,9 +83,8 @@ Status inferPlacement(Schedule& schedule, const std::vector<int>& lineOfStage)
             const int line = lineOfStage[static_cast<std::size_t>(stage)];
             if (line != stage) {
                 return makeError(ErrorCode::ParseError,
-                                 "actions of stage " + std::to_string(stage) + " sit on the line of stage "
-                                     + std::to_string(line),
-                                 "line " + std::to_string(line + 1) + ": one stage per line, stage r on line r");
+                    "actions of stage " + std::to_string(stage) + " sit on the line of stage " + std::to_string(line),
+                    "line " + std::to_string(line + 1) + ": one stage per line, stage r on line r");
             }
         }
         schedule.placement = Placement::OnePerRank;
@@ -93,8 +92,8 @@ Status inferPlacement(Schedule& schedule, const std::vector<int>& lineOfStage)
     }
     if (stages % ranks != 0) {
         return makeError(ErrorCode::ParseError,
-                         std::to_string(stages) + " stages on " + std::to_string(ranks) + " lines (ranks)",
-                         "the same number of stages on every rank");
+            std::to_string(stages) + " stages on " + std::to_string(ranks) + " lines (ranks)",
+            "the same number of stages on every rank");
     }
     // Where both fit (one rank), the named schedule's own placement wins.
     const ScheduleInfo* info = findSchedule(schedule.params.name);
@@ -107,7 +106,7 @@ Status inferPlacement(Schedule& schedule, const std::vector<int>& lineOfStage)
         }
     }
     return makeError(ErrorCode::ParseError, "the stages' lines form neither a loop nor a V placement",
-                     "loop: stage i on line i mod p; v: line r holds stages r and 2p-1-r");
+        "loop: stage i on line i mod p; v: line r holds stages r and 2p-1-r");
 }
 
 // PyTorch's "compute_comms" CSV also lists its runtime's bookkeeping: 2SEND_F3, 1RECV_B0,
@@ -165,7 +164,7 @@ Result<Schedule> scheduleFromCsv(const std::string& text, const ScheduleParams& 
                 auto action = parseAction(cell);
                 if (!action) {
                     return makeError(ErrorCode::ParseError, action.error().message,
-                                     "line " + std::to_string(lineNo) + ", cell " + std::to_string(cellNo));
+                        "line " + std::to_string(lineNo) + ", cell " + std::to_string(cellNo));
                 }
                 Status placed = ok();
                 forEachPart(*action, [&](const Action& part) {
@@ -173,11 +172,10 @@ Result<Schedule> scheduleFromCsv(const std::string& text, const ScheduleParams& 
                         return;
                     }
                     if (part.stage > limits::kMaxStages * kMaxStagesPerRank) {
-                        placed = makeError(ErrorCode::ParseError, "action " + std::string(cell) + " names stage "
-                                                                      + std::to_string(part.stage),
-                                           "line " + std::to_string(lineNo) + ", cell " + std::to_string(cellNo)
-                                               + ": allowed stages 0.."
-                                               + std::to_string(limits::kMaxStages * kMaxStagesPerRank));
+                        placed = makeError(ErrorCode::ParseError,
+                            "action " + std::string(cell) + " names stage " + std::to_string(part.stage),
+                            "line " + std::to_string(lineNo) + ", cell " + std::to_string(cellNo)
+                                + ": allowed stages 0.." + std::to_string(limits::kMaxStages * kMaxStagesPerRank));
                         return;
                     }
                     const auto stage = static_cast<std::size_t>(part.stage);
@@ -186,12 +184,11 @@ Result<Schedule> scheduleFromCsv(const std::string& text, const ScheduleParams& 
                     }
                     if (lineOfStage[stage] >= 0 && lineOfStage[stage] != rankLine) {
                         placed = makeError(ErrorCode::ParseError,
-                                           "action " + std::string(cell) + " names stage " + std::to_string(part.stage)
-                                               + " but sits on line " + std::to_string(rankLine + 1)
-                                               + "; the stage's other actions are on line "
-                                               + std::to_string(lineOfStage[stage] + 1),
-                                           "line " + std::to_string(lineNo) + ", cell " + std::to_string(cellNo)
-                                               + ": a stage's actions all sit on its rank's line");
+                            "action " + std::string(cell) + " names stage " + std::to_string(part.stage)
+                                + " but sits on line " + std::to_string(rankLine + 1)
+                                + "; the stage's other actions are on line " + std::to_string(lineOfStage[stage] + 1),
+                            "line " + std::to_string(lineNo) + ", cell " + std::to_string(cellNo)
+                                + ": a stage's actions all sit on its rank's line");
                         return;
                     }
                     lineOfStage[stage] = rankLine;
@@ -221,9 +218,9 @@ Result<Schedule> scheduleFromCsv(const std::string& text, const ScheduleParams& 
     }
     if (maxMb >= 0 && static_cast<std::size_t>(maxMb) >= shortest) {
         return makeError(ErrorCode::ParseError,
-                         "micro-batch " + std::to_string(maxMb) + " cannot be scheduled: the shortest stage line has "
-                             + std::to_string(shortest) + " actions and each micro-batch needs a forward on every stage",
-                         "allowed: micro-batch ids 0.." + std::to_string(shortest == 0 ? 0 : shortest - 1));
+            "micro-batch " + std::to_string(maxMb) + " cannot be scheduled: the shortest stage line has "
+                + std::to_string(shortest) + " actions and each micro-batch needs a forward on every stage",
+            "allowed: micro-batch ids 0.." + std::to_string(shortest == 0 ? 0 : shortest - 1));
     }
     if (Status placed = inferPlacement(schedule, lineOfStage); !placed) {
         return placed.error();
@@ -237,13 +234,14 @@ Result<Schedule> scheduleFromCsv(const std::string& text, const ScheduleParams& 
     schedule.params.batches = std::max(1, (maxMb + m) / m);
     if (schedule.params.batches * m != maxMb + 1) {
         return makeError(ErrorCode::InvalidArgument,
-                         "the file has " + std::to_string(maxMb + 1) + " micro-batches, not a multiple of microbatches = "
-                             + std::to_string(m),
-                         "set --microbatches to the schedule's micro-batches per global batch");
+            "the file has " + std::to_string(maxMb + 1)
+                + " micro-batches, not a multiple of microbatches = " + std::to_string(m),
+            "set --microbatches to the schedule's micro-batches per global batch");
     }
     // PyTorch's CSVs have no update cells: add one per global batch after the stage's last backward of it.
     const bool hasUpdates = std::any_of(schedule.programs.begin(), schedule.programs.end(), [](const auto& program) {
-        return std::any_of(program.begin(), program.end(), [](const Action& a) { return a.kind == ActionKind::Update; });
+        return std::any_of(
+            program.begin(), program.end(), [](const Action& a) { return a.kind == ActionKind::Update; });
     });
     fillBounds(schedule);
     if (!hasUpdates) {
@@ -256,7 +254,8 @@ Result<Schedule> scheduleFromCsv(const std::string& text, const ScheduleParams& 
                 forEachPart(action, [&](const Action& a) {
                     if (a.kind == ActionKind::Backward || a.kind == ActionKind::BackwardWeight) {
                         const int n = a.microbatch / m;
-                        if (--remaining[static_cast<std::size_t>(a.stage) * batches + static_cast<std::size_t>(n)] == 0) {
+                        if (--remaining[static_cast<std::size_t>(a.stage) * batches + static_cast<std::size_t>(n)]
+                            == 0) {
                             withUpdates.push_back(update(a.stage, n, n * m, n * m + m - 1));
                         }
                     }

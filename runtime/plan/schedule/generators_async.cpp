@@ -61,8 +61,8 @@ void runtimeOrder(
     const long comm = std::lround(static_cast<double>(kF) * std::max(0.0, commRatio));
     const auto P = static_cast<std::size_t>(p);
     const auto M = static_cast<std::size_t>(total);
-    std::vector<std::vector<long>> inputAt(P, std::vector<long>(M, kNever));   // activation arrival
-    std::vector<std::vector<long>> gradAt(P, std::vector<long>(M, kNever));    // gradient arrival
+    std::vector<std::vector<long>> inputAt(P, std::vector<long>(M, kNever)); // activation arrival
+    std::vector<std::vector<long>> gradAt(P, std::vector<long>(M, kNever)); // gradient arrival
     std::vector<long> freeAt(P, 0);
     std::vector<int> nextF(P, 0), nextB(P, 0);
     for (std::size_t mb = 0; mb < M; ++mb) {

@@ -173,8 +173,7 @@ public:
     DualPipeVBuilder(int rank, int p)
         : m_s0(rank)
         , m_s1(2 * p - 1 - rank)
-    {
-    }
+    {}
 
     RankOrder build(int rank, int p, int m)
     {

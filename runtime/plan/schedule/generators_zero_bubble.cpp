@@ -25,18 +25,17 @@ constexpr long kNever = std::numeric_limits<long>::max();
 struct StageState
 {
     long freeAt = 0;
-    int nextForward = 0;            // next micro-batch to forward
-    std::deque<int> awaitingInput;  // forwarded, input-gradient not done (FIFO)
+    int nextForward = 0; // next micro-batch to forward
+    std::deque<int> awaitingInput; // forwarded, input-gradient not done (FIFO)
     std::deque<int> awaitingWeight; // input-gradient done, weight-gradient not done (FIFO)
-    int doneWeights = 0;            // of the current batch
-    int batch = 0;                  // batch whose update is still pending
+    int doneWeights = 0; // of the current batch
+    int batch = 0; // batch whose update is still pending
 };
 
 class ZeroBubbleBuilder
 {
 public:
-    ZeroBubbleBuilder(const ScheduleParams& params, std::vector<int> bound, std::vector<int> weightBacklog,
-                      int liveCap)
+    ZeroBubbleBuilder(const ScheduleParams& params, std::vector<int> bound, std::vector<int> weightBacklog, int liveCap)
         : m_p(params.stages)
         , m_m(params.microbatches)
         , m_total(params.microbatches * params.batches)
@@ -83,7 +82,10 @@ public:
 
 private:
     StageState& st(int s) { return m_stages[static_cast<std::size_t>(s)]; }
-    long forwardEnd(int s, int mb) const { return m_forwardEnd[static_cast<std::size_t>(s)][static_cast<std::size_t>(mb)]; }
+    long forwardEnd(int s, int mb) const
+    {
+        return m_forwardEnd[static_cast<std::size_t>(s)][static_cast<std::size_t>(mb)];
+    }
     long inputGradEnd(int s, int mb) const
     {
         return m_inputGradEnd[static_cast<std::size_t>(s)][static_cast<std::size_t>(mb)];
@@ -133,8 +135,8 @@ private:
     {
         auto& state = st(s);
         auto& program = m_programs[static_cast<std::size_t>(s)];
-        const bool backlogFull
-            = static_cast<int>(state.awaitingWeight.size()) >= m_weightBacklog[static_cast<std::size_t>(s)];
+        const bool backlogFull =
+            static_cast<int>(state.awaitingWeight.size()) >= m_weightBacklog[static_cast<std::size_t>(s)];
         if (!backlogFull && inputGradReady(s) <= now) {
             const int mb = state.awaitingInput.front();
             state.awaitingInput.pop_front();
@@ -162,7 +164,7 @@ private:
     int m_p, m_m, m_total;
     std::vector<int> m_bound;
     std::vector<int> m_weightBacklog; // deferred weight-gradients allowed per stage before W is forced
-    int m_liveCap;                    // micro-batches between F and W a stage may hold
+    int m_liveCap; // micro-batches between F and W a stage may hold
     std::vector<StageState> m_stages;
     std::vector<std::vector<long>> m_forwardEnd;
     std::vector<std::vector<long>> m_inputGradEnd;

@@ -7,10 +7,14 @@ namespace bs::runtime {
 std::string_view weightPolicyName(WeightPolicy policy)
 {
     switch (policy) {
-    case WeightPolicy::Flush: return "flush";
-    case WeightPolicy::Stash: return "stash";
-    case WeightPolicy::TwoVersions: return "two-versions";
-    case WeightPolicy::InPlace: return "in-place";
+    case WeightPolicy::Flush:
+        return "flush";
+    case WeightPolicy::Stash:
+        return "stash";
+    case WeightPolicy::TwoVersions:
+        return "two-versions";
+    case WeightPolicy::InPlace:
+        return "in-place";
     }
     return "unknown";
 }
@@ -18,9 +22,12 @@ std::string_view weightPolicyName(WeightPolicy policy)
 std::string_view placementName(Placement placement)
 {
     switch (placement) {
-    case Placement::OnePerRank: return "one-per-rank";
-    case Placement::Loop: return "loop";
-    case Placement::V: return "v";
+    case Placement::OnePerRank:
+        return "one-per-rank";
+    case Placement::Loop:
+        return "loop";
+    case Placement::V:
+        return "v";
     }
     return "unknown";
 }

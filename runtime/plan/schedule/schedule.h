@@ -13,20 +13,22 @@
 namespace bs::runtime {
 
 /// How a schedule keeps the weights a backward pass sees consistent with its forward.
-enum class WeightPolicy : std::uint8_t {
-    Flush,      ///< synchronous: one update per global batch after every micro-batch's backward
-    Stash,      ///< PipeDream: backward uses the stashed version its forward used
-    TwoVersions,///< PipeDream-2BW: at most two versions, update every m micro-batches
-    InPlace,    ///< async 1F1B / PACI: one copy, updated in place while older backwards are pending
+enum class WeightPolicy : std::uint8_t
+{
+    Flush, ///< synchronous: one update per global batch after every micro-batch's backward
+    Stash, ///< PipeDream: backward uses the stashed version its forward used
+    TwoVersions, ///< PipeDream-2BW: at most two versions, update every m micro-batches
+    InPlace, ///< async 1F1B / PACI: one copy, updated in place while older backwards are pending
 };
 
 std::string_view weightPolicyName(WeightPolicy policy);
 
 /// How stages map to ranks (pipeline.placement). With p ranks and v stages per rank:
-enum class Placement : std::uint8_t {
+enum class Placement : std::uint8_t
+{
     OnePerRank, ///< v = 1: stage r on rank r
-    Loop,       ///< stage i on rank i mod p (Megatron's virtual stages, PyTorch's "loop")
-    V,          ///< v = 2: rank r holds stages r and 2p − 1 − r (ZB-V, DualPipeV; PyTorch's "v")
+    Loop, ///< stage i on rank i mod p (Megatron's virtual stages, PyTorch's "loop")
+    V, ///< v = 2: rank r holds stages r and 2p − 1 − r (ZB-V, DualPipeV; PyTorch's "v")
 };
 
 std::string_view placementName(Placement placement); ///< "one-per-rank", "loop", "v"
@@ -39,11 +41,11 @@ std::vector<int> rankOfStageFor(Placement placement, int ranks, int stagesPerRan
 struct ScheduleParams
 {
     std::string name = "1f1b";
-    int stages = 8;       ///< p: pipeline ranks (the historic name; = stages when v = 1)
+    int stages = 8; ///< p: pipeline ranks (the historic name; = stages when v = 1)
     int microbatches = 8; ///< m per global batch
-    int accum = 0;        ///< a: local backward passes per update (paci); 0 = m
-    int batches = 1;      ///< N global batches
-    int extraDepth = 0;   ///< k: async schedules keep p - s + k micro-batches in flight at stage s
+    int accum = 0; ///< a: local backward passes per update (paci); 0 = m
+    int batches = 1; ///< N global batches
+    int extraDepth = 0; ///< k: async schedules keep p - s + k micro-batches in flight at stage s
     /// Async schedules with k > 0 order their actions the way PACI's runtime would with this
     /// comm time (as a fraction of a forward): backward first, else forward if in-flight < p − s + k.
     /// The order is still static once generated, so numerics never depend on measured timing.
@@ -59,7 +61,7 @@ struct Schedule
     ScheduleParams params;
     WeightPolicy weights = WeightPolicy::Flush;
     bool splitBackward = false; ///< I and W instead of B
-    bool asynchronous = false;  ///< no flush between global batches
+    bool asynchronous = false; ///< no flush between global batches
     /// Stated bound on micro-batches in flight (forward done, backward/input-grad not yet) per rank,
     /// counted over all the rank's stages (one per stage-and-micro-batch).
     std::vector<int> inflightBound;
@@ -83,10 +85,7 @@ struct Schedule
     int stages() const { return rankOfStage.empty() ? ranks() : static_cast<int>(rankOfStage.size()); }
     int stagesPerRank() const { return ranks() > 0 ? stages() / ranks() : 1; }
     bool onePerRank() const { return stages() == ranks(); }
-    int rankOf(int stage) const
-    {
-        return rankOfStage.empty() ? stage : rankOfStage[static_cast<std::size_t>(stage)];
-    }
+    int rankOf(int stage) const { return rankOfStage.empty() ? stage : rankOfStage[static_cast<std::size_t>(stage)]; }
     int microbatchesPerBatch() const { return params.microbatches; }
     int totalMicrobatches() const { return params.microbatches * params.batches; }
     int batchOf(int microbatch) const { return microbatch / params.microbatches; }

@@ -86,8 +86,7 @@ public:
         , m_to(to)
         , m_gradients(gradients)
         , m_sending(sending)
-    {
-    }
+    {}
 
     /// The next message, or nullopt at the end of the program.
     std::optional<Message> next()
@@ -169,27 +168,27 @@ Status checkChannelOrder(const Schedule& schedule)
     }
     const auto name = [](const Message& m) {
         return std::string(m.gradient ? "gradient" : "activation") + " of stage " + std::to_string(m.fromStage)
-               + ", micro-batch " + std::to_string(m.microbatch);
+            + ", micro-batch " + std::to_string(m.microbatch);
     };
     for (const auto& [from, to] : channels) {
-      for (bool gradients : {false, true}) {
-        ChannelCursor out(schedule, from, to, gradients, true);
-        ChannelCursor in(schedule, from, to, gradients, false);
-        for (std::size_t i = 0;; ++i) {
-            const auto sent = out.next();
-            const auto received = in.next();
-            if (!sent || !received) {
-                break; // a missing message is the dependency check's to report
-            }
-            if (!(*sent == *received)) {
-                return makeError(ErrorCode::Deadlock,
-                                 "rank " + std::to_string(to) + " receives message " + std::to_string(i) + " from rank "
-                                     + std::to_string(from) + " out of order: it expects the " + name(*received)
-                                     + " but rank " + std::to_string(from) + " sends the " + name(*sent) + " then",
-                                 "a point-to-point channel delivers in send order");
+        for (bool gradients : {false, true}) {
+            ChannelCursor out(schedule, from, to, gradients, true);
+            ChannelCursor in(schedule, from, to, gradients, false);
+            for (std::size_t i = 0;; ++i) {
+                const auto sent = out.next();
+                const auto received = in.next();
+                if (!sent || !received) {
+                    break; // a missing message is the dependency check's to report
+                }
+                if (!(*sent == *received)) {
+                    return makeError(ErrorCode::Deadlock,
+                        "rank " + std::to_string(to) + " receives message " + std::to_string(i) + " from rank "
+                            + std::to_string(from) + " out of order: it expects the " + name(*received) + " but rank "
+                            + std::to_string(from) + " sends the " + name(*sent) + " then",
+                        "a point-to-point channel delivers in send order");
+                }
             }
         }
-      }
     }
     return ok();
 }
@@ -287,8 +286,8 @@ std::string formatGrid(const Schedule& schedule, int errorStep, int maxRows)
         out << (step < 10 ? "   " : step < 100 ? "  " : step < 1000 ? " " : "") << step << " ";
         for (const auto& program : schedule.programs) {
             std::string cell = static_cast<std::size_t>(step) < program.size()
-                                   ? toString(program[static_cast<std::size_t>(step)])
-                                   : "";
+                ? toString(program[static_cast<std::size_t>(step)])
+                : "";
             cell.resize(std::max<std::size_t>(cell.size(), 9), ' '); // wider cells (pairs) just push on
             out << " | " << cell;
         }

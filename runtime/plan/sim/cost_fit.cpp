@@ -113,7 +113,8 @@ Result<CostFit> fitCosts(const std::vector<CostSample>& samples)
                 "calibration: runs with the same number of stages");
         }
         if (s.microBatchSize < 1) {
-            return makeError(ErrorCode::InvalidArgument, s.source + ": micro-batch size must be >= 1", "micro_batch_size");
+            return makeError(
+                ErrorCode::InvalidArgument, s.source + ": micro-batch size must be >= 1", "micro_batch_size");
         }
         sizes.insert(s.microBatchSize);
     }

@@ -9,20 +9,19 @@
 // prediction check and `bubblescope-cli tune --calibrate` all predict through this one object.
 // Torch-free, Qt-free.
 
+#include "base/result.h"
 #include "runtime/plan/sim/cost_model.h"
 #include "runtime/plan/sim/measured_costs.h"
 
 #include <string>
 #include <vector>
 
-#include "base/result.h"
-
 namespace bs::runtime {
 
 /// One run's measured costs and the settings they were measured at.
 struct CostSample
 {
-    std::string source;   ///< the run's label or directory ("run X")
+    std::string source; ///< the run's label or directory ("run X")
     std::string schedule; ///< catalogue name of the run's schedule
     int microBatchSize = 1; ///< b of the run
     MeasuredCosts costs;

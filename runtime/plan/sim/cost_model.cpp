@@ -6,8 +6,8 @@
 
 namespace bs::runtime {
 
-CostModel CostModel::uniform(int stages, TimeNs forward, TimeNs backwardInput, TimeNs backwardWeight, TimeNs update,
-                             TimeNs comm)
+CostModel CostModel::uniform(
+    int stages, TimeNs forward, TimeNs backwardInput, TimeNs backwardWeight, TimeNs update, TimeNs comm)
 {
     CostModel model;
     StageCost cost;
@@ -41,25 +41,28 @@ Result<DeviceProfile> deviceProfile(const std::string& name)
     const std::string fitted = "; efficiency curve a rough fit, not measured on this GPU: calibrate with a real run";
     if (name == "cpu") {
         return DeviceProfile{"cpu", 2e11, 0.5, 2e7, 2e10, 1e10, 5 * kNsPerUs,
-                             "round figures for a few x86 cores (2e11 FLOP/s, 20 GB/s); measure with tune --calibrate"};
+            "round figures for a few x86 cores (2e11 FLOP/s, 20 GB/s); measure with tune --calibrate"};
     }
     if (name == "a100") {
         return DeviceProfile{"a100", 312e12, 0.6, 5e10, 1.6e12, 2e11, 10 * kNsPerUs,
-                             "NVIDIA A100 data sheet: 312 TFLOPS dense bf16, 1.6 TB/s HBM2e; NVLink3 p2p 200 GB/s" + fitted};
+            "NVIDIA A100 data sheet: 312 TFLOPS dense bf16, 1.6 TB/s HBM2e; NVLink3 p2p 200 GB/s" + fitted};
     }
     if (name == "h100") {
         return DeviceProfile{"h100", 989e12, 0.55, 1.5e11, 3.3e12, 4e11, 10 * kNsPerUs,
-                             "NVIDIA H100 SXM data sheet: 989 TFLOPS dense bf16, 3.35 TB/s HBM3; NVLink4 p2p 400 GB/s" + fitted};
+            "NVIDIA H100 SXM data sheet: 989 TFLOPS dense bf16, 3.35 TB/s HBM3; NVLink4 p2p 400 GB/s" + fitted};
     }
     if (name == "h200") {
         return DeviceProfile{"h200", 989e12, 0.6, 1.5e11, 4.8e12, 4.5e11, 10 * kNsPerUs,
-                             "NVIDIA H200 SXM data sheet: 989 TFLOPS dense bf16, 4.8 TB/s HBM3e; NVLink4 p2p 450 GB/s" + fitted};
+            "NVIDIA H200 SXM data sheet: 989 TFLOPS dense bf16, 4.8 TB/s HBM3e; NVLink4 p2p 450 GB/s" + fitted};
     }
     return makeError(ErrorCode::InvalidArgument, "unknown device profile '" + name + "'",
-                     "device-profile: allowed values are cpu, a100, h100, h200");
+        "device-profile: allowed values are cpu, a100, h100, h200");
 }
 
-std::vector<std::string> deviceProfileNames() { return {"cpu", "a100", "h100", "h200"}; }
+std::vector<std::string> deviceProfileNames()
+{
+    return {"cpu", "a100", "h100", "h200"};
+}
 
 namespace {
 
@@ -70,7 +73,8 @@ TimeNs kernelTime(double flops, const DeviceProfile& device)
     if (flops <= 0) {
         return 0;
     }
-    return static_cast<TimeNs>(std::llround((flops + device.halfFlops) / (device.peakFlops * device.maxEfficiency) * 1e9));
+    return static_cast<TimeNs>(
+        std::llround((flops + device.halfFlops) / (device.peakFlops * device.maxEfficiency) * 1e9));
 }
 
 } // namespace
@@ -120,7 +124,8 @@ CostModel costsOver(const GptShape& shape, const StagePartition& part, int micro
         cost.backwardInput = cost.forward;
         cost.backwardWeight = cost.forward;
         // AdamW reads and writes parameter, gradient and two moments: 8 fp32 streams per parameter.
-        cost.update = static_cast<TimeNs>(std::llround(static_cast<double>(params) * 32.0 / device.memoryBytesPerSecond * 1e9));
+        cost.update =
+            static_cast<TimeNs>(std::llround(static_cast<double>(params) * 32.0 / device.memoryBytesPerSecond * 1e9));
         cost.paramBytes = params * 4;
         cost.activationBytes = activations;
         cost.sendBytes = hiddenBytes;
@@ -168,33 +173,34 @@ Result<CostModel> costModelFromString(const std::string& costs, int stages, doub
         auto [ptr, ec] = std::from_chars(begin, end, v);
         if (ec != std::errc() || ptr != end || !std::isfinite(v)) {
             return makeError(ErrorCode::InvalidArgument, "cost: '" + item + "' is not a number",
-                             "cost: F,I,W[,U] in milliseconds, e.g. 1,1,1 or 1.5,1.5,1,0.2");
+                "cost: F,I,W[,U] in milliseconds, e.g. 1,1,1 or 1.5,1.5,1,0.2");
         }
         if (v < 0) {
             return makeError(ErrorCode::InvalidArgument, "cost: negative time " + item,
-                             "cost: F,I,W[,U] in milliseconds, each >= 0");
+                "cost: F,I,W[,U] in milliseconds, each >= 0");
         }
         if (v > kMaxActionMs) { // 1e300 ms has no nanosecond count: it used to become 0
             return makeError(ErrorCode::InvalidArgument, "cost: " + item + " ms is past the limit",
-                             "cost: F,I,W[,U] in milliseconds, each in [0, 1e+06]");
+                "cost: F,I,W[,U] in milliseconds, each in [0, 1e+06]");
         }
         values.push_back(v);
     }
     if (values.size() < 3 || values.size() > 4) {
-        return makeError(ErrorCode::InvalidArgument, "cost: expected 3 or 4 values, got " + std::to_string(values.size()),
-                         "cost: F,I,W[,U] in milliseconds; a full backward B costs I+W");
+        return makeError(ErrorCode::InvalidArgument,
+            "cost: expected 3 or 4 values, got " + std::to_string(values.size()),
+            "cost: F,I,W[,U] in milliseconds; a full backward B costs I+W");
     }
     if (values[0] + values[1] + values[2] <= 0) {
         return makeError(ErrorCode::InvalidArgument, "cost: F, I and W are all zero",
-                         "cost: F,I,W[,U] in milliseconds, at least one of F, I, W > 0");
+            "cost: F,I,W[,U] in milliseconds, at least one of F, I, W > 0");
     }
     if (!std::isfinite(commMs) || commMs < 0 || commMs > kMaxActionMs) {
-        return makeError(ErrorCode::InvalidArgument, "comm: must be a time in [0, 1e+06] milliseconds",
-                         "comm: in [0, 1e+06]");
+        return makeError(
+            ErrorCode::InvalidArgument, "comm: must be a time in [0, 1e+06] milliseconds", "comm: in [0, 1e+06]");
     }
     auto ns = [](double ms) { return static_cast<TimeNs>(std::llround(ms * static_cast<double>(kNsPerMs))); };
-    return CostModel::uniform(stages, ns(values[0]), ns(values[1]), ns(values[2]), values.size() > 3 ? ns(values[3]) : 0,
-                              ns(commMs));
+    return CostModel::uniform(
+        stages, ns(values[0]), ns(values[1]), ns(values[2]), values.size() > 3 ? ns(values[3]) : 0, ns(commMs));
 }
 
 } // namespace bs::runtime

@@ -3,9 +3,9 @@
 // memory. Either explicit (--cost F,I,W[,U] --comm C) or derived from a GPT shape and a device
 // profile, so users can ask what GPT-2 Medium on 8 H100s would do.
 
-#include "runtime/plan/common/gpt_shape.h"
 #include "base/result.h"
 #include "base/time.h"
+#include "runtime/plan/common/gpt_shape.h"
 #include "runtime/plan/schedule/action.h"
 
 #include <cmath>
@@ -23,7 +23,7 @@ namespace bs::runtime {
 struct ColdCost
 {
     TimeNs forward = 0;
-    TimeNs backwardInput = 0;  ///< a stage's first B pays backwardInput + backwardWeight
+    TimeNs backwardInput = 0; ///< a stage's first B pays backwardInput + backwardWeight
     TimeNs backwardWeight = 0;
     TimeNs update = 0;
 
@@ -35,15 +35,15 @@ struct ColdCost
 struct StageCost
 {
     TimeNs forward = 0;
-    TimeNs backwardInput = 0;  ///< I; a full backward B costs I + W
+    TimeNs backwardInput = 0; ///< I; a full backward B costs I + W
     TimeNs backwardWeight = 0; ///< W
-    TimeNs update = 0;         ///< U
+    TimeNs update = 0; ///< U
     /// An overlapped F&B pair (DualPipeV) whose forward runs on this stage, both halves together;
     /// 0 = no overlap gain: the forward plus the other stage's full backward.
     TimeNs forwardBackward = 0;
     std::int64_t activationBytes = 1; ///< per in-flight micro-batch (1 = "micro-batch units")
-    std::int64_t sendBytes = 0;       ///< activation / gradient handed to a neighbour
-    std::int64_t paramBytes = 0;      ///< one copy of this stage's weights
+    std::int64_t sendBytes = 0; ///< activation / gradient handed to a neighbour
+    std::int64_t paramBytes = 0; ///< one copy of this stage's weights
     /// Activation recompute (recompute_costs.h): one micro-batch's full activations, held only
     /// while its backward runs; counted once on top of the in-flight inputs.
     std::int64_t recomputeBytes = 0;
@@ -56,15 +56,15 @@ struct StageCost
 struct CostModel
 {
     std::vector<StageCost> stages;
-    TimeNs commLatency = 0;         ///< per transfer
-    double commBytesPerSecond = 0;  ///< 0 = bandwidth not modelled
-    bool bytesKnown = false;        ///< true when derived from a model: memory is reported in bytes
+    TimeNs commLatency = 0; ///< per transfer
+    double commBytesPerSecond = 0; ///< 0 = bandwidth not modelled
+    bool bytesKnown = false; ///< true when derived from a model: memory is reported in bytes
 
     TimeNs commTime(std::int64_t bytes) const;
 
     /// The same costs on every stage. Times in ns.
-    static CostModel uniform(int stages, TimeNs forward, TimeNs backwardInput, TimeNs backwardWeight,
-                             TimeNs update = 0, TimeNs comm = 0);
+    static CostModel uniform(
+        int stages, TimeNs forward, TimeNs backwardInput, TimeNs backwardWeight, TimeNs update = 0, TimeNs comm = 0);
 };
 
 /// Peak throughput and an efficiency curve: eff(flops) = maxEff · flops / (flops + halfFlops), so
@@ -72,9 +72,9 @@ struct CostModel
 struct DeviceProfile
 {
     std::string name;
-    double peakFlops = 1e12;    ///< per second
+    double peakFlops = 1e12; ///< per second
     double maxEfficiency = 0.5; ///< fraction of peak reached by large kernels
-    double halfFlops = 1e9;     ///< kernel size (FLOPs) at which half of maxEfficiency is reached
+    double halfFlops = 1e9; ///< kernel size (FLOPs) at which half of maxEfficiency is reached
     double memoryBytesPerSecond = 1e11; ///< device memory bandwidth (bounds the optimizer step)
     double linkBytesPerSecond = 25e9; ///< stage-to-stage bandwidth
     TimeNs linkLatency = 10 * kNsPerUs;
@@ -110,12 +110,18 @@ Result<CostModel> costModelFromString(const std::string& costs, int stages, doub
 inline TimeNs StageCost::duration(ActionKind kind) const
 {
     switch (kind) {
-    case ActionKind::Forward: return forward;
-    case ActionKind::Backward: return backwardInput + backwardWeight;
-    case ActionKind::BackwardInput: return backwardInput;
-    case ActionKind::BackwardWeight: return backwardWeight;
-    case ActionKind::Update: return update;
-    case ActionKind::OverlapForwardBackward: return forwardBackward; // 0: the executor adds the halves
+    case ActionKind::Forward:
+        return forward;
+    case ActionKind::Backward:
+        return backwardInput + backwardWeight;
+    case ActionKind::BackwardInput:
+        return backwardInput;
+    case ActionKind::BackwardWeight:
+        return backwardWeight;
+    case ActionKind::Update:
+        return update;
+    case ActionKind::OverlapForwardBackward:
+        return forwardBackward; // 0: the executor adds the halves
     }
     return 0;
 }

@@ -6,7 +6,13 @@ namespace {
 
 // ColdCost terms, one bit each: a B pays the input- and weight-gradient terms not yet paid, so a
 // stage mixing B with I/W pays each once.
-enum : std::uint8_t { kColdF = 1, kColdI = 2, kColdW = 4, kColdU = 8 };
+enum : std::uint8_t
+{
+    kColdF = 1,
+    kColdI = 2,
+    kColdW = 4,
+    kColdU = 8
+};
 
 } // namespace
 
@@ -33,11 +39,21 @@ TimeNs CostModelExecutor::coldExtra(const Action& action)
             + (due & kColdW ? cold.backwardWeight : 0) + (due & kColdU ? cold.update : 0);
     };
     switch (action.kind) {
-    case ActionKind::Forward: pay(action.stage, kColdF); break;
-    case ActionKind::Backward: pay(action.stage, kColdI | kColdW); break;
-    case ActionKind::BackwardInput: pay(action.stage, kColdI); break;
-    case ActionKind::BackwardWeight: pay(action.stage, kColdW); break;
-    case ActionKind::Update: pay(action.stage, kColdU); break;
+    case ActionKind::Forward:
+        pay(action.stage, kColdF);
+        break;
+    case ActionKind::Backward:
+        pay(action.stage, kColdI | kColdW);
+        break;
+    case ActionKind::BackwardInput:
+        pay(action.stage, kColdI);
+        break;
+    case ActionKind::BackwardWeight:
+        pay(action.stage, kColdW);
+        break;
+    case ActionKind::Update:
+        pay(action.stage, kColdU);
+        break;
     case ActionKind::OverlapForwardBackward:
         pay(action.stage, kColdF);
         pay(action.pairStage, kColdI | kColdW);
@@ -53,7 +69,8 @@ Result<ActionOutcome> CostModelExecutor::perform(const Action& action)
         outcome.duration += m_hasCold ? coldExtra(action) : 0;
         return outcome;
     }
-    const int missing = static_cast<std::size_t>(action.stage) >= m_costs.stages.size() ? action.stage : action.pairStage;
+    const int missing =
+        static_cast<std::size_t>(action.stage) >= m_costs.stages.size() ? action.stage : action.pairStage;
     return makeError(ErrorCode::InvalidArgument, "cost model has no entry for stage " + std::to_string(missing));
 }
 

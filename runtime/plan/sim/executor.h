@@ -12,9 +12,9 @@ namespace bs::runtime {
 
 struct ActionOutcome
 {
-    TimeNs duration = 0;         ///< how long the action took on its stage (measured or modelled)
-    std::int64_t bytes = 0;      ///< F: activation bytes this micro-batch now holds on the stage
-    std::int64_t sendBytes = 0;  ///< F/B/I: bytes of the tensor handed to the neighbour stage
+    TimeNs duration = 0; ///< how long the action took on its stage (measured or modelled)
+    std::int64_t bytes = 0; ///< F: activation bytes this micro-batch now holds on the stage
+    std::int64_t sendBytes = 0; ///< F/B/I: bytes of the tensor handed to the neighbour stage
     /// Overlapped F&B pair only: how much of `duration` the trace shows as the forward half (the
     /// two halves are drawn one after the other on the rank's lane); < 0 = half of it.
     TimeNs forwardShare = -1;

@@ -64,7 +64,8 @@ Result<MeasuredCosts> measuredCosts(const profiler::TraceSnapshot& trace, int st
         return makeError(ErrorCode::InvalidArgument, "the trace has no events to measure costs from", "trace");
     }
     if (stages <= 0) {
-        return makeError(ErrorCode::InvalidArgument, "the trace does not say how many stages it has", "trace.meta.stages");
+        return makeError(
+            ErrorCode::InvalidArgument, "the trace does not say how many stages it has", "trace.meta.stages");
     }
     const auto count = static_cast<std::size_t>(stages);
     std::vector<std::array<Sum, profiler::kEventKindCount>> sums(count);

@@ -4,13 +4,12 @@
 // calibrates the GUI's what-if predictions: slider moves then predict from measured times instead
 // of a device profile. Torch-free, Qt-free.
 
+#include "base/result.h"
 #include "profiler/trace/trace_store.h"
 #include "runtime/plan/sim/cost_model.h"
 
 #include <cstdint>
 #include <vector>
-
-#include "base/result.h"
 
 namespace bs::runtime {
 
@@ -31,9 +30,10 @@ struct MeasuredCosts
 };
 
 /// Whether a trace's first actions paid its process's one-time costs.
-enum class FirstActions {
+enum class FirstActions
+{
     StartUp, ///< the trace starts with the training process (a run Bubblescope trained): ColdCost
-    Steady,  ///< a window profiled after warm-up steps (an imported Kineto job): every action in the mean
+    Steady, ///< a window profiled after warm-up steps (an imported Kineto job): every action in the mean
 };
 
 /// Averages the compute-lane events of `trace` per stage and kind. Errors when the trace has no

@@ -91,8 +91,8 @@ Status checkMemoryFits(const GptScenario& scenario, std::int64_t availableBytes,
     }
     return makeError(ErrorCode::InvalidArgument,
         "the run would need about " + gib(estimate->totalBytes) + " (largest stage " + gib(estimate->peakStageBytes)
-            + ", simulated per-stage peak) but " + gib(availableBytes) + " is available; nearest setting that fits: "
-            + nearest,
+            + ", simulated per-stage peak) but " + gib(availableBytes)
+            + " is available; nearest setting that fits: " + nearest,
         "pre-flight: pipeline.micro_batch_size = " + std::to_string(scenario.microBatchSize));
 }
 

@@ -18,7 +18,7 @@ namespace bs::runtime {
 struct MemoryEstimate
 {
     std::int64_t peakStageBytes = 0; ///< the largest stage's simulated peak
-    std::int64_t totalBytes = 0;     ///< sum over the stages that share the memory
+    std::int64_t totalBytes = 0; ///< sum over the stages that share the memory
 };
 
 /// The simulator's per-stage peak memory for `scenario` (one global batch of m = scenario.accum

@@ -13,13 +13,12 @@
 //                      the smallest GPU (conservative)
 //   cuda, distributed  one stage per rank on cuda:LOCAL_RANK
 
+#include "base/result.h"
 #include "runtime/plan/config/run_config.h"
 
 #include <cstdint>
 #include <optional>
 #include <vector>
-
-#include "base/result.h"
 
 namespace bs::runtime {
 

@@ -53,7 +53,7 @@ std::pair<TimeNs, TimeNs> overlapHalves(TimeNs start, TimeNs end, TimeNs forward
 Error atAction(Error error, const Action& action)
 {
     error.context = "stage " + std::to_string(action.stage) + ", " + toString(action)
-                    + (error.context.empty() ? "" : ": " + error.context);
+        + (error.context.empty() ? "" : ": " + error.context);
     return error;
 }
 
@@ -149,7 +149,7 @@ private:
         while (stats.actions + m_skipped < total) {
             if (m_options.stop && m_options.stop->load(std::memory_order_relaxed)) {
                 return makeError(ErrorCode::Cancelled, "run stopped",
-                                 std::to_string(stats.actions) + " of " + std::to_string(total) + " actions done");
+                    std::to_string(stats.actions) + " of " + std::to_string(total) + " actions done");
             }
             if (m_limit == kNoLimit && m_options.cut && m_options.cutEvery > 0
                 && m_options.cut->load(std::memory_order_relaxed)) {
@@ -301,8 +301,8 @@ private:
             m_misfit = true;
             return kNotYet;
         }
-        TimeNs input = a.isOverlap() ? std::max(inputArrival(a.forwardHalf()), inputArrival(a.backwardHalf()))
-                                     : inputArrival(a);
+        TimeNs input =
+            a.isOverlap() ? std::max(inputArrival(a.forwardHalf()), inputArrival(a.backwardHalf())) : inputArrival(a);
         // Same-stage dependencies (F before B, I before W) hold by program order (validated).
         return input == kNotYet ? kNotYet : std::max(m_state.clock[static_cast<std::size_t>(r)], input);
     }
@@ -438,8 +438,7 @@ private:
                 blocked += (blocked.empty() ? "" : ", ") + toString(program[pc]);
             }
         }
-        return makeError(ErrorCode::Deadlock, "schedule deadlocked: no rank can make progress",
-                         "waiting: " + blocked);
+        return makeError(ErrorCode::Deadlock, "schedule deadlocked: no rank can make progress", "waiting: " + blocked);
     }
 
     const Schedule& m_schedule;
@@ -454,12 +453,12 @@ private:
     // stage, or chunk, has its own weights), the arrivals.
     DriveState m_state;
     std::vector<int> m_chunkOf; // per stage: its index among its rank's stages
-    int m_sentTo[2] = {};            // ranks the last action sent to: one, or two for an F&B pair
+    int m_sentTo[2] = {}; // ranks the last action sent to: one, or two for an F&B pair
     int m_sentCount = 0;
-    std::vector<int> m_rankOf;       // per stage: Schedule::rankOf, as a table
+    std::vector<int> m_rankOf; // per stage: Schedule::rankOf, as a table
     bool m_onePerRank;
     const CostModelExecutor* m_costModel; // m_executor when it is the cost model, else null
-    Error m_error;                        // why perform() returned false
+    Error m_error; // why perform() returned false
     // Options read per event, copied: through the reference the compiler reloads them after
     // every store to an event.
     TimeNs m_timeOrigin;
@@ -472,14 +471,14 @@ private:
     std::size_t m_room = 0;
     std::size_t m_written = 0;
     profiler::TraceEvent m_staging; // DriveOptions::appendBatch <= 1: the event being built
-    int m_limit = kNoLimit;   // the cut boundary once fixed: micro-batches >= it are skipped
+    int m_limit = kNoLimit; // the cut boundary once fixed: micro-batches >= it are skipped
     std::size_t m_skipped = 0;
 };
 
 } // namespace
 
-Result<DriveStats> drive(const Schedule& schedule, ActionExecutor& executor, profiler::TraceStore& store,
-                         const DriveOptions& options)
+Result<DriveStats> drive(
+    const Schedule& schedule, ActionExecutor& executor, profiler::TraceStore& store, const DriveOptions& options)
 {
     if (schedule.programs.empty()) {
         return makeError(ErrorCode::InvalidArgument, "schedule has no stages");

@@ -53,7 +53,7 @@ struct DriveOptions
 
 struct DriveStats
 {
-    TimeNs makespan = 0;            ///< end of the last action, relative to timeOrigin
+    TimeNs makespan = 0; ///< end of the last action, relative to timeOrigin
     std::size_t actions = 0;
     std::vector<int> finalVersions; ///< updates applied per stage, initialVersions included
     /// Micro-batches completed when a cut (DriveOptions::cut) ended the schedule early: a multiple
@@ -64,8 +64,8 @@ struct DriveStats
 /// Executes `schedule` through `executor`, appending one event per action (and one Send per
 /// cross-stage transfer with non-zero comm time) to `store`. Returns ErrorCode::Deadlock with the
 /// blocked actions named if no stage can make progress.
-Result<DriveStats> drive(const Schedule& schedule, ActionExecutor& executor, profiler::TraceStore& store,
-                         const DriveOptions& options = {});
+Result<DriveStats> drive(
+    const Schedule& schedule, ActionExecutor& executor, profiler::TraceStore& store, const DriveOptions& options = {});
 
 inline profiler::EventKind toEventKind(ActionKind kind)
 {

@@ -12,8 +12,8 @@
 
 namespace bs::runtime {
 
-profiler::AnalysisOptions analysisOptionsFor(const Schedule& schedule, const CostModel* model,
-                                             std::vector<profiler::AnalysisOptions::Segment> laterSettings)
+profiler::AnalysisOptions analysisOptionsFor(
+    const Schedule& schedule, const CostModel* model, std::vector<profiler::AnalysisOptions::Segment> laterSettings)
 {
     profiler::AnalysisOptions options;
     options.microbatchesPerBatch = schedule.params.microbatches;
@@ -56,8 +56,8 @@ profiler::TraceMeta traceMetaFor(const Schedule& schedule)
     meta.clock = "virtual";
     const auto& p = schedule.params;
     meta.title = p.name + " p=" + std::to_string(p.stages) + " m=" + std::to_string(p.microbatches)
-                 + (findSchedule(p.name) && findSchedule(p.name)->takesAccumWindow() ? " a=" + std::to_string(p.accum) : "")
-                 + (schedule.onePerRank() ? "" : " v=" + std::to_string(schedule.stagesPerRank()));
+        + (findSchedule(p.name) && findSchedule(p.name)->takesAccumWindow() ? " a=" + std::to_string(p.accum) : "")
+        + (schedule.onePerRank() ? "" : " v=" + std::to_string(schedule.stagesPerRank()));
     if (!schedule.onePerRank()) {
         meta.stagesPerLane = schedule.stagesPerRank();
         meta.attributes["placement"] = std::string(placementName(schedule.placement));
@@ -102,16 +102,18 @@ Result<CostModel> costsPerStage(const Schedule& schedule, CostModel costs)
         // A cost per rank (or one for all): a rank's layers split evenly over its v chunks.
         std::vector<StageCost> perStage(stages);
         for (std::size_t s = 0; s < stages; ++s) {
-            const StageCost& rank = costs.stages[costs.stages.size() == 1 ? 0 : static_cast<std::size_t>(schedule.rankOf(static_cast<int>(s)))];
+            const StageCost& rank =
+                costs.stages[costs.stages.size() == 1 ? 0
+                                                      : static_cast<std::size_t>(schedule.rankOf(static_cast<int>(s)))];
             perStage[s] = v == 1 ? rank : chunkCost(rank, v);
         }
         costs.stages = std::move(perStage);
         return costs;
     }
     return makeError(ErrorCode::InvalidArgument,
-                     "cost model has " + std::to_string(costs.stages.size()) + " stages, schedule has "
-                         + std::to_string(ranks) + " ranks of " + std::to_string(v) + " stages",
-                     "give one cost per rank, one per stage, or a single cost for all");
+        "cost model has " + std::to_string(costs.stages.size()) + " stages, schedule has " + std::to_string(ranks)
+            + " ranks of " + std::to_string(v) + " stages",
+        "give one cost per rank, one per stage, or a single cost for all");
 }
 
 } // namespace

@@ -14,8 +14,8 @@ namespace bs::runtime {
 struct SimulationRequest
 {
     ScheduleParams schedule;
-    CostModel costs;         ///< one entry per stage, or a single entry used for every stage
-    int microBatchSize = 1;  ///< sequences per micro-batch, for throughput
+    CostModel costs; ///< one entry per stage, or a single entry used for every stage
+    int microBatchSize = 1; ///< sequences per micro-batch, for throughput
     /// Only the report and the throughput are wanted (tables, comparisons, the tuner). A long
     /// run's figures then come from its steady state (steady_state.h), and the result's schedule
     /// programs and trace are those of the short run they were extended from (its
@@ -44,6 +44,6 @@ profiler::TraceMeta traceMetaFor(const Schedule& schedule);
 /// and weight stashing (from `schedule`), the memory model (from `costs`; none = micro-batch
 /// units: activation 1, no static bytes) and the settings each live Apply put in force.
 profiler::AnalysisOptions analysisOptionsFor(const Schedule& schedule, const CostModel* costs = nullptr,
-                                             std::vector<profiler::AnalysisOptions::Segment> laterSettings = {});
+    std::vector<profiler::AnalysisOptions::Segment> laterSettings = {});
 
 } // namespace bs::runtime

@@ -65,10 +65,7 @@ public:
     }
 
 private:
-    TimeNs now() const
-    {
-        return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - m_origin).count();
-    }
+    TimeNs now() const { return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - m_origin).count(); }
     std::size_t slot(int stage, int mb) const
     {
         return static_cast<std::size_t>(stage) * m_mbs + static_cast<std::size_t>(mb);
@@ -242,14 +239,14 @@ private:
 } // namespace
 
 Result<DriveStats> driveThreaded(const Schedule& schedule, ActionExecutor& executor, profiler::TraceStore& store,
-                                 const DriveOptions& options, const ThreadedOptions& threaded)
+    const DriveOptions& options, const ThreadedOptions& threaded)
 {
     if (schedule.programs.empty()) {
         return makeError(ErrorCode::InvalidArgument, "schedule has no stages");
     }
     if (options.cut) {
         return makeError(ErrorCode::InvalidArgument, "a batch-boundary cut is supported by the serial drive() only",
-                         "DriveOptions::cut");
+            "DriveOptions::cut");
     }
     return ThreadedRun(schedule, executor, store, options, threaded).run();
 }

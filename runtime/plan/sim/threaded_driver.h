@@ -24,6 +24,6 @@ struct ThreadedOptions
 /// time, from the worker threads. Stop (options.stop) is honoured between actions within ~10 ms; the first stage error
 /// stops every stage and is returned with the stage and action named. Never leaves a thread behind.
 Result<DriveStats> driveThreaded(const Schedule& schedule, ActionExecutor& executor, profiler::TraceStore& store,
-                                 const DriveOptions& options = {}, const ThreadedOptions& threaded = {});
+    const DriveOptions& options = {}, const ThreadedOptions& threaded = {});
 
 } // namespace bs::runtime

@@ -231,7 +231,6 @@ Status checkTokenRange(const TokenArray& tokens, int vocab, const std::filesyste
     return ok();
 }
 
-
 Status checkTokenRange(const std::vector<std::uint16_t>& tokens, int vocab, const std::filesystem::path& path)
 {
     return checkTokenRange(TokenArray(tokens), vocab, path);

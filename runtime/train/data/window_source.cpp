@@ -36,8 +36,8 @@ Result<std::unique_ptr<TokenSource>> WindowSource::create(
         new WindowSource(std::move(tokens), trainCount, vocab, seqLen, seed, std::move(label)));
 }
 
-WindowSource::WindowSource(TokenArray tokens, std::size_t trainCount, int vocab, int seqLen,
-    std::uint64_t seed, std::string label)
+WindowSource::WindowSource(
+    TokenArray tokens, std::size_t trainCount, int vocab, int seqLen, std::uint64_t seed, std::string label)
     : m_tokens(std::move(tokens))
     , m_trainCount(trainCount)
     , m_vocab(vocab)

@@ -15,8 +15,8 @@ class WindowSource final : public TokenSource
 public:
     /// Preconditions (checked by create()): every token < vocab; each non-empty split holds at
     /// least seqLen + 1 tokens.
-    static Result<std::unique_ptr<TokenSource>> create(TokenArray tokens, int vocab, int seqLen,
-        std::uint64_t seed, double valFraction, std::string label);
+    static Result<std::unique_ptr<TokenSource>> create(
+        TokenArray tokens, int vocab, int seqLen, std::uint64_t seed, double valFraction, std::string label);
 
     MicroBatch batch(Split split, std::int64_t index, int batchSize) const override;
     int vocab() const override { return m_vocab; }
@@ -25,8 +25,8 @@ public:
     std::optional<std::int64_t> tokenCount(Split split) const override;
 
 private:
-    WindowSource(TokenArray tokens, std::size_t trainCount, int vocab, int seqLen, std::uint64_t seed,
-        std::string label);
+    WindowSource(
+        TokenArray tokens, std::size_t trainCount, int vocab, int seqLen, std::uint64_t seed, std::string label);
 
     TokenArray m_tokens; ///< train tokens [0, m_trainCount), validation after
     std::size_t m_trainCount;

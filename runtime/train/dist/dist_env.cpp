@@ -16,8 +16,7 @@ Result<int> intVar(const std::function<const char*(const char*)>& getenv, const 
     const char* text = getenv(name);
     if (!text || !*text) {
         return makeError(ErrorCode::InvalidArgument,
-                         std::string("environment variable ") + name + " is not set (a torchrun-style launcher sets it)",
-                         name);
+            std::string("environment variable ") + name + " is not set (a torchrun-style launcher sets it)", name);
     }
     const std::string s(text);
     int value = 0;
@@ -32,17 +31,17 @@ Result<int> intVar(const std::function<const char*(const char*)>& getenv, const 
 
 Result<DistEnv> readDistEnv(const std::function<const char*(const char*)>& getenvFn)
 {
-    const std::function<const char*(const char*)> getenv
-        = getenvFn ? getenvFn : [](const char* name) -> const char* { return std::getenv(name); };
+    const std::function<const char*(const char*)> getenv =
+        getenvFn ? getenvFn : [](const char* name) -> const char* { return std::getenv(name); };
     DistEnv env;
     const char* addr = getenv("MASTER_ADDR");
     if (!addr || !*addr) {
         return makeError(ErrorCode::InvalidArgument,
-                         "environment variable MASTER_ADDR is not set (a torchrun-style launcher sets it)", "MASTER_ADDR");
+            "environment variable MASTER_ADDR is not set (a torchrun-style launcher sets it)", "MASTER_ADDR");
     }
     env.masterAddr = addr;
     for (auto [name, field] : {std::pair{"MASTER_PORT", &env.masterPort}, std::pair{"RANK", &env.rank},
-                               std::pair{"WORLD_SIZE", &env.worldSize}}) {
+             std::pair{"WORLD_SIZE", &env.worldSize}}) {
         auto v = intVar(getenv, name);
         if (!v) {
             return v.error();
@@ -64,8 +63,8 @@ Result<DistEnv> readDistEnv(const std::function<const char*(const char*)>& geten
     }
     if (env.rank < 0 || env.rank >= env.worldSize) {
         return makeError(ErrorCode::InvalidArgument,
-                         "RANK " + std::to_string(env.rank) + " is outside [0, WORLD_SIZE = " + std::to_string(env.worldSize) + ")",
-                         "RANK");
+            "RANK " + std::to_string(env.rank) + " is outside [0, WORLD_SIZE = " + std::to_string(env.worldSize) + ")",
+            "RANK");
     }
     if (env.masterPort < 1 || env.masterPort > 65535) {
         return makeError(ErrorCode::InvalidArgument, "MASTER_PORT must be in [1, 65535]", "MASTER_PORT");
@@ -77,9 +76,9 @@ Status checkDistEnv(const DistEnv& env, const RunConfig& config)
 {
     if (env.worldSize != config.pipeline.stages) {
         return makeError(ErrorCode::InvalidArgument,
-                         "WORLD_SIZE is " + std::to_string(env.worldSize) + " but the pipeline has "
-                             + std::to_string(config.pipeline.stages) + " stages: one rank per stage",
-                         "WORLD_SIZE");
+            "WORLD_SIZE is " + std::to_string(env.worldSize) + " but the pipeline has "
+                + std::to_string(config.pipeline.stages) + " stages: one rank per stage",
+            "WORLD_SIZE");
     }
     return ok();
 }
@@ -92,13 +91,13 @@ Result<std::string> distBackend(const std::string& requested, const RunConfig& c
     }
     if (requested != "nccl" && requested != "gloo") {
         return makeError(ErrorCode::InvalidArgument,
-                         "--backend '" + requested + "' is not allowed; allowed: nccl, gloo", "--backend");
+            "--backend '" + requested + "' is not allowed; allowed: nccl, gloo", "--backend");
     }
     if (requested == "nccl" && !cuda) {
         return makeError(ErrorCode::InvalidArgument,
-                         "--backend nccl needs CUDA stages (device.name = \"" + config.device.name
-                             + "\"); use --backend gloo on the CPU, or --device cuda",
-                         "--backend");
+            "--backend nccl needs CUDA stages (device.name = \"" + config.device.name
+                + "\"); use --backend gloo on the CPU, or --device cuda",
+            "--backend");
     }
     return requested;
 }

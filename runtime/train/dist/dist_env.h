@@ -2,13 +2,12 @@
 // The torchrun environment of one rank: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT.
 // Torch-free.
 
+#include "base/result.h"
 #include "runtime/plan/config/run_config.h"
 
 #include <functional>
 #include <optional>
 #include <string>
-
-#include "base/result.h"
 
 namespace bs::runtime {
 

@@ -23,7 +23,7 @@ nlohmann::json eventsToJson(const profiler::TraceSnapshot& trace)
     nlohmann::json out = nlohmann::json::array();
     trace.forEach([&](const profiler::TraceEvent& e) {
         out.push_back({e.start, e.end, e.bytes, e.microbatch, e.version, e.stage, static_cast<int>(e.kind),
-                       static_cast<int>(e.lane), e.aux});
+            static_cast<int>(e.lane), e.aux});
     });
     return out;
 }
@@ -47,7 +47,7 @@ profiler::TraceEvent eventFromJson(const nlohmann::json& j)
 // come from the last stage (the only one that computes them); per-stage figures from the rank that
 // ran it.
 Result<nlohmann::json> mergeRanks(GlooTransport& net, const RunConfig& config, const DistRunOptions& options,
-                                  double skewBoundUs, const std::string& backend)
+    double skewBoundUs, const std::string& backend)
 {
     const int p = net.worldSize();
     std::vector<nlohmann::json> summaries;

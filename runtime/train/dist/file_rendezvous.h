@@ -9,13 +9,13 @@
 // connects learns only a path it cannot open (another user) or could have listed anyway (this user).
 // Torch-free.
 
+#include "base/result.h"
+
 #include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
-
-#include "base/result.h"
 
 namespace bs::runtime {
 

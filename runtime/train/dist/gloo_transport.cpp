@@ -42,7 +42,10 @@ using PointToPoint = c10d::Backend;
 using PointToPoint = c10d::ProcessGroup;
 #endif
 
-const char* kindName(HandOffKind kind) { return kind == HandOffKind::Activation ? "activation" : "gradient"; }
+const char* kindName(HandOffKind kind)
+{
+    return kind == HandOffKind::Activation ? "activation" : "gradient";
+}
 
 /// A file rendezvous' directory (a FileStore's, file_rendezvous.h), removed by the last rank out.
 /// FileStore deletes its file only when every rank that opened it has left it, so a rank that was
@@ -277,13 +280,14 @@ struct GlooTransport::Impl
         if (!nccl()) {
             return ok();
         }
-        auto [it, fresh] = lastMicrobatch.emplace(std::make_pair(kind == HandOffKind::Activation ? 0 : 1, peer), microbatch);
+        auto [it, fresh] =
+            lastMicrobatch.emplace(std::make_pair(kind == HandOffKind::Activation ? 0 : 1, peer), microbatch);
         if (!fresh && microbatch <= it->second) {
             return makeError(ErrorCode::Internal,
-                             std::string("NCCL needs ascending micro-batches per direction: ") + what + " of micro-batch "
-                                 + std::to_string(microbatch) + " after " + std::to_string(it->second)
-                                 + " (use --backend gloo for this schedule)",
-                             "rank " + std::to_string(env.rank) + ", peer " + std::to_string(peer));
+                std::string("NCCL needs ascending micro-batches per direction: ") + what + " of micro-batch "
+                    + std::to_string(microbatch) + " after " + std::to_string(it->second)
+                    + " (use --backend gloo for this schedule)",
+                "rank " + std::to_string(env.rank) + ", peer " + std::to_string(peer));
         }
         it->second = microbatch;
         return ok();
@@ -302,8 +306,8 @@ struct GlooTransport::Impl
             return makeError(ErrorCode::Unavailable, "the run failed: " + *report, at);
         }
         blamed = peer;
-        return makeError(ErrorCode::Unavailable,
-                         "rank " + std::to_string(peer) + " failed or is unreachable (" + detail + ")", at);
+        return makeError(
+            ErrorCode::Unavailable, "rank " + std::to_string(peer) + " failed or is unreachable (" + detail + ")", at);
     }
     std::optional<int> blamed; // the peer a failed exchange named (no report existed yet)
 
@@ -335,8 +339,7 @@ struct GlooTransport::Impl
 
 GlooTransport::GlooTransport(std::unique_ptr<Impl> impl)
     : m_impl(std::move(impl))
-{
-}
+{}
 
 GlooTransport::~GlooTransport() = default;
 
@@ -346,7 +349,7 @@ Result<std::shared_ptr<GlooTransport>> GlooTransport::connect(const DistEnv& env
     impl->env = env;
     impl->options = options;
     const std::string where = "rendezvous at " + env.masterAddr + ":" + std::to_string(env.masterPort) + ", rank "
-                              + std::to_string(env.rank) + " of " + std::to_string(env.worldSize);
+        + std::to_string(env.rank) + " of " + std::to_string(env.worldSize);
     try {
         impl->store = makeStore(env, options.rendezvousTimeout, impl->fileServer, impl->storeDirectory);
         if (!options.identity.empty()) {
@@ -376,13 +379,15 @@ Result<std::shared_ptr<GlooTransport>> GlooTransport::connect(const DistEnv& env
             auto ncclOptions = c10d::ProcessGroupNCCL::Options::create();
             ncclOptions->timeout = options.timeout;
             impl->activations = c10::make_intrusive<c10d::ProcessGroupNCCL>(
-                c10::make_intrusive<c10d::PrefixStore>("bs/nccl/activations", impl->store), env.rank, env.worldSize, ncclOptions);
+                c10::make_intrusive<c10d::PrefixStore>("bs/nccl/activations", impl->store), env.rank, env.worldSize,
+                ncclOptions);
             impl->gradients = c10::make_intrusive<c10d::ProcessGroupNCCL>(
-                c10::make_intrusive<c10d::PrefixStore>("bs/nccl/gradients", impl->store), env.rank, env.worldSize, ncclOptions);
+                c10::make_intrusive<c10d::PrefixStore>("bs/nccl/gradients", impl->store), env.rank, env.worldSize,
+                ncclOptions);
 #else
             return makeError(ErrorCode::InvalidArgument,
-                             "--backend nccl: this LibTorch has no c10d ProcessGroupNCCL (a CPU-only build); use --backend gloo",
-                             "--backend");
+                "--backend nccl: this LibTorch has no c10d ProcessGroupNCCL (a CPU-only build); use --backend gloo",
+                "--backend");
 #endif
         }
     } catch (const std::exception& e) {
@@ -400,8 +405,14 @@ bool ncclTransportBuilt()
 #endif
 }
 
-int GlooTransport::rank() const { return m_impl->env.rank; }
-int GlooTransport::worldSize() const { return m_impl->env.worldSize; }
+int GlooTransport::rank() const
+{
+    return m_impl->env.rank;
+}
+int GlooTransport::worldSize() const
+{
+    return m_impl->env.worldSize;
+}
 
 Status GlooTransport::send(HandOffKind kind, int toStage, std::int64_t microbatch, HandOff value)
 {
@@ -446,8 +457,8 @@ Status GlooTransport::send(HandOffKind kind, int toStage, std::int64_t microbatc
     return ok();
 }
 
-Result<HandOff> GlooTransport::recv(HandOffKind kind, int fromStage, std::int64_t microbatch,
-                                    const std::vector<std::int64_t>& shape)
+Result<HandOff> GlooTransport::recv(
+    HandOffKind kind, int fromStage, std::int64_t microbatch, const std::vector<std::int64_t>& shape)
 {
     Impl& d = *m_impl;
     if (Status s = d.reap(false, *this); !s) {
@@ -495,12 +506,15 @@ Result<HandOff> GlooTransport::recv(HandOffKind kind, int fromStage, std::int64_
     } catch (const std::exception& e) {
         const std::string detail = firstLine(e);
         return d.peerError(fromStage,
-                           std::string("waiting for the ") + kindName(kind) + " of micro-batch " + std::to_string(microbatch),
-                           detail + "; timeout " + std::to_string(d.options.timeout.count()) + " ms", *this);
+            std::string("waiting for the ") + kindName(kind) + " of micro-batch " + std::to_string(microbatch),
+            detail + "; timeout " + std::to_string(d.options.timeout.count()) + " ms", *this);
     }
 }
 
-Status GlooTransport::flush() { return m_impl->reap(true, *this); }
+Status GlooTransport::flush()
+{
+    return m_impl->reap(true, *this);
+}
 
 HandOffForm GlooTransport::handOffForm() const
 {
@@ -517,7 +531,7 @@ Status GlooTransport::barrier()
             return makeError(ErrorCode::Unavailable, "the run failed: " + *report, "barrier");
         }
         return makeError(ErrorCode::Unavailable, "a rank did not reach the barrier: " + detail,
-                         "rank " + std::to_string(m_impl->env.rank) + ", barrier");
+            "rank " + std::to_string(m_impl->env.rank) + ", barrier");
     }
     return ok();
 }
@@ -573,8 +587,7 @@ std::optional<std::string> GlooTransport::failureReport() noexcept
             const std::vector<std::uint8_t> v = m_impl->store->get(kFailureKey);
             return std::string(v.begin(), v.end());
         }
-    } catch (...) {
-    }
+    } catch (...) {}
     return std::nullopt;
 }
 

@@ -39,7 +39,7 @@ struct GlooOptions
     /// the first field that differs (rank 0 compares every rank's with its own, the others rank
     /// 0's with theirs). Empty: not checked.
     std::string identity;
-    bool nccl = false;   ///< tensors over NCCL (needs cudaDevice >= 0 and a LibTorch with ProcessGroupNCCL)
+    bool nccl = false; ///< tensors over NCCL (needs cudaDevice >= 0 and a LibTorch with ProcessGroupNCCL)
     int cudaDevice = -1; ///< this rank's GPU (cuda:LOCAL_RANK)
 };
 
@@ -56,8 +56,8 @@ public:
     int rank() const override;
     int worldSize() const override;
     Status send(HandOffKind kind, int toStage, std::int64_t microbatch, HandOff value) override;
-    Result<HandOff> recv(HandOffKind kind, int fromStage, std::int64_t microbatch,
-                         const std::vector<std::int64_t>& shape) override;
+    Result<HandOff> recv(
+        HandOffKind kind, int fromStage, std::int64_t microbatch, const std::vector<std::int64_t>& shape) override;
     Status flush() override;
     /// NCCL: Tensor (the stage's GPU tensors are sent and received as they are); Gloo: HostValues.
     HandOffForm handOffForm() const override;

@@ -49,7 +49,8 @@ Result<int> listenOn(const std::string& host, int port)
     hints.ai_socktype = SOCK_STREAM;
     addrinfo* found = nullptr; // no AI_PASSIVE: a host is always given
     if (const int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0) {
-        return makeError(ErrorCode::Unavailable, "cannot resolve MASTER_ADDR '" + host + "': " + ::gai_strerror(rc), where);
+        return makeError(
+            ErrorCode::Unavailable, "cannot resolve MASTER_ADDR '" + host + "': " + ::gai_strerror(rc), where);
     }
     std::string lastError = "no address";
     for (addrinfo* a = found; a; a = a->ai_next) {

@@ -12,18 +12,17 @@
 // metrics.jsonl has n records (losses from the last stage, per-stage figures from the rank that
 // ran the stage), summary.json says "stopped" (the signal) and how far the run got.
 
+#include "base/result.h"
 #include "profiler/trace/trace_store.h"
 #include "runtime/plan/config/run_config.h"
 
+#include <nlohmann/json.hpp>
 #include <sys/types.h>
 
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "base/result.h"
 
 namespace bs::runtime {
 

@@ -1,9 +1,8 @@
 // The settings segments of a run after live Apply, for the analysis (flush only in synchronous
 // segments, batches numbered across settings). Torch-free and outside the runtime module: the GUI's
 // live index and the module's run summary both call it.
-#include "runtime/train/exec/run_session.h"
-
 #include "runtime/plan/schedule/catalogue.h"
+#include "runtime/train/exec/run_session.h"
 
 namespace bs::runtime {
 

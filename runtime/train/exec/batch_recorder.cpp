@@ -68,7 +68,7 @@ std::optional<double> RunSession::Impl::maybeEvaluate(bool due)
 }
 
 Status RunSession::Impl::recordBatch(int step, double loss, TimeNs virtualEnd, Clock::time_point wallStart,
-                                     std::optional<Clock::time_point> completedAt, std::optional<bool> evaluate)
+    std::optional<Clock::time_point> completedAt, std::optional<bool> evaluate)
 {
     BatchMetrics b;
     b.step = step;

@@ -2,9 +2,8 @@
 // why a checkpoint is taken only where nothing is in flight; PipelineModel::saveCheckpoint the
 // tensors). RunSession::runSteps decides when: every training.checkpoint_every batches and at a
 // stop request.
-#include "runtime/train/exec/session_state.h"
-
 #include "runtime/plan/rundir/run_dir_reader.h"
+#include "runtime/train/exec/session_state.h"
 
 #include <chrono>
 #include <cmath>
@@ -17,12 +16,12 @@ namespace fs = std::filesystem;
 Result<CheckpointState> resumeState(const RunConfig& requested, const SessionOptions& options)
 {
     if (!options.outDir) {
-        return makeError(ErrorCode::InvalidArgument, "resuming needs the run directory that holds the checkpoint", "--resume");
+        return makeError(
+            ErrorCode::InvalidArgument, "resuming needs the run directory that holds the checkpoint", "--resume");
     }
     if (options.reference || options.transport) {
         return makeError(ErrorCode::Unavailable,
-                         "the reference trainer and multi-process ranks take no checkpoints, so they cannot resume",
-                         "--resume");
+            "the reference trainer and multi-process ranks take no checkpoints, so they cannot resume", "--resume");
     }
     auto state = readCheckpointState(*options.outDir / kCheckpointDirName);
     if (!state) {
@@ -37,27 +36,27 @@ Result<CheckpointState> resumeState(const RunConfig& requested, const SessionOpt
         given.optimizer.baseGlobalBatch = state->config.optimizer.baseGlobalBatch;
     }
     const RunConfig& saved = state->config;
-    const char* differs = !(given.model == saved.model)           ? "model"
-                          : !(given.pipeline == saved.pipeline)   ? "pipeline"
-                          : !(given.schedule == saved.schedule)   ? "schedule"
-                          : !(given.optimizer == saved.optimizer) ? "optimizer"
-                          : !(given.data == saved.data)           ? "data"
-                          : !(given.training == saved.training)   ? "training"
-                          : !(given.device == saved.device)       ? "device"
-                          : !(given == saved)                     ? "profiling"
-                                                                  : nullptr;
+    const char* differs = !(given.model == saved.model) ? "model"
+        : !(given.pipeline == saved.pipeline)           ? "pipeline"
+        : !(given.schedule == saved.schedule)           ? "schedule"
+        : !(given.optimizer == saved.optimizer)         ? "optimizer"
+        : !(given.data == saved.data)                   ? "data"
+        : !(given.training == saved.training)           ? "training"
+        : !(given.device == saved.device)               ? "device"
+        : !(given == saved)                             ? "profiling"
+                                                        : nullptr;
     if (differs) {
         return makeError(ErrorCode::InvalidArgument,
-                         std::string("the settings differ from the checkpoint's in [") + differs
-                             + "]; a resumed run keeps its settings (only training.steps, training.checkpoint_every "
-                               "and device.intra_op_threads may change)",
-                         differs);
+            std::string("the settings differ from the checkpoint's in [") + differs
+                + "]; a resumed run keeps its settings (only training.steps, training.checkpoint_every "
+                  "and device.intra_op_threads may change)",
+            differs);
     }
     if (requested.training.steps < state->step) {
         return makeError(ErrorCode::InvalidArgument,
-                         "training.steps = " + std::to_string(requested.training.steps) + " is below the checkpoint's step "
-                             + std::to_string(state->step),
-                         "training.steps");
+            "training.steps = " + std::to_string(requested.training.steps) + " is below the checkpoint's step "
+                + std::to_string(state->step),
+            "training.steps");
     }
     state->config.training.steps = requested.training.steps;
     state->config.training.checkpointEvery = requested.training.checkpointEvery;
@@ -203,7 +202,8 @@ Status RunSession::Impl::restoreSession(const CheckpointState& s)
         summary.timeToTargetS = s.timeToTargetS;
         summary.stepToTarget = s.stepToTarget;
     }
-    meta.attributes["resumed." + std::to_string(s.step)] = "resumed from the checkpoint at step " + std::to_string(s.step);
+    meta.attributes["resumed." + std::to_string(s.step)] =
+        "resumed from the checkpoint at step " + std::to_string(s.step);
     store.setMeta(meta);
     if (!writer || !config.profiling.trace) {
         return ok();

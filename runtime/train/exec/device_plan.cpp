@@ -34,17 +34,18 @@ Result<DevicePlan> planDevices(const RunConfig& config, int stages, bool torchHa
     }
     if (spec.index >= cudaDevices) {
         return makeError(ErrorCode::InvalidArgument,
-                         "device.name = \"" + config.device.name + "\" but this machine has " + std::to_string(cudaDevices)
-                             + " CUDA device(s); allowed: \"cpu\", \"cuda\", \"cuda:0\".."
-                             + "\"cuda:" + std::to_string(cudaDevices - 1) + "\"",
-                         "device.name");
+            "device.name = \"" + config.device.name + "\" but this machine has " + std::to_string(cudaDevices)
+                + " CUDA device(s); allowed: \"cpu\", \"cuda\", \"cuda:0\".."
+                + "\"cuda:" + std::to_string(cudaDevices - 1) + "\"",
+            "device.name");
     }
     plan.cuda = true;
     if (spec.index >= 0 || cudaDevices == 1 || stages == 1) {
         const int device = std::max(spec.index, 0);
         plan.stageDevice.assign(static_cast<std::size_t>(stages), device);
         plan.devicesUsed = 1;
-        plan.description = "cuda:" + std::to_string(device) + " (" + std::to_string(stages) + " stage" + (stages == 1 ? "" : "s") + ")";
+        plan.description = "cuda:" + std::to_string(device) + " (" + std::to_string(stages) + " stage"
+            + (stages == 1 ? "" : "s") + ")";
         return plan;
     }
     // Interleaved and V placements: the ranks are placed, and each model stage goes where its rank goes.
@@ -70,9 +71,11 @@ Result<DevicePlan> planDevices(const RunConfig& config, int stages, bool torchHa
     plan.devicesUsed = static_cast<int>(used.size());
     plan.description = "cuda:0-" + std::to_string(*used.rbegin()) + " (stages";
     for (int s = 0; s < stages; ++s) {
-        const bool first = s == 0 || plan.stageDevice[static_cast<std::size_t>(s)] != plan.stageDevice[static_cast<std::size_t>(s - 1)];
+        const bool first = s == 0
+            || plan.stageDevice[static_cast<std::size_t>(s)] != plan.stageDevice[static_cast<std::size_t>(s - 1)];
         plan.description += (first ? (s == 0 ? " " : " | ") + std::to_string(s) : std::string());
-        const bool last = s + 1 == stages || plan.stageDevice[static_cast<std::size_t>(s + 1)] != plan.stageDevice[static_cast<std::size_t>(s)];
+        const bool last = s + 1 == stages
+            || plan.stageDevice[static_cast<std::size_t>(s + 1)] != plan.stageDevice[static_cast<std::size_t>(s)];
         if (last && !first) {
             plan.description += "-" + std::to_string(s);
         }

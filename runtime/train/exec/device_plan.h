@@ -23,10 +23,10 @@ namespace bs::runtime {
 struct DevicePlan
 {
     std::vector<int> stageDevice; ///< per stage: CUDA device index, −1 = CPU
-    bool cuda = false;            ///< any stage on a GPU
-    int devicesUsed = 0;          ///< distinct CUDA devices (0 on the CPU)
-    bool bf16 = false;            ///< effectiveDtype(config) == "bf16"
-    std::string description;      ///< "cpu", "cuda:0 (8 stages)", "cuda:0-1 (stages 0-3 | 4-7)"
+    bool cuda = false; ///< any stage on a GPU
+    int devicesUsed = 0; ///< distinct CUDA devices (0 on the CPU)
+    bool bf16 = false; ///< effectiveDtype(config) == "bf16"
+    std::string description; ///< "cpu", "cuda:0 (8 stages)", "cuda:0-1 (stages 0-3 | 4-7)"
 };
 
 /// `torchHasCuda`: the linked LibTorch was built with CUDA; `cudaDevices`: devices it sees.

@@ -12,8 +12,8 @@ DeviceRuntime::~DeviceRuntime()
     }
 }
 
-Result<std::unique_ptr<DeviceRuntime>> DeviceRuntime::create(const RunConfig& config, int stages,
-                                                             profiler::TraceStore& trace, DeviceRuntimeOptions options)
+Result<std::unique_ptr<DeviceRuntime>> DeviceRuntime::create(
+    const RunConfig& config, int stages, profiler::TraceStore& trace, DeviceRuntimeOptions options)
 {
     const bool hasCuda = options.torchHasCuda.value_or(torchHasCuda());
     const int devices = options.cudaDevices ? *options.cudaDevices : hasCuda ? torchCudaDeviceCount() : 0;
@@ -40,7 +40,7 @@ Result<std::unique_ptr<DeviceRuntime>> DeviceRuntime::create(const RunConfig& co
             rt->m_gpuTrace = std::move(gpuTrace.value());
         } else {
             rt->m_notes.push_back("CUPTI kernel lanes off: " + gpuTrace.error().describe()
-                                  + " (the run goes on; action times come from CUDA events)");
+                + " (the run goes on; action times come from CUDA events)");
         }
     }
     return rt;

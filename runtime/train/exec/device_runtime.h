@@ -45,8 +45,8 @@ class DeviceRuntime
 {
 public:
     /// `stages`: stage slots of the model (1 for the reference trainer). Errors as planDevices().
-    static Result<std::unique_ptr<DeviceRuntime>> create(const RunConfig& config, int stages, profiler::TraceStore& trace,
-                                                         DeviceRuntimeOptions options = {});
+    static Result<std::unique_ptr<DeviceRuntime>> create(
+        const RunConfig& config, int stages, profiler::TraceStore& trace, DeviceRuntimeOptions options = {});
     ~DeviceRuntime();
 
     const DevicePlan& plan() const { return m_plan; }

@@ -160,7 +160,8 @@ GpuTrace::Window* GpuTrace::windowAt(int stage, TimeNs t)
         return nullptr;
     }
     auto& windows = found->second; // begin order: the executor runs a stage's actions one by one
-    auto after = std::upper_bound(windows.begin(), windows.end(), t, [](TimeNs v, const Window& w) { return v < w.begin; });
+    auto after =
+        std::upper_bound(windows.begin(), windows.end(), t, [](TimeNs v, const Window& w) { return v < w.begin; });
     if (after == windows.begin()) {
         return nullptr;
     }

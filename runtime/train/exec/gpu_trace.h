@@ -119,10 +119,10 @@ private:
     TimeNs m_origin = 0;
     mutable std::mutex m_mutex;
     std::unordered_map<int, std::vector<Window>> m_windows; // trace stage -> its actions, in begin order
-    std::unordered_map<std::uint64_t, TimeNs> m_shift;     // tag -> trace time − host time
-    std::unordered_map<int, TimeNs> m_lastShift;           // stage -> shift of its last placed action
-    std::vector<profiler::TraceEvent> m_waiting;           // kernels whose action is not placed yet
-    std::size_t m_consumed = 0;                            // staging events looked at
+    std::unordered_map<std::uint64_t, TimeNs> m_shift; // tag -> trace time − host time
+    std::unordered_map<int, TimeNs> m_lastShift; // stage -> shift of its last placed action
+    std::vector<profiler::TraceEvent> m_waiting; // kernels whose action is not placed yet
+    std::size_t m_consumed = 0; // staging events looked at
     std::size_t m_appended = 0;
     std::size_t m_byWindow = 0;
     std::size_t m_disagree = 0;

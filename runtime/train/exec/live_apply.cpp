@@ -1,8 +1,8 @@
 // Live Apply: validating a requested change, and applying it at a global-batch boundary between
 // two schedules (RunSession::requestApply's contract, run_session.h).
 #include "runtime/plan/config/config_validate.h"
-#include "runtime/train/exec/session_state.h"
 #include "runtime/plan/schedule/catalogue.h"
+#include "runtime/train/exec/session_state.h"
 
 #include <cmath>
 
@@ -22,7 +22,8 @@ Result<RunConfig> RunSession::Impl::liveConfig(const RunConfig& wanted) const
 {
     if (reference || options.transport || options.executor != ExecutorKind::Serial) {
         return makeError(ErrorCode::Unavailable,
-            "Apply needs the serial pipelined executor (not the threaded executor, a multi-process rank or the reference trainer)",
+            "Apply needs the serial pipelined executor (not the threaded executor, a multi-process rank or the "
+            "reference trainer)",
             "executor");
     }
     if (wanted.pipeline.stages != config.pipeline.stages) {
@@ -132,7 +133,7 @@ Status RunSession::requestApply(const RunConfig& settings)
     Impl& d = *m_impl;
     if (d.broken || d.finished) {
         return makeError(ErrorCode::InvalidArgument, "the run has ended; nothing to apply to",
-                         "step " + std::to_string(d.stepsDone));
+            "step " + std::to_string(d.stepsDone));
     }
     // config is written under the lock (applyPending(), on the training thread).
     const std::lock_guard<std::mutex> lock(d.mutex);

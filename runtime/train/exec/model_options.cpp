@@ -1,7 +1,6 @@
 // How a RunConfig and its schedule become the model's options (session_state.h).
-#include "runtime/train/exec/session_state.h"
-
 #include "runtime/plan/config/lr_scaling.h"
+#include "runtime/train/exec/session_state.h"
 
 #include <algorithm>
 #include <cmath>

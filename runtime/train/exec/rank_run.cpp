@@ -1,9 +1,9 @@
 // The multi-process rank driver's session side: driveRank() (runtime/plan/sim/rank_driver.h) runs this
 // rank's stage (or its v stages); its links move tensors to and from stages on other ranks
 // through the StageTransport and its batches are recorded when all its stages have finished them.
+#include "runtime/plan/sim/rank_driver.h"
 #include "runtime/train/exec/session_state.h"
 #include "runtime/train/exec/stage_transport.h"
-#include "runtime/plan/sim/rank_driver.h"
 
 #include <cmath>
 
@@ -32,8 +32,8 @@ Status RunSession::Impl::runRank(int count, const Schedule& schedule, TensorExec
     const auto key = [&](std::int64_t mb, int toStage) { return schedule.onePerRank() ? mb : mb * stages + toStage; };
     const int firstStep = stepsDone;
     const std::int64_t offset = mbDone;
-    const std::vector<std::int64_t> shape{config.pipeline.microBatchSize, config.model.shape.seqLen,
-                                          config.model.shape.dModel};
+    const std::vector<std::int64_t> shape{
+        config.pipeline.microBatchSize, config.model.shape.seqLen, config.model.shape.dModel};
     const auto kindOf = [](const Action& a) {
         return a.kind == ActionKind::Forward ? HandOffKind::Activation : HandOffKind::Gradient;
     };

@@ -1,10 +1,10 @@
 #include "runtime/train/exec/run_session.h"
 
 #include "runtime/plan/config/config_validate.h"
-#include "runtime/train/exec/session_state.h"
-#include "runtime/train/exec/stage_transport.h"
 #include "runtime/plan/schedule/catalogue.h"
 #include "runtime/plan/sim/simulator.h"
+#include "runtime/train/exec/session_state.h"
+#include "runtime/train/exec/stage_transport.h"
 
 #include <nlohmann/json.hpp>
 
@@ -76,9 +76,8 @@ Result<RunSession> RunSession::create(const RunConfig& requested, const SessionO
     const int b = config.pipeline.microBatchSize;
     impl->cursor = std::make_shared<DataCursor>();
     impl->cursor->batchSize = b;
-    TokenFn tokens = [source, cursor = impl->cursor](std::int64_t mb) -> Result<TokenBatch> {
-        return toTokenBatch(cursor->batch(*source, mb));
-    };
+    TokenFn tokens = [source, cursor = impl->cursor](
+                         std::int64_t mb) -> Result<TokenBatch> { return toTokenBatch(cursor->batch(*source, mb)); };
     for (int i = 0; i < first.training.evalBatches; ++i) {
         MicroBatch v = source->batch(Split::Validation, i, first.pipeline.microBatchSize);
         if (v.batchSize > 0) {
@@ -135,7 +134,8 @@ Result<RunSession> RunSession::create(const RunConfig& requested, const SessionO
         impl->model.emplace(std::move(model.value()));
         impl->model->setTargetsFromTokens(options.transport != nullptr);
         if (resumed) {
-            if (Status loaded = impl->model->loadCheckpoint(*options.outDir / kCheckpointDirName, resumed->step); !loaded) {
+            if (Status loaded = impl->model->loadCheckpoint(*options.outDir / kCheckpointDirName, resumed->step);
+                !loaded) {
                 return loaded.error();
             }
         }
@@ -152,7 +152,8 @@ Result<RunSession> RunSession::create(const RunConfig& requested, const SessionO
     impl->summary.targetLoss = config.training.targetLoss;
     profiler::TraceMeta meta;
     meta.stages = options.reference ? 1 : config.pipeline.stages;
-    meta.clock = (options.executor == ExecutorKind::Threaded || options.transport) && !options.reference ? "wall" : "virtual";
+    meta.clock =
+        (options.executor == ExecutorKind::Threaded || options.transport) && !options.reference ? "wall" : "virtual";
     const std::string firstName = options.reference ? "reference" : first.schedule.name;
     meta.title = firstName + " p=" + std::to_string(first.pipeline.stages)
         + " m=" + std::to_string(first.pipeline.microbatches) + " a=" + std::to_string(shownWindowOf(first));
@@ -227,8 +228,8 @@ Status RunSession::runSteps(int count)
         s = d.writeCheckpoint();
         if (s) {
             s = makeError(ErrorCode::Cancelled,
-                          "run stopped after global batch " + std::to_string(d.stepsDone) + "; checkpoint written",
-                          "step " + std::to_string(d.stepsDone));
+                "run stopped after global batch " + std::to_string(d.stepsDone) + "; checkpoint written",
+                "step " + std::to_string(d.stepsDone));
         }
     }
     if (!s) {

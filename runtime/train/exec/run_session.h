@@ -23,15 +23,19 @@ namespace bs::runtime {
 /// the calling thread; the timeline is virtual (per-stage clocks from measured durations).
 /// Threaded: driveThreaded(), one thread per stage on real clocks; the numerics are identical
 /// (static per-stage orders), the timeline is wall-clock.
-enum class ExecutorKind { Serial, Threaded };
+enum class ExecutorKind
+{
+    Serial,
+    Threaded
+};
 
 class StageTransport; // runtime/train/exec/stage_transport.h
 
 struct SessionOptions
 {
     std::optional<std::filesystem::path> outDir; ///< run directory; none = nothing written
-    bool overwrite = false;                      ///< replace an existing run directory's files
-    bool reference = false;                      ///< plain non-pipelined training (--reference)
+    bool overwrite = false; ///< replace an existing run directory's files
+    bool reference = false; ///< plain non-pipelined training (--reference)
     /// Threaded: each stage thread uses device.intraOpThreads intra-op threads (1 when 0). Batch
     /// metrics of a runSteps() chunk are recorded when the chunk ends (the stages are still
     /// running when a batch completes); a validation pass due inside a chunk runs once, at its
@@ -63,10 +67,10 @@ RunConfig withLiveSettings(const RunConfig& running, const RunConfig& wanted);
 /// One Apply as it took effect.
 struct AppliedChange
 {
-    int step = 0;                      ///< first global batch trained with the new settings
-    std::int64_t firstMicrobatch = 0;  ///< its first run-wide micro-batch id (trace ids)
-    TimeNs time = 0;                   ///< on the trace's clock: every earlier micro-batch ended by then
-    std::string label;                 ///< "apply: paci m=8 a=4 b=8" (also the trace marker's label)
+    int step = 0; ///< first global batch trained with the new settings
+    std::int64_t firstMicrobatch = 0; ///< its first run-wide micro-batch id (trace ids)
+    TimeNs time = 0; ///< on the trace's clock: every earlier micro-batch ended by then
+    std::string label; ///< "apply: paci m=8 a=4 b=8" (also the trace marker's label)
     RunConfig config; ///< the configuration in force from `step` on
 };
 
@@ -94,8 +98,9 @@ public:
     ~RunSession();
 
     /// Trains `count` more global batches as one schedule (asynchronous schedules drain only at
-    /// its end, or at a boundary where a requestApply() takes effect: the rest is a new schedule). Blocking; call from one thread. Cancelled after requestStop(), Diverged on
-    /// NaN/inf; after any error the session only accepts finish().
+    /// its end, or at a boundary where a requestApply() takes effect: the rest is a new schedule). Blocking; call from
+    /// one thread. Cancelled after requestStop(), Diverged on NaN/inf; after any error the session only accepts
+    /// finish().
     Status runSteps(int count);
     /// runSteps(training.steps − stepsDone()) then finish().
     Status run();

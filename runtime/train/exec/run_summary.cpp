@@ -1,9 +1,9 @@
 // The run's summary at its end (summary.json, `train --json`): totals, throughput and the bubble
 // fraction of the trace, the final per-stage state.
 #include "profiler/analysis/analyze.h"
+#include "runtime/plan/schedule/catalogue.h"
 #include "runtime/train/exec/session_state.h"
 #include "runtime/train/exec/stage_transport.h"
-#include "runtime/plan/schedule/catalogue.h"
 
 namespace bs::runtime {
 

@@ -1,9 +1,9 @@
 // The serial driver: the scheduler core (drive()) performs every action on the calling thread on
 // per-stage virtual clocks. runPipeline() also picks the driver of the session's options.
+#include "runtime/plan/schedule/catalogue.h"
+#include "runtime/plan/sim/scheduler_core.h"
 #include "runtime/train/exec/session_state.h"
 #include "runtime/train/exec/stage_transport.h"
-#include "runtime/plan/sim/scheduler_core.h"
-#include "runtime/plan/schedule/catalogue.h"
 
 #include <algorithm>
 

@@ -5,6 +5,10 @@
 // (batch_recorder.cpp), live Apply (live_apply.cpp) and the final summary (run_summary.cpp).
 // Torch-free: tensors live in PipelineModel / ReferenceTrainer.
 
+#include "runtime/plan/rundir/checkpoint_state.h"
+#include "runtime/plan/rundir/run_dir_writer.h"
+#include "runtime/plan/schedule/schedule.h"
+#include "runtime/plan/sim/scheduler_core.h"
 #include "runtime/train/data/token_source.h"
 #include "runtime/train/exec/device_runtime.h"
 #include "runtime/train/exec/run_session.h"
@@ -12,10 +16,6 @@
 #include "runtime/train/exec/unit_profile.h"
 #include "runtime/train/model/pipeline_model.h"
 #include "runtime/train/model/reference_trainer.h"
-#include "runtime/plan/rundir/checkpoint_state.h"
-#include "runtime/plan/rundir/run_dir_writer.h"
-#include "runtime/plan/schedule/schedule.h"
-#include "runtime/plan/sim/scheduler_core.h"
 
 #include <atomic>
 #include <chrono>
@@ -144,8 +144,7 @@ struct RunSession::Impl
     /// `completedAt`: when the batch completed (default: now). `evaluate`: run the validation
     /// pass if one is due (threaded chunks decide themselves).
     Status recordBatch(int step, double loss, TimeNs virtualEnd, Clock::time_point wallStart,
-                       std::optional<Clock::time_point> completedAt = std::nullopt,
-                       std::optional<bool> evaluate = std::nullopt);
+        std::optional<Clock::time_point> completedAt = std::nullopt, std::optional<bool> evaluate = std::nullopt);
 
     // The drivers: serial_run.cpp (which also picks the driver), threaded_run.cpp, rank_run.cpp,
     // reference_run.cpp.

@@ -1,10 +1,10 @@
 // The partition a training run uses (session_state.h): "measured" profiles every layer unit on
 // stage 0's device first (runtime/train/model/unit_profiler.h), then the constrained partitioner picks
 // the split (runtime/plan/partition); the choice is recorded in summary.json.
+#include "runtime/plan/partition/partition_choice.h"
 #include "runtime/train/exec/session_state.h"
 #include "runtime/train/exec/unit_profile.h"
 #include "runtime/train/model/unit_profiler.h"
-#include "runtime/plan/partition/partition_choice.h"
 
 #include <algorithm>
 

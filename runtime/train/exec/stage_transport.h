@@ -23,8 +23,8 @@ public:
     virtual Status send(HandOffKind kind, int toStage, std::int64_t microbatch, HandOff value) = 0;
     /// Blocks until the tensor of that micro-batch from `fromStage` arrives (its shape is known in
     /// advance), the peer fails, or the transport's timeout passes: the error names the rank.
-    virtual Result<HandOff> recv(HandOffKind kind, int fromStage, std::int64_t microbatch,
-                                 const std::vector<std::int64_t>& shape) = 0;
+    virtual Result<HandOff> recv(
+        HandOffKind kind, int fromStage, std::int64_t microbatch, const std::vector<std::int64_t>& shape) = 0;
     /// Waits until every send has completed.
     virtual Status flush() = 0;
     /// What send() wants from the stage (PipelineModel::takeHandOff): host values (Gloo), or the

@@ -18,12 +18,13 @@ TensorExecutor::TensorExecutor(PipelineModel& model, std::int64_t microbatchOffs
     }
 }
 
-Status TensorExecutor::useDevices(std::vector<std::unique_ptr<ActionTimer>> timers, const std::vector<int>& stageDevice,
-                                  KernelTagSink* tags)
+Status TensorExecutor::useDevices(
+    std::vector<std::unique_ptr<ActionTimer>> timers, const std::vector<int>& stageDevice, KernelTagSink* tags)
 {
     const auto stages = static_cast<std::size_t>(m_model.stages());
     if (timers.size() != stages || stageDevice.size() != stages) {
-        return makeError(ErrorCode::InvalidArgument, "one timer and one device per stage", "stages " + std::to_string(stages));
+        return makeError(
+            ErrorCode::InvalidArgument, "one timer and one device per stage", "stages " + std::to_string(stages));
     }
     std::map<int, int> turnOfDevice;
     for (std::size_t s = 0; s < stages; ++s) {
@@ -58,10 +59,14 @@ Status TensorExecutor::useDevices(std::vector<std::unique_ptr<ActionTimer>> time
 Result<StepInfo> TensorExecutor::run(const Action& action, std::int64_t mb)
 {
     switch (action.kind) {
-    case ActionKind::Forward: return m_model.forward(action.stage, mb);
-    case ActionKind::Backward: return m_model.backward(action.stage, mb);
-    case ActionKind::BackwardInput: return m_model.backwardInput(action.stage, mb);
-    case ActionKind::BackwardWeight: return m_model.backwardWeight(action.stage, mb);
+    case ActionKind::Forward:
+        return m_model.forward(action.stage, mb);
+    case ActionKind::Backward:
+        return m_model.backward(action.stage, mb);
+    case ActionKind::BackwardInput:
+        return m_model.backwardInput(action.stage, mb);
+    case ActionKind::BackwardWeight:
+        return m_model.backwardWeight(action.stage, mb);
     case ActionKind::Update: {
         const Status s = m_model.update(action.stage, action.lastMb - action.firstMb + 1);
         if (!s) {

@@ -5,10 +5,10 @@
 // (device_timer.h): steady_clock on the CPU (the default), CUDA events on a GPU stage. Torch-free
 // header: the tensors live in PipelineModel. Driven by bs::runtime::drive(); it has no event loop.
 
+#include "runtime/plan/sim/executor.h"
 #include "runtime/train/exec/kernel_tags.h"
 #include "runtime/train/model/device_timer.h"
 #include "runtime/train/model/pipeline_model.h"
-#include "runtime/plan/sim/executor.h"
 
 #include <atomic>
 #include <memory>
@@ -43,8 +43,8 @@ public:
     /// (`stageDevice[s]`, −1 = CPU, equal ≥ 0 values share) take turns on it: perform() holds the
     /// device's lock for the action, so under the threaded driver one action runs on a device at
     /// a time and its timing and memory attribution are its own.
-    Status useDevices(std::vector<std::unique_ptr<ActionTimer>> timers, const std::vector<int>& stageDevice,
-                      KernelTagSink* tags);
+    Status useDevices(
+        std::vector<std::unique_ptr<ActionTimer>> timers, const std::vector<int>& stageDevice, KernelTagSink* tags);
     /// Sum of measured action durations so far (ns), over all stages.
     TimeNs busyTime() const { return m_busy.load(); }
 
@@ -56,8 +56,8 @@ private:
     std::int64_t m_offset;
     TimeNs m_commNs;
     std::vector<std::unique_ptr<ActionTimer>> m_timers; // per stage
-    std::vector<int> m_turnOf;                         // per stage: index into m_turns, −1 = none
-    std::vector<std::unique_ptr<std::mutex>> m_turns;  // one per CUDA device shared by stages
+    std::vector<int> m_turnOf; // per stage: index into m_turns, −1 = none
+    std::vector<std::unique_ptr<std::mutex>> m_turns; // one per CUDA device shared by stages
     KernelTagSink* m_tags = nullptr;
     std::vector<int> m_traceStageOf; // model stage -> trace stage (rank); empty = identity
     int traceStage(int stage) const

@@ -1,6 +1,6 @@
 // The threaded driver's session side: driveThreaded() runs one thread per stage on real clocks.
-#include "runtime/train/exec/session_state.h"
 #include "runtime/plan/sim/threaded_driver.h"
+#include "runtime/train/exec/session_state.h"
 
 #include <algorithm>
 
@@ -37,7 +37,8 @@ Status RunSession::Impl::runThreaded(int count, const Schedule& schedule, Tensor
     };
     auto stats = driveThreaded(schedule, executor, store, drive);
     const auto wallEnd = Clock::now();
-    std::sort(completed.begin(), completed.end(), [](const Completed& x, const Completed& y) { return x.batch < y.batch; });
+    std::sort(
+        completed.begin(), completed.end(), [](const Completed& x, const Completed& y) { return x.batch < y.batch; });
     bool evalDue = false;
     for (const Completed& c : completed) {
         evalDue = evalDue || evaluationDue(firstStep + c.batch);

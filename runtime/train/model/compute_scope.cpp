@@ -2,9 +2,9 @@
 
 #include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
+#include <torch/version.h>
 
 #include <mutex>
-#include <torch/version.h>
 
 namespace bs::runtime::detail {
 
@@ -25,7 +25,8 @@ c10::ScalarType autocastDtype(c10::DeviceType type)
 #if TORCH_VERSION_MAJOR >= 2
     return at::autocast::get_autocast_dtype(type);
 #else
-    return type == c10::DeviceType::CPU ? at::autocast::get_autocast_cpu_dtype() : at::autocast::get_autocast_gpu_dtype();
+    return type == c10::DeviceType::CPU ? at::autocast::get_autocast_cpu_dtype()
+                                        : at::autocast::get_autocast_gpu_dtype();
 #endif
 }
 

@@ -7,8 +7,8 @@ namespace bs::runtime::detail {
 
 Result<std::unique_ptr<ActionTimer>> makeCudaTimer(int device, int /*stage*/)
 {
-    return makeError(ErrorCode::Unavailable, "this LibTorch build is CPU-only: no CUDA timer",
-                     "cuda:" + std::to_string(device));
+    return makeError(
+        ErrorCode::Unavailable, "this LibTorch build is CPU-only: no CUDA timer", "cuda:" + std::to_string(device));
 }
 
 AllocatorStats* cudaAllocatorStats()

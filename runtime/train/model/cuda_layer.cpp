@@ -12,8 +12,8 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include <map>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 namespace bs::runtime::detail {
@@ -150,8 +150,10 @@ torch::Tensor copyToDevice(const torch::Tensor& t, int device, int fromStage, in
     const auto to = static_cast<c10::DeviceIndex>(device);
     // The producing stage's stream, not the source device's current one (this thread runs the
     // receiving stage: its current stream on the source device is the default stream).
-    const c10::cuda::CUDAStream producer = fromStage >= 0 ? stageCudaStream(from, fromStage) : c10::cuda::getCurrentCUDAStream(from);
-    const c10::cuda::CUDAStream consumer = toStage >= 0 ? stageCudaStream(to, toStage) : c10::cuda::getCurrentCUDAStream(to);
+    const c10::cuda::CUDAStream producer =
+        fromStage >= 0 ? stageCudaStream(from, fromStage) : c10::cuda::getCurrentCUDAStream(from);
+    const c10::cuda::CUDAStream consumer =
+        toStage >= 0 ? stageCudaStream(to, toStage) : c10::cuda::getCurrentCUDAStream(to);
     const c10::cuda::CUDAStream copier = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, to);
     CudaEvent produced;
     produced.record(producer);

@@ -39,10 +39,10 @@ std::vector<RngState> dropoutRngStates(int device);
 void restoreRngStates(const std::vector<RngState>& states);
 
 /// Around the work of one action on a stage: makes the stage's CUDA device current and, given the
-/// stage, its own stream (stageStream; a no-op on the CPU) and, with bf16, enables autocast to bf16 for that device type (fp32 weights stay the
-/// master copy; autograd records the casts, so backward passes need no scope of their own). The
-/// autocast weight cache is cleared when the outermost scope ends, so an update between two
-/// actions is always seen by the next forward.
+/// stage, its own stream (stageStream; a no-op on the CPU) and, with bf16, enables autocast to bf16 for that device
+/// type (fp32 weights stay the master copy; autograd records the casts, so backward passes need no scope of their own).
+/// The autocast weight cache is cleared when the outermost scope ends, so an update between two actions is always seen
+/// by the next forward.
 class ComputeScope
 {
 public:

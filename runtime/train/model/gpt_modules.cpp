@@ -73,10 +73,11 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x)
     // LibTorch 2.x: the fused kernel (flash / memory-efficient on CUDA, a fused loop on the CPU);
     // the (B, H, T, T) scores are never materialised. Same maths as the 1.13 path below.
     const torch::Tensor att = at::scaled_dot_product_attention(q, k, v, {}, is_training() ? m_dropout : 0.0,
-                                                               /*is_causal=*/true);
+        /*is_causal=*/true);
     const torch::Tensor y = att.transpose(1, 2).contiguous().view({B, T, C}); // (B, T, C)
 #else
-    const torch::Tensor mask = torch::ones({T, T}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(1);
+    const torch::Tensor mask =
+        torch::ones({T, T}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(1);
     torch::Tensor att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(hd)));
     att = torch::softmax(att.masked_fill(mask, -std::numeric_limits<float>::infinity()), -1);
     att = m_attnDrop(att);
@@ -88,9 +89,8 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x)
     return out;
 }
 
-GptStageImpl::GptStageImpl(
-    const GptShape& shape, int firstLayer, int layerCount, bool hasEmbedding, bool hasHead, std::uint64_t seed,
-    std::optional<bool> hasFinalNorm)
+GptStageImpl::GptStageImpl(const GptShape& shape, int firstLayer, int layerCount, bool hasEmbedding, bool hasHead,
+    std::uint64_t seed, std::optional<bool> hasFinalNorm)
     : m_shape(shape)
     , m_hasEmbedding(hasEmbedding)
     , m_hasHead(hasHead)
@@ -130,7 +130,8 @@ torch::Tensor GptStageImpl::forward(const torch::Tensor& input)
     torch::Tensor x = input;
     if (m_hasEmbedding) {
         const std::int64_t T = input.size(1);
-        const torch::Tensor pos = torch::arange(T, torch::TensorOptions().dtype(torch::kLong).device(input.device())); // (T)
+        const torch::Tensor pos =
+            torch::arange(T, torch::TensorOptions().dtype(torch::kLong).device(input.device())); // (T)
         x = m_embDrop(m_wte(input) + m_wpe(pos)); // (B, T, C)
     }
     for (const auto& block : *m_blocks) {

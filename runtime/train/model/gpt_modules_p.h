@@ -39,14 +39,14 @@ TORCH_MODULE(Block);
 
 /// One pipeline stage: [embeddings] + blocks [first, first + count) + [final LN] + [LM head].
 /// The final LN goes with the head unless `hasFinalNorm` says otherwise (a partition in layer
-/// units may put it on the stage before a head-only one). Parameters are initialised per layer from (seed, layer index), so any partition of the same
-/// shape and seed holds exactly the same weights (the reference trainer relies on it).
+/// units may put it on the stage before a head-only one). Parameters are initialised per layer from (seed, layer
+/// index), so any partition of the same shape and seed holds exactly the same weights (the reference trainer relies on
+/// it).
 class GptStageImpl : public torch::nn::Module
 {
 public:
-    GptStageImpl(
-        const GptShape& shape, int firstLayer, int layerCount, bool hasEmbedding, bool hasHead, std::uint64_t seed,
-        std::optional<bool> hasFinalNorm = std::nullopt);
+    GptStageImpl(const GptShape& shape, int firstLayer, int layerCount, bool hasEmbedding, bool hasHead,
+        std::uint64_t seed, std::optional<bool> hasFinalNorm = std::nullopt);
 
     /// Stage 0: token ids (B, T) int64; otherwise the previous stage's activation (B, T, C).
     /// Returns (B, T, C), or logits (B, T, V) on the head stage.
@@ -72,7 +72,7 @@ private:
 TORCH_MODULE(GptStage);
 
 /// Token ids (B·T int32, row-major) as an int64 (B, T) tensor on `device`.
-torch::Tensor tokensToTensor(const std::vector<std::int32_t>& tokens, int batch, int seq,
-                             torch::Device device = torch::kCPU);
+torch::Tensor tokensToTensor(
+    const std::vector<std::int32_t>& tokens, int batch, int seq, torch::Device device = torch::kCPU);
 
 } // namespace bs::runtime::detail

@@ -111,12 +111,16 @@ public:
         {
             const std::lock_guard<std::mutex> lock(c.mutex);
             accountLocked(c, t_stage, t_category, static_cast<std::int64_t>(n));
-            c.live.insert_or_assign(data, Allocation{std::move(inner), static_cast<std::int64_t>(n), t_stage, t_category});
+            c.live.insert_or_assign(
+                data, Allocation{std::move(inner), static_cast<std::int64_t>(n), t_stage, t_category});
         }
         return {data, data, &releaseAllocation, device};
     }
 
-    c10::DeleterFnPtr raw_deleter() const override { return &releaseAllocation; }
+    c10::DeleterFnPtr raw_deleter() const override
+    {
+        return &releaseAllocation;
+    }
 
 #if TORCH_VERSION_MAJOR >= 2
     void copy_data(void* dest, const void* src, std::size_t count) const override

@@ -36,7 +36,8 @@ struct StageMemory
     std::array<std::int64_t, kMemoryCategoryCount> peak{}; ///< per category, highest since reset
     std::int64_t liveTotal = 0;
     std::int64_t peakTotal = 0; ///< highest sum over the categories except Other
-    std::int64_t peakReserved = 0; ///< CUDA stages: the device's caching-allocator reserve while the stage ran (device_memory.h); 0 on the CPU
+    std::int64_t peakReserved =
+        0; ///< CUDA stages: the device's caching-allocator reserve while the stage ran (device_memory.h); 0 on the CPU
 
     std::int64_t liveOf(MemoryCategory c) const { return live[static_cast<std::size_t>(c)]; }
     std::int64_t peakOf(MemoryCategory c) const { return peak[static_cast<std::size_t>(c)]; }

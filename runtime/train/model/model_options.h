@@ -4,8 +4,8 @@
 
 #include "base/result.h"
 #include "runtime/plan/common/gpt_shape.h"
-#include "runtime/train/model/memory_tracker.h"
 #include "runtime/plan/schedule/schedule.h"
+#include "runtime/train/model/memory_tracker.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -93,7 +93,8 @@ struct ModelOptions
 
     int deviceOf(int stage) const
     {
-        return stage >= 0 && stage < static_cast<int>(stageDevice.size()) ? stageDevice[static_cast<std::size_t>(stage)] : -1;
+        return stage >= 0 && stage < static_cast<int>(stageDevice.size()) ? stageDevice[static_cast<std::size_t>(stage)]
+                                                                          : -1;
     }
 };
 

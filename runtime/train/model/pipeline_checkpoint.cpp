@@ -2,12 +2,10 @@
 // state, counters, statistics) and one of the random generators, in the file names of
 // runtime/plan/rundir/checkpoint_state.h. Tensors are stored on the CPU, so a checkpoint taken on one
 // device loads on another.
-#include "runtime/train/model/pipeline_model.h"
-
-#include "runtime/train/model/pipeline_model_p.h"
-
 #include "base/atomic_file.h"
 #include "base/bounded_read.h"
+#include "runtime/train/model/pipeline_model.h"
+#include "runtime/train/model/pipeline_model_p.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
@@ -55,8 +53,8 @@ Status writeArchive(const std::filesystem::path& path, torch::serialize::OutputA
         try {
             archive.save_to(out);
         } catch (const std::exception& e) {
-            return makeError(ErrorCode::IoError, std::string("cannot write the checkpoint archive: ") + e.what(),
-                             path.string());
+            return makeError(
+                ErrorCode::IoError, std::string("cannot write the checkpoint archive: ") + e.what(), path.string());
         }
         return ok();
     });
@@ -73,7 +71,8 @@ Result<torch::serialize::InputArchive> readArchive(const std::filesystem::path& 
         std::istringstream in(std::move(*bytes));
         archive.load_from(in);
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::ParseError, std::string("not a checkpoint archive (") + e.what() + ")", path.string());
+        return makeError(
+            ErrorCode::ParseError, std::string("not a checkpoint archive (") + e.what() + ")", path.string());
     }
     return archive;
 }
@@ -81,19 +80,20 @@ Result<torch::serialize::InputArchive> readArchive(const std::filesystem::path& 
 // Reads `key` of an archive; a missing tensor or a shape other than `like`'s (when given) is a
 // ParseError naming file and key.
 Result<torch::Tensor> readTensor(torch::serialize::InputArchive& archive, const std::string& key,
-                                 const std::filesystem::path& path, const torch::Tensor* like = nullptr)
+    const std::filesystem::path& path, const torch::Tensor* like = nullptr)
 {
     torch::Tensor t;
     try {
         archive.read(key, t);
     } catch (const std::exception&) {
-        return makeError(ErrorCode::ParseError, "the checkpoint archive has no tensor '" + key + "'",
-                         path.string() + ": " + key);
+        return makeError(
+            ErrorCode::ParseError, "the checkpoint archive has no tensor '" + key + "'", path.string() + ": " + key);
     }
     if (like && (t.sizes() != like->sizes() || t.scalar_type() != like->scalar_type())) {
         return makeError(ErrorCode::ParseError,
-                         "checkpoint tensor '" + key + "' has another shape or type than the model's (a checkpoint of another model?)",
-                         path.string() + ": " + key);
+            "checkpoint tensor '" + key
+                + "' has another shape or type than the model's (a checkpoint of another model?)",
+            path.string() + ": " + key);
     }
     return t;
 }
@@ -122,7 +122,8 @@ Status PipelineModel::saveCheckpoint(const std::filesystem::path& dir, int step)
 {
     Impl& d = *m_impl;
     if (pendingCount() != 0) {
-        return makeError(ErrorCode::Internal, "checkpoint with micro-batches in flight", std::to_string(pendingCount()) + " pending");
+        return makeError(ErrorCode::Internal, "checkpoint with micro-batches in flight",
+            std::to_string(pendingCount()) + " pending");
     }
     try {
         for (int s = 0; s < stages(); ++s) {
@@ -131,7 +132,8 @@ Status PipelineModel::saveCheckpoint(const std::filesystem::path& dir, int step)
                 continue; // another rank's stage
             }
             if (st.acc->backwardsSinceUpdate() != 0) {
-                return makeError(ErrorCode::Internal, "checkpoint with gradients not yet applied", "stage " + std::to_string(s));
+                return makeError(
+                    ErrorCode::Internal, "checkpoint with gradients not yet applied", "stage " + std::to_string(s));
             }
             Impl::dropUnusedStashes(st); // nothing pending: no old version is needed
             const paci::AccumulatorState state = st.acc->exportState();
@@ -143,10 +145,12 @@ Status PipelineModel::saveCheckpoint(const std::filesystem::path& dir, int step)
                 archive.write("exp_avg_sq." + n, cpu(state.expAvgSq[i]));
             }
             archive.write("adam_steps", int64s(state.steps));
-            archive.write("counters", int64s({static_cast<std::int64_t>(st.params.size()), state.version, state.tagged,
-                                              state.stats.maxLag, state.stats.driftSamples, st.maxStashed}));
+            archive.write("counters",
+                int64s({static_cast<std::int64_t>(st.params.size()), state.version, state.tagged, state.stats.maxLag,
+                    state.stats.driftSamples, st.maxStashed}));
             archive.write("lag_histogram", int64s(state.stats.lagHistogram));
-            archive.write("drift", torch::tensor(std::vector<double>{state.stats.driftSum, state.stats.driftMax}, torch::kFloat64));
+            archive.write("drift",
+                torch::tensor(std::vector<double>{state.stats.driftSum, state.stats.driftMax}, torch::kFloat64));
             if (Status w = writeArchive(stageFile(dir, s, step), archive); !w) {
                 return w;
             }
@@ -176,7 +180,8 @@ Status PipelineModel::loadCheckpoint(const std::filesystem::path& dir, int step)
             }
             const std::filesystem::path path = stageFile(dir, s, step);
             // Weights and two moments, serialisation overhead well under the 1 MiB + 10 % allowed.
-            const auto bound = static_cast<std::uint64_t>(3.3 * static_cast<double>(st.acc->parameterBytes())) + (1u << 20);
+            const auto bound =
+                static_cast<std::uint64_t>(3.3 * static_cast<double>(st.acc->parameterBytes())) + (1u << 20);
             auto archive = readArchive(path, bound);
             if (!archive) {
                 return archive.error();
@@ -189,9 +194,9 @@ Status PipelineModel::loadCheckpoint(const std::filesystem::path& dir, int step)
             if (c.size() != 6 || c[0] != static_cast<std::int64_t>(st.params.size()) || c[1] < 0 || c[2] < 0 || c[3] < 0
                 || c[4] < 0 || c[5] < 0) {
                 return makeError(ErrorCode::ParseError,
-                                 "checkpoint counters do not fit this stage (" + std::to_string(st.params.size())
-                                     + " parameter tensors)",
-                                 path.string() + ": counters");
+                    "checkpoint counters do not fit this stage (" + std::to_string(st.params.size())
+                        + " parameter tensors)",
+                    path.string() + ": counters");
             }
             paci::AccumulatorState state;
             std::vector<torch::Tensor> weights;
@@ -219,7 +224,7 @@ Status PipelineModel::loadCheckpoint(const std::filesystem::path& dir, int step)
             const torch::Tensor dr = drift->to(torch::kFloat64).contiguous().view(-1);
             if (state.steps.size() != st.params.size() || dr.numel() != 2) {
                 return makeError(ErrorCode::ParseError, "checkpoint 'adam_steps' or 'drift' has the wrong length",
-                                 path.string() + ": adam_steps");
+                    path.string() + ": adam_steps");
             }
             state.version = static_cast<int>(c[1]);
             state.tagged = c[2];
@@ -257,7 +262,7 @@ Status PipelineModel::loadCheckpoint(const std::filesystem::path& dir, int step)
                 gen.set_state(*state);
             } catch (const std::exception& e) {
                 return makeError(ErrorCode::ParseError, std::string("not a generator state: ") + e.what(),
-                                 path.string() + ": generator." + names[i]);
+                    path.string() + ": generator." + names[i]);
             }
         }
     } catch (const std::exception& e) {

@@ -96,20 +96,20 @@ Status PipelineModel::reconfigure(const ModelOptions& options)
         || options.shape.dModel != now.shape.dModel || options.shape.heads != now.shape.heads
         || options.shape.seqLen != now.shape.seqLen || options.shape.vocab != now.shape.vocab) {
         return makeError(ErrorCode::InvalidArgument, "the model's stages and shape cannot change in a running model",
-                         "pipeline.stages / model");
+            "pipeline.stages / model");
     }
     if (options.updateEvery < 1 || options.microBatchSize < 1) {
         return makeError(ErrorCode::InvalidArgument, "update window and micro-batch size must be >= 1", "pipeline");
     }
     if (pendingCount() != 0) {
         return makeError(ErrorCode::Internal, "reconfigure with micro-batches in flight",
-                         std::to_string(pendingCount()) + " pending");
+            std::to_string(pendingCount()) + " pending");
     }
     for (int s = 0; s < stages(); ++s) {
         const auto& acc = d.stages[static_cast<std::size_t>(s)].acc;
         if (acc && acc->backwardsSinceUpdate() != 0) {
-            return makeError(ErrorCode::Internal, "reconfigure with gradients not yet applied",
-                             "stage " + std::to_string(s));
+            return makeError(
+                ErrorCode::Internal, "reconfigure with gradients not yet applied", "stage " + std::to_string(s));
         }
     }
     const paci::AccumulatorOptions acc = accumulatorOptions(options);
@@ -150,7 +150,10 @@ const ModelOptions& PipelineModel::options() const
 {
     return m_impl->options;
 }
-void PipelineModel::setTargetsFromTokens(bool on) { m_impl->targetsFromTokens = on; }
+void PipelineModel::setTargetsFromTokens(bool on)
+{
+    m_impl->targetsFromTokens = on;
+}
 
 Result<double> PipelineModel::evaluate(const std::vector<TokenBatch>& batches)
 {
@@ -173,7 +176,8 @@ Result<double> PipelineModel::evaluate(const std::vector<TokenBatch>& batches)
             torch::Tensor x = detail::tokensToTensor(b.inputs, b.batch, b.seq);
             for (int s = 0; s < stages(); ++s) {
                 const detail::ComputeScope compute(o.deviceOf(s), o.bf16);
-                x = m_impl->stages[static_cast<std::size_t>(s)].module->forward(x.to(detail::torchDevice(o.deviceOf(s))));
+                x = m_impl->stages[static_cast<std::size_t>(s)].module->forward(
+                    x.to(detail::torchDevice(o.deviceOf(s))));
             }
             const torch::Tensor targets = detail::tokensToTensor(b.targets, b.batch, b.seq, x.device());
             sum += detail::GptStageImpl::loss(x, targets).item<double>();

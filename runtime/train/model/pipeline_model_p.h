@@ -129,8 +129,8 @@ struct PipelineModel::Impl
     {
         auto it = stages[static_cast<std::size_t>(s)].pending.find(mb);
         if (it == stages[static_cast<std::size_t>(s)].pending.end()) {
-            return makeError(
-                ErrorCode::Internal, "backward of a micro-batch that has no forward on this stage", detail::where(s, mb));
+            return makeError(ErrorCode::Internal, "backward of a micro-batch that has no forward on this stage",
+                detail::where(s, mb));
         }
         return &it->second;
     }
@@ -170,7 +170,8 @@ struct PipelineModel::Impl
         const std::lock_guard<std::mutex> lock(mailbox);
         auto it = box.find({s, mb});
         if (it == box.end()) {
-            return makeError(ErrorCode::Internal, std::string("no ") + what + " was sent to this stage", detail::where(s, mb));
+            return makeError(
+                ErrorCode::Internal, std::string("no ") + what + " was sent to this stage", detail::where(s, mb));
         }
         detail::Parcel parcel = std::move(it->second);
         box.erase(it);

@@ -42,11 +42,12 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
                 return makeError(
                     ErrorCode::InvalidArgument, "micro-batch has the wrong shape for the model", where(s, mb));
             }
-            p.input = detail::tokensToTensor(batch->inputs, batch->batch, batch->seq, detail::torchDevice(d.options.deviceOf(s)));
+            p.input = detail::tokensToTensor(
+                batch->inputs, batch->batch, batch->seq, detail::torchDevice(d.options.deviceOf(s)));
             if (!d.targetsFromTokens || s == d.last()) {
                 const MemoryScope targetScope(d.last(), MemoryCategory::Activations);
-                torch::Tensor targets = detail::tokensToTensor(batch->targets, batch->batch, batch->seq,
-                                                               detail::torchDevice(d.options.deviceOf(d.last())));
+                torch::Tensor targets = detail::tokensToTensor(
+                    batch->targets, batch->batch, batch->seq, detail::torchDevice(d.options.deviceOf(d.last())));
                 const std::lock_guard<std::mutex> lock(d.mailbox);
                 d.targets[mb] = std::move(targets);
             }
@@ -72,8 +73,8 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
                 if (!batch) {
                     return batch.error();
                 }
-                targets = detail::tokensToTensor(batch->targets, batch->batch, batch->seq,
-                                                 detail::torchDevice(d.options.deviceOf(s)));
+                targets = detail::tokensToTensor(
+                    batch->targets, batch->batch, batch->seq, detail::torchDevice(d.options.deviceOf(s)));
             } else {
                 const std::lock_guard<std::mutex> lock(d.mailbox);
                 auto t = d.targets.find(mb);

@@ -122,7 +122,8 @@ Result<double> ReferenceTrainer::evaluate(const std::vector<TokenBatch>& batches
     double sum = 0.0;
     for (const TokenBatch& b : batches) {
         const torch::Tensor logits = m_impl->model->forward(detail::tokensToTensor(b.inputs, b.batch, b.seq, device));
-        sum += detail::GptStageImpl::loss(logits, detail::tokensToTensor(b.targets, b.batch, b.seq, device)).item<double>();
+        sum += detail::GptStageImpl::loss(logits, detail::tokensToTensor(b.targets, b.batch, b.seq, device))
+                   .item<double>();
     }
     m_impl->model->train();
     return sum / static_cast<double>(batches.size());

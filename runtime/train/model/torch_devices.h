@@ -23,8 +23,8 @@ std::string torchVersion();
 /// The caching allocator's counters of one CUDA device (c10::cuda::CUDACachingAllocator).
 struct AllocatorSample
 {
-    std::int64_t allocated = 0;     ///< bytes in live tensors now
-    std::int64_t reserved = 0;      ///< bytes the allocator holds from the driver now
+    std::int64_t allocated = 0; ///< bytes in live tensors now
+    std::int64_t reserved = 0; ///< bytes the allocator holds from the driver now
     std::int64_t peakAllocated = 0; ///< highest `allocated` since the last resetPeak()
     std::int64_t peakReserved = 0;
 };

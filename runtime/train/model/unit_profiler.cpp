@@ -8,8 +8,8 @@
 
 #include <torch/torch.h>
 
-#include <ctime>
 #include <algorithm>
+#include <ctime>
 #include <numeric>
 #include <random>
 
@@ -80,19 +80,20 @@ Result<std::vector<UnitCost>> profileLayerUnits(const UnitProfileOptions& o)
     const GptShape& shape = o.shape;
     if (shape.layers < 0 || shape.dModel < 1 || shape.heads < 1 || shape.dModel % shape.heads != 0 || shape.seqLen < 1
         || shape.vocab < 2) {
-        return makeError(ErrorCode::InvalidArgument, "model shape is invalid (d_model must be a multiple of heads)", "model");
+        return makeError(
+            ErrorCode::InvalidArgument, "model shape is invalid (d_model must be a multiple of heads)", "model");
     }
     if (o.microBatchSize < 1 || o.repeats < 1 || o.warmup < 0) {
         return makeError(ErrorCode::InvalidArgument, "micro-batch size and repeats must be >= 1, warm-up >= 0",
-                         "pipeline.micro_batch_size");
+            "pipeline.micro_batch_size");
     }
     if (o.device >= torchCudaDeviceCount() || o.device < -1) {
-        return makeError(ErrorCode::Unavailable, "no CUDA device " + std::to_string(o.device) + " for the profiling pass",
-                         "device.name");
+        return makeError(ErrorCode::Unavailable,
+            "no CUDA device " + std::to_string(o.device) + " for the profiling pass", "device.name");
     }
     // GPU: CUDA events on the stage's stream, as the executor times actions (device_timer.h).
-    Result<std::unique_ptr<ActionTimer>> timer = o.device < 0 ? std::unique_ptr<ActionTimer>(std::make_unique<ProcessCpuTimer>())
-                                                              : makeStageTimer(o.device);
+    Result<std::unique_ptr<ActionTimer>> timer =
+        o.device < 0 ? std::unique_ptr<ActionTimer>(std::make_unique<ProcessCpuTimer>()) : makeStageTimer(o.device);
     if (!timer) {
         return timer.error();
     }
@@ -104,8 +105,10 @@ Result<std::vector<UnitCost>> profileLayerUnits(const UnitProfileOptions& o)
         const torch::Device dev = detail::torchDevice(o.device);
         const std::int64_t B = o.microBatchSize, T = shape.seqLen, C = shape.dModel;
         torch::manual_seed(o.seed);
-        const torch::Tensor tokens = torch::randint(shape.vocab, {B, T}, torch::TensorOptions().dtype(torch::kLong)).to(dev);
-        const torch::Tensor targets = torch::randint(shape.vocab, {B, T}, torch::TensorOptions().dtype(torch::kLong)).to(dev);
+        const torch::Tensor tokens =
+            torch::randint(shape.vocab, {B, T}, torch::TensorOptions().dtype(torch::kLong)).to(dev);
+        const torch::Tensor targets =
+            torch::randint(shape.vocab, {B, T}, torch::TensorOptions().dtype(torch::kLong)).to(dev);
         const torch::Tensor hidden = torch::randn({B, T, C}).to(dev);
         std::vector<detail::GptStage> modules;
         for (int unit = 0; unit < n; ++unit) {

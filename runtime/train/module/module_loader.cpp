@@ -31,7 +31,10 @@ namespace fs = std::filesystem;
 constexpr const char* kCpuModule = "libbubblescope-runtime-cpu.so";
 constexpr const char* kCudaModule = "libbubblescope-runtime-cuda.so";
 
-bool isCudaDevice(std::string_view name) { return name.substr(0, 4) == "cuda"; }
+bool isCudaDevice(std::string_view name)
+{
+    return name.substr(0, 4) == "cuda";
+}
 
 fs::path executableDir()
 {
@@ -75,16 +78,17 @@ Result<const RuntimeModuleApi*> open(const fs::path& file)
     if (handle == nullptr) {
         const char* why = dlerror();
         return makeError(ErrorCode::Unavailable,
-                         "cannot load the training runtime module " + file.string() + ": " + (why ? why : "?"));
+            "cannot load the training runtime module " + file.string() + ": " + (why ? why : "?"));
     }
     using Entry = const RuntimeModuleApi* (*)();
     auto entry = reinterpret_cast<Entry>(dlsym(handle, BS_RUNTIME_MODULE_ENTRY));
     const RuntimeModuleApi* api = entry ? entry() : nullptr;
-    if (api == nullptr || api->abi != kRuntimeModuleAbi || api->layoutKey != runtimeModuleLayoutKey() ||
-        std::string_view(api->version) != BS_PROJECT_VERSION) {
+    if (api == nullptr || api->abi != kRuntimeModuleAbi || api->layoutKey != runtimeModuleLayoutKey()
+        || std::string_view(api->version) != BS_PROJECT_VERSION) {
         dlclose(handle); // nothing of it was used
-        return makeError(ErrorCode::Unavailable, "the training runtime module " + file.string() +
-                                                     " is from another build of Bubblescope: rebuild or reinstall it");
+        return makeError(ErrorCode::Unavailable,
+            "the training runtime module " + file.string()
+                + " is from another build of Bubblescope: rebuild or reinstall it");
     }
     modules.byPath.emplace(file.string(), api);
     return api;
@@ -149,15 +153,15 @@ Result<const RuntimeModuleApi*> loadRuntimeModule(std::string_view deviceName)
         // The same words the CUDA module uses for a LibTorch without CUDA (device_plan.cpp), so a
         // user sees one message whichever build they run.
         return makeError(ErrorCode::InvalidArgument,
-                         "device '" + std::string(deviceName) + "': this LibTorch build is CPU-only (no CUDA runtime module: " +
-                             std::string(kCudaModule) + " is in none of " + joinDirs(dirs) +
-                             "); train with --device cpu, or build against a CUDA LibTorch (cmake --preset cuda)",
-                         "device.name");
+            "device '" + std::string(deviceName) + "': this LibTorch build is CPU-only (no CUDA runtime module: "
+                + std::string(kCudaModule) + " is in none of " + joinDirs(dirs)
+                + "); train with --device cpu, or build against a CUDA LibTorch (cmake --preset cuda)",
+            "device.name");
     }
     const std::string device = "device.name = \"" + std::string(deviceName) + "\": ";
-    return makeError(ErrorCode::InvalidArgument, device + "the training runtime module is missing (" +
-                                                     std::string(kCpuModule) + " or " + kCudaModule +
-                                                     " is in none of " + joinDirs(dirs) + ")");
+    return makeError(ErrorCode::InvalidArgument,
+        device + "the training runtime module is missing (" + std::string(kCpuModule) + " or " + kCudaModule
+            + " is in none of " + joinDirs(dirs) + ")");
 }
 
 } // namespace bs::runtime

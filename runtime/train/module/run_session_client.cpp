@@ -55,20 +55,50 @@ Result<RunSession> RunSession::create(const RunConfig& config, const SessionOpti
     return RunSession(std::move(impl));
 }
 
-Status RunSession::runSteps(int count) { return m_impl->session->runSteps(count); }
-Status RunSession::run() { return m_impl->session->run(); }
-Status RunSession::finish() { return m_impl->session->finish(); }
-void RunSession::requestStop() { m_impl->session->requestStop(); }
+Status RunSession::runSteps(int count)
+{
+    return m_impl->session->runSteps(count);
+}
+Status RunSession::run()
+{
+    return m_impl->session->run();
+}
+Status RunSession::finish()
+{
+    return m_impl->session->finish();
+}
+void RunSession::requestStop()
+{
+    m_impl->session->requestStop();
+}
 Status RunSession::requestApply(const RunConfig& wanted)
 {
     return m_impl->session->requestApply(wanted);
 }
-std::vector<AppliedChange> RunSession::appliedChanges() const { return m_impl->session->appliedChanges(); }
-std::vector<BatchMetrics> RunSession::pollMetrics() { return m_impl->session->pollMetrics(); }
-int RunSession::stepsDone() const { return m_impl->session->stepsDone(); }
-RunSummary RunSession::summary() const { return m_impl->session->summary(); }
-std::shared_ptr<const profiler::TraceSnapshot> RunSession::trace() const { return m_impl->session->trace(); }
-const RunConfig& RunSession::config() const { return m_impl->session->config(); }
+std::vector<AppliedChange> RunSession::appliedChanges() const
+{
+    return m_impl->session->appliedChanges();
+}
+std::vector<BatchMetrics> RunSession::pollMetrics()
+{
+    return m_impl->session->pollMetrics();
+}
+int RunSession::stepsDone() const
+{
+    return m_impl->session->stepsDone();
+}
+RunSummary RunSession::summary() const
+{
+    return m_impl->session->summary();
+}
+std::shared_ptr<const profiler::TraceSnapshot> RunSession::trace() const
+{
+    return m_impl->session->trace();
+}
+const RunConfig& RunSession::config() const
+{
+    return m_impl->session->config();
+}
 
 Result<nlohmann::json> trainDistributed(const RunConfig& config, const DistEnv& env, const DistRunOptions& options)
 {

@@ -13,10 +13,10 @@
 
 #include "base/result.h"
 #include "runtime/plan/config/run_config.h"
+#include "runtime/plan/rundir/run_metrics.h"
 #include "runtime/train/dist/dist_env.h"
 #include "runtime/train/dist/dist_train.h"
 #include "runtime/train/exec/run_session.h"
-#include "runtime/plan/rundir/run_metrics.h"
 #include "runtime/train/exec/unit_profile.h"
 
 #include <nlohmann/json.hpp>
@@ -46,7 +46,8 @@ public:
 };
 
 /// Bumped whenever this table or ModuleSession changes.
-inline constexpr int kRuntimeModuleAbi = 4; // 2: requestApply takes a RunConfig; 3: SessionOptions::resume, checkpoints; 4: measureLayerUnits
+inline constexpr int kRuntimeModuleAbi =
+    4; // 2: requestApply takes a RunConfig; 3: SessionOptions::resume, checkpoints; 4: measureLayerUnits
 
 /// Sizes of the types that cross the boundary: a module built from other sources differs here.
 constexpr std::size_t runtimeModuleLayoutKey()
@@ -59,13 +60,13 @@ struct RuntimeModuleApi
 {
     int abi = 0;
     std::size_t layoutKey = 0;
-    const char* version = "";     ///< the project version the module was built as
+    const char* version = ""; ///< the project version the module was built as
     const char* description = ""; ///< "LibTorch 2.11.0, CUDA 13.0" (shown by `train --verbose`)
-    bool cuda = false;            ///< built against a CUDA LibTorch
+    bool cuda = false; ///< built against a CUDA LibTorch
     Status (*warmUp)(const RunConfig& config) = nullptr;
     Result<std::unique_ptr<ModuleSession>> (*create)(const RunConfig& config, const SessionOptions& options) = nullptr;
-    Result<nlohmann::json> (*trainDistributed)(const RunConfig& config, const DistEnv& env,
-                                               const DistRunOptions& options) = nullptr;
+    Result<nlohmann::json> (*trainDistributed)(
+        const RunConfig& config, const DistEnv& env, const DistRunOptions& options) = nullptr;
     Result<std::vector<UnitCost>> (*measureLayerUnits)(const RunConfig& config) = nullptr; ///< unit_profile.h
 };
 

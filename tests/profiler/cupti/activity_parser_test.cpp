@@ -89,7 +89,7 @@ public:
         return add(a);
     }
     BufferBuilder& peerCopy(std::uint32_t correlation, std::uint64_t start, std::uint64_t end, std::uint64_t bytes,
-                            std::uint32_t src, std::uint32_t dst)
+        std::uint32_t src, std::uint32_t dst)
     {
         detail::PeerCopyRecord m{};
         m.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;

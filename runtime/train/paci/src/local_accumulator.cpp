@@ -89,7 +89,7 @@ void LocalAccumulator::reconfigure(const AccumulatorOptions& options)
     }
     if (m_impl->counted != 0) {
         throw std::invalid_argument("LocalAccumulator::reconfigure: " + std::to_string(m_impl->counted)
-                                    + " backward passes are counted in the current window");
+            + " backward passes are counted in the current window");
     }
     m_impl->options = options;
 }
@@ -141,7 +141,7 @@ AccumulatorState LocalAccumulator::exportState() const
 {
     if (m_impl->counted != 0) {
         throw std::invalid_argument("LocalAccumulator::exportState: " + std::to_string(m_impl->counted)
-                                    + " backward passes are counted in the current window");
+            + " backward passes are counted in the current window");
     }
     at::NoGradGuard noGrad;
     AccumulatorState out;
@@ -160,19 +160,19 @@ void LocalAccumulator::importState(const AccumulatorState& state)
 {
     if (m_impl->counted != 0) {
         throw std::invalid_argument("LocalAccumulator::importState: " + std::to_string(m_impl->counted)
-                                    + " backward passes are counted in the current window");
+            + " backward passes are counted in the current window");
     }
     const std::size_t n = m_impl->state.size();
     if (state.expAvg.size() != n || state.expAvgSq.size() != n || state.steps.size() != n) {
         throw std::invalid_argument("LocalAccumulator::importState: " + std::to_string(state.expAvg.size())
-                                    + " moment tensors for " + std::to_string(n) + " parameters");
+            + " moment tensors for " + std::to_string(n) + " parameters");
     }
     for (std::size_t i = 0; i < n; ++i) {
         const at::Tensor& like = m_impl->state[i].expAvg;
         if (!state.expAvg[i].defined() || !state.expAvgSq[i].defined() || state.expAvg[i].sizes() != like.sizes()
             || state.expAvgSq[i].sizes() != like.sizes() || state.steps[i] < 0) {
             throw std::invalid_argument("LocalAccumulator::importState: parameter " + std::to_string(i)
-                                        + ": moment shape or step count does not match");
+                + ": moment shape or step count does not match");
         }
     }
     if (state.version < 0 || state.tagged < 0) {
@@ -259,7 +259,8 @@ BackwardObservation LocalAccumulator::observeBackward(const ForwardTag& tag)
         double diff2 = 0.0;
         double base2 = 0.0;
         if (!diffs.empty()) {
-            const at::Tensor both = at::stack({at::stack(diffs).sum(), at::stack(bases).sum()}).to(at::kCPU).contiguous();
+            const at::Tensor both =
+                at::stack({at::stack(diffs).sum(), at::stack(bases).sum()}).to(at::kCPU).contiguous();
             diff2 = both.data_ptr<double>()[0];
             base2 = both.data_ptr<double>()[1];
         }

@@ -22,9 +22,15 @@ RunConfig unusualConfig()
         .vocab = 1000,
         .tiedHead = true,
         .dropout = 0.1 + 0.2}; // 0.30000000000000004: needs all 17 digits
-    c.pipeline = {
-        .stages = 3, .microbatches = 12, .accum = 5, .microBatchSize = 2, .extraDepth = 1, .layersPerStage = {1, 3, 2},
-        .partition = "flops", .partitionUnits = {}, .memoryBudgetMiB = 0.1 + 0.7};
+    c.pipeline = {.stages = 3,
+        .microbatches = 12,
+        .accum = 5,
+        .microBatchSize = 2,
+        .extraDepth = 1,
+        .layersPerStage = {1, 3, 2},
+        .partition = "flops",
+        .partitionUnits = {},
+        .memoryBudgetMiB = 0.1 + 0.7};
     c.schedule.name = "paci";
     c.optimizer.lr = 1.0 / 3.0;
     c.optimizer.beta2 = 0.999;
@@ -252,7 +258,8 @@ RunConfig randomConfig(std::mt19937_64& rng)
     RunConfig c;
     c.model.preset = rng() % 2 ? "" : gptPresetNames()[rng() % 3];
     c.model.shape = {anyInt(), anyInt(), anyInt(), anyInt(), anyInt(), rng() % 2 == 0, anyDouble()};
-    c.pipeline = {anyInt(), anyInt(), anyInt(), anyInt(), anyInt(), anyInt(), anyString(), {}, "flops", {}, anyDouble()};
+    c.pipeline = {
+        anyInt(), anyInt(), anyInt(), anyInt(), anyInt(), anyInt(), anyString(), {}, "flops", {}, anyDouble()};
     for (std::uint64_t i = rng() % 5; i > 0; --i) {
         c.pipeline.layersPerStage.push_back(anyInt());
     }

@@ -9,9 +9,10 @@
 #include "runtime/plan/schedule/csv_io.h"
 
 #include <gtest/gtest.h>
-#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <toml++/toml.h>
+
+#include <algorithm>
 
 namespace bs::runtime {
 namespace {
@@ -141,7 +142,8 @@ TEST(Export, MultiStageSchedulesKeepTheirPlacementInEveryEngine)
             << *megatron;
         auto ds = exportConfig(c, "deepspeed");
         ASSERT_TRUE(ds);
-        EXPECT_NE(nlohmann::json::parse(*ds)["_comment"].get<std::string>().find("no virtual stages"), std::string::npos);
+        EXPECT_NE(
+            nlohmann::json::parse(*ds)["_comment"].get<std::string>().find("no virtual stages"), std::string::npos);
     }
     RunConfig c = tuned("interleaved-1f1b");
     c.pipeline.stages = 4;
@@ -210,7 +212,7 @@ TEST(Export, MegatronCarriesPipelineAndBatchSizes)
     ASSERT_TRUE(text);
     EXPECT_NE(text->find("--pipeline-model-parallel-size " + std::to_string(c.pipeline.stages)), std::string::npos);
     EXPECT_NE(text->find("--global-batch-size " + std::to_string(c.pipeline.microbatches * c.pipeline.microBatchSize)),
-              std::string::npos);
+        std::string::npos);
 }
 
 TEST(Export, LaunchScriptsEmbedTheConfigAndTheTrainCommand)

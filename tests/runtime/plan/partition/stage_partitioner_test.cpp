@@ -39,7 +39,7 @@ double bruteForceSlowest(const PartitionProblem& problem)
             const PartitionPlan plan = evaluatePartition(problem, counts);
             const bool fits = problem.budgetBytes == 0
                 || std::all_of(plan.stageBytes.begin(), plan.stageBytes.end(),
-                               [&](std::int64_t b) { return b <= problem.budgetBytes; });
+                    [&](std::int64_t b) { return b <= problem.budgetBytes; });
             if (fits) {
                 best = std::min(best, plan.slowestMs);
             }
@@ -77,7 +77,8 @@ TEST(StagePartitioner, EqualsBruteForceOnSmallCases)
                 c.back() += n % p;
                 return c;
             }());
-            problem.budgetBytes = *std::max_element(even.stageBytes.begin(), even.stageBytes.end()) * (trial % 4 + 2) / 5;
+            problem.budgetBytes =
+                *std::max_element(even.stageBytes.begin(), even.stageBytes.end()) * (trial % 4 + 2) / 5;
             ++withBudget;
         }
         const double expected = bruteForceSlowest(problem);

@@ -13,9 +13,8 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include <csignal>
-
 #include <chrono>
+#include <csignal>
 #include <fstream>
 
 #include "temp_dir.h"
@@ -26,7 +25,10 @@ namespace {
 namespace fs = std::filesystem;
 using testing::TempDir;
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part)
+{
+    return text.find(part) != std::string::npos;
+}
 
 /// A run directory with a valid config, `summary` as summary.json and `metrics` as metrics.jsonl.
 void writeRun(const fs::path& dir, const std::string& summary, const std::string& metrics)
@@ -57,7 +59,8 @@ TEST(HostileFiles, SummaryPerStageStringWhereANumberBelongsNamesTheField)
     Result<RunDirContents> run = readRunDir(tmp.path()); // was: type_error in the GUI's per_stage loop
     ASSERT_FALSE(run);
     EXPECT_EQ(run.error().code, ErrorCode::ParseError);
-    EXPECT_TRUE(contains(run.error().message, "per_stage[1].peak_memory_bytes is the string \"lots\"; allowed: an integer"))
+    EXPECT_TRUE(
+        contains(run.error().message, "per_stage[1].peak_memory_bytes is the string \"lots\"; allowed: an integer"))
         << run.error().message;
 }
 
@@ -80,7 +83,8 @@ TEST(HostileFiles, SummaryPerStageNotObjectsIsAnError)
     writeRun(tmp.path(), R"({"per_stage": [3]})", "");
     Result<RunDirContents> run = readRunDir(tmp.path());
     ASSERT_FALSE(run);
-    EXPECT_TRUE(contains(run.error().message, "per_stage[0] is the number 3; allowed: an object")) << run.error().message;
+    EXPECT_TRUE(contains(run.error().message, "per_stage[0] is the number 3; allowed: an object"))
+        << run.error().message;
 }
 
 TEST(HostileFiles, MetricsStringFieldsNameLineAndField)
@@ -170,7 +174,8 @@ TEST(HostileFiles, ScheduleCsvWithAHugeMicrobatchIdIsRefusedBeforeSizingAnything
     Result<Schedule> schedule = scheduleFromCsv("0F666156615", params);
     ASSERT_FALSE(schedule);
     EXPECT_EQ(schedule.error().code, ErrorCode::ParseError);
-    EXPECT_TRUE(contains(schedule.error().message, "micro-batch 666156615 cannot be scheduled")) << schedule.error().message;
+    EXPECT_TRUE(contains(schedule.error().message, "micro-batch 666156615 cannot be scheduled"))
+        << schedule.error().message;
     EXPECT_TRUE(scheduleFromCsv("0F0,0B0", params)); // the smallest real schedule still reads
 }
 
@@ -220,7 +225,8 @@ TEST(HostileFiles, TraceWriteThatRunsOutOfSpaceNamesThePath)
     struct rlimit small = saved;
     small.rlim_cur = 64 * 1024;
     ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
-    const Status written = writeFileAtomic(path, [&](std::ostream& out) { return profiler::writeChromeTrace(out, *snapshot); });
+    const Status written =
+        writeFileAtomic(path, [&](std::ostream& out) { return profiler::writeChromeTrace(out, *snapshot); });
     ::setrlimit(RLIMIT_FSIZE, &saved);
     std::signal(SIGXFSZ, previous);
     ASSERT_FALSE(written);
@@ -240,7 +246,8 @@ TEST(BoundedRead, ReadsSmallFilesAndRefusesLargerOnes)
     EXPECT_EQ(*text, "hello");
     Result<std::string> over = readBoundedFile(path, 4, "test file");
     ASSERT_FALSE(over);
-    EXPECT_EQ(over.error().message, "cannot read test file '" + path.string() + "': it is 5 bytes; the limit is 4 bytes");
+    EXPECT_EQ(
+        over.error().message, "cannot read test file '" + path.string() + "': it is 5 bytes; the limit is 4 bytes");
     Result<MappedFile> mapped = MappedFile::open(path, 5, "test file");
     ASSERT_TRUE(mapped);
     EXPECT_EQ(mapped->text(), "hello");

@@ -19,7 +19,8 @@ nlohmann::json record(int step, double loss)
 {
     // per_stage as the writer's StageMetrics objects (the reader checks their fields).
     return {{"step", step}, {"train_loss", loss}, {"tokens_per_s_virtual", 1234.5},
-        {"per_stage", nlohmann::json::array({{{"stage", 0}, {"mean_drift", 0.5}}, {{"stage", 1}, {"mean_drift", 0.25}}})}};
+        {"per_stage",
+            nlohmann::json::array({{{"stage", 0}, {"mean_drift", 0.5}}, {{"stage", 1}, {"mean_drift", 0.25}}})}};
 }
 
 TEST(RunDir, WrittenRunReadsBackCompletely)

@@ -1,6 +1,7 @@
 // Drift figures per model stage (chunk): a rank holding v chunks reports v entries, each with its
 // own rank and chunk, and the run's mean weighs every sample of every stage alike.
 #include "runtime/plan/common/stage_drift.h"
+
 #include "runtime/plan/schedule/schedule.h"
 
 #include <gtest/gtest.h>
@@ -22,8 +23,8 @@ StageMetrics stage(int s, std::int64_t samples, double mean, double max, int lag
 TEST(StageDrift, LoopPlacementGivesEachChunkItsOwnEntry)
 {
     // p = 2 ranks, v = 2: stages 0, 1, 2, 3 on ranks 0, 1, 0, 1 (chunks 0, 0, 1, 1).
-    const std::vector<StageMetrics> stages{stage(0, 3, 4e-3, 8e-3, 3), stage(1, 1, 2e-3, 2e-3, 2),
-        stage(2, 3, 1e-3, 3e-3, 1), stage(3, 1, 0.0, 0.0, 0)};
+    const std::vector<StageMetrics> stages{
+        stage(0, 3, 4e-3, 8e-3, 3), stage(1, 1, 2e-3, 2e-3, 2), stage(2, 3, 1e-3, 3e-3, 1), stage(3, 1, 0.0, 0.0, 0)};
     const RunDrift d = runDrift(stages, rankOfStageFor(Placement::Loop, 2, 2));
     ASSERT_EQ(d.stages.size(), 4u);
     EXPECT_EQ(d.stages[2].rank, 0);

@@ -2,11 +2,13 @@
 // and the scheduler core executes it without deadlock.
 
 #include "runtime/plan/schedule/catalogue.h"
+
 #include "runtime/plan/schedule/csv_io.h"
 #include "runtime/plan/schedule/validate.h"
 #include "runtime/plan/sim/simulator.h"
 
 #include <gtest/gtest.h>
+
 #include <set>
 
 namespace bs::runtime {
@@ -21,7 +23,7 @@ struct GridCase
 std::string caseName(const testing::TestParamInfo<GridCase>& info)
 {
     std::string name = info.param.name + "_p" + std::to_string(info.param.p) + "_m" + std::to_string(info.param.m)
-                       + "_n" + std::to_string(info.param.n);
+        + "_n" + std::to_string(info.param.n);
     for (char& c : name) {
         if (c == '-') {
             c = '_';
@@ -49,8 +51,7 @@ std::vector<GridCase> grid()
 }
 
 class CatalogueGrid : public testing::TestWithParam<GridCase>
-{
-};
+{};
 
 TEST_P(CatalogueGrid, ValidatesRoundTripsAndRuns)
 {
@@ -168,7 +169,8 @@ TEST(Catalogue, TraitsAreTheRulesEveryLayerAsks)
     EXPECT_EQ(findSchedule("pipedream")->updateWindow(8, 0), 1);
     EXPECT_EQ(findSchedule("2bw")->updateWindow(8, 0), 8);
     // The lag bound is PACI's ⌈(p − s − 1 + k) / a⌉; schedules without a stated bound have none.
-    const ScheduleParams params{.name = "paci", .stages = 8, .microbatches = 8, .accum = 4, .batches = 1, .extraDepth = 2};
+    const ScheduleParams params{
+        .name = "paci", .stages = 8, .microbatches = 8, .accum = 4, .batches = 1, .extraDepth = 2};
     EXPECT_EQ(lagBounds(params), (std::vector<int>{3, 2, 2, 2, 2, 1, 1, 1}));
     EXPECT_EQ(findSchedule("1f1b")->lagBound(params, 0), std::nullopt);
     EXPECT_TRUE(lagBounds({.name = "pipedream", .stages = 4}).empty());
@@ -245,8 +247,8 @@ TEST(Catalogue, TwoBwNeedsMicrobatchesCoveringTheDepth)
     for (int p : {2, 4, 8}) {
         for (int k : {0, 1, 2}) {
             for (int m = 1; m <= p + k + 1; ++m) {
-                auto schedule = makeSchedule({.name = "2bw", .stages = p, .microbatches = m, .accum = 0, .batches = 3,
-                                              .extraDepth = k});
+                auto schedule = makeSchedule(
+                    {.name = "2bw", .stages = p, .microbatches = m, .accum = 0, .batches = 3, .extraDepth = k});
                 EXPECT_EQ(static_cast<bool>(schedule), m >= p + k - 1) << "p=" << p << " k=" << k << " m=" << m;
                 if (!schedule) {
                     EXPECT_EQ(schedule.error().code, ErrorCode::InvalidArgument);

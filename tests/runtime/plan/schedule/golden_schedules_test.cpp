@@ -73,7 +73,8 @@ std::string g17(double v)
 // backward has its own W cost, so the orders differ in time as well as in the grid).
 std::string bubbleFigures(const GoldenCase& c, const Schedule& schedule)
 {
-    auto result = simulateSchedule(schedule, CostModel::uniform(c.p, 1'000'000, 1'000'000, 1'000'000, 200'000, 100'000));
+    auto result =
+        simulateSchedule(schedule, CostModel::uniform(c.p, 1'000'000, 1'000'000, 1'000'000, 200'000, 100'000));
     if (!result) {
         return "error: " + result.error().describe() + "\n";
     }
@@ -97,8 +98,7 @@ std::string bubbleFigures(const GoldenCase& c, const Schedule& schedule)
 }
 
 class GoldenSchedules : public testing::TestWithParam<GoldenCase>
-{
-};
+{};
 
 TEST_P(GoldenSchedules, OrderAndBubbleFiguresAreBitForBitTheCommittedOnes)
 {
@@ -118,14 +118,14 @@ TEST_P(GoldenSchedules, OrderAndBubbleFiguresAreBitForBitTheCommittedOnes)
     EXPECT_EQ(figures, slurp(figuresPath)) << figuresPath;
 }
 
-INSTANTIATE_TEST_SUITE_P(Catalogue, GoldenSchedules, testing::ValuesIn(cases()),
-                         [](const testing::TestParamInfo<GoldenCase>& param) {
-                             std::string n = param.param.file();
-                             for (char& ch : n) {
-                                 ch = ch == '-' ? '_' : ch;
-                             }
-                             return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Catalogue, GoldenSchedules, testing::ValuesIn(cases()), [](const testing::TestParamInfo<GoldenCase>& param) {
+        std::string n = param.param.file();
+        for (char& ch : n) {
+            ch = ch == '-' ? '_' : ch;
+        }
+        return n;
+    });
 
 } // namespace
 } // namespace bs::runtime

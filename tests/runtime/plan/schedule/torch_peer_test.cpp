@@ -8,6 +8,8 @@
 #include "runtime/plan/schedule/csv_io.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -16,15 +18,12 @@
 #include <memory>
 #include <sstream>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 namespace bs::runtime {
 namespace {
 
 struct PeerCase
 {
-    std::string name;  // Bubblescope's
+    std::string name; // Bubblescope's
     int p, m, v;
     std::string style; // PyTorch's placement style for the stage mapping
     std::string torchClass;
@@ -35,7 +34,7 @@ struct PeerCase
     std::string arg() const
     {
         return name + ":" + std::to_string(p) + ":" + std::to_string(m) + ":" + std::to_string(v) + ":" + style + ":"
-               + torchClass;
+            + torchClass;
     }
 };
 
@@ -148,8 +147,8 @@ TEST(TorchPeer, ComputeOrderAndCsvBothWaysEqualPyTorchPipelining)
                 // torch 2.11 lists the last rank's forwards as F1..Fm (see torch_peer.py): its CSV
                 // names one micro-batch too many, and Bubblescope refuses it with the reason.
                 ASSERT_FALSE(theirs) << c.arg();
-                EXPECT_NE(theirs.error().message.find("micro-batches, not a multiple of microbatches"),
-                          std::string::npos)
+                EXPECT_NE(
+                    theirs.error().message.find("micro-batches, not a multiple of microbatches"), std::string::npos)
                     << theirs.error().message;
                 continue;
             }

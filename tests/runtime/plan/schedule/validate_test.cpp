@@ -1,8 +1,9 @@
 // The validator must reject hand-broken schedules with a message that says where and why.
 
+#include "runtime/plan/schedule/validate.h"
+
 #include "runtime/plan/schedule/catalogue.h"
 #include "runtime/plan/schedule/csv_io.h"
-#include "runtime/plan/schedule/validate.h"
 
 #include <gtest/gtest.h>
 
@@ -33,7 +34,7 @@ const Action u1 = update(1, 0, 0, 1);
 TEST(Validate, AcceptsAHandWrittenLegalSchedule)
 {
     auto s = twoStage({forward(0, 0), forward(0, 1), backward(0, 0), backward(0, 1), u0},
-                      {forward(1, 0), backward(1, 0), forward(1, 1), backward(1, 1), u1});
+        {forward(1, 0), backward(1, 0), forward(1, 1), backward(1, 1), u1});
     EXPECT_TRUE(validate(s));
 }
 
@@ -42,9 +43,10 @@ TEST(Validate, AcceptsAHandWrittenLegalSchedule)
 TEST(Validate, RejectsReceivesOutOfTheSendersOrder)
 {
     auto s = twoStage({forward(0, 0), forward(0, 1), backward(0, 1), backward(0, 0), u0},
-                      {forward(1, 1), backward(1, 1), forward(1, 0), backward(1, 0), u1});
-    expectRejected(s, "rank 1 receives message 0 from rank 0 out of order: it expects the activation of stage 0, "
-                      "micro-batch 1 but rank 0 sends the activation of stage 0, micro-batch 0");
+        {forward(1, 1), backward(1, 1), forward(1, 0), backward(1, 0), u1});
+    expectRejected(s,
+        "rank 1 receives message 0 from rank 0 out of order: it expects the activation of stage 0, "
+        "micro-batch 1 but rank 0 sends the activation of stage 0, micro-batch 0");
 }
 
 // Several stages per rank: the rank's program may only hold its own stages, and its in-flight
@@ -103,41 +105,41 @@ TEST(Validate, IndexCheckRefusesWhatTheSchedulerCoreCouldNotIndex)
 TEST(Validate, RejectsBackwardBeforeForward)
 {
     expectRejected(twoStage({backward(0, 0), forward(0, 0), forward(0, 1), backward(0, 1), u0},
-                            {forward(1, 0), backward(1, 0), forward(1, 1), backward(1, 1), u1}),
-                   "backward before its forward");
+                       {forward(1, 0), backward(1, 0), forward(1, 1), backward(1, 1), u1}),
+        "backward before its forward");
 }
 
 TEST(Validate, RejectsDuplicateForward)
 {
     expectRejected(twoStage({forward(0, 0), forward(0, 0), backward(0, 0), u0}, {forward(1, 0), backward(1, 0), u1}),
-                   "second forward");
+        "second forward");
 }
 
 TEST(Validate, RejectsMissingMicrobatchWork)
 {
     expectRejected(twoStage({forward(0, 0), backward(0, 0), update(0, 0, 0, 0)},
-                            {forward(1, 0), backward(1, 0), forward(1, 1), backward(1, 1), u1}),
-                   "micro-batch 1 has no forward");
+                       {forward(1, 0), backward(1, 0), forward(1, 1), backward(1, 1), u1}),
+        "micro-batch 1 has no forward");
 }
 
 TEST(Validate, RejectsUpdateBeforeGradients)
 {
     expectRejected(twoStage({forward(0, 0), forward(0, 1), u0, backward(0, 0), backward(0, 1)},
-                            {forward(1, 0), backward(1, 0), forward(1, 1), backward(1, 1), u1}),
-                   "before its weight gradient exists");
+                       {forward(1, 0), backward(1, 0), forward(1, 1), backward(1, 1), u1}),
+        "before its weight gradient exists");
 }
 
 TEST(Validate, RejectsWeightGradientWithoutInputGradient)
 {
     expectRejected(twoStage({forward(0, 0), backwardWeight(0, 0), backwardInput(0, 0), update(0, 0, 0, 0)},
-                            {forward(1, 0), backward(1, 0), update(1, 0, 0, 0)}, 1),
-                   "weight gradient needs exactly one earlier input gradient");
+                       {forward(1, 0), backward(1, 0), update(1, 0, 0, 0)}, 1),
+        "weight gradient needs exactly one earlier input gradient");
 }
 
 TEST(Validate, RejectsInflightAboveTheStatedBound)
 {
     auto s = twoStage({forward(0, 0), forward(0, 1), backward(0, 0), backward(0, 1), u0},
-                      {forward(1, 0), backward(1, 0), forward(1, 1), backward(1, 1), u1});
+        {forward(1, 0), backward(1, 0), forward(1, 1), backward(1, 1), u1});
     s.inflightBound = {1, 1};
     expectRejected(s, "2 micro-batches in flight, bound is 1");
 }
@@ -150,8 +152,7 @@ TEST(Validate, RejectsWeightVersionsAboveTheStatedBound)
     Schedule s;
     s.params = {.name = "custom", .stages = 1, .microbatches = 4, .accum = 1, .batches = 1};
     s.programs = {{forward(0, 0), forward(0, 1), backward(0, 1), update(0, 0, 1, 1), forward(0, 2), forward(0, 3),
-                   backward(0, 3), update(0, 1, 3, 3), backward(0, 0), update(0, 2, 0, 0), backward(0, 2),
-                   update(0, 3, 2, 2)}};
+        backward(0, 3), update(0, 1, 3, 3), backward(0, 0), update(0, 2, 0, 0), backward(0, 2), update(0, 3, 2, 2)}};
     s.inflightBound = {4};
     s.weights = WeightPolicy::TwoVersions;
     s.weightVersionBound = {2};
@@ -169,7 +170,7 @@ TEST(Validate, RejectsDeadlockAndMarksTheStep)
     // Stage 0 wants the gradient of micro-batch 0 before it forwards micro-batch 1; stage 1
     // wants micro-batch 1's activation before it runs that gradient.
     auto s = twoStage({forward(0, 0), backward(0, 0), forward(0, 1), backward(0, 1), u0},
-                      {forward(1, 0), forward(1, 1), backward(1, 0), backward(1, 1), u1});
+        {forward(1, 0), forward(1, 1), backward(1, 0), backward(1, 1), u1});
     auto status = validate(s);
     ASSERT_FALSE(status);
     EXPECT_EQ(status.error().code, ErrorCode::Deadlock);
@@ -183,7 +184,8 @@ TEST(Validate, FlushSchedulesMayNotForwardTheNextBatchBeforeTheUpdate)
     ASSERT_TRUE(s);
     auto& program = s->programs[1];
     // Move stage 1's first update to the end: batch 1's forwards now precede it.
-    auto it = std::find_if(program.begin(), program.end(), [](const Action& a) { return a.kind == ActionKind::Update; });
+    auto it =
+        std::find_if(program.begin(), program.end(), [](const Action& a) { return a.kind == ActionKind::Update; });
     const Action u = *it;
     program.erase(it);
     program.push_back(u);
@@ -198,9 +200,9 @@ TEST(ScheduleCsv, RejectsBadCellsNamingLineAndCell)
         std::string csv, message, context;
     };
     for (const auto& c : {Case{"0F0,0Q0\n1F0,1B0\n", "unknown action letter 'Q'", "line 1, cell 2"},
-                          Case{"0F0,0B0\n0F0,1B0\n", "names stage 0 but sits on line 2", "line 2, cell 1"},
-                          Case{"0F0,0Bx\n1F0,1B0\n", "missing micro-batch", "line 1, cell 2"},
-                          Case{"", "no lines", "one line of actions per stage"}}) {
+             Case{"0F0,0B0\n0F0,1B0\n", "names stage 0 but sits on line 2", "line 2, cell 1"},
+             Case{"0F0,0Bx\n1F0,1B0\n", "missing micro-batch", "line 1, cell 2"},
+             Case{"", "no lines", "one line of actions per stage"}}) {
         auto s = scheduleFromCsv(c.csv, params);
         ASSERT_FALSE(s) << c.csv;
         EXPECT_NE(s.error().message.find(c.message), std::string::npos) << s.error().message;

@@ -54,7 +54,8 @@ TEST(Paci, MaxLagIsExactlyTheBoundAndHistogramMatchesClosedForm)
             const int m = std::max(a, 8);
             const auto r = run("paci", p, m, 4, a, k);
             for (const auto& st : r.report.perStage) {
-                EXPECT_EQ(st.maxVersionLag, paciLagBound(p, st.stage, a, k)) << "a=" << a << " k=" << k << " s=" << st.stage;
+                EXPECT_EQ(st.maxVersionLag, paciLagBound(p, st.stage, a, k))
+                    << "a=" << a << " k=" << k << " s=" << st.stage;
                 EXPECT_EQ(st.versionLagHistogram, closedFormLagHistogram(p, st.stage, a, k, m * 4))
                     << "a=" << a << " k=" << k << " s=" << st.stage;
                 EXPECT_EQ(st.peakInflight, std::min(p - st.stage + k, m * 4));
@@ -70,9 +71,9 @@ TEST(Paci, ExtraDepthStaysWithinTheBound)
     const int p = 8;
     for (int a : {2, 8}) {
         for (int k : {1, 3}) {
-            SimulationRequest request{{.name = "paci", .stages = p, .microbatches = 8, .accum = a, .batches = 6,
-                                       .extraDepth = k},
-                                      CostModel::uniform(p, kF, kF, kF, 0, kF / 5), 1};
+            SimulationRequest request{
+                {.name = "paci", .stages = p, .microbatches = 8, .accum = a, .batches = 6, .extraDepth = k},
+                CostModel::uniform(p, kF, kF, kF, 0, kF / 5), 1};
             auto r = simulate(request);
             ASSERT_TRUE(r) << r.error().describe();
             for (const auto& st : r->report.perStage) {

@@ -15,15 +15,14 @@ constexpr TimeNs kF = 1000; // uniform costs: F = I = W, full backward B = 2F
 SimulationResult run(const std::string& name, int p, int m, int n = 1, int accum = 0, TimeNs comm = 0)
 {
     SimulationRequest request{{.name = name, .stages = p, .microbatches = m, .accum = accum, .batches = n},
-                              CostModel::uniform(p, kF, kF, kF, 0, comm), 1};
+        CostModel::uniform(p, kF, kF, kF, 0, comm), 1};
     auto result = simulate(request);
     EXPECT_TRUE(result) << result.error().describe();
     return std::move(*result);
 }
 
 class SyncBubble : public testing::TestWithParam<std::tuple<std::string, int, int>>
-{
-};
+{};
 
 // GPipe and 1F1B, one global batch: bubble fraction exactly (p − 1)/(m + p − 1).
 TEST_P(SyncBubble, FractionIsExactlyPMinusOneOverMPlusPMinusOne)
@@ -42,8 +41,7 @@ TEST_P(SyncBubble, FractionIsExactlyPMinusOneOverMPlusPMinusOne)
 }
 
 INSTANTIATE_TEST_SUITE_P(Theory, SyncBubble,
-                         testing::Combine(testing::Values("gpipe", "1f1b"), testing::Values(1, 2, 4, 8),
-                                          testing::Values(1, 4, 8, 16, 32)));
+    testing::Combine(testing::Values("gpipe", "1f1b"), testing::Values(1, 2, 4, 8), testing::Values(1, 4, 8, 16, 32)));
 
 TEST(SyncBubble, MultipleBatchesRepeatTheFlush)
 {

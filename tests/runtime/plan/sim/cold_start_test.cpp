@@ -66,12 +66,21 @@ public:
         if (!seen) {
             seen = true;
             switch (action.kind) {
-            case ActionKind::Forward: out.duration += extra[0]; break;
+            case ActionKind::Forward:
+                out.duration += extra[0];
+                break;
             case ActionKind::Backward:
-            case ActionKind::BackwardInput: out.duration += extra[1]; break;
-            case ActionKind::BackwardWeight: out.duration += extra[1] / 2; break;
-            case ActionKind::Update: out.duration += extra[2]; break;
-            case ActionKind::OverlapForwardBackward: break;
+            case ActionKind::BackwardInput:
+                out.duration += extra[1];
+                break;
+            case ActionKind::BackwardWeight:
+                out.duration += extra[1] / 2;
+                break;
+            case ActionKind::Update:
+                out.duration += extra[2];
+                break;
+            case ActionKind::OverlapForwardBackward:
+                break;
             }
         }
         return out;

@@ -2,6 +2,7 @@
 // proportional fallback with one, physical clamps, the fit error, and the tuner predicting
 // through it exactly as withFittedTimes does.
 #include "runtime/plan/sim/cost_fit.h"
+
 #include "runtime/plan/sim/tuner.h"
 
 #include <gtest/gtest.h>
@@ -119,14 +120,15 @@ TEST(CostFit, EachScheduleIsAnchoredAtItsOwnRun)
     for (auto& c : slower.stages) {
         c.forward = c.forward * 6 / 5;
     }
-    const std::vector<CostSample> samples{
-        {"paci b2", "paci", 2, affineDevice(2, 2)}, {"paci b8", "paci", 8, affineDevice(2, 8)}, {"1f1b b4", "1f1b", 4, slower}};
+    const std::vector<CostSample> samples{{"paci b2", "paci", 2, affineDevice(2, 2)},
+        {"paci b8", "paci", 8, affineDevice(2, 8)}, {"1f1b b4", "1f1b", 4, slower}};
     auto flush = fitCostsFor(samples, "1f1b");
     auto paci = fitCostsFor(samples, "paci");
     auto other = fitCostsFor(samples, "gpipe");
     ASSERT_TRUE(flush && paci && other);
     for (int s = 0; s < 2; ++s) {
-        EXPECT_NEAR(static_cast<double>(flush->stages[s].forward.at(4)), static_cast<double>(slower.stages[s].forward), 1.0);
+        EXPECT_NEAR(
+            static_cast<double>(flush->stages[s].forward.at(4)), static_cast<double>(slower.stages[s].forward), 1.0);
         EXPECT_GT(flush->stages[s].forward.fixedNs, 0.0); // the affine shape survived the anchoring
         EXPECT_EQ(paci->stages[s].forward.at(4), affineDevice(2, 4).stages[s].forward);
     }

@@ -1,4 +1,5 @@
 #include "runtime/plan/sim/cost_model.h"
+
 #include "runtime/plan/sim/simulator.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,5 @@
 #include "runtime/plan/sim/measured_costs.h"
+
 #include "runtime/plan/sim/simulator.h"
 
 #include <gtest/gtest.h>

@@ -13,7 +13,8 @@ namespace {
 
 SimulationResult run(const std::string& name, int p, int m, const CostModel& costs, int v = 0)
 {
-    SimulationRequest request{{.name = name, .stages = p, .microbatches = m, .batches = 1, .stagesPerRank = v}, costs, 1};
+    SimulationRequest request{
+        {.name = name, .stages = p, .microbatches = m, .batches = 1, .stagesPerRank = v}, costs, 1};
     auto result = simulate(request);
     EXPECT_TRUE(result) << result.error().describe();
     return std::move(*result);

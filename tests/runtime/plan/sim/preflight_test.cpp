@@ -28,7 +28,7 @@ TEST(Preflight, RefusesWithTheEstimateAndTheNearestSizeThatFits)
     ASSERT_GT(at4.totalBytes, at2.totalBytes);
     EXPECT_GE(at8.totalBytes, at8.peakStageBytes);
     EXPECT_TRUE(checkMemoryFits(scenario("tiny", 8), at8.totalBytes)); // exactly enough
-    EXPECT_TRUE(checkMemoryFits(scenario("tiny", 8), 0));              // unknown: no check
+    EXPECT_TRUE(checkMemoryFits(scenario("tiny", 8), 0)); // unknown: no check
     Status tight = checkMemoryFits(scenario("tiny", 8), at4.totalBytes);
     ASSERT_FALSE(tight);
     EXPECT_EQ(tight.error().code, ErrorCode::InvalidArgument);

@@ -137,7 +137,8 @@ TEST(RankDriver, RanksTogetherRecordTheSerialDriversActionsAndVersions)
         for (int s = 0; s < 4; ++s) {
             const auto& stats = ranks.stats[static_cast<std::size_t>(s)];
             ASSERT_TRUE(stats) << name << " rank " << s << ": " << stats.error().describe();
-            EXPECT_EQ(stats->finalVersions[static_cast<std::size_t>(s)], serial->finalVersions[static_cast<std::size_t>(s)]);
+            EXPECT_EQ(
+                stats->finalVersions[static_cast<std::size_t>(s)], serial->finalVersions[static_cast<std::size_t>(s)]);
             std::vector<std::tuple<int, int, int, int>> got;
             for (const auto& e : ranks.events[static_cast<std::size_t>(s)]) {
                 EXPECT_EQ(e.stage, s);
@@ -158,7 +159,8 @@ TEST(RankDriver, AnExecutorErrorNamesTheStageAndAction)
     RankRun ranks = runRanks(*schedule, executor);
     ASSERT_FALSE(ranks.stats[0]);
     EXPECT_EQ(ranks.stats[0].error().code, ErrorCode::Diverged);
-    EXPECT_NE(ranks.stats[0].error().context.find("stage 0, 0F2"), std::string::npos) << ranks.stats[0].error().describe();
+    EXPECT_NE(ranks.stats[0].error().context.find("stage 0, 0F2"), std::string::npos)
+        << ranks.stats[0].error().describe();
     EXPECT_EQ(ranks.events[0].size(), 4U); // 0F0 0B0 0F1 0B1 recorded before it
 }
 

@@ -84,7 +84,7 @@ TEST(SchedulerCore, ReportsDeadlockInsteadOfSpinning)
     Schedule s;
     s.params = {.name = "custom", .stages = 2, .microbatches = 2};
     s.programs = {{forward(0, 0), backward(0, 0), forward(0, 1), backward(0, 1)},
-                  {forward(1, 0), forward(1, 1), backward(1, 0), backward(1, 1)}};
+        {forward(1, 0), forward(1, 1), backward(1, 0), backward(1, 1)}};
     CostModelExecutor executor(CostModel::uniform(2, kF, kF, kF));
     profiler::TraceStore store;
     auto stats = drive(s, executor, store);

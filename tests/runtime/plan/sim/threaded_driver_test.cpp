@@ -6,6 +6,7 @@
 #include "runtime/plan/schedule/catalogue.h"
 
 #include <gtest/gtest.h>
+
 #include <atomic>
 #include <mutex>
 #include <optional>
@@ -21,15 +22,13 @@ public:
     explicit SleepExecutor(int stages, std::chrono::microseconds perAction = std::chrono::microseconds(200))
         : m_seen(static_cast<std::size_t>(stages))
         , m_perAction(perAction)
-    {
-    }
+    {}
     Result<ActionOutcome> perform(const Action& a) override
     {
         m_seen[static_cast<std::size_t>(a.stage)].push_back(a);
         const int inside = ++m_inside;
         int seen = m_maxInside.load();
-        while (inside > seen && !m_maxInside.compare_exchange_weak(seen, inside)) {
-        }
+        while (inside > seen && !m_maxInside.compare_exchange_weak(seen, inside)) {}
         if (a.kind != ActionKind::Update) {
             std::this_thread::sleep_for(m_perAction);
         }
@@ -128,7 +127,7 @@ TEST(ThreadedDriver, InputTimeoutNamesTheWaitingStage)
     Schedule s;
     s.params = {.name = "custom", .stages = 2, .microbatches = 2};
     s.programs = {{forward(0, 0), backward(0, 0), forward(0, 1), backward(0, 1)},
-                  {forward(1, 0), forward(1, 1), backward(1, 0), backward(1, 1)}};
+        {forward(1, 0), forward(1, 1), backward(1, 0), backward(1, 1)}};
     SleepExecutor executor(2, std::chrono::microseconds(10));
     profiler::TraceStore store;
     ThreadedOptions threaded;

@@ -3,7 +3,6 @@
 #include "runtime/train/data/token_source.h"
 
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 
 #include <fstream>

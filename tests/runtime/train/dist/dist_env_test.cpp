@@ -1,6 +1,7 @@
 // The torchrun environment: every missing or malformed variable is a clear InvalidArgument that
 // names it, and WORLD_SIZE must equal the number of stages; all before any work.
 #include "runtime/train/dist/dist_env.h"
+
 #include "runtime/train/exec/stage_transport.h"
 
 #include <gtest/gtest.h>
@@ -45,7 +46,7 @@ TEST(DistEnv, EachMissingOrBadVariableIsNamed)
         EXPECT_NE(env.error().message.find(name), std::string::npos) << env.error().describe();
     }
     for (auto [name, value] : {std::pair{"RANK", "x"}, std::pair{"RANK", "2"}, std::pair{"MASTER_PORT", "70000"},
-                               std::pair{"WORLD_SIZE", "0"}}) {
+             std::pair{"WORLD_SIZE", "0"}}) {
         auto vars = kGood;
         vars[name] = value;
         auto env = readDistEnv(envOf(vars));

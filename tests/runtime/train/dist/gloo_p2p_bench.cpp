@@ -79,7 +79,7 @@ int runRank(int rank, int port, int iterations, const std::vector<std::int64_t>&
             const double mib = static_cast<double>(n) * 4.0 / (1024.0 * 1024.0);
             const double us = median(oneWayUs);
             std::printf("%10lld floats (%6.3f MiB): gloo one-way %8.1f us (%6.0f MiB/s)   in-process copy %7.1f us\n",
-                        static_cast<long long>(n), mib, us, mib / (us * 1e-6), median(copyUs));
+                static_cast<long long>(n), mib, us, mib / (us * 1e-6), median(copyUs));
         }
     }
     return 0;

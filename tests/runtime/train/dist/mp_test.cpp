@@ -61,7 +61,7 @@ Proc shell(const std::string& command)
 std::string trainArgs(const std::string& schedule, int stages)
 {
     return " train --model tiny --schedule " + schedule + " --stages " + std::to_string(stages)
-           + " --microbatches 4 --micro-batch-size 1 --steps 2 --eval-interval 0 --threads 1 --seed 7";
+        + " --microbatches 4 --micro-batch-size 1 --steps 2 --eval-interval 0 --threads 1 --seed 7";
 }
 
 std::vector<double> losses(const std::string& json)
@@ -71,8 +71,7 @@ std::vector<double> losses(const std::string& json)
 }
 
 class MultiProcessMatchesSerial : public ::testing::TestWithParam<std::tuple<std::string, int>>
-{
-};
+{};
 
 TEST_P(MultiProcessMatchesSerial, LossesAreIdentical)
 {
@@ -81,8 +80,8 @@ TEST_P(MultiProcessMatchesSerial, LossesAreIdentical)
     ASSERT_EQ(serial.exitCode, 0) << serial.err;
     const auto dir = std::filesystem::temp_directory_path() / ("bs_mp_run_" + schedule + std::to_string(ranks));
     std::filesystem::remove_all(dir);
-    const Proc mp = shell(kCli + " launch --json --nproc-per-node " + std::to_string(ranks) + " --" + trainArgs(schedule, ranks)
-                         + " --timeout 20 --out " + dir.string());
+    const Proc mp = shell(kCli + " launch --json --nproc-per-node " + std::to_string(ranks) + " --"
+        + trainArgs(schedule, ranks) + " --timeout 20 --out " + dir.string());
     ASSERT_EQ(mp.exitCode, 0) << mp.err << mp.out;
     const std::vector<double> expected = losses(serial.out);
     ASSERT_EQ(expected.size(), 2u);
@@ -107,11 +106,10 @@ TEST_P(MultiProcessMatchesSerial, LossesAreIdentical)
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, MultiProcessMatchesSerial,
-                         ::testing::Values(std::tuple{"1f1b", 2}, std::tuple{"paci", 2}, std::tuple{"1f1b", 4},
-                                           std::tuple{"paci", 4}),
-                         [](const auto& param) {
-                             return std::get<0>(param.param) + "_" + std::to_string(std::get<1>(param.param)) + "ranks";
-                         });
+    ::testing::Values(std::tuple{"1f1b", 2}, std::tuple{"paci", 2}, std::tuple{"1f1b", 4}, std::tuple{"paci", 4}),
+    [](const auto& param) {
+        return std::get<0>(param.param) + "_" + std::to_string(std::get<1>(param.param)) + "ranks";
+    });
 
 // Interleaved and V placements over 2 Gloo ranks, each process holding v = 2 model chunks: the
 // same losses as the serial executor and as plain training (--reference), per_stage for all p · v
@@ -196,10 +194,10 @@ TEST(MultiProcess, AKilledRankMakesTheOthersExitNamingIt)
     std::vector<pid_t> pids;
     for (int k = 0; k < 3; ++k) {
         const std::string cmd = "exec env RANK=" + std::to_string(k) + " WORLD_SIZE=3 LOCAL_RANK=" + std::to_string(k)
-                                + " MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) + " " + kCli
-                                + " train --model tiny --schedule 1f1b --stages 3 --microbatches 4 --micro-batch-size 1"
-                                  " --steps 300 --eval-interval 0 --threads 1 --distributed --timeout 5 --out "
-                                + dir.string() + " 2>" + (dir / ("err" + std::to_string(k))).string();
+            + " MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) + " " + kCli
+            + " train --model tiny --schedule 1f1b --stages 3 --microbatches 4 --micro-batch-size 1"
+              " --steps 300 --eval-interval 0 --threads 1 --distributed --timeout 5 --out "
+            + dir.string() + " 2>" + (dir / ("err" + std::to_string(k))).string();
         pid_t pid = 0;
         const char* argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
         ASSERT_EQ(::posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ), 0);
@@ -207,9 +205,7 @@ TEST(MultiProcess, AKilledRankMakesTheOthersExitNamingIt)
     }
     // Wait until every rank has recorded a batch: rendezvous done, training under way.
     const auto started = Clock::now();
-    auto trained = [&](int k) {
-        return !slurp(dir / ("rank" + std::to_string(k)) / "metrics.jsonl").empty();
-    };
+    auto trained = [&](int k) { return !slurp(dir / ("rank" + std::to_string(k)) / "metrics.jsonl").empty(); };
     while (!(trained(0) && trained(1) && trained(2)) && Clock::now() - started < std::chrono::seconds(120)) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
@@ -232,7 +228,7 @@ TEST(MultiProcess, AKilledRankMakesTheOthersExitNamingIt)
     for (int k : {0, 2}) {
         pid_t done = 0;
         while ((done = ::waitpid(pids[static_cast<std::size_t>(k)], &status, WNOHANG)) == 0
-               && Clock::now() - killedAt < std::chrono::seconds(20)) {
+            && Clock::now() - killedAt < std::chrono::seconds(20)) {
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }
         if (done == 0) {
@@ -246,7 +242,7 @@ TEST(MultiProcess, AKilledRankMakesTheOthersExitNamingIt)
         const std::string err = slurp(dir / ("err" + std::to_string(k)));
         EXPECT_NE(err.find("rank 1"), std::string::npos) << "rank " << k << " says: " << err;
         std::printf("rank %d exited %.1f s after rank 1 was killed: %s", k,
-                    std::chrono::duration<double>(Clock::now() - killedAt).count(), err.c_str());
+            std::chrono::duration<double>(Clock::now() - killedAt).count(), err.c_str());
     }
 #ifdef BS_FILE_RENDEZVOUS // (LibTorch 2.x: a TCPStore bound to MASTER_ADDR, no directory)
     ASSERT_FALSE(rendezvous.empty()) << "rank 0 holds no bubblescope-rendezvous-*/lock open";

@@ -22,7 +22,7 @@ double cpuSeconds()
     rusage u{};
     ::getrusage(RUSAGE_SELF, &u);
     return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec)
-           + static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+        + static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
 double median(std::vector<double> v)
@@ -84,14 +84,13 @@ int main(int argc, char** argv)
             const double cores = (cpuSeconds() - cpu0) / wall; // CPU the run actually got (other load shows here)
             (kind == ExecutorKind::Serial ? serialCores : threadedCores).push_back(cores);
             std::printf("rep %d %-8s %.3f s  cpu/wall %.2f  final loss %.6f\n", r,
-                        kind == ExecutorKind::Serial ? "serial" : "threaded", wall, cores, loss);
+                kind == ExecutorKind::Serial ? "serial" : "threaded", wall, cores, loss);
         }
     }
     const double ms = median(serial), mt = median(threaded);
     std::printf("%s %s p=%d m=8 b=4 steps=%d reps=%d: serial median %.3f s (cpu/wall %.2f), threaded median %.3f s "
                 "(cpu/wall %.2f), speed-up %.2fx; losses %s\n",
-                preset.c_str(), schedule.c_str(), stages, steps, reps, ms, median(serialCores), mt, median(threadedCores),
-                ms / mt,
-                serialLoss == threadedLoss ? "identical" : "DIFFER");
+        preset.c_str(), schedule.c_str(), stages, steps, reps, ms, median(serialCores), mt, median(threadedCores),
+        ms / mt, serialLoss == threadedLoss ? "identical" : "DIFFER");
     return serialLoss == threadedLoss ? 0 : 1;
 }

@@ -2,10 +2,10 @@
 // the serial driver trains: bit-identical losses for every catalogue schedule, p = 2..4, with one
 // intra-op thread and no dropout. Stop returns promptly from any moment; a stage error stops the
 // other stages and surfaces with its original message.
-#include "runtime/train/exec/run_session.h"
-#include "runtime/train/exec/tensor_executor.h"
 #include "runtime/plan/schedule/catalogue.h"
 #include "runtime/plan/sim/threaded_driver.h"
+#include "runtime/train/exec/run_session.h"
+#include "runtime/train/exec/tensor_executor.h"
 #include "tests/runtime/train/model/test_tokens.h"
 #include "tests/support/tiny_run_config.h"
 #include "tests/support/train_run.h"
@@ -43,7 +43,10 @@ SessionOptions optionsFor(ExecutorKind kind)
     return o;
 }
 
-SessionOptions threadedOptions() { return optionsFor(ExecutorKind::Threaded); }
+SessionOptions threadedOptions()
+{
+    return optionsFor(ExecutorKind::Threaded);
+}
 
 struct Outcome
 {
@@ -60,8 +63,7 @@ Outcome train(const RunConfig& config, ExecutorKind executor)
 }
 
 class ThreadedMatchesSerial : public ::testing::TestWithParam<std::tuple<std::string, int>>
-{
-};
+{};
 
 TEST_P(ThreadedMatchesSerial, LossesAreBitIdentical)
 {
@@ -85,14 +87,13 @@ TEST_P(ThreadedMatchesSerial, LossesAreBitIdentical)
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedules, ThreadedMatchesSerial,
-                         ::testing::Combine(::testing::Values("gpipe", "1f1b", "zb-h1", "zb-h2", "pipedream", "2bw",
-                                                              "async-1f1b", "paci"),
-                                            ::testing::Values(2, 3, 4)),
-                         [](const ::testing::TestParamInfo<std::tuple<std::string, int>>& param) {
-                             std::string n = std::get<0>(param.param) + "_p" + std::to_string(std::get<1>(param.param));
-                             std::replace(n.begin(), n.end(), '-', '_');
-                             return n;
-                         });
+    ::testing::Combine(::testing::Values("gpipe", "1f1b", "zb-h1", "zb-h2", "pipedream", "2bw", "async-1f1b", "paci"),
+        ::testing::Values(2, 3, 4)),
+    [](const ::testing::TestParamInfo<std::tuple<std::string, int>>& param) {
+        std::string n = std::get<0>(param.param) + "_p" + std::to_string(std::get<1>(param.param));
+        std::replace(n.begin(), n.end(), '-', '_');
+        return n;
+    });
 
 // A run long enough that every stop below lands mid-run (warm-up, steady state, or a drain).
 TEST(ThreadedExecutor, StopFromAnyMomentReturnsWithinOneSecond)

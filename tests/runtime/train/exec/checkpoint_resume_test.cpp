@@ -3,22 +3,20 @@
 // (bit-identical losses on the serial executor), for each schedule family: synchronous (1f1b),
 // PACI (in-place local accumulation) and stashing (pipedream); plus the stop request at a batch
 // boundary, a live Apply before the checkpoint, and the errors of a bad resume.
-#include "runtime/train/exec/run_session.h"
-
 #include "runtime/plan/rundir/checkpoint_state.h"
 #include "runtime/plan/rundir/run_dir_reader.h"
+#include "runtime/train/exec/run_session.h"
+#include "tests/support/tiny_run_config.h"
 
 #include <gtest/gtest.h>
-
-#include "tests/support/tiny_run_config.h"
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <thread>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
+#include <thread>
 
 namespace bs::runtime {
 namespace {
@@ -156,7 +154,8 @@ TEST(Checkpoint, SynchronousSchedulesTrainTheSameWithAndWithoutCheckpoints)
     ASSERT_TRUE(with.has_value() && without.has_value());
     ASSERT_TRUE(with->run().has_value());
     ASSERT_TRUE(without->run().has_value());
-    EXPECT_EQ(with->summary().losses, without->summary().losses) << "a flush schedule is at rest at every batch boundary";
+    EXPECT_EQ(with->summary().losses, without->summary().losses)
+        << "a flush schedule is at rest at every batch boundary";
     fs::remove_all(dir);
 }
 

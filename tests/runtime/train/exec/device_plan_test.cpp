@@ -48,7 +48,8 @@ TEST(DevicePlan, IndexBeyondTheDevicesListsTheAllowedOnes)
     auto plan = planDevices(onDevice("cuda:3"), 8, true, 2);
     ASSERT_FALSE(plan);
     EXPECT_EQ(plan.error().message,
-              "device.name = \"cuda:3\" but this machine has 2 CUDA device(s); allowed: \"cpu\", \"cuda\", \"cuda:0\"..\"cuda:1\"");
+        "device.name = \"cuda:3\" but this machine has 2 CUDA device(s); allowed: \"cpu\", \"cuda\", "
+        "\"cuda:0\"..\"cuda:1\"");
 }
 
 TEST(DevicePlan, OneGpuHoldsEveryStageInBf16)

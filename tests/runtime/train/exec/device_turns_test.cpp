@@ -1,10 +1,9 @@
 // Stages that share a device take turns on it under the threaded driver (TensorExecutor's
 // per-device lock): a fake timer records how many actions are inside their timed span on each
 // device at once. Stages on different devices (or the CPU) still run concurrently.
-#include "runtime/train/exec/tensor_executor.h"
 #include "runtime/plan/schedule/catalogue.h"
 #include "runtime/plan/sim/threaded_driver.h"
-
+#include "runtime/train/exec/tensor_executor.h"
 #include "tests/runtime/train/model/test_tokens.h"
 
 #include <gtest/gtest.h>
@@ -33,8 +32,7 @@ public:
         m_begin = hostNowNs();
         const int now = ++m_load.active;
         int most = m_load.most.load();
-        while (now > most && !m_load.most.compare_exchange_weak(most, now)) {
-        }
+        while (now > most && !m_load.most.compare_exchange_weak(most, now)) {}
         std::this_thread::sleep_for(std::chrono::microseconds(200)); // widen the window a race would show in
     }
     Result<TimeNs> end() override

@@ -3,18 +3,17 @@
 #include "runtime/train/exec/run_session.h"
 #include "runtime/train/exec/stage_transport.h"
 #include "runtime/train/model/torch_error.h"
+#include "tests/support/tiny_run_config.h"
 
 #include <torch/torch.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
-
-#include "tests/support/tiny_run_config.h"
 
 namespace bs::runtime {
 namespace {

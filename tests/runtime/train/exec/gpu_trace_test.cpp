@@ -3,14 +3,14 @@
 // collector standing in for CUPTI: it "records" one kernel per action inside the action's host
 // time span and delivers them in buffers, late, as CUPTI's timed flush does. Also the device
 // runtime's GPU branch (plan, timers, CUPTI unavailable) with fakes, and the timer interface.
-#include "runtime/train/exec/device_runtime.h"
 #include "runtime/train/exec/gpu_trace.h"
+
+#include "runtime/plan/schedule/catalogue.h"
+#include "runtime/plan/sim/scheduler_core.h"
+#include "runtime/train/exec/device_runtime.h"
 #include "runtime/train/exec/tensor_executor.h"
 #include "runtime/train/model/device_memory.h"
 #include "runtime/train/model/torch_devices.h"
-#include "runtime/plan/schedule/catalogue.h"
-#include "runtime/plan/sim/scheduler_core.h"
-
 #include "tests/runtime/train/model/test_tokens.h"
 
 #include <gtest/gtest.h>
@@ -143,7 +143,8 @@ TEST(GpuTrace, EveryActionsKernelsLandInsideItsBlockOnTheVirtualTimeline)
             actions[*cupti::packTag({e.stage, e.kind, e.microbatch, e.version})] = e;
         }
     }
-    const std::size_t expected = static_cast<std::size_t>(2 * kM * 2 * kP + 2 * kP); // F and B per mb and stage, U per batch
+    const std::size_t expected =
+        static_cast<std::size_t>(2 * kM * 2 * kP + 2 * kP); // F and B per mb and stage, U per batch
     ASSERT_EQ(actions.size(), expected);
     ASSERT_EQ(kernels.size(), expected) << "one kernel per action, none lost or doubled";
     for (const profiler::TraceEvent& k : kernels) {
@@ -167,11 +168,12 @@ TEST(GpuTrace, UntaggedKernelsTakeTheirStagesLastOffsetAndLateOnesWait)
     profiler::TraceStore trace;
     profiler::TraceStore* staging = nullptr;
     TimeNs origin = 0;
-    auto gpu = GpuTrace::start(trace, [&](profiler::TraceStore& s, TimeNs o) -> Result<std::unique_ptr<KernelCollector>> {
-        staging = &s;
-        origin = o;
-        return std::unique_ptr<KernelCollector>(std::make_unique<FakeCupti>(s, o, 1000));
-    });
+    auto gpu =
+        GpuTrace::start(trace, [&](profiler::TraceStore& s, TimeNs o) -> Result<std::unique_ptr<KernelCollector>> {
+            staging = &s;
+            origin = o;
+            return std::unique_ptr<KernelCollector>(std::make_unique<FakeCupti>(s, o, 1000));
+        });
     ASSERT_TRUE(gpu);
     const cupti::ActionTag tag{1, profiler::EventKind::Forward, 7, 0};
     (*gpu)->actionBegin(tag, origin + 5'000); // host: 5 µs after the origin
@@ -218,11 +220,12 @@ TEST(GpuTrace, UntaggedKernelsGoToTheActionWhoseWindowHoldsThem)
     profiler::TraceStore trace;
     profiler::TraceStore* staging = nullptr;
     TimeNs origin = 0;
-    auto gpu = GpuTrace::start(trace, [&](profiler::TraceStore& s, TimeNs o) -> Result<std::unique_ptr<KernelCollector>> {
-        staging = &s;
-        origin = o;
-        return std::unique_ptr<KernelCollector>(std::make_unique<FakeCupti>(s, o, 1000));
-    });
+    auto gpu =
+        GpuTrace::start(trace, [&](profiler::TraceStore& s, TimeNs o) -> Result<std::unique_ptr<KernelCollector>> {
+            staging = &s;
+            origin = o;
+            return std::unique_ptr<KernelCollector>(std::make_unique<FakeCupti>(s, o, 1000));
+        });
     ASSERT_TRUE(gpu);
     const cupti::ActionTag f{0, profiler::EventKind::Forward, 3, 0};
     const cupti::ActionTag b{0, profiler::EventKind::Backward, 3, 0};

@@ -1,13 +1,12 @@
 // Live Apply (RunSession::requestApply): a running run changes its schedule and batch geometry at
 // the next global-batch boundary and continues from its current weights. Tiny GPT, 4 stages.
-#include "runtime/train/exec/run_session.h"
-
 #include "profiler/io/chrome_trace.h"
+#include "runtime/train/exec/run_session.h"
+#include "tests/support/tiny_run_config.h"
 
 #include <bubblescope/paci/lag_bound.h>
 #include <gtest/gtest.h>
-
-#include "tests/support/tiny_run_config.h"
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -16,7 +15,6 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
-#include <unistd.h>
 
 namespace bs::runtime {
 namespace {
@@ -41,9 +39,8 @@ RunConfig settings(const std::string& schedule, int m, int a, int b)
 int stage0Forwards(const profiler::TraceSnapshot& trace)
 {
     int n = 0;
-    trace.forEach([&](const profiler::TraceEvent& e) {
-        n += e.stage == 0 && e.kind == profiler::EventKind::Forward ? 1 : 0;
-    });
+    trace.forEach(
+        [&](const profiler::TraceEvent& e) { n += e.stage == 0 && e.kind == profiler::EventKind::Forward ? 1 : 0; });
     return n;
 }
 

@@ -2,10 +2,9 @@
 // trains exactly as the config with the rescaled lr and steps written out (sqrt rule), and a live
 // Apply that changes the global batch rescales from the run's first m·b.
 #include "runtime/train/exec/run_session.h"
+#include "tests/support/tiny_run_config.h"
 
 #include <gtest/gtest.h>
-
-#include "tests/support/tiny_run_config.h"
 
 namespace bs::runtime {
 namespace {

@@ -5,9 +5,9 @@
 #include "profiler/analysis/analyze.h"
 #include "profiler/trace/trace_store.h"
 #include "runtime/plan/common/stage_drift.h"
-#include "runtime/train/exec/run_session.h"
 #include "runtime/plan/schedule/catalogue.h"
 #include "runtime/plan/sim/simulator.h"
+#include "runtime/train/exec/run_session.h"
 #include "tests/support/tiny_run_config.h"
 
 #include <gtest/gtest.h>

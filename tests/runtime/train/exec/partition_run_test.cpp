@@ -1,7 +1,6 @@
 // A run's partition: measured and explicit layer-unit partitions train, and the run records the
 // split it used in its summary (summary.json's "partition").
 #include "runtime/train/exec/run_session.h"
-
 #include "tests/support/tiny_run_config.h"
 
 #include <gtest/gtest.h>

@@ -1,16 +1,14 @@
 // Activation recompute (model.recompute): synchronous schedules train exactly as with stored
 // activations; the measured peak activation memory per stage drops as the cost model predicts
 // (recompute_costs.h); PACI's recomputed forwards that see newer weights are counted per stage.
-#include "runtime/train/exec/run_session.h"
-
 #include "runtime/plan/sim/cost_model.h"
 #include "runtime/plan/sim/recompute_costs.h"
 #include "runtime/plan/sim/simulator.h"
 #include "runtime/plan/sim/tuner.h"
+#include "runtime/train/exec/run_session.h"
+#include "tests/support/tiny_run_config.h"
 
 #include <gtest/gtest.h>
-
-#include "tests/support/tiny_run_config.h"
 
 #include <algorithm>
 
@@ -83,7 +81,7 @@ TEST(Recompute, PeakActivationPerStageDropsAsPredicted)
         const double measuredDrop = measuredRecompute / measuredStored;
         const double predictedDrop = predictedRecompute / predictedStored;
         std::printf("stage %d: peak activations %.0f -> %.0f bytes (x%.3f measured, x%.3f predicted)\n", s,
-                    measuredStored, measuredRecompute, measuredDrop, predictedDrop);
+            measuredStored, measuredRecompute, measuredDrop, predictedDrop);
         EXPECT_LT(measuredRecompute, 0.6 * measuredStored) << "stage " << s;
         EXPECT_NEAR(measuredDrop, predictedDrop, 0.15) << "stage " << s;
     }
@@ -140,7 +138,7 @@ TEST(Recompute, SimulatorPaysAForwardPerBackwardAndHoldsInputsOnly)
     const std::int64_t staticBytes = 4 * stored->costs.stages[0].paramBytes;
     EXPECT_EQ(a0.peakMemoryBytes - staticBytes, 8 * stored->costs.stages[0].activationBytes);
     EXPECT_EQ(b0.peakMemoryBytes - staticBytes,
-              8 * recomputed->costs.stages[0].activationBytes + recomputed->costs.stages[0].recomputeBytes);
+        8 * recomputed->costs.stages[0].activationBytes + recomputed->costs.stages[0].recomputeBytes);
 }
 
 } // namespace

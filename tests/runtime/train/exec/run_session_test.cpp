@@ -166,8 +166,8 @@ TEST(RunSession, PaciMemoryMatches1f1bAndPipedreamHoldsMore)
 
 TEST(RunSession, StopRequestReturnsWithinASecondAndKeepsTheRunDirectory)
 {
-    const std::filesystem::path dir
-        = std::filesystem::temp_directory_path() / ("bs_run_session_stop_" + std::to_string(::getpid()));
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("bs_run_session_stop_" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
     RunConfig config = tinyConfig("paci", 5000);
     config.profiling.trace = true;
