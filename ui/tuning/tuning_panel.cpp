@@ -139,6 +139,10 @@ QWidget* TuningPanel::buildControls()
         m_device->addItem(toQt(name), toQt(name));
     }
     m_runDevice = new QComboBox(box);
+    // A GPU's label says why it cannot train: the combo shows what fits and the popup the rest, so a
+    // long reason never widens the panel past a laptop's screen (tst_window_fit).
+    m_runDevice->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_runDevice->setMinimumContentsLength(8);
     // The CUDA driver, looked up at run time: no torch here. A GPU that cannot train here (no CUDA
     // runtime module) or no GPU at all is listed disabled, saying why.
     for (const auto& choice : runtime::gpu::runDeviceChoices()) {
