@@ -187,38 +187,50 @@ Result<SimulationResult> simulateGenerated(Schedule schedule, CostModel costs, i
 
 namespace {
 
-// simulate() of `params` from its steady state (steady_state.h): three short runs, the rule read
-// off the first two checked on the third, the last two extended to params.batches. nullopt where
-// a short run fails or the check does.
+// simulate() of `params` from its steady state (steady_state.h): three short runs at K, K + 1 and
+// K + 2 batches, the rule read off the first two checked on the third, the last two extended to
+// params.batches. K doubles from kSettleBatches while the short runs together stay within the N
+// batches they replace (a schedule whose warm-up is longer than four batches, PACI's smallest
+// windows at p = 8, settles at 8 or 16). nullopt where no K settled: the caller runs N plainly.
 std::optional<SimulationResult> fromSteadyState(ScheduleParams params, const SimulationRequest& request)
 {
     const int batches = params.batches;
-    std::vector<SimulationResult> runs;
-    for (int k = 0; k < 3; ++k) {
-        params.batches = kSettleBatches + k;
-        auto schedule = generateUnvalidated(params);
-        if (!schedule) {
+    long spent = 0;
+    for (int settle = kSettleBatches; settle + 2 < batches; settle *= 2) {
+        spent += 3L * settle + 3;
+        if (settle > kSettleBatches && spent > batches) {
             return std::nullopt;
         }
-        auto run = simulateGenerated(std::move(*schedule), request.costs, request.microBatchSize);
-        if (!run) {
+        std::vector<SimulationResult> runs;
+        for (int k = 0; k < 3; ++k) {
+            params.batches = settle + k;
+            auto schedule = generateUnvalidated(params);
+            if (!schedule) {
+                return std::nullopt;
+            }
+            auto run = simulateGenerated(std::move(*schedule), request.costs, request.microBatchSize);
+            if (!run) {
+                return std::nullopt;
+            }
+            runs.push_back(std::move(*run));
+        }
+        const auto predicted = extendReport(runs[0].report, runs[1].report, 1);
+        if (!predicted || !sameReport(*predicted, runs[2].report)) {
+            continue; // not settled yet: try a longer warm-up
+        }
+        auto extended = extendReport(runs[1].report, runs[2].report, batches - settle - 2, /*spans=*/false);
+        if (!extended) {
             return std::nullopt;
         }
-        runs.push_back(std::move(*run));
+        SimulationResult result = std::move(runs[2]);
+        result.steadyBatchPeriodNs = result.report.makespan - runs[1].report.makespan;
+        result.settledAtBatches = settle;
+        result.report = std::move(*extended);
+        result.schedule.params.batches = batches;
+        result.throughputSamplesPerSecond = throughputOf(result.schedule, result.report, request.microBatchSize);
+        return result;
     }
-    const auto predicted = extendReport(runs[0].report, runs[1].report, 1);
-    if (!predicted || !sameReport(*predicted, runs[2].report)) {
-        return std::nullopt;
-    }
-    auto extended = extendReport(runs[1].report, runs[2].report, batches - kSettleBatches - 2, /*spans=*/false);
-    if (!extended) {
-        return std::nullopt;
-    }
-    SimulationResult result = std::move(runs[2]);
-    result.report = std::move(*extended);
-    result.schedule.params.batches = batches;
-    result.throughputSamplesPerSecond = throughputOf(result.schedule, result.report, request.microBatchSize);
-    return result;
+    return std::nullopt;
 }
 
 } // namespace

@@ -30,6 +30,11 @@ struct SimulationResult
     std::shared_ptr<const profiler::TraceSnapshot> trace;
     profiler::Report report;
     double throughputSamplesPerSecond = 0; ///< sequences per virtual second
+    /// figuresOnly runs whose figures came from the steady state: what one more batch adds to the
+    /// makespan (checked on three short runs, steady_state.h) and the short run's batches K. 0
+    /// where the run was simulated plainly (too short to settle, or it did not).
+    profiler::TimeNs steadyBatchPeriodNs = 0;
+    int settledAtBatches = 0;
 };
 
 Result<SimulationResult> simulate(const SimulationRequest& request);

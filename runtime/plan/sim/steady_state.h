@@ -5,9 +5,11 @@
 // its idle spans) by the same time. So simulate() with figuresOnly drives and analyses K, K + 1
 // and K + 2 batches plainly, checks that the rule read off the first two predicts the third
 // exactly (every figure, every idle span), and applies the rule read off the last two to N.
-// Where the check fails (a schedule that has not settled, or that repeats over more than one
-// batch), it drives and analyses N batches plainly. Nothing below simulate() knows about any of
-// this: the scheduler core drives, the analysis walks.
+// Where the check fails it tries again at twice K, as long as the short runs together cost no
+// more than the N batches they replace; a schedule that never settles (or repeats over more than
+// one batch) is driven and analysed N batches plainly. The tuner's steady throughput reads the
+// period found here (SimulationResult::steadyBatchPeriodNs): one steady state, in one place.
+// Nothing below simulate() knows about any of this: the scheduler core drives, the analysis walks.
 
 #include "profiler/analysis/report.h"
 
@@ -15,7 +17,7 @@
 
 namespace bs::runtime {
 
-/// The batches of the first of the three short runs (K).
+/// The batches of the first of the three short runs (K) at the first try.
 inline constexpr int kSettleBatches = 4;
 
 /// `longer`'s report (a run of one batch more than `shorter`'s, same settings) extended by

@@ -2,10 +2,10 @@
 
 #include "runtime/plan/schedule/catalogue.h"
 #include "runtime/plan/sim/recompute_costs.h"
+#include "runtime/plan/sim/steady_state.h"
 #include "runtime/plan/sim/unit_cost_model.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace bs::runtime {
 
@@ -83,34 +83,20 @@ int versionLagBound(const Schedule& schedule, const profiler::Report& report)
 
 Result<SteadyThroughput> steadyThroughput(SimulationRequest request, int maxBatches)
 {
-    const auto makespanAt = [&](int batches) -> Result<double> {
-        request.schedule.batches = batches;
-        auto sim = simulate(request);
-        if (!sim) {
-            return sim.error();
-        }
-        return static_cast<double>(sim->report.makespan) * 1e-9;
-    };
+    // The simulator's own steady state (simulate() with figuresOnly): the one place that knows a
+    // schedule repeats. A run it could not settle is simulated plainly at maxBatches.
+    request.schedule.batches = std::max(maxBatches, kSettleBatches + 3);
+    request.figuresOnly = true;
+    auto sim = simulate(request);
+    if (!sim) {
+        return sim.error();
+    }
     SteadyThroughput out;
     const double samplesPerBatch = static_cast<double>(request.schedule.microbatches) * request.microBatchSize;
-    for (int k = 2; k + 2 <= std::max(4, maxBatches); k *= 2) {
-        auto t0 = makespanAt(k);
-        auto t1 = t0 ? makespanAt(k + 1) : t0;
-        auto t2 = t1 ? makespanAt(k + 2) : t1;
-        if (!t2) {
-            return t2.error();
-        }
-        const double d1 = *t1 - *t0;
-        const double d2 = *t2 - *t1;
-        out.batchesSimulated = k + 2;
-        out.batchPeriodS = d2;
-        out.samplesPerSecond = *t2 > 0 ? samplesPerBatch * (k + 2) / *t2 : 0;
-        if (d1 > 0 && std::abs(d2 - d1) <= 1e-6 * d1) {
-            out.reached = true;
-            out.samplesPerSecond = samplesPerBatch / d2;
-            return out;
-        }
-    }
+    out.reached = sim->steadyBatchPeriodNs > 0;
+    out.batchPeriodS = static_cast<double>(sim->steadyBatchPeriodNs) * 1e-9;
+    out.batchesSimulated = out.reached ? sim->settledAtBatches + 2 : request.schedule.batches;
+    out.samplesPerSecond = out.reached ? samplesPerBatch / out.batchPeriodS : sim->throughputSamplesPerSecond;
     return out;
 }
 

@@ -63,17 +63,17 @@ int versionLagBound(const Schedule& schedule, const profiler::Report& report);
 /// A schedule's steady throughput: samples per second once every batch takes the same time.
 struct SteadyThroughput
 {
-    bool reached = false; ///< false: no two successive batch increments agreed within the batches tried
+    bool reached = false; ///< false: the simulator found no steady state within the batches allowed
     double samplesPerSecond = 0; ///< reached: global batch / steady batch period
     double batchPeriodS = 0;
-    int batchesSimulated = 0; ///< the longest simulation taken
+    int batchesSimulated = 0; ///< the longest simulation taken (K + 2 where reached)
 };
 
-/// Simulates `request` at K, K + 1 and K + 2 batches (K = 2, 4, 8, ... up to maxBatches) through
-/// simulate()'s public API until the makespan's two increments agree (relative 1e-6): the steady
-/// batch period, free of the warm-up and drain a fixed count of batches amortises. Not reached:
-/// reached = false and the throughput of the longest run taken.
-Result<SteadyThroughput> steadyThroughput(SimulationRequest request, int maxBatches = 64);
+/// The steady batch period from simulate()'s own steady state (figuresOnly over maxBatches:
+/// three short runs at K, K + 1, K + 2 checked figure for figure, steady_state.h), free of the
+/// warm-up and drain a fixed count of batches amortises. Where the simulator could not settle
+/// the schedule within maxBatches: reached = false and the throughput of maxBatches plainly.
+Result<SteadyThroughput> steadyThroughput(SimulationRequest request, int maxBatches = 256);
 
 /// What Suggest ranks by.
 enum class TuneObjective : std::uint8_t

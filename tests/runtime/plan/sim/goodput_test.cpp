@@ -2,12 +2,14 @@
 // throughput it divides by, and the ranking they make together.
 #include "runtime/plan/sim/goodput.h"
 
+#include "runtime/plan/sim/steady_state.h"
 #include "runtime/plan/sim/tuner.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 namespace bs::runtime {
 namespace {
@@ -46,6 +48,41 @@ TEST(SteadyThroughput, IsTheSteadyPeriodNotAFixedCountsAmortisedWarmUp)
     }
     // PACI's window barely moves the steady throughput (the research note: 0.996 vs 0.998).
     EXPECT_NEAR(steady[1] / steady[0], 1.0, 0.02);
+}
+
+// PACI's smallest windows at p = 8 on the tiny GPT's CPU costs warm up for longer than the
+// simulator's first short runs (K = 4): it settles them at a longer K, the figures still equal the
+// plain run's, and the period the tuner reads is the plain run's own increment per batch.
+TEST(SteadyThroughput, LongWarmUpsSettleAtALongerShortRun)
+{
+    TuneRequest r = paciGrid();
+    int settledLate = 0;
+    for (int a : {1, 2, 4, 8}) {
+        SCOPED_TRACE("paci a=" + std::to_string(a));
+        GptScenario s = r.base;
+        s.accum = a;
+        s.batches = 256;
+        auto request = makeGptRequest(s);
+        ASSERT_TRUE(request);
+        request->figuresOnly = true;
+        auto figures = simulate(*request);
+        ASSERT_TRUE(figures);
+        ASSERT_GT(figures->steadyBatchPeriodNs, 0) << "not settled within 256 batches";
+        settledLate += figures->settledAtBatches > kSettleBatches ? 1 : 0;
+        request->figuresOnly = false;
+        auto whole = simulate(*request);
+        request->schedule.batches = 257;
+        auto oneMore = simulate(*request);
+        ASSERT_TRUE(whole && oneMore);
+        EXPECT_EQ(figures->steadyBatchPeriodNs, oneMore->report.makespan - whole->report.makespan);
+        whole->report.bubbles.clear();
+        EXPECT_TRUE(sameReport(whole->report, figures->report));
+        auto st = steadyThroughput(*request);
+        ASSERT_TRUE(st);
+        EXPECT_TRUE(st->reached);
+        EXPECT_DOUBLE_EQ(st->batchPeriodS, static_cast<double>(figures->steadyBatchPeriodNs) * 1e-9);
+    }
+    EXPECT_GE(settledLate, 1); // the case the first short runs alone missed (Tuner.LargestWindowIsNotPicked)
 }
 
 TEST(Goodput, FitRecoversTheLagCostAndSamplesMin)

@@ -92,14 +92,17 @@ TEST(SteadyState, EveryScheduleSettlesAtTheBenchmarkShape)
         auto figures = simulate(request);
         ASSERT_TRUE(whole && figures);
         EXPECT_LT(figures->trace->size(), whole->trace->size() / 5); // the short run's: extended
+        const int settle = figures->settledAtBatches;
+        ASSERT_GE(settle, kSettleBatches);
         // The spans too, extended from the plain runs of K + 1 and K + 2 batches.
         request.figuresOnly = false;
-        request.schedule.batches = kSettleBatches + 1;
+        request.schedule.batches = settle + 1;
         auto shorter = simulate(request);
-        request.schedule.batches = kSettleBatches + 2;
+        request.schedule.batches = settle + 2;
         auto longer = simulate(request);
         ASSERT_TRUE(shorter && longer);
-        const auto extended = extendReport(shorter->report, longer->report, 60 - kSettleBatches - 2);
+        EXPECT_EQ(figures->steadyBatchPeriodNs, longer->report.makespan - shorter->report.makespan);
+        const auto extended = extendReport(shorter->report, longer->report, 60 - settle - 2);
         ASSERT_TRUE(extended);
         EXPECT_TRUE(sameReport(whole->report, *extended));
         whole->report.bubbles.clear();
