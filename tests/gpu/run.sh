@@ -311,10 +311,16 @@ CUDA=(--device cuda); CPU=(--device cpu); MODEL=gpt2-medium; SIMPROFILE=h200
 # made any run up to 17x slower (BENCHMARKS.md, "--reference 17x").
 if [[ $REHEARSE == 1 ]]; then CUDA=(--device cpu --threads 1); CPU=(--device cpu --threads 1); MODEL=tiny; SIMPROFILE=cpu; STEPS=2; fi
 # train NAME ARGS...: one run, its directory under runs/NAME, its summary.json on stdout
+# A run that exits with an error (a flag or config key the CLI refuses, a crash) fails the script,
+# in a rehearsal as on the GPU; one stopped by the deadline only says so (step). Recorded in a
+# file, because train runs inside $(...), where fail's status=1 would be lost.
 train() {
-    local name=$1; shift
+    local name=$1 rc; shift
     step 150 "train-$name" "$CLI" train "$@" --eval-interval 0 --out "$RUNS/$name" --overwrite >>"$LOGS/train-$name.log" 2>&1 \
-        && cat "$RUNS/$name/summary.json"
+        && { cat "$RUNS/$name/summary.json"; return 0; }
+    rc=$?
+    (( rc == 124 || rc == 137 )) || echo "train $name exited $rc: $(grep -m1 -i error "$LOGS/train-$name.log" || tail -1 "$LOGS/train-$name.log")" >>"$WORK/train-failures"
+    return $rc
 }
 
 # 1. GPU-vs-CPU loss equality: tiny GPT, fp32, 1f1b and paci, relative 1e-4 per step.
@@ -581,6 +587,9 @@ TRACE="$RUNS/med-1f1b/trace.json"
 if [[ -f "$TRACE" ]]; then
     if (( $(stat -c %s "$TRACE") > 16000000 )); then gzip -c "$TRACE" >"$RESULTS/trace-gpt2-medium-1f1b.json.gz"
     else cp "$TRACE" "$RESULTS/trace-gpt2-medium-1f1b.json"; fi
+fi
+if [[ -s "$WORK/train-failures" ]]; then
+    while IFS= read -r line; do fail "$line"; done <"$WORK/train-failures"
 fi
 judged_failures
 finish

@@ -67,8 +67,7 @@ std::vector<PeerCase> cases()
 
 std::string venvPython()
 {
-    const char* home = std::getenv("HOME");
-    return std::string(home ? home : "") + "/.cache/bubblescope/venv-torch-2.11.0/bin/python";
+    return BS_PEER_PYTHON; // tests/CMakeLists.txt: the one path of the torch venv
 }
 
 Result<Schedule> make(const PeerCase& c)
