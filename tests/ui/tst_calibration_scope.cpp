@@ -105,6 +105,10 @@ private Q_SLOTS:
         panel.setCalibration(close);
         QVERIFY(!panel.fitWarning()->isVisible()); // 5 %: the grey source line says it
         panel.setCalibration(far);
+        if (const QByteArray shots = qgetenv("BS_TEST_SCREENSHOTS"); !shots.isEmpty()) { // for a look
+            QTest::qWait(50);
+            panel.grab().save(QString::fromLocal8Bit(shots) + QStringLiteral("/fit-warning.png"));
+        }
         for (QWidget* warning : {panel.fitWarning(), panel.suggestFitWarning()}) {
             QVERIFY(warning->isVisible());
             const auto* text = warning->findChild<QLabel*>(QStringLiteral("fitWarningText"));

@@ -80,10 +80,11 @@ public:
     /// Runs the demo without pacing and returns when both runs finished (screenshot mode).
     bool runDemoToEnd(const DemoOptions& options, int timeoutMs = 30'000);
     /// Run ▸ Calibrate: trains the tuning panel's settings for kCalibrationBatches global batches
-    /// at two micro-batch sizes (b and 2b) with LibTorch and feeds both runs to the one
+    /// at two micro-batch sizes (b and 2b) with LibTorch and feeds both runs to their scope's
     /// calibration (RunWorkspace): every prediction (sliders, Suggest, the prediction check) then
     /// says "calibrated from …" with the b-fit and its error. False (and nothing started) in a
-    /// build without the training runtime: a replayed simulation measures nothing.
+    /// build without the training runtime (a replayed simulation measures nothing), when the
+    /// pre-flight refuses the settings, or when two slots are not free.
     bool startCalibrationPass();
     static constexpr int kCalibrationBatches = 2;
     void stopRuns();
@@ -187,8 +188,8 @@ private:
     void showLoss(int slot, const RunUpdate& update);
     /// The metrics panel shows the slots' loss curves (m_lossCurves, per slot).
     void showLossCurves();
-    /// Adds `run`'s measured per-stage times to the one calibration (replacing an earlier sample
-    /// of the same run), refits it and re-checks every measured run against it.
+    /// Adds `run`'s measured per-stage times to the calibration of its slot's scope (replacing an
+    /// earlier sample of the same run), refits it and re-checks every measured run.
     void calibrateFrom(int slot, const PredictedRun& run, int microBatchSize,
         runtime::FirstActions first = runtime::FirstActions::StartUp);
     /// While a live run trains: recalibrates from its growing trace once per finished global batch.

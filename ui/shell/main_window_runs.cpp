@@ -105,8 +105,16 @@ bool MainWindow::startCalibrationPass()
     pace.batches = kCalibrationBatches;
     pace.wallSeconds = 0;
     pace.live = true;
+    for (const WhatIfConfig& run : {at, other}) { // the one pre-flight, as Train live
+        if (Status start = m_tuning->preflight(run); !start) {
+            statusBar()->showMessage(tr("Calibrate refused: %1").arg(toQt(start.error().describe())), 15000);
+            return false;
+        }
+    }
+    if (!startRuns({at, other}, pace)) {
+        return false; // no two free slots: the status bar says so
+    }
     m_calibrating = true;
-    startRuns({at, other}, pace);
     statusBar()->showMessage(tr("Calibrating: %1 at b = %2 and b = %3 (%4 global batches each)")
                                  .arg(toQt(scheduleDisplayName(at.run.schedule.name)))
                                  .arg(at.run.pipeline.microBatchSize)

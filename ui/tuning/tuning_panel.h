@@ -48,8 +48,10 @@ public:
     void showError(const QString& message);
     /// Clears the figures (a run started: nothing shown belongs to it yet).
     void clearFigures(const QString& why);
-    /// The measured times every prediction of this panel uses: the sliders' (config()), Suggest's
-    /// and the window's prediction check. Null = the device profile. Does not emit configChanged.
+    /// The measured times every prediction of this panel uses: the sliders' (config()) and
+    /// Suggest's (the window gives the one of the model and device shown). Null = the device
+    /// profile. Does not emit configChanged; re-runs Suggest when it has run (its table follows
+    /// every recalibration) and shows the fit-error warnings.
     void setCalibration(const CalibrationPtr& calibration);
     CalibrationPtr calibration() const { return m_calibration; }
     /// "calibrated from run X (…)" or "device profile cpu": what the predictions are based on.
