@@ -314,15 +314,11 @@ Status MainWindow::applyToLiveRun()
         // The header names the settings the run switches to (from the next global-batch boundary).
         for (auto& live : m_workspace->slots()) {
             if (live && live->measured && live->latest && !live->latest->finished) {
-                live->applied =
-                    runLabel(wanted.schedule.name, wanted.pipeline.microbatches, wanted.pipeline.microBatchSize);
+                live->applied = runLabel(wanted);
             }
         }
         clearPredictionLane();
-        statusBar()->showMessage(tr("Apply: %1 from the next global-batch boundary")
-                                     .arg(toQt(runLabel(wanted.schedule.name, wanted.pipeline.microbatches,
-                                         wanted.pipeline.microBatchSize))),
-            8000);
+        statusBar()->showMessage(tr("Apply: %1 from the next global-batch boundary").arg(toQt(runLabel(wanted))), 8000);
     } else {
         statusBar()->showMessage(tr("Apply refused: %1").arg(toQt(s.error().describe())), 8000);
     }
@@ -368,10 +364,7 @@ void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
             const int steps = live->config.training.steps;
             live->config = update->applied.back().config;
             live->config.training.steps = steps;
-            const auto& ended = live->config.pipeline;
-            const runtime::ScheduleInfo* info = runtime::findSchedule(live->config.schedule.name);
-            live->applied = runLabel(live->config.schedule.name, runtime::shownWindowOf(live->config),
-                ended.microBatchSize, info ? info->stagesPerRank(ended.stagesPerRank) : 1);
+            live->applied = runLabel(live->config);
         }
         live->plan.index = TimelineIndex::build(update->trace, update->report->bubbles); // the run's one analysis
         calibrateFrom(it->second, live->plan, live->config.pipeline.microBatchSize);
