@@ -25,6 +25,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSlider>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QStyleOptionViewItem>
 #include <QTabWidget>
@@ -178,8 +179,14 @@ private:
         }
         if (state == QLatin1String("prediction lane") || state == QLatin1String("three lanes")) {
             QSignalSpy predicted(window.engine(), &PredictionEngine::predicted);
-            QSlider* b = window.tuning()->microBatchSlider(); // every schedule takes b
-            b->setValue(b->value() == b->minimum() ? b->minimum() + 1 : b->minimum());
+            if (state == QLatin1String("three lanes")) {
+                // DualPipeV at p = 8 needs 16 model chunks of the 8-layer model: the what-if refuses
+                // it as the runtime would (issue 30); at p = 4 it predicts, its ranks holding two.
+                window.tuning()->findChild<QSpinBox*>(QStringLiteral("stagesSpin"))->setValue(4);
+            } else {
+                QSlider* b = window.tuning()->microBatchSlider(); // every schedule takes b
+                b->setValue(b->value() == b->minimum() ? b->minimum() + 1 : b->minimum());
+            }
             if (!predicted.wait(5000) || !window.compare()->predictionVisible()) {
                 *error = QStringLiteral("no prediction lane");
                 return false;

@@ -3,22 +3,25 @@
 // shows the change as a marker. MainWindow's Apply action is enabled only for a live run.
 #include "ui/bridge/run_controller.h"
 #include "ui/bridge/simulated_backend.h"
-#include "ui/shell/main_window.h"
 #include "ui/compare/compare_view.h"
+#include "ui/shell/main_window.h"
 #include "ui/timeline/timeline_view.h"
+#include "ui/tuning/prediction_check_view.h"
 #include "ui/tuning/tuning_panel.h"
 #ifdef BS_HAVE_RUN_SESSION
 #include "ui/bridge/run_session_backend.h"
 #endif
 
+#include "tests/support/tiny_run_config.h"
+
 #include <QAction>
 #include <QFileInfo>
 #include <QSignalSpy>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "tests/support/tiny_run_config.h"
-
+#include <cmath>
 #include <filesystem>
 
 using namespace bs::ui;
@@ -228,6 +231,25 @@ void TestLiveApply::mainWindowApplyMarksTheLiveTimeline()
     const auto& markers = window.compare()->timeline(0)->markers();
     QCOMPARE(markers.size(), std::size_t{1});
     QCOMPARE(markers[0].label, QStringLiteral("apply: paci m=4 a=4 b=8"));
+    // Issue 30: its throughput counts each batch at the m·b in force (8·8 before, 4·8 after), not
+    // the first settings' for the whole run, and the prediction check names the settings it ended with.
+    QCOMPARE(update->applied.size(), std::size_t{1});
+    const int changedAt = update->applied[0].step;
+    QVERIFY(changedAt > 0 && changedAt < live.batches);
+    const auto& slot = window.workspace()->slot(0);
+    QVERIFY(slot && slot->finished());
+    const double samples = changedAt * 8.0 * 8 + (live.batches - changedAt) * 4.0 * 8;
+    const double seconds = bs::toSeconds(slot->plan.result.report.makespan);
+    QVERIFY(seconds > 0);
+    QVERIFY2(std::abs(slot->plan.result.throughputSamplesPerSecond - samples / seconds) < 1e-6 * samples / seconds,
+        qPrintable(QString::number(slot->plan.result.throughputSamplesPerSecond)));
+    QCOMPARE(slot->config.pipeline.microbatches, 4); // selection and export follow the settings it ended with
+    bool named = false;
+    const QTableWidget* checks = window.predictionCheck()->table();
+    for (int r = 0; r < checks->rowCount(); ++r) {
+        named = named || (checks->item(r, 0) && checks->item(r, 0)->text().startsWith(QStringLiteral("PACI a=4 b=8")));
+    }
+    QVERIFY2(named, "the prediction check names PACI a=4 b=8, the settings the run ended with");
     window.stopRuns();
 #endif
 }

@@ -46,9 +46,12 @@ private Q_SLOTS:
         demo.batches = 2;
         QVERIFY(window.runDemoToEnd(demo));
         CompareView* compare = window.compare();
-        for (int slot = 0; slot < CompareView::kSlots; ++slot) {
+        for (int slot = 0; slot < 2; ++slot) { // the demo's two runs; the other slots stay hidden
             QVERIFY(compare->timeline(slot)->index() != nullptr);
             QVERIFY(compare->timeline(slot)->index()->eventCount() > 0);
+        }
+        for (int slot = 2; slot < CompareView::kSlots; ++slot) {
+            QVERIFY(!compare->slotShown(slot));
         }
         // A simulated replay is never labelled measured: not in the panel, not in the table.
         QVERIFY2(window.tuning()->figuresTitle().startsWith(QStringLiteral("Simulated: ")),

@@ -36,10 +36,13 @@ using bs::profiler::EventKind;
 
 namespace {
 
-/// p = 4 ranks, m = a = 8 micro-batches, b = 2, one global batch, no baseline.
+/// p = 4 ranks, m = a = 8 micro-batches, b = 2, one global batch, no baseline; the tiny model's
+/// width with 12 layers, so v = 3 at p = 4 gives every chunk a block (the runtime refuses fewer).
 WhatIfConfig multiStageConfig(const std::string& schedule, int stagesPerRank)
 {
     WhatIfConfig c;
+    c.run.model.preset = "";
+    c.run.model.shape.layers = 12;
     c.run.schedule.name = schedule;
     c.run.pipeline.stages = 4;
     c.run.pipeline.microbatches = 8;

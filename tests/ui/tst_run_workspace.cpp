@@ -1,6 +1,7 @@
-// RunWorkspace: the run slots and the one calibration, without the window. Opened runs alternate
-// between the two slots, the first one clears the predictions, selection only lands on a slot
-// that holds a run, and the calibration keeps one sample per run at one stage count.
+// RunWorkspace: the run slots and the calibrations, without the window. Opened runs take the first
+// free slot and never another run's (issue 30), the first one clears the predictions, selection
+// only lands on a slot that holds a run, and each scope's calibration keeps one sample per run at
+// one stage count, never touched by another scope's runs.
 #include "runtime/plan/sim/simulator.h"
 #include "ui/shell/run_workspace.h"
 
@@ -45,7 +46,7 @@ private Q_SLOTS:
         c.batches = 1;
         auto plan = predictRun(c, "paci-interleaved");
         QVERIFY(plan);
-        RunSlot live{*plan, nullptr, true, false, c.run, {}, {}};
+        RunSlot live{*plan, nullptr, true, false, c.run, {}, {}, {}};
         auto update = std::make_shared<RunUpdate>();
         bs::runtime::BatchMetrics batch;
         for (int s = 0; s < 4; ++s) {
@@ -77,7 +78,7 @@ private Q_SLOTS:
         QCOMPARE(opened.measuredDrift().meanDrift, 0.5);
     }
 
-    void openedRunsAlternateAndSelectionNeedsARun()
+    void openedRunsTakeFreeSlotsAndSelectionNeedsARun()
     {
         RunWorkspace ws;
         QVERIFY(!ws.showsRuns());
@@ -91,19 +92,32 @@ private Q_SLOTS:
         QVERIFY(ws.showsRuns());
         QVERIFY(ws.slot(0)->finished() && ws.slot(0)->measured);
         QCOMPARE(ws.slot(0)->config.training.steps, 6);
+        QCOMPARE(ws.slot(0)->scope, calibrationScope(config));
         QCOMPARE(ws.placeOpened(replayed("1f1b", 4, "B"), config), 1);
-        QCOMPARE(ws.placeOpened(replayed("gpipe", 4, "C"), config), 0); // back to the top
-        QCOMPARE(ws.slot(0)->plan.label, std::string("C"));
+        const int reserved = ws.reserve(); // a live run queued to start
+        QCOMPARE(reserved, 2);
+        QCOMPARE(ws.placeOpened(replayed("gpipe", 4, "C"), config), 3); // not the reserved slot
+        QCOMPARE(ws.freeSlots(), 0);
+        QCOMPARE(ws.placeOpened(replayed("zb-h1", 4, "D"), config), -1); // full: nothing replaced
+        QCOMPARE(ws.slot(0)->plan.label, std::string("A"));
         QCOMPARE(ws.slot(1)->plan.label, std::string("B"));
+        QCOMPARE(ws.slot(3)->plan.label, std::string("C"));
+        ws.placeStarted(reserved, a, config, true);
+        QVERIFY(!ws.slot(2)->finished() && ws.slot(2)->indexing);
         QVERIFY(ws.select(1));
         QCOMPARE(ws.selected(), 1);
-        QVERIFY(!ws.select(2));
+        ws.remove(0);
+        QVERIFY(!ws.select(0));
         QCOMPARE(ws.selected(), 1);
-        ws.enterRunMode(); // a new demo: both emptied, none selected, live runs start at the top
-        QVERIFY(!ws.slot(0) && !ws.slot(1));
+        ws.remove(1); // the selected run: none selected
         QCOMPARE(ws.selected(), -1);
-        QCOMPARE(ws.placeStarted(a, config, true), 0);
-        QVERIFY(!ws.slot(0)->finished() && ws.slot(0)->indexing);
+        ws.enterRunMode(); // runs shown stay
+        QCOMPARE(ws.slot(3)->plan.label, std::string("C"));
+        QCOMPARE(ws.placeOpened(replayed("zb-h1", 4, "D"), config), 0);
+        ws.remove(0);
+        ws.remove(2);
+        ws.remove(3);
+        QVERIFY(ws.empty());
     }
 
     void oneCalibrationSamplePerRunAtOneStageCount()
@@ -117,15 +131,25 @@ private Q_SLOTS:
         };
         const PredictedRun a = replayed("paci", 4, "A");
         const PredictedRun b = replayed("1f1b", 4, "B");
-        QVERIFY(ws.addCalibrationSample(sampleOf(a, 8)));
-        QVERIFY(ws.addCalibrationSample(sampleOf(b, 8)));
-        QVERIFY(ws.addCalibrationSample(sampleOf(a, 8))); // A again: replaces its sample
+        const std::string tiny = calibrationScope(bs::runtime::RunConfig{});
+        QVERIFY(ws.addCalibrationSample(tiny, sampleOf(a, 8)));
+        QVERIFY(ws.addCalibrationSample(tiny, sampleOf(b, 8)));
+        QVERIFY(ws.addCalibrationSample(tiny, sampleOf(a, 8))); // A again: replaces its sample
         QCOMPARE(changed.count(), 3);
         QVERIFY(ws.calibration());
         QCOMPARE(ws.calibration()->stages, 4);
         QVERIFY(ws.calibration()->sourceFor("1f1b").find("B") != std::string::npos);
+        // Another model's run has its own scope: this one's calibration is the same object after it.
+        const CalibrationPtr before = ws.calibrationFor(tiny);
+        bs::runtime::RunConfig other;
+        other.model.shape.layers = 2;
+        QVERIFY(calibrationScope(other) != tiny);
+        QVERIFY(ws.addCalibrationSample(calibrationScope(other), sampleOf(replayed("paci", 2, "D"), 8)));
+        QCOMPARE(ws.calibrationFor(tiny), before);
+        QCOMPARE(ws.calibrationFor(calibrationScope(other))->stages, 2);
+        QCOMPARE(ws.calibrationFor(tiny)->stages, 4);
         // A run at another stage count starts the calibration over (a per-stage fit cannot mix them).
-        QVERIFY(ws.addCalibrationSample(sampleOf(replayed("paci", 2, "C"), 8)));
+        QVERIFY(ws.addCalibrationSample(tiny, sampleOf(replayed("paci", 2, "C"), 8)));
         QCOMPARE(ws.calibration()->stages, 2);
         QVERIFY(ws.calibration()->sourceFor("1f1b").find("B") == std::string::npos);
     }

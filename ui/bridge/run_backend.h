@@ -37,7 +37,20 @@ struct RunUpdate
     bool finished = false;
     /// Settings applied during the run (Apply), for attributing its bubbles per setting.
     std::vector<profiler::AnalysisOptions::Segment> laterSettings;
+    /// The same Applies with the whole configuration in force from each one's first global batch
+    /// on (its batch m·b counts that batch's samples: samplesTrained()).
+    struct AppliedSettings
+    {
+        int step = 0; ///< first global batch trained with `config`
+        runtime::RunConfig config;
+    };
+    std::vector<AppliedSettings> applied;
 };
+
+/// The sequences a run trained in `steps` global batches: each batch at the m·b in force then
+/// (`first`'s until the first Apply, each Apply's from its step on).
+double samplesTrained(
+    const runtime::RunConfig& first, const std::vector<RunUpdate::AppliedSettings>& applied, int steps);
 using RunUpdatePtr = std::shared_ptr<const RunUpdate>;
 
 /// Handed to RunBackend::run(): how a backend reports and learns it must stop.

@@ -102,6 +102,9 @@ Status RunSessionBackend::run(RunContext& ctx)
     final->progress = 1.0;
     final->finished = trained.has_value();
     final->laterSettings = runtime::analysisSegments(session.appliedChanges());
+    for (const runtime::AppliedChange& change : session.appliedChanges()) {
+        final->applied.push_back({change.step, change.config});
+    }
     // Attributed per setting: the run's first settings, then each Apply's from its boundary on.
     if (auto schedule = runtime::makeSchedule(runtime::toScheduleParams(m_config)); schedule && final->trace) {
         // Stashing included: a PipeDream/2BW run's stash memory is its stashed versions'.

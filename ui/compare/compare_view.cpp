@@ -69,6 +69,8 @@ CompareView::CompareView(QWidget* parent)
         slot.title->installEventFilter(this);
         slot.title->setCursor(Qt::PointingHandCursor);
         slot.title->setToolTip(tr("Click to select this run: the tuning panel, charts and exports follow it"));
+        slot.title->setVisible(i < 2); // the first two show the what-if's predictions; the rest hold runs
+        slot.view->setVisible(i < 2);
         m_slots.push_back(slot);
     }
     m_prediction.title = new QLabel(this);
@@ -120,6 +122,11 @@ CompareView::CompareView(QWidget* parent)
 
 CompareView::~CompareView() = default;
 
+bool CompareView::slotShown(int slot) const
+{
+    return slot >= 0 && slot < kSlots && !m_slots[static_cast<std::size_t>(slot)].view->isHidden();
+}
+
 TimelineView* CompareView::timeline(int slot) const
 {
     return slot >= 0 && slot < kSlots ? m_slots[static_cast<std::size_t>(slot)].view : nullptr;
@@ -132,17 +139,24 @@ void CompareView::setSlot(
         return;
     }
     setSlotText(slot, title, detail);
-    m_slots[static_cast<std::size_t>(slot)].view->setIndex(std::move(index));
+    Slot& s = m_slots[static_cast<std::size_t>(slot)];
+    const bool shown = index != nullptr || !title.isEmpty();
+    s.view->setIndex(std::move(index));
+    s.title->setVisible(shown);
+    s.view->setVisible(shown);
     updateLegendChunks();
 }
 
 void CompareView::updateLegendChunks()
 {
     int chunks = 1;
-    for (const Slot* s : {&m_slots[0], &m_slots[1], &m_prediction}) {
-        if (const TimelineIndex* index = s->view->index()) {
+    for (const Slot& s : m_slots) {
+        if (const TimelineIndex* index = s.view->index()) {
             chunks = std::max(chunks, index->stagesPerRank());
         }
+    }
+    if (const TimelineIndex* index = m_prediction.view->index()) {
+        chunks = std::max(chunks, index->stagesPerRank());
     }
     m_legend->setChunks(chunks);
     // Lanes are ranks there: say that the find box's stage is the model stage.

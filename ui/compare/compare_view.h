@@ -26,7 +26,8 @@ class CompareView : public QWidget
 {
     Q_OBJECT
 public:
-    static constexpr int kSlots = 2;
+    /// The runs it can show at once (RunWorkspace::kSlots); a slot without a run is hidden.
+    static constexpr int kSlots = 4;
     /// The table panel's width without runs, and the most it takes beyond what its columns need.
     static constexpr int kMinTablePanelWidth = 260;
     static constexpr int kMaxTablePanelWidth = 470;
@@ -34,7 +35,8 @@ public:
     explicit CompareView(QWidget* parent = nullptr);
     ~CompareView() override;
 
-    /// Shows a run in slot 0 (top) or 1 (bottom). `title` is bold, `detail` muted. Null index clears.
+    /// Shows a run in `slot` (0 at the top). `title` is bold, `detail` muted. Null index clears;
+    /// an empty title with a null index hides the slot (no run there).
     void setSlot(int slot, const QString& title, const QString& detail, std::shared_ptr<const TimelineIndex> index);
     /// Changes only the slot's title line (a live run's progress), not its timeline.
     void setSlotText(int slot, const QString& title, const QString& detail);
@@ -64,6 +66,8 @@ public:
     void fitToRuns();
 
     TimelineView* timeline(int slot) const;
+    /// Whether `slot` is shown (it holds a run, a prediction or a run about to start).
+    bool slotShown(int slot) const;
     TimelineLegend* legend() const { return m_legend; }
     TimelineZoom* zoom() const { return m_zoom; }
     ComparisonModel* model() const { return m_model; }

@@ -88,6 +88,7 @@ MainWindow::MainWindow(bool restore, QWidget* parent)
     buildUi();
     buildActions();
     connect(m_tuning, &TuningPanel::configChanged, this, &MainWindow::onConfigChanged);
+    connect(m_tuning, &TuningPanel::calibrateRequested, this, [this] { (void)startCalibrationPass(); });
     connect(m_engine, &PredictionEngine::predicted, this, &MainWindow::onPredicted);
     connect(m_engine, &PredictionEngine::predictionFailed, this, [this](const QString& message) {
         m_tuning->showError(message);
@@ -104,13 +105,25 @@ MainWindow::MainWindow(bool restore, QWidget* parent)
     connect(m_runs, &RunController::runStarted, this, &MainWindow::onRunStarted);
     connect(m_runs, &RunController::runUpdated, this, &MainWindow::onRunUpdated);
     connect(m_runs, &RunController::runFinished, this, &MainWindow::onRunFinished);
-    connect(m_runs, &RunController::runFailed, this,
-        [this](int, const QString& message) { statusBar()->showMessage(tr("Run ended: %1").arg(message), 8000); });
+    connect(m_runs, &RunController::runFailed, this, [this](int run, const QString& message) {
+        statusBar()->showMessage(tr("Run ended: %1").arg(message), 8000);
+        // A run that never produced anything (the runtime refused it) gives its slot back; the
+        // panel says why instead of "is running" (the runs shown are untouched).
+        const auto it = m_runSlot.find(run);
+        if (it != m_runSlot.end() && m_workspace->showsRuns() && m_workspace->slot(it->second)
+            && !m_workspace->slot(it->second)->latest) {
+            const int slot = it->second;
+            m_tuning->clearFigures(tr("%1 did not run: %2").arg(toQt(m_workspace->slot(slot)->plan.label), message));
+            m_workspace->remove(slot);
+            m_compare->setSlot(slot, QString(), QString(), nullptr);
+            m_runSlot.erase(it);
+        }
+    });
     connect(m_runs, &RunController::idle, this, [this] {
         m_stopAction->setEnabled(false);
         m_applyAction->setEnabled(false);
         if (std::exchange(m_calibrating, false)) {
-            const CalibrationPtr calibration = m_workspace->calibration();
+            const CalibrationPtr calibration = this->calibration();
             statusBar()->showMessage(calibration
                     ? tr("Calibration done: predictions now use %1")
                           .arg(toQt(calibration->sourceFor(fromQt(m_tuning->scheduleBox()->currentData().toString()))))
@@ -174,7 +187,7 @@ void MainWindow::buildUi()
     addDockWidget(Qt::LeftDockWidgetArea, dock);
 
     m_compare = new CompareView(this);
-    for (int slot = 0; slot < 2; ++slot) {
+    for (int slot = 0; slot < RunWorkspace::kSlots; ++slot) {
         auto* indexer = new AsyncIndexBuilder(this);
         connect(indexer, &AsyncIndexBuilder::built, this,
             [this, slot](const BuiltTimeline& timeline) { onLiveIndexBuilt(slot, timeline); });
@@ -245,12 +258,13 @@ void MainWindow::buildActions()
     demo->setIconText(tr("Replay simulation"));
     QAction* trainLive = nullptr;
     if (liveTrainingAvailable()) {
-        trainLive = run->addAction(tr("&Train live: PACI vs 1F1B-flush (LibTorch, CPU)"), this, [this] {
-            DemoOptions live;
-            live.live = true;
-            live.batches = 8;
-            startDemo(live);
-        });
+        // The panel's settings, in a free slot: the runs shown stay (Run ▸ Remove run clears one).
+        trainLive =
+            run->addAction(tr("&Train live: the panel's settings (LibTorch)"), this, [this] { (void)startLiveRun(); });
+        trainLive->setObjectName(QStringLiteral("trainLiveAction"));
+        trainLive->setToolTip(tr("Train the tuning panel's schedule, p, a, b and model with LibTorch for its "
+                                 "batches, next to the runs shown"));
+        m_trainLiveAction = trainLive;
     }
     QAction* calibrate =
         run->addAction(tr("&Calibrate from short runs at two b"), this, [this] { (void)startCalibrationPass(); });
@@ -271,6 +285,15 @@ void MainWindow::buildActions()
     m_applyAction->setToolTip(tr("Continue the running LibTorch run with the tuning panel's schedule, a and b "
                                  "from its next global-batch boundary"));
     m_applyAction->setEnabled(false);
+    m_removeRunAction = run->addAction(tr("&Remove run"), this, [this] {
+        QString error;
+        if (!removeRun(m_workspace->selected(), &error)) {
+            statusBar()->showMessage(error, 8000);
+        }
+    });
+    m_removeRunAction->setObjectName(QStringLiteral("removeRunAction"));
+    m_removeRunAction->setToolTip(
+        tr("Remove the selected run from the screen (runs stay until removed; %1 fit)").arg(RunWorkspace::kSlots));
     QAction* fit = run->addAction(tr("&Fit timelines"), m_compare, &CompareView::fitToRuns);
     // Per-stage charts: both compared runs side by side (one bar per run at each stage), or only
     // the selected one.
@@ -316,11 +339,30 @@ void MainWindow::buildActions()
 
 void MainWindow::onConfigChanged(const WhatIfConfig& config)
 {
-    m_engine->request(config); // calibrated: the panel's config carries the window's one calibration
+    // The calibration of the model and device the panel now shows (another model's never applies).
+    const bool rescoped = followScope();
+    if (const auto& refused = m_tuning->refusal()) {
+        // What the runtime would refuse is not predicted: the reason stands beside its control,
+        // and nothing shown (runs, their columns) is touched.
+        m_tuning->clearFigures(
+            tr("Not predicted: the runtime would refuse these settings (%1).").arg(toQt(refused->message)));
+        clearPredictionLane();
+        if (!m_workspace->showsRuns()) {
+            m_compare->setSlot(0, tr("refused"), toQt(refused->describe()), nullptr);
+            m_compare->setSlot(1, tr("no comparison"), QString(), nullptr);
+            m_compare->setSummaries({});
+        }
+        statusBar()->showMessage(tr("Refused: %1").arg(toQt(refused->describe())), 8000);
+        return;
+    }
+    m_engine->request(rescoped ? m_tuning->config() : config);
 }
 
 void MainWindow::onPredicted(const PredictionPtr& prediction)
 {
+    if (m_tuning->refusal()) {
+        return; // asked before the settings moved to ones the runtime refuses
+    }
     m_tuning->showPrediction(*prediction, m_engine->lastLatencyMs());
     if (m_workspace->showsRuns()) {
         showPredictionLane(*prediction); // runs stay in their slots; the prediction gets its own lane

@@ -1,5 +1,5 @@
 #pragma once
-// The application window: tuning controls on the left, two runs side by side on one time axis
+// The application window: tuning controls on the left, up to four runs on one time axis
 // with the comparison table, and the per-stage charts underneath. A run slot shows either a live
 // run (RunController over a simulated backend, or a RunSession when the LibTorch runtime is built),
 // an opened run directory or imported job, or the prediction for the current what-if settings.
@@ -63,15 +63,28 @@ public:
     explicit MainWindow(bool restoreSettings = true, QWidget* parent = nullptr);
     ~MainWindow() override;
 
-    /// Plays the demo: 8-stage tiny GPT, PACI (a=8), then 1F1B-flush, live (one after the other).
-    void startDemo(const DemoOptions& options);
+    /// Plays the demo: 8-stage tiny GPT, PACI (a=8), then 1F1B-flush, live (one after the other),
+    /// in two free slots (the runs shown stay). False, with the reason in the status bar, when
+    /// fewer than two slots are free.
+    bool startDemo(const DemoOptions& options);
+    /// Run ▸ Train live: trains the tuning panel's settings (schedule, p, v, a, b, model, device,
+    /// its batch count) with LibTorch in a free slot; the runs shown stay. Refused (false, nothing
+    /// stopped or cleared) when the pre-flight refuses the settings (the reason beside the control
+    /// and in the status bar), when no slot is free, or in a build without the training runtime.
+    bool startLiveRun();
+    QAction* trainLiveAction() const { return m_trainLiveAction; }
+    /// Run ▸ Remove run: empties `slot` (its timeline, table column, loss curve, check). A running
+    /// run is refused (Stop first). Removing the last run goes back to the what-if's predictions.
+    bool removeRun(int slot, QString* error = nullptr);
+    QAction* removeRunAction() const { return m_removeRunAction; }
     /// Runs the demo without pacing and returns when both runs finished (screenshot mode).
     bool runDemoToEnd(const DemoOptions& options, int timeoutMs = 30'000);
     /// Run ▸ Calibrate: trains the tuning panel's settings for kCalibrationBatches global batches
-    /// at two micro-batch sizes (b and 2b) with LibTorch and feeds both runs to the one
+    /// at two micro-batch sizes (b and 2b) with LibTorch and feeds both runs to their scope's
     /// calibration (RunWorkspace): every prediction (sliders, Suggest, the prediction check) then
     /// says "calibrated from …" with the b-fit and its error. False (and nothing started) in a
-    /// build without the training runtime: a replayed simulation measures nothing.
+    /// build without the training runtime (a replayed simulation measures nothing), when the
+    /// pre-flight refuses the settings, or when two slots are not free.
     bool startCalibrationPass();
     static constexpr int kCalibrationBatches = 2;
     void stopRuns();
@@ -84,8 +97,9 @@ public:
     /// File > Open recent: the run directories opened before (QSettings recent/files, newest first).
     QMenu* recentMenu() const { return m_recentMenu; }
     static QStringList recentFiles();
-    /// Opens a run directory (config.toml, trace.json, metrics.jsonl, summary.json) into the next
-    /// slot (alternating top/bottom). False with `error` set when it cannot be read.
+    /// Opens a run directory (config.toml, trace.json, metrics.jsonl, summary.json) into the first
+    /// free slot. False with `error` set when it cannot be read or every slot holds a run (none is
+    /// replaced: Run ▸ Remove run makes room).
     bool openRunDirectory(const QString& dir, QString* error);
     /// Continues the run in `dir` from its checkpoint as a live run (main_window_resume.cpp).
     /// False with `error` set when it has no checkpoint or this build cannot train.
@@ -106,9 +120,13 @@ public:
     LagChartView* lagChart() const { return m_lag; }
     MetricsPanel* metricsPanel() const { return m_metrics; }
     PredictionCheckView* predictionCheck() const { return m_check; }
-    /// The measured times every prediction uses (sliders, Suggest, the prediction check): fitted in
-    /// b from every measured run (live or opened) with the same stage count. Null until one has a trace.
-    CalibrationPtr calibration() const { return m_workspace->calibration(); }
+    /// The measured times the panel's predictions use now (sliders, Suggest): its scope's
+    /// (currentScope()), fitted in b from that scope's measured runs (live or opened) with the same
+    /// stage count. Null until one has a trace.
+    CalibrationPtr calibration() const;
+    /// The calibration scope the panel predicts for: the selected run's when it is an imported job
+    /// (its own what-if), else the panel's model and device (calibrationScope).
+    std::string currentScope() const;
     /// The run the tuning panel, the charts and the config export follow (-1 = none).
     int selectedSlot() const { return m_workspace->selected(); }
     /// The runs shown (slots, selection, calibration); the window only displays them.
@@ -121,8 +139,8 @@ public:
     runtime::RunConfig configToExport() const;
     /// File ▸ Export tuned config without the dialog. False with `error` set.
     bool exportConfigTo(const QString& path, const QString& format, QString* error);
-    /// File ▸ Export trace without the dialog: every run shown (the top one at `path`, the bottom
-    /// one with a "-2" suffix); predictions only when no run is shown. False with `error` set.
+    /// File ▸ Export trace without the dialog: every run shown (the first at `path`, each next
+    /// with a "-2", "-3", ... suffix); predictions only when no run is shown. False with `error` set.
     bool exportTracesTo(const QString& path, QString* error);
     /// Writes every panel as PNG and SVG into `dir` (timelines, bubbles, memory, lag, loss, drift,
     /// throughput). False with `error` set on the first failure.
@@ -140,18 +158,23 @@ private:
     /// workspace's next slot (RunWorkspace::placeOpened), shows it with `slotText` under its title,
     /// selects it so the panel, the charts and the exports follow it, and calibrates from it
     /// (b = `microBatchSize`; `first`: whether its trace starts with its process). `drift`: what a
-    /// run directory measured on its tensors. Returns the slot.
+    /// run directory measured on its tensors; `scope`: its calibration scope (empty: its config's;
+    /// an imported job has its own). Returns the slot, -1 when no slot is free.
     int placeOpenedRun(const PredictedRun& run, const runtime::RunConfig& config, const QString& slotText,
-        int microBatchSize, runtime::RunDrift drift = {},
-        runtime::FirstActions first = runtime::FirstActions::StartUp);
+        int microBatchSize, runtime::RunDrift drift = {}, runtime::FirstActions first = runtime::FirstActions::StartUp,
+        const std::string& scope = {});
     struct QueuedRun
     {
         PredictedRun plan;
         runtime::RunConfig config;
+        int slot = -1; ///< reserved in the workspace when queued
     };
 
-    /// Enqueues `runs` (each its own schedule and b) in the two slots, one after the other.
-    void startRuns(const std::vector<WhatIfConfig>& runs, const DemoOptions& options);
+    /// Enqueues `runs` (each its own schedule and b) in free slots, one after the other. False,
+    /// with nothing stopped or cleared, when fewer slots are free than runs.
+    bool startRuns(const std::vector<WhatIfConfig>& runs, const DemoOptions& options);
+    /// Gives back the slots of queued runs that will not start now.
+    void dropQueuedRuns();
     void buildUi();
     void buildActions();
     void onConfigChanged(const WhatIfConfig& config);
@@ -163,15 +186,20 @@ private:
     void showCharts(const PredictedRun& run, std::int64_t budget);
     void refreshLiveTable();
     void showLoss(int slot, const RunUpdate& update);
-    /// Adds `run`'s measured per-stage times to the one calibration (replacing an earlier sample
-    /// of the same run), refits it and re-checks every measured run against it.
+    /// The metrics panel shows the slots' loss curves (m_lossCurves, per slot).
+    void showLossCurves();
+    /// Adds `run`'s measured per-stage times to the calibration of its slot's scope (replacing an
+    /// earlier sample of the same run), refits it and re-checks every measured run.
     void calibrateFrom(int slot, const PredictedRun& run, int microBatchSize,
         runtime::FirstActions first = runtime::FirstActions::StartUp);
     /// While a live run trains: recalibrates from its growing trace once per finished global batch.
     void calibrateWhileRunning(int slot, const RunUpdate& update);
-    void addCalibrationSample(runtime::CostSample sample);
-    /// The workspace's calibration changed: the panel and the prediction check take it.
-    void onCalibrationChanged(const CalibrationPtr& calibration);
+    void addCalibrationSample(const std::string& scope, runtime::CostSample sample);
+    /// A scope's calibration changed: the panel takes it when it predicts for that scope; the
+    /// prediction check re-checks every run against its own scope's.
+    void onCalibrationChanged(const std::string& scope, const CalibrationPtr& calibration);
+    /// The panel takes the calibration of currentScope() (without predicting); true when it changed.
+    bool followScope();
     /// The calibrated prediction of each measured run's own settings next to what it measured.
     void refreshChecks();
     /// The prediction of the tuning panel's settings in its own lane, and as a "predicted" column.
@@ -200,19 +228,24 @@ private:
     std::optional<ComparisonRow> m_predictedSummary; ///< the prediction lane's column in the table
     bool m_stopping = false; ///< Stop was pressed: runs that end now are labelled stopped
     bool m_calibrating = false; ///< the runs are a calibration pass: say so when they are done
-    std::array<std::size_t, 2> m_calibratedBatches{}; ///< metrics count of the last live calibration
+    std::array<std::size_t, RunWorkspace::kSlots> m_calibratedBatches{}; ///< metrics count of the last live calibration
     double m_targetLoss = 0;
     PredictionEngine* m_engine = nullptr;
     RunController* m_runs = nullptr;
-    std::array<AsyncIndexBuilder*, 2> m_indexers{}; ///< per slot: live traces indexed off the UI thread
+    std::array<AsyncIndexBuilder*, RunWorkspace::kSlots>
+        m_indexers{}; ///< per slot: live traces indexed off the UI thread
     QAction* m_stopAction = nullptr;
     QAction* m_applyAction = nullptr;
+    QAction* m_trainLiveAction = nullptr;
+    QAction* m_removeRunAction = nullptr;
+    std::vector<int> m_batchSlots; ///< the slots of the runs the last startRuns() queued
+    bool m_selectNextStart = false; ///< the first run of a batch is selected when it starts
     QAction* m_bothRunsAction = nullptr;
     QMenu* m_recentMenu = nullptr;
     std::deque<QueuedRun> m_queuedPlans; ///< plans of enqueued runs, in start order
     std::map<int, int> m_runSlot; ///< controller run id -> slot
     bool m_liveMeasured = false;
-    std::vector<LossCurve> m_lossCurves;
+    std::vector<LossCurve> m_lossCurves; ///< per slot (an empty label: none)
     std::int64_t m_liveBudget = 0;
 };
 

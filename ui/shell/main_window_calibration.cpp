@@ -27,11 +27,11 @@ void MainWindow::calibrateWhileRunning(int slot, const RunUpdate& update)
     const auto& params = live->plan.result.schedule.params;
     if (auto sample = costSampleFromTrace(
             *update.trace, params.stages, live->config.pipeline.microBatchSize, params.name, update.label)) {
-        addCalibrationSample(std::move(sample).value());
+        addCalibrationSample(live->scope, std::move(sample).value());
     }
 }
 
-void MainWindow::calibrateFrom(int, const PredictedRun& run, int microBatchSize, runtime::FirstActions first)
+void MainWindow::calibrateFrom(int slot, const PredictedRun& run, int microBatchSize, runtime::FirstActions first)
 {
     if (!run.result.trace) {
         return;
@@ -46,46 +46,84 @@ void MainWindow::calibrateFrom(int, const PredictedRun& run, int microBatchSize,
             tr("Cannot calibrate from %1: %2").arg(toQt(run.label), toQt(sample.error().describe())), 8000);
         return;
     }
-    addCalibrationSample(std::move(sample).value());
+    if (const auto& shown = m_workspace->slot(slot)) {
+        addCalibrationSample(shown->scope, std::move(sample).value()); // the run's own scope
+    }
 }
 
-void MainWindow::addCalibrationSample(runtime::CostSample sample)
+void MainWindow::addCalibrationSample(const std::string& scope, runtime::CostSample sample)
 {
     // One sample per run, the newest run's stage count (RunWorkspace::addCalibrationSample).
-    if (auto calibration = m_workspace->addCalibrationSample(std::move(sample)); !calibration) {
+    if (auto calibration = m_workspace->addCalibrationSample(scope, std::move(sample)); !calibration) {
         statusBar()->showMessage(tr("Cannot calibrate: %1").arg(toQt(calibration.error().describe())), 8000);
     }
 }
 
-void MainWindow::onCalibrationChanged(const CalibrationPtr& calibration)
+CalibrationPtr MainWindow::calibration() const
 {
+    return m_workspace->calibrationFor(currentScope());
+}
+
+std::string MainWindow::currentScope() const
+{
+    const int selected = m_workspace->selected();
+    if (selected >= 0 && m_workspace->slot(selected)) {
+        const RunSlot& run = *m_workspace->slot(selected);
+        if (run.scope != calibrationScope(run.config)) { // an imported job: its own what-if
+            return run.scope;
+        }
+    }
+    return calibrationScope(m_tuning->config().run);
+}
+
+bool MainWindow::followScope()
+{
+    const CalibrationPtr calibration = this->calibration();
+    if (calibration == m_tuning->calibration()) {
+        return false;
+    }
     m_tuning->setCalibration(calibration);
     m_check->setCalibration(calibration);
+    return true;
+}
+
+void MainWindow::onCalibrationChanged(const std::string& scope, const CalibrationPtr&)
+{
+    if (scope == currentScope()) {
+        followScope(); // the panel (and Suggest's table) take the refit; another model's never
+    }
     refreshChecks();
 }
 
 void MainWindow::refreshChecks()
 {
     std::vector<PredictionCheck> checks;
-    const CalibrationPtr calibration = m_workspace->calibration();
     for (const auto& live : m_workspace->slots()) {
+        // Each run against its own scope's calibration (its model on its device).
+        const CalibrationPtr calibration = live ? m_workspace->calibrationFor(live->scope) : nullptr;
         if (!calibration || !live || !live->measured || !live->latest || !live->latest->finished
             || !live->plan.result.trace
             || live->plan.result.throughputSamplesPerSecond <= 0) { // imported jobs: no throughput
             continue;
         }
         const auto& params = live->plan.result.schedule.params;
-        // The run's own settings, predicted through the same calibration the sliders and Suggest use.
+        // The run's own settings, predicted through the same calibration the sliders and Suggest use;
+        // after a live Apply, the settings it ended with (its config), named so.
         WhatIfConfig own = m_tuning->config();
         own.run = live->config;
-        own.run.pipeline.microbatches = params.microbatches; // the schedule as it ran: a = m
-        own.run.pipeline.accum = 0;
+        if (live->applied.empty()) {
+            own.run.pipeline.microbatches = params.microbatches; // the schedule as it ran: a = m
+            own.run.pipeline.accum = 0;
+        }
         own.baseline.clear();
         own.batches = std::max(1, params.batches);
         own.calibration = calibration;
-        if (auto predicted = predictRun(own, params.name)) {
-            checks.push_back(checkPrediction(live->plan.label, calibration->sourceFor(params.name),
-                predicted->result.report, predicted->result.throughputSamplesPerSecond, live->plan.result.report,
+        const std::string schedule = own.run.schedule.name;
+        const std::string label =
+            live->applied.empty() ? live->plan.label : live->applied + " (Apply during " + live->plan.label + ")";
+        if (auto predicted = predictRun(own, schedule)) {
+            checks.push_back(checkPrediction(label, calibration->sourceFor(schedule), predicted->result.report,
+                predicted->result.throughputSamplesPerSecond, live->plan.result.report,
                 live->plan.result.throughputSamplesPerSecond, own.batches));
         }
     }
@@ -118,12 +156,13 @@ void MainWindow::clearPredictionLane()
 
 void MainWindow::enterRunMode()
 {
-    if (!m_workspace->showsRuns()) { // the slots held predictions: none of them stays
-        for (int slot = 0; slot < CompareView::kSlots; ++slot) {
-            m_compare->setSlot(slot, tr("empty"), QString(), nullptr);
-        }
-        m_compare->setSummaries({});
+    if (m_workspace->showsRuns()) {
+        return; // the runs shown stay until the user removes them
     }
+    for (int slot = 0; slot < CompareView::kSlots; ++slot) { // the slots held predictions: none stays
+        m_compare->setSlot(slot, QString(), QString(), nullptr);
+    }
+    m_compare->setSummaries({});
     m_workspace->enterRunMode();
     m_compare->setSelectedSlot(-1);
     clearPredictionLane();
@@ -141,6 +180,7 @@ void MainWindow::selectSlot(int slot)
     c.run = live.config; // the whole RunConfig: schedule, p, m, a, b, model, device, steps, ...
     c.batches = std::max(1, live.config.training.steps);
     m_tuning->setConfig(c);
+    followScope(); // an imported job's own calibration, or the built-in model's
     clearPredictionLane();
     if (live.latest && live.latest->finished) {
         showCharts(live.plan, m_liveBudget);

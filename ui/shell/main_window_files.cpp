@@ -55,6 +55,14 @@ void MainWindow::openRunDialog()
 
 bool MainWindow::openRunDirectory(const QString& dir, QString* error)
 {
+    if (m_workspace->showsRuns() && m_workspace->freeSlots() == 0) { // never in another run's place
+        if (error) {
+            *error = tr("All %1 run slots hold runs: remove one (Run ▸ Remove run) to open %2")
+                         .arg(RunWorkspace::kSlots)
+                         .arg(dir);
+        }
+        return false;
+    }
     if (isKinetoJobFolder(dir)) {
         return openKinetoJob(dir, error);
     }
@@ -141,13 +149,17 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
             curve.samples.push_back(std::move(*sample));
         }
     }
-    m_lossCurves.push_back(std::move(curve));
     m_targetLoss = loaded->config.training.targetLoss.value_or(m_targetLoss);
-    m_metrics->setRuns(m_lossCurves, m_targetLoss);
-
-    placeOpenedRun(run, loaded->config,
+    const int slot = placeOpenedRun(run, loaded->config,
         tr("opened · measured · ") + figuresLine(run.result.report, run.result.throughputSamplesPerSecond),
         loaded->config.pipeline.microBatchSize, std::move(drift));
+    if (slot < 0) {
+        return fail(makeError(ErrorCode::InvalidArgument, "every run slot holds a run", fromQt(dir)));
+    }
+    m_lossCurves.resize(RunWorkspace::kSlots);
+    m_lossCurves[static_cast<std::size_t>(slot)] = std::move(curve);
+    showLossCurves();
+    refreshLiveTable(); // its time to target, from the curve
     rememberFile(dir);
     if (loaded->cutShort) { // killed mid-run: say so, and how much it holds
         statusBar()->showMessage(tr("Opened %1 — cut short: %2 global batches were recorded before the run was "
@@ -198,19 +210,20 @@ void MainWindow::exportTrace()
 
 bool MainWindow::exportTracesTo(const QString& path, QString* error)
 {
-    // The top run goes to `path`, the bottom one next to it with a "-2" suffix. The slots hold the
+    // The first run shown goes to `path`, the next ones beside it with "-2", "-3", ... suffixes. The slots hold the
     // runs (predictions have their own lane), so this writes what the runs measured.
     bool wrote = false;
+    int written = 1;
     for (int slot = 0; slot < CompareView::kSlots; ++slot) {
         const TimelineIndex* index = m_compare->timeline(slot)->index();
         if (!index || !index->snapshot()) {
             continue;
         }
         QString target = path;
-        if (slot > 0) {
+        if (wrote) { // the second run shown gets "-2", the third "-3", ...
+            const QString suffix = QStringLiteral("-") + QString::number(++written);
             const qsizetype dot = path.lastIndexOf(QLatin1Char('.'));
-            target = dot > 0 ? QString(path.left(dot) + QStringLiteral("-2") + path.mid(dot))
-                             : QString(path + QStringLiteral("-2"));
+            target = dot > 0 ? QString(path.left(dot) + suffix + path.mid(dot)) : QString(path + suffix);
         }
         if (!bs::ui::exportTrace(*index->snapshot(), target, error)) {
             return false;
@@ -253,12 +266,18 @@ bool MainWindow::exportPanelsTo(const QString& dir, QString* error)
 }
 
 int MainWindow::placeOpenedRun(const PredictedRun& run, const runtime::RunConfig& config, const QString& slotText,
-    int microBatchSize, runtime::RunDrift drift, runtime::FirstActions first)
+    int microBatchSize, runtime::RunDrift drift, runtime::FirstActions first, const std::string& scope)
 {
     if (!m_workspace->showsRuns()) {
         enterRunMode(); // the slots showed predictions: clear them before the run goes in
     }
     const int slot = m_workspace->placeOpened(run, config, std::move(drift));
+    if (slot < 0) {
+        return -1;
+    }
+    if (!scope.empty()) {
+        m_workspace->slot(slot)->scope = scope;
+    }
     m_compare->setSlot(slot, toQt(run.label), slotText, run.index);
     m_compare->fitToRuns();
     refreshLiveTable();

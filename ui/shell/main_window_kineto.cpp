@@ -89,7 +89,10 @@ bool MainWindow::openKinetoJob(const QString& dir, QString* error)
     const QString figures = figuresLine(run.result.report, -1.0) + receives + steps + missing;
     run.throughputKnown = false; // a trace does not say how many sequences a micro-batch held
     run.memoryKnown = false; // nor, as read here, the bytes a stage held
-    placeOpenedRun(run, config, tr("imported · ") + figures, 1, {}, runtime::FirstActions::Steady);
+    // Another framework's model, not the built-in GPT: its own calibration scope, so opening it
+    // never changes the predictions of the built-in model (issue 30).
+    placeOpenedRun(run, config, tr("imported · ") + figures, 1, {}, runtime::FirstActions::Steady,
+        "imported job " + fromQt(QFileInfo(dir).absoluteFilePath()));
     rememberFile(dir);
     QString warnings;
     for (const std::string& warning : job->warnings) {

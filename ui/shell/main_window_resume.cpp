@@ -37,20 +37,29 @@ bool MainWindow::resumeRunDirectory(const QString& dir, QString* error)
         *error = toQt(plan.error().describe());
         return false;
     }
+    if (m_workspace->showsRuns() && m_workspace->freeSlots() == 0) { // never in another run's place
+        *error = tr("All %1 run slots hold runs: remove one (Run ▸ Remove run) to resume %2")
+                     .arg(RunWorkspace::kSlots)
+                     .arg(dir);
+        return false;
+    }
     m_runs->stop();
+    dropQueuedRuns();
     m_tuning->setConfig(config);
     enterRunMode();
     m_stopping = false;
     m_liveBudget = config.memoryBudgetBytes;
-    m_queuedPlans.clear();
-    m_queuedPlans.push_back(QueuedRun{*plan, state->config});
+    const int slot = m_workspace->reserve();
+    m_batchSlots = {slot};
+    m_selectNextStart = true;
+    m_queuedPlans.push_back(QueuedRun{*plan, state->config, slot});
     runtime::SessionOptions options;
     options.outDir = std::filesystem::path(fromQt(dir));
     options.resume = true;
     const std::string label = plan->label + " (resumed at step " + std::to_string(state->step) + ")";
     m_runs->enqueue(std::make_unique<RunSessionBackend>(label, state->config, options));
     m_liveMeasured = liveTrainingAvailable();
-    m_compare->setSlot(0, tr("waiting"), QString(), nullptr);
+    m_compare->setSlot(slot, tr("waiting"), QString(), nullptr);
     m_stopAction->setEnabled(true);
     statusBar()->showMessage(tr("Resuming %1 from step %2…").arg(dir).arg(state->step), 8000);
     return true;

@@ -42,11 +42,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <thread>
-
+#include <utility>
 
 namespace bs::ui {
 
-void MainWindow::startDemo(const DemoOptions& options)
+bool MainWindow::startDemo(const DemoOptions& options)
 {
     WhatIfConfig config; // 8-stage tiny GPT on the CPU profile, a = 8, b = 8
     config.batches = options.batches;
@@ -56,7 +56,31 @@ void MainWindow::startDemo(const DemoOptions& options)
     m_tuning->setConfig(config);
     WhatIfConfig baseline = config;
     baseline.run.schedule.name = options.baseline;
-    startRuns({config, baseline}, options);
+    if (options.baseline.empty()) {
+        return startRuns({config}, options);
+    }
+    return startRuns({config, baseline}, options);
+}
+
+bool MainWindow::startLiveRun()
+{
+    if (!liveTrainingAvailable()) {
+        statusBar()->showMessage(tr("Train live needs the training runtime (this build has none)"), 8000);
+        return false;
+    }
+    WhatIfConfig settings = m_tuning->config(); // what the panel shows: schedule, p, v, a, b, model, device
+    settings.baseline.clear();
+    // The one pre-flight the what-if and Suggest use: refused here, nothing shown is touched.
+    if (Status start = m_tuning->preflight(settings); !start) {
+        m_tuning->showError(tr("Not started: %1").arg(toQt(start.error().message)));
+        statusBar()->showMessage(tr("Train live refused: %1").arg(toQt(start.error().describe())), 15000);
+        return false;
+    }
+    DemoOptions live;
+    live.live = true;
+    live.batches = std::max(1, settings.batches);
+    live.wallSeconds = 0;
+    return startRuns({settings}, live);
 }
 
 bool MainWindow::startCalibrationPass()
@@ -81,8 +105,16 @@ bool MainWindow::startCalibrationPass()
     pace.batches = kCalibrationBatches;
     pace.wallSeconds = 0;
     pace.live = true;
+    for (const WhatIfConfig& run : {at, other}) { // the one pre-flight, as Train live
+        if (Status start = m_tuning->preflight(run); !start) {
+            statusBar()->showMessage(tr("Calibrate refused: %1").arg(toQt(start.error().describe())), 15000);
+            return false;
+        }
+    }
+    if (!startRuns({at, other}, pace)) {
+        return false; // no two free slots: the status bar says so
+    }
     m_calibrating = true;
-    startRuns({at, other}, pace);
     statusBar()->showMessage(tr("Calibrating: %1 at b = %2 and b = %3 (%4 global batches each)")
                                  .arg(toQt(scheduleDisplayName(at.run.schedule.name)))
                                  .arg(at.run.pipeline.microBatchSize)
@@ -92,13 +124,27 @@ bool MainWindow::startCalibrationPass()
     return true;
 }
 
-void MainWindow::startRuns(const std::vector<WhatIfConfig>& runs, const DemoOptions& options)
+bool MainWindow::startRuns(const std::vector<WhatIfConfig>& runs, const DemoOptions& options)
 {
+    // The runs shown stay until the user removes them: new runs take free slots or do not start.
+    const int needed = static_cast<int>(runs.size());
+    int queuedElsewhere = 0; // slots held by queued runs that this start replaces
+    for (const QueuedRun& queued : m_queuedPlans) {
+        queuedElsewhere += queued.slot >= 0 ? 1 : 0;
+    }
+    if (m_workspace->showsRuns() && m_workspace->freeSlots() + queuedElsewhere < needed) {
+        statusBar()->showMessage(tr("All %1 run slots hold runs: remove one (Run ▸ Remove run) to start %2 more")
+                                     .arg(RunWorkspace::kSlots)
+                                     .arg(needed),
+            15000);
+        return false;
+    }
     m_runs->stop();
+    dropQueuedRuns();
     enterRunMode();
     m_stopping = false;
     m_liveBudget = runs.empty() ? 0 : runs.front().memoryBudgetBytes;
-    m_queuedPlans.clear();
+    m_batchSlots.clear();
     for (const WhatIfConfig& runConfig : runs) {
         const std::string& schedule = runConfig.run.schedule.name;
         auto plan = predictRun(runConfig, schedule);
@@ -113,7 +159,14 @@ void MainWindow::startRuns(const std::vector<WhatIfConfig>& runs, const DemoOpti
         // and out of the wall-clock throughput).
         rc.training.evalInterval = 1;
         rc.training.evalBatches = 2;
-        m_queuedPlans.push_back(QueuedRun{*plan, rc});
+        const int slot = m_workspace->reserve();
+        if (slot < 0) { // cannot happen after the check above; never in another run's place
+            break;
+        }
+        m_batchSlots.push_back(slot);
+        m_calibratedBatches[static_cast<std::size_t>(slot)] = 0;
+        m_compare->setSlot(slot, tr("waiting"), QString(), nullptr);
+        m_queuedPlans.push_back(QueuedRun{*plan, rc, slot});
 #ifdef BS_HAVE_RUN_SESSION
         if (options.live) {
             auto backend = std::make_unique<RunSessionBackend>(label, rc);
@@ -127,15 +180,22 @@ void MainWindow::startRuns(const std::vector<WhatIfConfig>& runs, const DemoOpti
         m_runs->enqueue(std::make_unique<SimulatedBackend>(label, std::move(plan).value().result, pace));
     }
     m_liveMeasured = options.live && liveTrainingAvailable();
-    m_lossCurves.clear();
-    m_calibratedBatches = {};
-    m_targetLoss = 0;
-    m_metrics->setRuns({});
+    m_selectNextStart = true;
     clearPredictionLane();
-    m_compare->setSlot(0, tr("waiting"), QString(), nullptr);
-    m_compare->setSlot(1, tr("waiting"), QString(), nullptr);
-    m_compare->fitToRuns(); // the axis follows the new runs, not the span of the ones they replace
+    m_compare->fitToRuns(); // the axis follows the runs shown and the new ones
     m_stopAction->setEnabled(true);
+    return !m_batchSlots.empty();
+}
+
+void MainWindow::dropQueuedRuns()
+{
+    for (const QueuedRun& queued : m_queuedPlans) {
+        m_workspace->release(queued.slot);
+        if (queued.slot >= 0 && !m_workspace->slot(queued.slot)) {
+            m_compare->setSlot(queued.slot, QString(), QString(), nullptr); // never started: no slot
+        }
+    }
+    m_queuedPlans.clear();
 }
 
 bool MainWindow::runDemoToEnd(const DemoOptions& options, int timeoutMs)
@@ -145,19 +205,25 @@ bool MainWindow::runDemoToEnd(const DemoOptions& options, int timeoutMs)
     QEventLoop loop;
     const auto done = connect(m_runs, &RunController::idle, &loop, &QEventLoop::quit);
     QTimer::singleShot(timeoutMs, &loop, &QEventLoop::quit);
-    startDemo(instant);
+    if (!startDemo(instant)) {
+        disconnect(done);
+        return false;
+    }
     loop.exec();
     disconnect(done);
     QApplication::processEvents(); // deliver the last queued updates
-    const auto& slots = m_workspace->slots();
-    return slots[0] && slots[1] && slots[0]->latest && slots[1]->finished();
+    return std::all_of(m_batchSlots.begin(), m_batchSlots.end(), [this](int slot) {
+        const auto& run = m_workspace->slot(slot);
+        return run && run->finished();
+    });
 }
 
 void MainWindow::stopRuns()
 {
     m_stopping = true;
     m_runs->stop();
-    for (int slot = 0; slot < 2; ++slot) { // the header must not keep saying "live"
+    dropQueuedRuns();
+    for (int slot = 0; slot < RunWorkspace::kSlots; ++slot) { // the header must not keep saying "live"
         const auto& live = m_workspace->slot(slot);
         if (live && live->latest && !live->latest->finished) {
             m_compare->setSlotText(slot, toQt(live->plan.label),
@@ -173,14 +239,15 @@ void MainWindow::onRunStarted(int run, const QString& label)
     }
     const QueuedRun& queued = m_queuedPlans.front();
     const int queuedStages = queued.config.pipeline.stages;
-    const int slot = m_workspace->placeStarted(queued.plan, queued.config, m_liveMeasured);
+    const int slot = queued.slot;
+    m_workspace->placeStarted(slot, queued.plan, queued.config, m_liveMeasured);
     m_runSlot[run] = slot;
     m_queuedPlans.pop_front();
     // Nothing shown may belong to an earlier run or an earlier prediction.
     clearPredictionLane();
     m_tuning->clearFigures(tr("%1 is running: its measured figures appear when it finishes.").arg(label));
-    if (slot == 0 && m_workspace->select(0)) {
-        m_compare->setSelectedSlot(0);
+    if (std::exchange(m_selectNextStart, false) && m_workspace->select(slot)) {
+        m_compare->setSelectedSlot(slot); // the batch's first run; the panel keeps its settings
     }
     m_applyAction->setEnabled(m_liveMeasured); // only a live LibTorch run can change its settings
     m_compare->timeline(slot)->setMarkers({});
@@ -247,15 +314,11 @@ Status MainWindow::applyToLiveRun()
         // The header names the settings the run switches to (from the next global-batch boundary).
         for (auto& live : m_workspace->slots()) {
             if (live && live->measured && live->latest && !live->latest->finished) {
-                live->applied =
-                    runLabel(wanted.schedule.name, wanted.pipeline.microbatches, wanted.pipeline.microBatchSize);
+                live->applied = runLabel(wanted);
             }
         }
         clearPredictionLane();
-        statusBar()->showMessage(tr("Apply: %1 from the next global-batch boundary")
-                                     .arg(toQt(runLabel(wanted.schedule.name, wanted.pipeline.microbatches,
-                                         wanted.pipeline.microBatchSize))),
-            8000);
+        statusBar()->showMessage(tr("Apply: %1 from the next global-batch boundary").arg(toQt(runLabel(wanted))), 8000);
     } else {
         statusBar()->showMessage(tr("Apply refused: %1").arg(toQt(s.error().describe())), 8000);
     }
@@ -268,11 +331,9 @@ void MainWindow::showLoss(int slot, const RunUpdate& update)
         return;
     }
     const auto index = static_cast<std::size_t>(slot);
-    if (m_lossCurves.size() <= index) {
-        m_lossCurves.resize(index + 1);
-    }
+    m_lossCurves.resize(RunWorkspace::kSlots);
     m_lossCurves[index] = LossCurve{toQt(update.label), update.metrics};
-    m_metrics->setRuns(m_lossCurves, m_targetLoss);
+    showLossCurves();
 }
 
 void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
@@ -296,9 +357,15 @@ void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
         live->plan.result.trace = update->trace;
         const double seconds = toSeconds(update->report->makespan);
         const auto& params = live->plan.result.schedule.params;
-        live->plan.result.throughputSamplesPerSecond = seconds > 0
-            ? static_cast<double>(params.microbatches * params.batches * live->config.pipeline.microBatchSize) / seconds
-            : 0.0;
+        // Each global batch at the m·b in force when it trained (an Apply changes them mid-run).
+        const double samples = samplesTrained(live->config, update->applied, params.batches);
+        live->plan.result.throughputSamplesPerSecond = seconds > 0 ? samples / seconds : 0.0;
+        if (!update->applied.empty()) { // the settings it ended with: selection, export, the check
+            const int steps = live->config.training.steps;
+            live->config = update->applied.back().config;
+            live->config.training.steps = steps;
+            live->applied = runLabel(live->config);
+        }
         live->plan.index = TimelineIndex::build(update->trace, update->report->bubbles); // the run's one analysis
         calibrateFrom(it->second, live->plan, live->config.pipeline.microBatchSize);
     }
@@ -323,20 +390,76 @@ void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
     statusBar()->showMessage(tr("%1 finished").arg(toQt(update->label)), 5000);
 }
 
+void MainWindow::showLossCurves()
+{
+    std::vector<LossCurve> shown; // the slots' curves, in slot order, none for an empty slot
+    for (const LossCurve& curve : m_lossCurves) {
+        if (!curve.label.isEmpty()) {
+            shown.push_back(curve);
+        }
+    }
+    m_metrics->setRuns(shown, m_targetLoss);
+}
+
+bool MainWindow::removeRun(int slot, QString* error)
+{
+    const auto fail = [error](const QString& why) {
+        if (error) {
+            *error = why;
+        }
+        return false;
+    };
+    if (slot < 0 || slot >= RunWorkspace::kSlots || !m_workspace->showsRuns() || !m_workspace->slot(slot)) {
+        return fail(tr("Remove run: select a run first (click its timeline or title)"));
+    }
+    if (!m_workspace->slot(slot)->finished() && m_runs->isBusy()) {
+        return fail(
+            tr("Remove run: %1 is still running; Stop it first").arg(toQt(m_workspace->slot(slot)->plan.label)));
+    }
+    std::erase_if(m_runSlot, [slot](const auto& entry) { return entry.second == slot; });
+    m_indexers[static_cast<std::size_t>(slot)]->cancelPending();
+    m_workspace->remove(slot);
+    m_compare->setSlot(slot, QString(), QString(), nullptr);
+    m_compare->timeline(slot)->setMarkers({});
+    if (static_cast<std::size_t>(slot) < m_lossCurves.size()) {
+        m_lossCurves[static_cast<std::size_t>(slot)] = {};
+    }
+    showLossCurves();
+    if (m_workspace->empty() && m_queuedPlans.empty()) {
+        // The last run is gone: the slots show the what-if's predictions again.
+        m_workspace->leaveRunMode();
+        m_compare->setSelectedSlot(-1);
+        m_compare->setSummaries({});
+        m_check->setChecks({});
+        onConfigChanged(m_tuning->config());
+        return true;
+    }
+    refreshLiveTable();
+    refreshChecks();
+    for (int other = 0; other < RunWorkspace::kSlots; ++other) { // the selection moves to a run still shown
+        if (m_workspace->slot(other) && m_workspace->slot(other)->finished()) {
+            selectSlot(other);
+            break;
+        }
+    }
+    m_compare->fitToRuns();
+    return true;
+}
+
 void MainWindow::refreshLiveTable()
 {
     std::vector<ComparisonRow> summaries;
-    for (const auto& live : m_workspace->slots()) {
+    for (std::size_t slot = 0; slot < m_workspace->slots().size(); ++slot) {
+        const auto& live = m_workspace->slots()[slot];
         if (live && live->finished()) {
             const auto& report = live->latest->report ? *live->latest->report : live->plan.result.report;
             ComparisonRow summary = summaryOf(live->plan, report);
             summary.label += live->measured ? " · measured" : " · simulated";
             summary.drift = live->measuredDrift(); // per model stage, from its tensors; none for a replay
             // The same number the loss panel marks on its virtual-time axis.
-            const auto curve = std::find_if(m_lossCurves.rbegin(), m_lossCurves.rend(),
-                [&](const LossCurve& c) { return c.label == toQt(live->plan.label); });
-            if (curve != m_lossCurves.rend()) {
-                summary.timeToTargetS = timeToTarget(curve->samples, m_targetLoss, TimeAxis::Virtual).value_or(-1.0);
+            if (slot < m_lossCurves.size() && !m_lossCurves[slot].label.isEmpty()) { // the slot's own curve
+                summary.timeToTargetS =
+                    timeToTarget(m_lossCurves[slot].samples, m_targetLoss, TimeAxis::Virtual).value_or(-1.0);
             }
             summaries.push_back(std::move(summary));
         }

@@ -27,10 +27,65 @@ RunWorkspace::RunWorkspace(QObject* parent)
 
 void RunWorkspace::enterRunMode()
 {
+    if (m_showsRuns) {
+        return; // the runs shown stay until the user removes them
+    }
     m_showsRuns = true;
     m_slots = {};
+    m_reserved = {};
     m_selected = -1;
-    m_started = 0; // a new batch of live runs starts at the top slot
+}
+
+void RunWorkspace::leaveRunMode()
+{
+    m_showsRuns = false;
+    m_slots = {};
+    m_reserved = {};
+    m_selected = -1;
+}
+
+int RunWorkspace::freeSlots() const
+{
+    int free = 0;
+    for (int i = 0; i < kSlots; ++i) {
+        free += !slot(i) && !m_reserved[static_cast<std::size_t>(i)] ? 1 : 0;
+    }
+    return free;
+}
+
+bool RunWorkspace::empty() const
+{
+    return freeSlots() == kSlots;
+}
+
+int RunWorkspace::reserve()
+{
+    for (int i = 0; i < kSlots; ++i) {
+        if (!slot(i) && !m_reserved[static_cast<std::size_t>(i)]) {
+            m_reserved[static_cast<std::size_t>(i)] = true;
+            return i;
+        }
+    }
+    return -1;
+}
+
+void RunWorkspace::release(int index)
+{
+    if (index >= 0 && index < kSlots) {
+        m_reserved[static_cast<std::size_t>(index)] = false;
+    }
+}
+
+void RunWorkspace::remove(int index)
+{
+    if (index < 0 || index >= kSlots) {
+        return;
+    }
+    slot(index).reset();
+    m_reserved[static_cast<std::size_t>(index)] = false;
+    if (m_selected == index) {
+        m_selected = -1;
+    }
 }
 
 runtime::RunDrift RunSlot::measuredDrift() const
@@ -49,21 +104,27 @@ int RunWorkspace::placeOpened(const PredictedRun& run, const runtime::RunConfig&
     if (!m_showsRuns) {
         enterRunMode(); // the slots showed predictions: none of them stays
     }
-    const int index = m_opened++ % kSlots;
+    const int index = reserve();
+    if (index < 0) {
+        return -1; // every slot holds a run the user has not removed
+    }
+    release(index);
     auto final = std::make_shared<RunUpdate>();
     final->label = run.label;
     final->trace = run.result.trace;
     final->report = run.result.report;
     final->finished = true;
-    slot(index) = RunSlot{run, final, true, false, config, {}, std::move(drift)};
+    slot(index) = RunSlot{run, final, true, false, config, {}, calibrationScope(config), std::move(drift)};
     return index;
 }
 
-int RunWorkspace::placeStarted(const PredictedRun& plan, const runtime::RunConfig& config, bool measured)
+void RunWorkspace::placeStarted(int index, const PredictedRun& plan, const runtime::RunConfig& config, bool measured)
 {
-    const int index = m_started++ % kSlots;
-    slot(index) = RunSlot{plan, nullptr, measured, true, config, {}, {}};
-    return index;
+    if (index < 0 || index >= kSlots) {
+        return;
+    }
+    release(index);
+    slot(index) = RunSlot{plan, nullptr, measured, true, config, {}, calibrationScope(config), {}};
 }
 
 bool RunWorkspace::select(int index)
@@ -75,10 +136,25 @@ bool RunWorkspace::select(int index)
     return true;
 }
 
-Result<CalibrationPtr> RunWorkspace::addCalibrationSample(runtime::CostSample sample)
+std::string calibrationScope(const runtime::RunConfig& config)
 {
+    const auto& m = config.model.shape;
+    // The shape, not only the preset's name: an explicit shape equal to a preset is the same model.
+    return "model " + std::to_string(m.layers) + "x" + std::to_string(m.dModel) + " h" + std::to_string(m.heads) + " T"
+        + std::to_string(m.seqLen) + " V" + std::to_string(m.vocab) + " on " + config.device.name;
+}
+
+CalibrationPtr RunWorkspace::calibrationFor(const std::string& scope) const
+{
+    const auto it = m_scopes.find(scope);
+    return it == m_scopes.end() ? nullptr : it->second.calibration;
+}
+
+Result<CalibrationPtr> RunWorkspace::addCalibrationSample(const std::string& scope, runtime::CostSample sample)
+{
+    Scoped& scoped = m_scopes[scope];
     const std::size_t stages = sample.costs.stages.size();
-    std::vector<runtime::CostSample> samples = m_samples;
+    std::vector<runtime::CostSample> samples = scoped.samples;
     std::erase_if(samples,
         [&](const runtime::CostSample& s) { return s.source == sample.source || s.costs.stages.size() != stages; });
     samples.push_back(std::move(sample));
@@ -86,10 +162,11 @@ Result<CalibrationPtr> RunWorkspace::addCalibrationSample(runtime::CostSample sa
     if (!calibration) {
         return calibration.error();
     }
-    m_samples = std::move(samples);
-    m_calibration = *calibration;
-    Q_EMIT calibrationChanged(m_calibration);
-    return m_calibration;
+    scoped.samples = std::move(samples);
+    scoped.calibration = *calibration;
+    m_lastScope = scope;
+    Q_EMIT calibrationChanged(scope, scoped.calibration);
+    return scoped.calibration;
 }
 
 } // namespace bs::ui

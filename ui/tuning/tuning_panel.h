@@ -3,6 +3,7 @@
 // accumulation window a and the micro-batch size b (global batch shown), batches simulated,
 // memory budget per stage; the predicted figures; and Suggest (runtime::tune) with one-click apply.
 
+#include "runtime/plan/sim/run_preflight.h"
 #include "ui/tuning/what_if.h"
 
 #include <QFutureWatcher>
@@ -17,8 +18,16 @@ class QPushButton;
 class QSlider;
 class QSpinBox;
 class QTableWidget;
+class QFormLayout;
+
+namespace bs::runtime {
+struct ScheduleInfo;
+}
 
 namespace bs::ui {
+
+/// The fewest m >= `m` the schedule's rules take at p ranks: where an a = m schedule's a lands.
+int fewestAcceptedFrom(const runtime::ScheduleInfo& info, int p, int m);
 
 class TuningPanel : public QWidget
 {
@@ -39,8 +48,10 @@ public:
     void showError(const QString& message);
     /// Clears the figures (a run started: nothing shown belongs to it yet).
     void clearFigures(const QString& why);
-    /// The measured times every prediction of this panel uses: the sliders' (config()), Suggest's
-    /// and the window's prediction check. Null = the device profile. Does not emit configChanged.
+    /// The measured times every prediction of this panel uses: the sliders' (config()) and
+    /// Suggest's (the window gives the one of the model and device shown). Null = the device
+    /// profile. Does not emit configChanged; re-runs Suggest when it has run (its table follows
+    /// every recalibration) and shows the fit-error warnings.
     void setCalibration(const CalibrationPtr& calibration);
     CalibrationPtr calibration() const { return m_calibration; }
     /// "calibrated from run X (…)" or "device profile cpu": what the predictions are based on.
@@ -63,11 +74,29 @@ public:
     void suggest();
     bool isSearching() const;
 
+    /// The one pre-flight (runtime::preflightStart) of the panel's settings as a run would start
+    /// them (toRunConfig, this machine's memory): what the runtime would refuse, or nullopt. Kept
+    /// up to date on every change; the reason is shown beside the control of the field it names.
+    const std::optional<Error>& refusal() const { return m_refusal; }
+    /// The pre-flight of `config` (Train live, Suggest's rows).
+    Status preflight(const WhatIfConfig& config) const;
+    /// The refusal's note and the control it stands beside (null when nothing is refused).
+    QLabel* refusalLabel() const;
+    QWidget* refusedControl() const;
+    /// The warnings shown where the numbers are when the calibration's fit error on its own runs
+    /// exceeds kHonestFitError: under the predicted figures and above Suggest's table, each with a
+    /// Calibrate button (calibrateRequested).
+    QWidget* fitWarning() const { return m_fitWarning; }
+    QWidget* suggestFitWarning() const { return m_suggestFitWarning; }
+    static constexpr double kHonestFitError = 0.15;
+
 Q_SIGNALS:
     /// Any control changed (emitted on every slider step; the engine debounces).
     void configChanged(const bs::ui::WhatIfConfig& config);
     /// The search finished (with or without candidates).
     void suggestionsReady();
+    /// A Calibrate button beside a fit-error warning was pressed.
+    void calibrateRequested();
 
 private:
     void showFigures(const Prediction& prediction, const QString& title, const QString& note);
@@ -80,10 +109,18 @@ private:
     /// direction it moved). Updates the note.
     void constrainAccum();
     void applySuggestion(int row);
+    /// The panel's settings at a Suggest row's a (= m) and b: what applying the row sets.
+    WhatIfConfig suggestionConfig(int accum, int microBatchSize) const;
     void suggestionsFinished();
     QWidget* buildControls();
     QWidget* buildFigures();
     QWidget* buildSuggest();
+    /// The refusal notes, one hidden row under each control a field can name (tuning_panel_checks.cpp).
+    void buildRefusalRows(QFormLayout* form);
+    void updateRefusal();
+    /// A warning row (text and a Calibrate button) for `parent`'s box.
+    QWidget* makeFitWarning(QWidget* parent);
+    void updateFitWarnings();
 
     WhatIfConfig m_base; // the last setConfig(): what config() puts the controls' values on
     QComboBox* m_schedule = nullptr;
@@ -115,6 +152,13 @@ private:
     QString m_suggestSource; ///< sourceText() when the running search started
     QFutureWatcher<Result<runtime::TuneResult>>* m_search = nullptr;
     bool m_silent = false;
+    runtime::MemoryCapacity m_capacity; ///< probed once: where a run would start
+    std::optional<Error> m_refusal;
+    std::vector<std::pair<QWidget*, QLabel*>> m_refusalRows; ///< control, its note
+    QWidget* m_fitWarning = nullptr;
+    QWidget* m_suggestFitWarning = nullptr;
+    bool m_suggested = false; ///< Suggest ran once: a recalibration re-runs it
+    bool m_suggestAgain = false; ///< a recalibration arrived while it searched
 };
 
 } // namespace bs::ui

@@ -20,6 +20,13 @@ std::string runLabel(const std::string& schedule, int accum, int microBatchSize,
         + (stagesPerRank > 1 ? " v=" + std::to_string(stagesPerRank) : std::string());
 }
 
+std::string runLabel(const runtime::RunConfig& config)
+{
+    const runtime::ScheduleInfo* info = runtime::findSchedule(config.schedule.name);
+    return runLabel(config.schedule.name, runtime::shownWindowOf(config), config.pipeline.microBatchSize,
+        info ? info->stagesPerRank(config.pipeline.stagesPerRank) : 1);
+}
+
 runtime::RunConfig defaultWhatIfRun()
 {
     runtime::RunConfig rc;

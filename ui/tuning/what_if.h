@@ -101,6 +101,8 @@ WhatIfConfig fromRunConfig(const runtime::RunConfig& config);
 
 /// "PACI a=8 b=8" style label; " v=2" added for ranks holding several stages.
 std::string runLabel(const std::string& schedule, int accum, int microBatchSize, int stagesPerRank = 1);
+/// runLabel of a run's configuration: its window a (runtime::shownWindowOf), b and v.
+std::string runLabel(const runtime::RunConfig& config);
 /// The v `schedule` is simulated with: the panel's pipeline.stages_per_rank where the schedule's
 /// catalogue traits take it (defaultStagesPerRank..maxStagesPerRank), else 0 (its own).
 int stagesPerRankFor(const WhatIfConfig& config, const std::string& schedule);

@@ -92,4 +92,12 @@ Status preflightRun(const RunConfig& config, const MemoryCapacity& capacity, con
     return refused;
 }
 
+Status preflightStart(const RunConfig& config, const MemoryCapacity& capacity, const PreflightScope& scope)
+{
+    if (Status valid = validate(config); !valid) {
+        return valid;
+    }
+    return preflightRun(config, capacity, scope);
+}
+
 } // namespace bs::runtime

@@ -45,4 +45,10 @@ struct PreflightScope
 /// capacity that is unknown, is not refused here (the run itself tells).
 Status preflightRun(const RunConfig& config, const MemoryCapacity& capacity, const PreflightScope& scope = {});
 
+/// The one pre-flight of everything a run's start refuses before it trains (issue 30): the
+/// runtime's config validator (RunSession::create: "16 model chunks for dualpipev exceed
+/// model.layers = 8", its context the field), then the memory check above. The GUI's Train live,
+/// its what-if and Suggest ask this, so they refuse exactly what the runtime would.
+Status preflightStart(const RunConfig& config, const MemoryCapacity& capacity, const PreflightScope& scope = {});
+
 } // namespace bs::runtime

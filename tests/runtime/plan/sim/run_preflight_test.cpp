@@ -3,6 +3,7 @@
 #include "runtime/plan/sim/run_preflight.h"
 
 #include "runtime/plan/common/gpt_shape.h"
+#include "runtime/plan/config/config_validate.h"
 #include "runtime/plan/sim/cost_model.h"
 #include "runtime/plan/sim/preflight.h"
 
@@ -158,6 +159,56 @@ TEST(RunPreflight, Gpt2Medium8StagesBf16FitsOneH100)
         before.batches = 1;
         EXPECT_GT(estimateMemory(before, 0).value().totalBytes, h100.gpuBytes[0]) << schedule;
     }
+}
+
+// Issue 30: the GUI's Train live, what-if and Suggest ask preflightStart; it refuses exactly what
+// the runtime's config validator (RunSession::create) refuses, with the same field and message,
+// and lets through what the validator takes.
+TEST(RunPreflight, StartRefusesExactlyWhatTheValidatorRefuses)
+{
+    const auto tiny = [](const std::string& schedule, int stages, int microbatches) {
+        RunConfig c; // the what-if's default model: the tiny GPT, 8 layers
+        c.schedule.name = schedule;
+        c.pipeline.stages = stages;
+        c.pipeline.microbatches = microbatches;
+        c.pipeline.microBatchSize = 8;
+        return c;
+    };
+    struct Case
+    {
+        RunConfig config;
+        bool refused;
+    };
+    const std::vector<Case> cases{{tiny("dualpipev", 8, 16), true}, {tiny("zb-v", 8, 8), true},
+        {tiny("interleaved-1f1b", 8, 8), true}, {tiny("dualpipev", 4, 6), true}, {tiny("paci", 8, 8), false},
+        {tiny("1f1b", 8, 8), false}, {tiny("interleaved-1f1b", 4, 8), false}, {tiny("dualpipev", 4, 8), false}};
+    for (const Case& k : cases) {
+        const RunConfig& c = k.config;
+        const Status validator = validate(c);
+        const Status start = preflightStart(c, MemoryCapacity{}); // unknown RAM: the validator alone decides
+        const std::string what = c.schedule.name + " p=" + std::to_string(c.pipeline.stages);
+        EXPECT_EQ(!validator.has_value(), k.refused) << what;
+        ASSERT_EQ(start.has_value(), validator.has_value()) << what;
+        if (!validator) {
+            EXPECT_EQ(start.error().context, validator.error().context) << what;
+            EXPECT_EQ(start.error().message, validator.error().message) << what;
+        }
+    }
+    const Status chunks = preflightStart(tiny("dualpipev", 8, 16), MemoryCapacity{});
+    ASSERT_FALSE(chunks);
+    EXPECT_EQ(chunks.error().context, "pipeline.stages_per_rank");
+    EXPECT_NE(chunks.error().message.find("16 model chunks for dualpipev exceed model.layers = 8"), std::string::npos)
+        << chunks.error().message;
+}
+
+TEST(RunPreflight, StartAlsoRefusesWhatDoesNotFitMemory)
+{
+    MemoryCapacity capacity;
+    capacity.hostBytes = estimate(1).totalBytes;
+    const Status refused = preflightStart(bigRun("cpu"), capacity);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find("(host RAM)"), std::string::npos) << refused.error().message;
+    EXPECT_TRUE(preflightStart(bigRun("cpu", 1), capacity));
 }
 
 } // namespace
