@@ -4,6 +4,7 @@
 #include "app/cli/partition_option.h"
 #include "runtime/plan/schedule/catalogue.h"
 #include "runtime/plan/sim/recompute_costs.h"
+#include "runtime/plan/sim/tuner.h"
 #include "runtime/plan/sim/unit_cost_model.h"
 
 #include <cmath>
@@ -130,7 +131,8 @@ Result<runtime::SimulationRequest> SimulationOptions::request(const std::string&
         auto costs = !split->unitCosts.empty() ? runtime::costModelFromUnitCosts(*shape, split->unitCosts,
                          split->unitCostsMicroBatch, split->unitsPerStage, microBatchSize, *device)
             : split->unitsPerStage.empty()
-            ? runtime::costModelFromGpt(*shape, stages, microBatchSize, *device)
+            ? runtime::costModelFromGpt(*shape,
+                runtime::gptCostChunks(req.schedule.name, stages, req.schedule.stagesPerRank), microBatchSize, *device)
             : runtime::costModelFromUnits(*shape, split->unitsPerStage, microBatchSize, *device);
         if (!costs) {
             return costs.error();

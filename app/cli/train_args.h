@@ -19,6 +19,7 @@ struct TrainArgs
     std::optional<std::int64_t> seed;    ///< --seed (model init and data)
     std::optional<std::string> data;     ///< --data spec
     std::optional<double> targetLoss;    ///< --target-loss
+    bool stopAtTarget = false; ///< --stop-at-target (SessionOptions::stopAtTarget)
     std::optional<std::string> device;   ///< --device cpu|cuda|cuda:N (device.name)
     std::optional<std::string> dtype;    ///< --dtype fp32|bf16 (model.dtype)
     std::string backend;                 ///< --backend nccl|gloo (distributed; empty = the device's default)

@@ -86,8 +86,8 @@ Result<runtime::RunConfig> resumeConfig(const TrainArgs& a)
 {
     const bool other = !a.configPath.empty() || a.schedule || a.stages || a.stagesPerRank || a.microbatches || a.accum
         || a.microBatchSize || a.evalInterval || a.model || a.seed || a.data || a.targetLoss || a.device || a.dtype
-        || a.reference || a.recompute || a.lrScaling || a.partition || !a.outDir.empty() || a.overwrite
-        || a.distributed;
+        || a.reference || a.recompute || a.lrScaling || a.partition || !a.outDir.empty() || a.overwrite || a.distributed
+        || a.stopAtTarget;
     if (other) {
         return makeError(ErrorCode::InvalidArgument,
                          "--resume continues the run with its checkpoint's settings; only --steps, --checkpoint-every, "
@@ -246,6 +246,7 @@ Result<runtime::RunSummary> trainOne(const runtime::RunConfig& config, const Tra
     runtime::SessionOptions options;
     options.reference = a.reference;
     options.overwrite = a.overwrite;
+    options.stopAtTarget = a.stopAtTarget;
     options.resume = !a.resumeDir.empty();
     options.executor = a.executor == "threaded" ? runtime::ExecutorKind::Threaded : runtime::ExecutorKind::Serial;
     if (!a.outDir.empty() || options.resume) {
@@ -346,6 +347,10 @@ void addTrainOptions(CLI::App& sub, TrainArgs& a)
     sub.add_option("--eval-interval", a.evalInterval, "Global batches between validation passes (0 = never)");
     sub.add_option("--target-loss", a.targetLoss, "Validation loss that counts as reached")
         ->check(finiteIn(0, 1e6));
+    sub.add_flag("--stop-at-target", a.stopAtTarget,
+        "End the run at the global-batch boundary after the validation loss first reaches the target "
+        "loss (needs --target-loss or training.target_loss and validation passes; the serial executor "
+        "or --reference); --steps stays the most it trains. summary.json: time_to_target_s, steps");
     sub.add_option("--device", a.device,
                    "cpu, cuda (every GPU, stages in contiguous blocks) or cuda:N; overrides device.name "
                    "(e.g. the gpt2-medium preset's cuda: --device cpu trains it on the CPU, slowly)");
@@ -401,6 +406,10 @@ namespace {
 // group may still wait on a dead peer, and no destructor may keep this rank alive.
 int runDistributed(const TrainArgs& args)
 {
+    if (args.stopAtTarget) { // a rank runs no validation pass (SessionOptions::transport)
+        return printError(makeError(ErrorCode::InvalidArgument,
+            "--stop-at-target needs validation passes, which a multi-process rank does not run", "--stop-at-target"));
+    }
     auto env = runtime::readDistEnv();
     if (!env) {
         return printError(env.error()); // before any work

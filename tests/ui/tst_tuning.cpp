@@ -215,7 +215,7 @@ private Q_SLOTS:
         explicitRun.microBatchSize = 2;
         auto device = bs::runtime::deviceProfile("cpu");
         QVERIFY(device);
-        auto costs = bs::runtime::costModelFromGpt(shown.run.model.shape, 4, 2, *device);
+        auto costs = bs::runtime::costModelFromGpt(shown.run.model.shape, 8, 2, *device); // one cost per chunk: p·v
         QVERIFY(costs);
         explicitRun.costs = *costs;
         const auto direct = bs::runtime::simulate(explicitRun);

@@ -57,14 +57,26 @@ std::int64_t GptShape::blockActivationBytes(int microBatch) const
 {
     const std::int64_t sb = i64(seqLen) * i64(microBatch);
     const std::int64_t sbh = sb * i64(dModel);
+    const std::int64_t scores = i64(heads) * i64(seqLen) * sb; // a·s²·b
     const std::int64_t e = activationBytes;
+    if (e >= 4) {
+        // ln1 and ln2 inputs (2), ln1 output, q k v (3), attention output y, ln2 output, fc and GELU
+        // outputs (4 each): 16 values per token and channel, fp32.
+        std::int64_t bytes = 16 * 4 * sbh + 2 * 2 * 4 * sb; // and the two LayerNorms' mean and rstd
+        bytes += fusedAttention ? 4 * sbh + 4 * i64(heads) * sb // scaled_dot_product_attention: output + log-sum-exp
+                                : 4 * scores + i64(seqLen) * i64(seqLen); // softmax output, bool causal mask
+        if (dropout > 0) { // LibTorch's CPU dropout keeps an fp32 noise tensor per dropout
+            bytes += 2 * 4 * sbh + (fusedAttention ? 0 : 4 * scores);
+        }
+        return bytes;
+    }
     const std::int64_t published = 17 * e * sbh; // 34·s·b·h elements at e bytes
     const std::int64_t residual = 2 * (4 - e) * sbh; // LayerNorm inputs: fp32 whatever e is
     const std::int64_t attention = fusedAttention ? e * sbh + 4 * i64(heads) * sb // output + log-sum-exp
-                                                  : 5 * e * i64(heads) * i64(seqLen) * sb / 2; // 5·a·s²·b elements
+                                                  : 5 * e * scores / 2; // 5·a·s²·b elements
     // Under autocast each linear's weight is cast to bf16 once per forward, and autograd keeps the
     // copy for the backward: per micro-batch in flight, e bytes per matrix weight (12·h²).
-    const std::int64_t weightCopies = e < 4 ? e * 12 * i64(dModel) * i64(dModel) : 0;
+    const std::int64_t weightCopies = e * 12 * i64(dModel) * i64(dModel);
     return published + residual + attention + weightCopies;
 }
 
@@ -75,7 +87,43 @@ std::int64_t GptShape::hiddenBytes(int microBatch) const
 
 std::int64_t GptShape::headActivationBytes(int microBatch) const
 {
-    return i64(seqLen) * i64(microBatch) * i64(vocab) * (4 + i64(activationBytes));
+    const std::int64_t sb = i64(seqLen) * i64(microBatch);
+    // The fp32 log-softmax, and the int64 targets; bf16 as counted before: the logits too.
+    return sb * i64(vocab) * (4 + (activationBytes < 4 ? i64(activationBytes) : 0)) + 8 * sb;
+}
+
+std::int64_t GptShape::finalNormActivationBytes(int microBatch, bool headFollows) const
+{
+    const std::int64_t sb = i64(seqLen) * i64(microBatch);
+    // Its fp32 input (the last block's output, or the stage's received input), mean and rstd.
+    return hiddenBytes(microBatch) + 2 * 4 * sb + (headFollows ? sb * i64(dModel) * i64(activationBytes) : 0);
+}
+
+std::int64_t GptShape::embeddingActivationBytes(int microBatch) const
+{
+    return 8 * i64(seqLen) * i64(microBatch); // int64 token ids
+}
+
+std::int64_t GptShape::backwardWorkingBytes(int microBatch, bool hasBlocks, bool hasEmbedding, bool hasHead) const
+{
+    const std::int64_t sbh = i64(seqLen) * i64(microBatch) * i64(dModel);
+    const std::int64_t h = i64(dModel);
+    const std::int64_t block = hasBlocks ? 4 * (5 * sbh + 4 * h * h) : 0;
+    std::int64_t working = block;
+    if (hasEmbedding) {
+        working = std::max(working, 4 * (sbh + i64(vocab) * h)); // the incoming gradient, the table's dense gradient
+    }
+    if (hasHead) {
+        // What the head has released when the last block's backward runs (its input, that block's
+        // output, is counted as still held: fitted so).
+        const std::int64_t headHeld =
+            headActivationBytes(microBatch) + finalNormActivationBytes(microBatch, true) - hiddenBytes(microBatch);
+        working = std::max(working, 16 * sbh);
+        if (hasBlocks) { // the last block's backward: the head's weight gradient still live, its activations freed
+            working = std::max(working, block + 4 * i64(vocab) * h - headHeld);
+        }
+    }
+    return working;
 }
 
 Result<GptShape> gptPreset(const std::string& name)

@@ -32,20 +32,34 @@ struct GptShape
     /// Forward FLOPs for `microBatch` sequences (matmuls only; 2 FLOPs per multiply-add).
     double blockForwardFlops(int microBatch) const;
     double headForwardFlops(int microBatch) const;
-    /// Bytes one block keeps for backward, per micro-batch: Korthikanti et al. 2022's count
-    /// (34·s·b·h + 5·a·s²·b elements at 2 bytes) scaled to activationBytes, plus what our block
-    /// (gpt_modules.cpp) keeps beyond it under bf16 autocast: the two LayerNorm inputs stay on
-    /// the fp32 residual stream (2·(4 − e)·s·b·h). With fusedAttention the (T, T) scores term
-    /// becomes what scaled_dot_product_attention keeps: its output (e·s·b·h) and fp32
-    /// log-sum-exp (4·a·s·b). Under bf16 autocast autograd also keeps each forward's bf16 copy of
-    /// the block's matrix weights (2·12·h²). fp32 unfused is the published count exactly; bf16
-    /// fused is 40·s·b·h + 4·a·s·b + 24·h², the tensor-by-tensor count of the block
-    /// (docs/ARCHITECTURE.md, GPU path).
+    /// Bytes one block keeps for backward, per micro-batch, counting its input (the LayerNorm's)
+    /// and not its output (the next block's or the final LayerNorm's input, or the one the stage hands on).
+    /// fp32 is the tensor-by-tensor count of our block (gpt_modules.cpp) as the CPU allocator
+    /// measures it (memory_tracker.h; tests/runtime/train/exec/memory_prediction_test.cpp): the two
+    /// LayerNorm inputs, 14·s·b·h matmul in/outputs, the LayerNorms' mean and rstd, and the
+    /// attention's softmax output and causal mask (T, T scores) or, fused, its output and fp32
+    /// log-sum-exp; with dropout its noise tensors. Korthikanti et al. 2022's published count
+    /// (34·s·b·h + 5·a·s²·b at 2 bytes) held the scores three times and the dropout masks of a
+    /// model without dropout: +15 % at the tiny model's stage 0. bf16 (autocast) keeps the count
+    /// checked on GPUs: the published one at 2 bytes, the two LayerNorm inputs on the fp32 residual
+    /// stream (2·(4 − e)·s·b·h), and each forward's bf16 copy of the matrix weights (2·12·h²);
+    /// fused, 40·s·b·h + 4·a·s·b + 24·h² (docs/ARCHITECTURE.md, GPU path).
     std::int64_t blockActivationBytes(int microBatch) const;
     /// Bytes of the hidden state a stage hands on (fp32 residual stream in either precision).
     std::int64_t hiddenBytes(int microBatch) const;
-    /// Bytes the LM head and loss keep: the fp32 log-softmax, plus the logits (fp32 or bf16).
+    /// Bytes the LM head and loss keep: the fp32 log-softmax and the targets (bf16: and the logits).
     std::int64_t headActivationBytes(int microBatch) const;
+    /// Bytes the final LayerNorm keeps: its fp32 input, mean and rstd, and its output where the head
+    /// on its stage keeps it as the matmul's input (otherwise the output is the one the stage hands on).
+    std::int64_t finalNormActivationBytes(int microBatch, bool headFollows) const;
+    /// Bytes the embedding keeps: the token ids its backward scatters into.
+    std::int64_t embeddingActivationBytes(int microBatch) const;
+    /// Bytes a backward allocates on top of what the stage holds, at its worst moment (counted once
+    /// per stage: one action runs at a time): in a block the MLP's gradients and the fc weight's
+    /// gradient before it is added to .grad, 4·(5·s·b·h + 4·h²); at the head 16·s·b·h, or the
+    /// last block's with the head weight's gradient and without what the head has released by
+    /// then. Measured on the CPU at two widths and two micro-batch sizes (fp32); bf16 counted alike.
+    std::int64_t backwardWorkingBytes(int microBatch, bool hasBlocks, bool hasEmbedding, bool hasHead) const;
 };
 
 /// Named presets: "tiny" (CPU demo), "small", "gpt2-medium" (the paper's model: 24 layers, d 1024,

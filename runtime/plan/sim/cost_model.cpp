@@ -104,22 +104,28 @@ CostModel costsOver(const GptShape& shape, const StagePartition& part, int micro
         StageCost cost;
         cost.forward = layers * kernelTime(shape.blockForwardFlops(microBatch), device);
         std::int64_t params = layers * shape.blockParams();
+        // Per micro-batch in flight: each block's saved tensors (its input counted), then what the
+        // stage's ends keep (runtime/train/exec: the stage's output stays the root of its backward
+        // until the gradient comes back).
         std::int64_t activations = layers * shape.blockActivationBytes(microBatch);
         if (embedding) {
             params += shape.embeddingParams();
-            activations += hiddenBytes;
+            activations += shape.embeddingActivationBytes(microBatch);
+        } else if (layers == 0 && !norm) {
+            activations += hiddenBytes; // a head-only stage: the head's matmul keeps the received input
         }
         if (norm) {
             params += normParams; // headParams() counts the final LayerNorm: the norm unit's here
-            if (!head) {
-                activations += hiddenBytes; // a norm without the head keeps its input
-            }
+            activations += shape.finalNormActivationBytes(microBatch, head);
         }
         if (head) {
             cost.forward += kernelTime(shape.headForwardFlops(microBatch), device);
             params += shape.headParams() - normParams;
-            activations += shape.headActivationBytes(microBatch); // logits and their log-softmax
+            activations += shape.headActivationBytes(microBatch); // log-softmax and targets
+        } else {
+            activations += hiddenBytes; // the output handed on
         }
+        cost.workingBytes = shape.backwardWorkingBytes(microBatch, layers > 0, embedding, head);
         // A backward costs two forwards: one for the input gradient, one for the weight gradient.
         cost.backwardInput = cost.forward;
         cost.backwardWeight = cost.forward;

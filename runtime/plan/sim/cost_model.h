@@ -47,6 +47,10 @@ struct StageCost
     /// Activation recompute (recompute_costs.h): one micro-batch's full activations, held only
     /// while its backward runs; counted once on top of the in-flight inputs.
     std::int64_t recomputeBytes = 0;
+    /// What a backward allocates on top of the held activations at its worst moment (gradients,
+    /// a weight's gradient before it is added to .grad): counted once, as a stage runs one action
+    /// at a time (GptShape::backwardWorkingBytes; 0 where unknown).
+    std::int64_t workingBytes = 0;
     ColdCost cold; ///< one-time extras of the stage's first actions (0 = none)
 
     /// The steady time of an action of `kind` (ColdCost is added by the executor, once).

@@ -98,11 +98,17 @@ Result<GoodputModel> GoodputModel::fit(NoiseScaleInput noise, const std::vector<
         const double predicted = intercept + slope * x[i];
         rss += std::pow((y[i] - predicted) / predicted, 2);
     }
-    const double dof = std::max(1.0, n - (sxx > 0 ? 2.0 : 1.0));
-    model.m_fitSpread = n > 1 ? std::sqrt(rss / dof) : 0.25; // one run: ±25 % until a second confirms it
-    if (sxx > 0 && n >= 3) {
+    const double dof = n - (sxx > 0 ? 2.0 : 1.0);
+    // One run, or two at two lags (the line through them leaves no residual): ±25 % until another
+    // run confirms the fit.
+    model.m_fitSpread = dof >= 1 ? std::sqrt(rss / dof) : 0.25;
+    if (sxx > 0) {
+        // Two runs at two lags determine the cost exactly; its spread stays the unfitted one's until
+        // a third run leaves residuals to measure it by. Before, two runs kept the line's intercept
+        // (E_min at lag 0) but dropped its slope, so every predicted row lacked the staleness the
+        // calibration runs paid.
         model.m_lagCost = std::max(0.0, slope / intercept);
-        model.m_lagCostSpread = model.m_fitSpread / std::sqrt(sxx);
+        model.m_lagCostSpread = n >= 3 ? model.m_fitSpread / std::sqrt(sxx) : kUnfittedLagCost;
         model.m_lagCostFitted = true;
     }
     return model;

@@ -30,19 +30,27 @@ profiler::AnalysisOptions analysisOptionsFor(
         options.staticBytes.assign(ranks, 0);
         options.paramBytes.assign(ranks, 0);
         options.activationBytes.assign(ranks, 1);
+        std::vector<std::int64_t> workingOfRank(ranks, 0);
         for (int s = 0; s < schedule.stages(); ++s) {
             const StageCost& cost = costs.stages[static_cast<std::size_t>(s)];
             const auto r = static_cast<std::size_t>(schedule.rankOf(s));
             options.staticBytes[r] += costs.bytesKnown ? 4 * cost.paramBytes : 0;
+            // One action at a time on a rank: the largest of its chunks' backward working sets.
+            workingOfRank[r] = std::max(workingOfRank[r], costs.bytesKnown ? cost.workingBytes : 0);
             options.paramBytes[r] += costs.bytesKnown ? cost.paramBytes : 0;
             options.activationBytes[r] = costs.bytesKnown ? cost.activationBytes : 1;
+        }
+        for (std::size_t r = 0; r < ranks; ++r) {
+            options.staticBytes[r] += workingOfRank[r];
         }
         return options;
     }
     for (const StageCost& cost : costs.stages) {
         // Parameters, gradients and AdamW's two moments: four copies of the weights.
         // Recompute: the one micro-batch being recomputed holds its full activations on top.
-        options.staticBytes.push_back(costs.bytesKnown ? 4 * cost.paramBytes + cost.recomputeBytes : 0);
+        // And the backward's working set (StageCost::workingBytes), held only while an action runs.
+        options.staticBytes.push_back(
+            costs.bytesKnown ? 4 * cost.paramBytes + cost.recomputeBytes + cost.workingBytes : 0);
         options.paramBytes.push_back(costs.bytesKnown ? cost.paramBytes : 0);
         options.activationBytes.push_back(costs.bytesKnown ? cost.activationBytes : 1);
     }

@@ -18,7 +18,8 @@ Result<CostModel> scenarioCosts(const GptScenario& s)
             return makeError(ErrorCode::InvalidArgument, "measured unit costs need the partition they are grouped by",
                 "pipeline.partition: layer units per stage");
         }
-        return costModelFromGpt(s.shape, s.stages, s.microBatchSize, s.device);
+        return costModelFromGpt(
+            s.shape, gptCostChunks(s.schedule, s.stages, s.stagesPerRank), s.microBatchSize, s.device);
     }
     if (static_cast<int>(s.unitsPerStage.size()) != s.stages) {
         return makeError(ErrorCode::InvalidArgument,
@@ -34,6 +35,14 @@ Result<CostModel> scenarioCosts(const GptScenario& s)
 }
 
 } // namespace
+
+int gptCostChunks(const std::string& schedule, int stages, int stagesPerRank)
+{
+    // A rank's chunks are not its share of a p-way split: costsPerStage() would give a V
+    // placement's rank 0 the first half of stage 0's layers twice, and the head to rank p - 1.
+    const ScheduleInfo* info = findSchedule(schedule);
+    return info && info->multiStage() ? stages * info->stagesPerRank(stagesPerRank) : stages;
+}
 
 Result<SimulationRequest> makeGptRequest(const GptScenario& scenario)
 {

@@ -51,6 +51,11 @@ struct GptScenario
     int globalBatch() const { return accum * microBatchSize; }
 };
 
+/// How many model chunks GPT costs are computed over for `schedule` at `stages` ranks: p·v for the
+/// multi-stage placements (one cost per chunk, as the runtime splits the model: a V placement's
+/// rank 0 holds the first and the last chunk), else p. makeGptRequest and `simulate --model` use it.
+int gptCostChunks(const std::string& schedule, int stages, int stagesPerRank);
+
 /// The SimulationRequest for `scenario`: costs from the GPT shape and device (or the measured unit
 /// costs) over its partition, with recompute when asked. Errors name the field.
 Result<SimulationRequest> makeGptRequest(const GptScenario& scenario);

@@ -98,6 +98,14 @@ Status RunSession::Impl::recordBatch(int step, double loss, TimeNs virtualEnd, C
             if (summary.targetLoss && !summary.timeToTargetS && *b.valLoss <= *summary.targetLoss) {
                 summary.timeToTargetS = b.virtualTimeS;
                 summary.stepToTarget = step;
+                if (options.stopAtTarget) {
+                    // The serial driver ends its schedule at the end of the batch in progress (a
+                    // cut, as a live Apply's); runSteps() then starts no further pass.
+                    targetReached = true;
+                    cut = true;
+                    summary.notes.push_back("--stop-at-target: the validation loss reached the target at global batch "
+                        + std::to_string(step + 1) + "; the run ended with the batches then in progress");
+                }
             }
         }
         summary.stages = b.stages;

@@ -35,6 +35,9 @@ Status RunSession::Impl::runReference(int count)
         }
         stepsDone += 1;
         mbDone += m();
+        if (targetReached) {
+            break; // SessionOptions::stopAtTarget
+        }
     }
     return ok();
 }

@@ -37,6 +37,20 @@ Result<RunSession> RunSession::create(const RunConfig& requested, const SessionO
     if (Status valid = validate(requested); !valid) {
         return valid.error();
     }
+    if (options.stopAtTarget) {
+        if (!requested.training.targetLoss || requested.training.evalInterval <= 0) {
+            return makeError(ErrorCode::InvalidArgument,
+                "stop at target: the run needs a target validation loss and validation passes",
+                !requested.training.targetLoss ? "training.target_loss (--target-loss)"
+                                               : "training.eval_interval > 0 (--eval-interval)");
+        }
+        if (options.transport || (!options.reference && options.executor != ExecutorKind::Serial)) {
+            return makeError(ErrorCode::InvalidArgument,
+                "stop at target needs the serial executor or --reference (the threaded executor validates at "
+                "a chunk's end, a multi-process rank never)",
+                "--executor serial");
+        }
+    }
     std::optional<CheckpointState> resumed;
     if (options.resume) {
         auto state = resumeState(requested, options);
@@ -208,7 +222,7 @@ Status RunSession::runSteps(int count)
     // schedules drain there: the checkpoint needs nothing in flight).
     const int target = d.stepsDone + count;
     Status s = ok();
-    while (s && d.stepsDone < target && !d.stopAtBoundary) {
+    while (s && d.stepsDone < target && !d.stopAtBoundary && !d.targetReached) {
         s = d.applyPending();
         if (d.stopAtBoundary) {
             d.cut = true; // applyPending() cleared the cut the stop request set

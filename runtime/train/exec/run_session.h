@@ -54,6 +54,12 @@ struct SessionOptions
     /// metrics.jsonl keeps the records before the checkpoint and is appended to; the trace
     /// continues from the checkpoint's events. Serial or threaded pipelined runs only.
     bool resume = false;
+    /// End the run at the global-batch boundary after the validation loss first reaches
+    /// training.target_loss (train --stop-at-target): summary.json then holds time_to_target_s and
+    /// the batches trained. Serial pipelined runs and the reference trainer only (the threaded
+    /// executor validates at a chunk's end, a rank never): create() refuses the others, and a
+    /// config without a target loss or validation passes.
+    bool stopAtTarget = false;
 };
 
 /// What a live Apply takes from the RunConfig it is given (RunSession::requestApply): the schedule

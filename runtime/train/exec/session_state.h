@@ -88,6 +88,7 @@ struct RunSession::Impl
     int checkpointEvery = 0;
     bool stopsAtBoundary = false;
     std::atomic<bool> stopAtBoundary{false};
+    std::atomic<bool> targetReached{false}; // SessionOptions::stopAtTarget: the validation loss reached it
     int lastCheckpointStep = -1;
 
     mutable std::mutex mutex; // guards summary, fresh, pendingApply, changes; config's writes

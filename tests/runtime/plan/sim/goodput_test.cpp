@@ -109,6 +109,23 @@ TEST(Goodput, FitRecoversTheLagCostAndSamplesMin)
     EXPECT_FALSE(GoodputModel::fit(noise, {{"bad", -1, 8, 0}}));
 }
 
+TEST(Goodput, TwoRunsAtTwoLagsFitTheLagCostExactly)
+{
+    // The oracle's calibration (tests/bench/time_to_target_grid.sh): PACI a = 8 (B 32, lag 1) and
+    // a = 2 (B 8, lag 4). Two unknowns, two runs: E_min and c through both points; before, the
+    // slope was dropped and every row was predicted at lag 0's cost.
+    const NoiseScaleInput noise{20.0, 5.0, "run X"};
+    const auto samples = [&](double b, int lag) { return 900.0 * (1 + b / 20.0) * (1 + 0.1 * lag); };
+    auto model = GoodputModel::fit(noise, {{"a8", samples(32, 1), 32, 1}, {"a2", samples(8, 4), 8, 4}});
+    ASSERT_TRUE(model) << model.error().describe();
+    EXPECT_TRUE(model->lagCostFitted());
+    EXPECT_NEAR(model->lagCost(), 0.1, 1e-9);
+    EXPECT_NEAR(model->samplesToTarget(32, 1), samples(32, 1), 1e-6);
+    EXPECT_NEAR(model->samplesToTarget(4, 7), samples(4, 7), 1e-6);
+    // No residual measures the fit: the spread stays wide, and the lag cost's the unfitted one.
+    EXPECT_GE(model->relativeSpread(32, 1), 0.25);
+}
+
 TEST(Goodput, NoiseScaleFromTheRunsLateEstimates)
 {
     auto n = noiseScaleFromHistory({NAN, 5, 5, 400, 420, 380, 400}, "run X");

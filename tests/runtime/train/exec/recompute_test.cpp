@@ -135,7 +135,9 @@ TEST(Recompute, SimulatorPaysAForwardPerBackwardAndHoldsInputsOnly)
     // Stage 0 holds p = 8 micro-batches at 1F1B's peak: 8 inputs and one full set instead of 8 full sets.
     const auto& a0 = a->report.perStage[0];
     const auto& b0 = b->report.perStage[0];
-    const std::int64_t staticBytes = 4 * stored->costs.stages[0].paramBytes;
+    // Weights, gradients, moments, and one backward's working set (held only while it runs).
+    const std::int64_t staticBytes = 4 * stored->costs.stages[0].paramBytes + stored->costs.stages[0].workingBytes;
+    EXPECT_EQ(recomputed->costs.stages[0].workingBytes, stored->costs.stages[0].workingBytes);
     EXPECT_EQ(a0.peakMemoryBytes - staticBytes, 8 * stored->costs.stages[0].activationBytes);
     EXPECT_EQ(b0.peakMemoryBytes - staticBytes,
         8 * recomputed->costs.stages[0].activationBytes + recomputed->costs.stages[0].recomputeBytes);
