@@ -155,6 +155,7 @@ Result<ActionOutcome> TensorExecutor::performPlain(const Action& action)
     if (action.kind == ActionKind::Forward) {
         // Host work that is no part of the action's time (stage 0's tokens): before its timer and
         // its tag window, so a GPU stage's start event is not recorded while the host still works.
+        // Inside the device's turn all the same: its memory scope must not split another stage's.
         if (Status prepared = m_model.prepareForward(action.stage, mb); !prepared) {
             Error e = prepared.error();
             e.context = e.context.empty() ? toString(action) : e.context + ", action " + toString(action);

@@ -53,10 +53,11 @@ using CudaEvent = at::cuda::CUDAEvent;
 // [actionBegin, actionEnd]; a threaded stage waits only for its own stream. What it costs: no host
 // run-ahead across actions. The GPU idles from the action's last kernel until the host has
 // launched the next action's first kernel (the event wait's wake-up, the executor and driver
-// bookkeeping, the next action's Python-free but not free launch path: tens of microseconds per
-// action, measured on a GPU by tests/gpu/run.sh's runtime-overhead step as pipeline vs plain
-// LibTorch, target >= 0.95x). Removing it needs deferred event reads and a driver that places
-// actions once their durations arrive; the host clock would then no longer bound the kernels.
+// bookkeeping, the next action's launch path): expected to be tens of microseconds per action,
+// not yet measured on a GPU; tests/gpu/run.sh's runtime-overhead and throughput steps measure the
+// whole cost (pipeline vs plain LibTorch and vs --reference, target >= 0.95x). Removing it needs
+// deferred event reads and a driver that places actions once their durations arrive; the host
+// clock would then no longer bound the kernels.
 class CudaTimer final : public ActionTimer
 {
 public:
