@@ -170,7 +170,7 @@ carried_build() {
     # The binaries' RUNPATH names the build machine's venv: python3's torch libraries and the NVIDIA
     # wheels beside them (CUPTI, NCCL, cuDNN, ...) instead.
     libs="$(python3 -c 'import glob, os, torch; d = os.path.dirname(torch.__file__); print(":".join([os.path.join(d, "lib")] + sorted(glob.glob(os.path.join(os.path.dirname(d), "nvidia", "*", "lib")))))' 2>/dev/null || true)"
-    local d; for d in /usr/local/cuda/extras/CUPTI/lib64 /usr/local/cuda/lib64; do [[ -d $d ]] && libs="${libs:+$libs:}$d"; done
+    local d; for d in /usr/local/cuda/extras/CUPTI/lib64 /usr/local/cuda/lib64 /usr/local/cuda/lib; do [[ -d $d ]] && libs="${libs:+$libs:}$d"; done
     libs="${libs:+$libs:}${LD_LIBRARY_PATH:-}"
     module="$(find "$c" -name 'libbubblescope-runtime-*.so' -print -quit)"
     if [[ -z "$module" ]] || ! LD_LIBRARY_PATH="$libs" python3 -c 'import ctypes, sys; ctypes.CDLL(sys.argv[1])' "$module" 2>"$LOGS/carried-load.log"; then
