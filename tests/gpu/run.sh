@@ -28,9 +28,12 @@
 #      passed with its 8 GPU tests SKIPPED. Its figures mean nothing (tiny model, 2 steps, CPU).
 #
 #   bash tests/gpu/carry.sh                     # once, on the build machine: .gpu-carry/ (5.5 MB)
+#   bash tests/gpu/carry.sh --binaries          # after building ci-cuda: .gpu-carry/build/ (no build there)
 #   run(command="bash tests/gpu/run.sh", carry=[".gpu-carry"], timeout_s=570)   # the device tool
 #
-# Knobs: BS_GPU_MODE=auto|full|standalone|prebuilt (prebuilt: BS_GPU_BUILD is already built; standalone: only the torch-free CUPTI checks, needs no
+# Knobs: BS_GPU_MODE=auto|carried|full|standalone|prebuilt (auto: the carried binaries when they
+# were built from these sources for this torch and load here, else full; carried: those or fail;
+# prebuilt: BS_GPU_BUILD is already built; standalone: only the torch-free CUPTI checks, needs no
 # carry), BS_GPU_STOP_AFTER=build (build only: checks the build part on a machine without a GPU),
 # BS_GPU_CARRY=DIR (default .gpu-carry), LIBTORCH=DIR (a CUDA LibTorch other than python3's),
 # BS_GPU_JOBS, BS_CUDA_ARCH (90), BS_GPU_BUILD (build dir), BS_GPU_STEPS (gpt2-medium steps, 6),
@@ -151,6 +154,33 @@ else
     say "carry: none at $CARRY (the full build needs the machine's own toml++, CLI11, nlohmann-json, GoogleTest)"
 fi
 
+# --- binaries carried from the build machine (tests/gpu/carry.sh --binaries) ---------------------
+# Used when built from these very sources for this machine's torch version and when they load here:
+# no build (minutes of device time). Otherwise the build below, which the carried packages allow.
+CARRIED_WHY=""
+carried_build() {
+    local c="$CARRY/build" have want libs module
+    [[ -x "$c/app/bubblescope-cli" && -f "$c/SOURCES" && -f "$c/TORCH" ]] || { CARRIED_WHY="none at $c"; return 1; }
+    # shellcheck source=tests/gpu/source_id.sh
+    source "$ROOT/tests/gpu/source_id.sh"
+    have="$(source_id "$ROOT")"; want="$(cat "$c/SOURCES")"
+    [[ "$have" == "$want" ]] || { CARRIED_WHY="built from other sources ($want; these are $have)"; return 1; }
+    have="$(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null || echo none)"; want="$(cat "$c/TORCH")"
+    [[ "$have" == "$want" ]] || { CARRIED_WHY="built for torch $want, this machine has $have"; return 1; }
+    # The binaries' RUNPATH names the build machine's venv: python3's torch libraries and the NVIDIA
+    # wheels beside them (CUPTI, NCCL, cuDNN, ...) instead.
+    libs="$(python3 -c 'import glob, os, torch; d = os.path.dirname(torch.__file__); print(":".join([os.path.join(d, "lib")] + sorted(glob.glob(os.path.join(os.path.dirname(d), "nvidia", "*", "lib")))))' 2>/dev/null || true)"
+    local d; for d in /usr/local/cuda/extras/CUPTI/lib64 /usr/local/cuda/lib64 /usr/local/cuda/lib; do [[ -d $d ]] && libs="${libs:+$libs:}$d"; done
+    libs="${libs:+$libs:}${LD_LIBRARY_PATH:-}"
+    module="$(find "$c" -name 'libbubblescope-runtime-*.so' -print -quit)"
+    if [[ -z "$module" ]] || ! LD_LIBRARY_PATH="$libs" python3 -c 'import ctypes, sys; ctypes.CDLL(sys.argv[1])' "$module" 2>"$LOGS/carried-load.log"; then
+        CARRIED_WHY="the runtime module does not load here (logs/carried-load.log)"; return 1
+    fi
+    LD_LIBRARY_PATH="$libs" "$c/app/bubblescope-cli" --help >/dev/null 2>>"$LOGS/carried-load.log" \
+        || { CARRIED_WHY="bubblescope-cli does not start here (logs/carried-load.log)"; return 1; }
+    export LD_LIBRARY_PATH="$libs" BS_RUNTIME_MODULE_DIR="$(dirname "$module")"
+}
+
 # --- build ---------------------------------------------------------------------------------------
 MODE=""
 GEN=(); command -v ninja >/dev/null && GEN=(-G Ninja)
@@ -164,7 +194,19 @@ have_targets() {
     local all; all="$(cmake --build "$BUILD" --target help 2>/dev/null)"
     local t; for t in "${TARGETS[@]}"; do grep -qE "(^|[ /])$t(:| |$)" <<<"$all" && echo "$t"; done
 }
-if [[ "${BS_GPU_MODE:-auto}" == prebuilt ]]; then
+if [[ "${BS_GPU_MODE:-auto}" =~ ^(auto|carried)$ ]]; then
+    if carried_build; then
+        MODE=carried BUILD="$CARRY/build"
+        say "build: the carried binaries (sources $(cat "$BUILD/SOURCES"), torch $(cat "$BUILD/TORCH")): nothing to compile"
+    else
+        say "carried binaries not used: $CARRIED_WHY"
+    fi
+fi
+if [[ -n "$MODE" ]]; then
+    :
+elif [[ "${BS_GPU_MODE:-auto}" == carried ]]; then
+    fail "BS_GPU_MODE=carried: no usable carried binaries"
+elif [[ "${BS_GPU_MODE:-auto}" == prebuilt ]]; then
     MODE=prebuilt # BS_GPU_BUILD holds a finished full build (a rerun, or the rehearsal on build/ci-cuda)
     [[ -x "$BUILD/app/bubblescope-cli" ]] || fail "BS_GPU_MODE=prebuilt: no $BUILD/app/bubblescope-cli"
 elif [[ "${BS_GPU_MODE:-auto}" != standalone ]] && cmake -S "$ROOT" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release \
@@ -252,11 +294,15 @@ trap 'fail "terminated (signal)"; finish' TERM INT
 
 # --- GPU tests (ctest -L gpu: CUPTI capture per stage, timed flush, one collector per process) ----
 if [[ -n "$MODE" ]]; then
-    step 240 ctest ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 200 >"$LOGS/ctest.log" 2>&1
+    if [[ $MODE == carried ]]; then # no CTest files carried: the gtest binaries of label gpu (GPU_TESTS)
+        step 240 ctest bash -c 'rc=0; while read -r t; do echo "== $t"; "$1/$t" || rc=1; done <"$1/GPU_TESTS"; exit $rc' _ "$BUILD" >"$LOGS/ctest.log" 2>&1
+    else
+        step 240 ctest ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 200 >"$LOGS/ctest.log" 2>&1
+    fi
     rc=$?
     tail -3 "$LOGS/ctest.log" | tee -a "$SUMMARY"
     put gpu_tests "$(str "$([[ $rc == 0 ]] && echo passed || echo failed)")"
-    put gpu_tests_skipped "$(grep -c "(Skipped)" "$LOGS/ctest.log" || true)"
+    put gpu_tests_skipped "$(grep -cE '\(Skipped\)|^\[  SKIPPED \] [A-Za-z0-9_/]+\.[A-Za-z0-9_/]+ \(' "$LOGS/ctest.log" || true)"
     [[ $rc == 0 ]] || fail "ctest -L gpu"
 fi
 

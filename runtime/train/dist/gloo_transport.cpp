@@ -426,7 +426,8 @@ Status GlooTransport::send(HandOffKind kind, int toStage, std::int64_t microbatc
     try {
         // Gloo: sent straight from the hand-off's own vector (no copy); it lives in `pending` until
         // done. NCCL: the stage's GPU tensor itself (handOffForm() asks for it), no host copy; NCCL's
-        // stream waits for the stage's current stream, where the tensor was produced.
+        // stream waits for the stage's current stream, where the tensor was produced. fp32 is its own
+        // dtype under bf16 too (the residual stream: HandOff.Bf16StagesHandOverFp32Tensors).
         auto held = std::make_shared<HandOff>(std::move(value));
         at::Tensor onDevice;
         std::optional<c10::DeviceGuard> onGpu;

@@ -153,6 +153,20 @@ void GpuTrace::bindStage(int stage, int device, void* stream)
     (void)m_collector->bindStream(stage, device, stream); // unbound: placed by tag, as before
 }
 
+void GpuTrace::transferBegin(const cupti::ActionTag& send)
+{
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    const Overhead cost(m_overhead);
+    (void)m_collector->push(send); // no window: the copy lies inside the receiving action's
+}
+
+void GpuTrace::transferEnd(const cupti::ActionTag& /*send*/)
+{
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    const Overhead cost(m_overhead);
+    (void)m_collector->pop();
+}
+
 GpuTrace::Window* GpuTrace::windowAt(int stage, TimeNs t)
 {
     auto found = m_windows.find(stage);
@@ -198,8 +212,32 @@ void GpuTrace::placed(const profiler::TraceEvent& action)
 bool GpuTrace::placeLocked(profiler::TraceEvent ev)
 {
     TimeNs shift = 0;
-    const bool transfer = ev.lane == profiler::Lane::Comm; // a Send: its tag is the sender's action
-    if (Window* w = transfer ? nullptr : windowAt(ev.stage, ev.start + (ev.end - ev.start) / 2)) {
+    const TimeNs mid = ev.start + (ev.end - ev.start) / 2;
+    if (ev.lane == profiler::Lane::Comm) {
+        // A Send (stage: the sender, aux: the receiver): the receiving stage copies the tensor at
+        // the start of the action that takes it, so the copy lies in one of the receiver's windows
+        // and moves with that action; outside every window (an edge), with the receiver's last
+        // placed action, else the sender's.
+        const int receiver = ev.aux;
+        if (Window* w = windowAt(receiver, mid)) {
+            if (!w->shift) {
+                return false; // its action is not placed yet
+            }
+            shift = *w->shift;
+        } else if (auto last = m_lastShift.find(receiver); last != m_lastShift.end()) {
+            shift = last->second;
+        } else if (auto sender = m_lastShift.find(ev.stage); sender != m_lastShift.end()) {
+            shift = sender->second;
+        } else {
+            return false;
+        }
+        ev.start += shift;
+        ev.end += shift;
+        m_target.append(ev);
+        ++m_appended;
+        return true;
+    }
+    if (Window* w = windowAt(ev.stage, mid)) {
         if (!w->shift) {
             return false; // its action is not placed yet
         }
@@ -274,7 +312,9 @@ Status GpuTrace::finish(profiler::TraceMeta& meta)
         std::vector<profiler::TraceEvent> rest;
         rest.swap(m_waiting);
         for (profiler::TraceEvent ev : rest) {
-            ev.aux = cupti::kUntagged;
+            if (ev.lane != profiler::Lane::Comm) { // a Send's aux is its receiver, kept
+                ev.aux = cupti::kUntagged;
+            }
             if (!placeLocked(ev)) {
                 m_waiting.push_back(ev);
             }

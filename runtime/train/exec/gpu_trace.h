@@ -21,6 +21,11 @@
 // its window is counted (cupti.tag_disagrees). A kernel outside every window (clock error at an
 // edge) falls back to its tag, then to its stage's last offset.
 //
+// Hand-off copies between two GPUs: the executor pushes a Send tag around each (transferBegin:
+// the sender's stage, the receiver in its version field), so the collector puts their MEMCPY2 /
+// MEMCPY records on the sender's comm lane (aux = receiver); each moves with the receiving
+// action whose window holds it (the receiver copies at the start of that action).
+//
 // drain() moves what the collector's timed flush delivered (call it often: after each action);
 // finish() stops the collector, drains the rest and writes counters into the trace attributes:
 // cupti.kernels, cupti.memcpys, cupti.memsets, cupti.dropped_records, cupti.untagged,
@@ -83,6 +88,8 @@ public:
     void actionBegin(const profiler::cupti::ActionTag& tag, TimeNs hostBeginNs) override;
     void actionEnd(const profiler::cupti::ActionTag& tag, TimeNs hostEndNs) override;
     void bindStage(int stage, int device, void* stream) override;
+    void transferBegin(const profiler::cupti::ActionTag& send) override;
+    void transferEnd(const profiler::cupti::ActionTag& send) override;
     /// The driver placed an action (its event as appended to the run's trace). Thread-safe.
     void placed(const profiler::TraceEvent& action);
     /// Moves the kernels delivered so far whose action was placed into the run's trace. Thread-safe.

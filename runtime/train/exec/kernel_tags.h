@@ -18,6 +18,11 @@ public:
     virtual void actionBegin(const profiler::cupti::ActionTag& tag, TimeNs hostBeginNs) = 0;
     /// The action's work is done on the GPU (the executor's timer waited for its end event).
     virtual void actionEnd(const profiler::cupti::ActionTag& tag, TimeNs hostEndNs) = 0;
+    /// Around a hand-off copy inside an action (on that action's thread, nested in its
+    /// actionBegin/actionEnd): `send` (kind Send, stage = the sender's trace stage, version = the
+    /// receiver's trace stage, the micro-batch) tags the copy's GPU work as the sender's transfer.
+    virtual void transferBegin(const profiler::cupti::ActionTag& /*send*/) {}
+    virtual void transferEnd(const profiler::cupti::ActionTag& /*send*/) {}
     /// Trace stage `stage`'s GPU work runs on `stream` (a cudaStream_t) of CUDA device `device`.
     virtual void bindStage(int /*stage*/, int /*device*/, void* /*stream*/) {}
 };

@@ -18,6 +18,37 @@ TensorExecutor::TensorExecutor(PipelineModel& model, std::int64_t microbatchOffs
     }
 }
 
+TensorExecutor::~TensorExecutor()
+{
+    if (m_observing) {
+        m_model.observeHandOffCopies(nullptr);
+    }
+}
+
+profiler::cupti::ActionTag TensorExecutor::CopyTags::tagOf(int fromStage, int toStage, std::int64_t microbatch) const
+{
+    profiler::cupti::ActionTag tag;
+    tag.stage = m_e.traceStage(fromStage);
+    tag.kind = profiler::EventKind::Send;
+    tag.microbatch = static_cast<int>(microbatch);
+    tag.version = m_e.traceStage(toStage); // a Send tag's version field is its destination
+    return tag;
+}
+
+void TensorExecutor::CopyTags::copyBegin(int fromStage, int toStage, std::int64_t microbatch)
+{
+    if (m_e.m_tags) {
+        m_e.m_tags->transferBegin(tagOf(fromStage, toStage, microbatch));
+    }
+}
+
+void TensorExecutor::CopyTags::copyEnd(int fromStage, int toStage, std::int64_t microbatch)
+{
+    if (m_e.m_tags) {
+        m_e.m_tags->transferEnd(tagOf(fromStage, toStage, microbatch));
+    }
+}
+
 Status TensorExecutor::useDevices(
     std::vector<std::unique_ptr<ActionTimer>> timers, const std::vector<int>& stageDevice, KernelTagSink* tags)
 {
@@ -46,6 +77,8 @@ Status TensorExecutor::useDevices(
     }
     m_timers = std::move(timers);
     m_tags = tags;
+    m_model.observeHandOffCopies(m_tags ? &m_copyTags : nullptr);
+    m_observing = m_tags != nullptr;
     if (m_tags) {
         for (std::size_t s = 0; s < stages; ++s) {
             if (void* stream = stageDevice[s] >= 0 ? stageStreamHandle(stageDevice[s], static_cast<int>(s)) : nullptr) {
@@ -119,6 +152,16 @@ Result<ActionOutcome> TensorExecutor::performPlain(const Action& action)
         turn = std::unique_lock<std::mutex>(*m_turns[static_cast<std::size_t>(m_turnOf[stage])]);
     }
     ActionTimer& timer = *m_timers[stage];
+    if (action.kind == ActionKind::Forward) {
+        // Host work that is no part of the action's time (stage 0's tokens): before its timer and
+        // its tag window, so a GPU stage's start event is not recorded while the host still works.
+        // Inside the device's turn all the same: its memory scope must not split another stage's.
+        if (Status prepared = m_model.prepareForward(action.stage, mb); !prepared) {
+            Error e = prepared.error();
+            e.context = e.context.empty() ? toString(action) : e.context + ", action " + toString(action);
+            return e;
+        }
+    }
     profiler::cupti::ActionTag tag;
     if (m_tags) {
         // The same (stage, kind, micro-batch, version) the driver writes into the action's event:

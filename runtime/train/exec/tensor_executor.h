@@ -24,6 +24,9 @@ public:
     /// micro-batch id (a run continued in chunks keeps global ids). `commNs`: modelled transfer
     /// time per message (0 on one process: tensors are handed over in memory).
     explicit TensorExecutor(PipelineModel& model, std::int64_t microbatchOffset = 0, TimeNs commNs = 0);
+    ~TensorExecutor() override;
+    TensorExecutor(const TensorExecutor&) = delete;
+    TensorExecutor& operator=(const TensorExecutor&) = delete;
 
     /// Safe to call concurrently for different stages (driveThreaded). Applies the process's
     /// intra-op thread count to the calling thread first (initIntraOpThreadsOnThisThread). An
@@ -39,7 +42,9 @@ public:
     void setTraceStages(std::vector<int> traceStageOf) { m_traceStageOf = std::move(traceStageOf); }
 
     /// Times stage s with `timers[s]` (size = stages; replaces the host timers) and, when `tags`
-    /// is set, brackets every action with tags->actionBegin/actionEnd. Stages that share a device
+    /// is set, brackets every action with tags->actionBegin/actionEnd and every hand-off copy the
+    /// model makes inside an action with tags->transferBegin/transferEnd (a Send tag: the copy is
+    /// the sender's transfer, PipelineModel::observeHandOffCopies). Stages that share a device
     /// (`stageDevice[s]`, −1 = CPU, equal ≥ 0 values share) take turns on it: perform() holds the
     /// device's lock for the action, so under the threaded driver one action runs on a device at
     /// a time and its timing and memory attribution are its own.
@@ -59,6 +64,22 @@ private:
     std::vector<int> m_turnOf; // per stage: index into m_turns, −1 = none
     std::vector<std::unique_ptr<std::mutex>> m_turns; // one per CUDA device shared by stages
     KernelTagSink* m_tags = nullptr;
+    // The model's hand-off copies -> Send tags on m_tags (trace stages).
+    class CopyTags final : public HandOffCopyObserver
+    {
+    public:
+        explicit CopyTags(TensorExecutor& e)
+            : m_e(e)
+        {}
+        void copyBegin(int fromStage, int toStage, std::int64_t microbatch) override;
+        void copyEnd(int fromStage, int toStage, std::int64_t microbatch) override;
+
+    private:
+        profiler::cupti::ActionTag tagOf(int fromStage, int toStage, std::int64_t microbatch) const;
+        TensorExecutor& m_e;
+    };
+    CopyTags m_copyTags{*this};
+    bool m_observing = false; // m_copyTags installed in m_model
     std::vector<int> m_traceStageOf; // model stage -> trace stage (rank); empty = identity
     int traceStage(int stage) const
     {

@@ -21,6 +21,11 @@ torch::Tensor copyToDevice(const torch::Tensor& t, int device, int /*fromStage*/
     return t.to(t.options().device(torchDevice(device)), /*non_blocking=*/false, /*copy=*/true);
 }
 
+torch::Tensor stagedForCopy(const torch::Tensor& host, int /*device*/)
+{
+    return host; // no CUDA device in this build: nothing to copy to
+}
+
 std::optional<c10::Stream> stageStream(int /*device*/, int /*stage*/)
 {
     return std::nullopt;

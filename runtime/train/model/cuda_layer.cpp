@@ -46,10 +46,18 @@ using CudaEvent = at::cuda::CUDAEvent;
 
 // Two events with timing on the stage's own stream (stage −1: the device's current stream at
 // begin()). begin() records the start event, end() the end event and waits for it alone
-// (cudaEventSynchronize): the measurement's only sync, which the drivers need before they place
-// the action (its duration decides where the next action starts); a threaded stage waits only for
-// its own stream. Because the host waits, every kernel of the action ran inside the host interval
-// [actionBegin, actionEnd] of the tensor executor: GpuTrace's time windows rely on it.
+// (cudaEventSynchronize). Why the host waits, once per action: the drivers place each action on
+// its stage's clock when it returns (its duration decides where the stage's next action and the
+// receiver's hand-off start, and the serial driver's virtual timeline is built from it), and
+// GpuTrace's time windows rely on every kernel of the action having run inside the host interval
+// [actionBegin, actionEnd]; a threaded stage waits only for its own stream. What it costs: no host
+// run-ahead across actions. The GPU idles from the action's last kernel until the host has
+// launched the next action's first kernel (the event wait's wake-up, the executor and driver
+// bookkeeping, the next action's launch path): expected to be tens of microseconds per action,
+// not yet measured on a GPU; tests/gpu/run.sh's runtime-overhead and throughput steps measure the
+// whole cost (pipeline vs plain LibTorch and vs --reference, target >= 0.95x). Removing it needs
+// deferred event reads and a driver that places actions once their durations arrive; the host
+// clock would then no longer bound the kernels.
 class CudaTimer final : public ActionTimer
 {
 public:
@@ -133,6 +141,11 @@ AllocatorStats* cudaAllocatorStats()
     return &stats;
 }
 
+torch::Tensor stagedForCopy(const torch::Tensor& host, int device)
+{
+    return device >= 0 ? host.pin_memory() : host;
+}
+
 std::optional<c10::Stream> stageStream(int device, int stage)
 {
     if (device < 0 || stage < 0) {
@@ -154,19 +167,25 @@ torch::Tensor copyToDevice(const torch::Tensor& t, int device, int fromStage, in
         fromStage >= 0 ? stageCudaStream(from, fromStage) : c10::cuda::getCurrentCUDAStream(from);
     const c10::cuda::CUDAStream consumer =
         toStage >= 0 ? stageCudaStream(to, toStage) : c10::cuda::getCurrentCUDAStream(to);
-    const c10::cuda::CUDAStream copier = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, to);
+    // PyTorch copies between two devices on the source device's current stream and makes the
+    // destination's current stream wait for it (Copy.cu, copy_device_to_device): both are pool
+    // streams here, so the copy runs on neither stage's compute stream, nor on the legacy default
+    // stream (which would wait for, and hold up, every blocking stream of the device).
+    const c10::cuda::CUDAStream copier = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, from);
+    const c10::cuda::CUDAStream landing = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, to);
     CudaEvent produced;
     produced.record(producer);
     produced.block(copier); // the copy starts once the tensor is complete on its device
     torch::Tensor out;
     {
-        const c10::cuda::CUDAStreamGuard onCopier(copier);
+        const c10::cuda::CUDAMultiStreamGuard onCopyStreams({copier, landing});
         out = t.to(t.options().device(torchDevice(device)), /*non_blocking=*/true, /*copy=*/true);
     }
     CudaEvent copied;
     copied.record(copier);
     copied.block(consumer); // the receiving stage's work waits for the copy, the host does not
-    // The caching allocator must not reuse either block before the streams that use it are done.
+    // The caching allocator must not reuse either block before the streams that use it are done
+    // (`out` was allocated on `landing`, which PyTorch made wait for the copy).
     c10::cuda::CUDACachingAllocator::recordStream(t.storage().data_ptr(), copier);
     c10::cuda::CUDACachingAllocator::recordStream(out.storage().data_ptr(), consumer);
     return out;

@@ -15,12 +15,19 @@ namespace bs::runtime::detail {
 torch::Device torchDevice(int device);
 
 /// A copy of `t` on `device` (−1 = CPU), always a new tensor (a receive's own buffer). Between two
-/// GPUs (cuda_layer.cpp) the copy runs on a dedicated stream of the destination from the
-/// pool: it waits for the producing stage's stream (`fromStage`; −1: the source device's current
-/// stream), and the receiving stage's stream (`toStage`; −1: the destination's current stream)
-/// waits for it, so the copy overlaps other work on neither side's compute stream; the caching
-/// allocator is told which streams use the two tensors. Otherwise a plain synchronous Tensor::to.
+/// GPUs (cuda_layer.cpp) the copy runs on a copy stream of its own from the pool, neither stage's
+/// compute stream: PyTorch copies between devices on the *source* device's current stream and
+/// makes the destination's current stream wait for it (aten/src/ATen/native/cuda/Copy.cu,
+/// copy_device_to_device), so both devices' current streams are pool streams for the copy. It
+/// waits for the producing stage's stream (`fromStage`; −1: the source device's current stream)
+/// and the receiving stage's stream (`toStage`; −1: the destination's current stream) waits for
+/// it, not the host; the caching allocator is told which streams use the two tensors. Otherwise a
+/// plain synchronous Tensor::to.
 torch::Tensor copyToDevice(const torch::Tensor& t, int device, int fromStage = -1, int toStage = -1);
+
+/// `host` (a CPU tensor) ready to be copied to `device` without the host waiting: in pinned
+/// memory for a CUDA device (a copy from pageable memory is synchronous), itself for the CPU.
+torch::Tensor stagedForCopy(const torch::Tensor& host, int device);
 
 /// Stage `stage`'s own stream on CUDA device `device` (stageStreamHandle()); nullopt on the CPU.
 std::optional<c10::Stream> stageStream(int device, int stage);

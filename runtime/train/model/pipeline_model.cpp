@@ -154,6 +154,10 @@ void PipelineModel::setTargetsFromTokens(bool on)
 {
     m_impl->targetsFromTokens = on;
 }
+void PipelineModel::observeHandOffCopies(HandOffCopyObserver* observer)
+{
+    m_impl->copyObserver = observer;
+}
 
 Result<double> PipelineModel::evaluate(const std::vector<TokenBatch>& batches)
 {

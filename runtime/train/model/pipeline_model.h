@@ -28,6 +28,15 @@
 
 namespace bs::runtime {
 
+/// What PipelineModel::observeHandOffCopies() tells (model stages, the global micro-batch id).
+class HandOffCopyObserver
+{
+public:
+    virtual ~HandOffCopyObserver() = default;
+    virtual void copyBegin(int fromStage, int toStage, std::int64_t microbatch) = 0;
+    virtual void copyEnd(int fromStage, int toStage, std::int64_t microbatch) = 0;
+};
+
 /// Threads: forward/backward/backwardInput/backwardWeight/update for different stages may run
 /// concurrently (the threaded driver), never two calls for the same stage at once; loss() may be
 /// called from any thread. evaluate(), stageMetrics(), resetStats() and pendingCount() read every
@@ -65,6 +74,12 @@ public:
     /// archive, a missing tensor, a shape that differs).
     Status loadCheckpoint(const std::filesystem::path& dir, int step);
 
+    /// The host work of stage `stage`'s forward of `microbatch` that is no part of its measured
+    /// time: stage 0's tokens (and, with setTargetsFromTokens, the last stage's targets) are made
+    /// on the host and staged (in pinned memory for a GPU stage, so the forward only enqueues
+    /// their copy). The tensor executor calls it before the action's timer starts; forward() does
+    /// it itself when nobody did. Errors as forward()'s (a micro-batch of the wrong shape).
+    Status prepareForward(int stage, std::int64_t microbatch);
     /// F: stage 0 reads the micro-batch's tokens; other stages take the activation the previous
     /// stage produced for it; the last stage computes the loss (kept on its device: a non-finite
     /// loss shows as non-finite gradients, ErrorCode::Diverged at the next update, and in readLosses()).
@@ -126,6 +141,11 @@ public:
     void putHandOff(HandOffKind kind, int toStage, std::int64_t microbatch, const HandOff& value);
     /// How this model's hand-offs travelled so far (in memory and through takeHandOff/putHandOff).
     HandOffCounts handOffCounts() const;
+    /// Told around each copy a receiving stage makes of the tensor its neighbour produced (between
+    /// two GPUs, or a CPU clone; never a tensor passed as it is), on the receiver's thread inside
+    /// its action, so a GPU profiler can tag the copy's GPU work as the sender's transfer.
+    /// nullptr: nobody. The observer must outlive its use (or be replaced by nullptr first).
+    void observeHandOffCopies(HandOffCopyObserver* observer);
     /// On: the last stage reads its targets from the token source itself and stage 0 keeps none
     /// for it (stage 0 runs in another process). Off (default): stage 0 hands them over in memory.
     void setTargetsFromTokens(bool on);

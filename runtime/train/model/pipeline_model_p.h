@@ -49,6 +49,16 @@ struct Pending
     std::vector<RngState> rngStates; // recompute, dropout > 0: the generators' states before the forward
 };
 
+// A forward's tokens made on the host before its action's timer starts (prepareForward): the
+// micro-batch as the token source gave it and, for a GPU stage, the int64 tensors staged in pinned
+// memory (undefined on the CPU: the forward converts `batch` as before, inside its memory scope).
+struct StagedTokens
+{
+    TokenBatch batch;
+    torch::Tensor inputs; // stage 0's input ids, pinned (GPU stage 0 only)
+    torch::Tensor targets; // the loss's targets, pinned (GPU last stage only)
+};
+
 // A tensor waiting in the mailbox for its receiving stage, and the stage whose memory scope
 // allocated it (the producer in this process; the receiver itself for one put by a transport).
 struct Parcel
@@ -118,9 +128,11 @@ struct PipelineModel::Impl
     std::int64_t lossReads = 0;
     double lossScale = 1.0;
     bool targetsFromTokens = false; // multi-process: the last stage fetches its own targets
-    // Guards the hand-off maps above (activationsIn, gradsIn, targets, losses, lossesOnDevice): with the threaded
-    // driver, stages run concurrently and meet only here. Everything in StageState belongs to the
-    // one thread that runs that stage.
+    std::map<std::pair<int, std::int64_t>, detail::StagedTokens> staged; // (stage, mb): prepareForward's
+    HandOffCopyObserver* copyObserver = nullptr; // told around receive()'s copies; set between runs only
+    // Guards the hand-off maps above (activationsIn, gradsIn, targets, losses, lossesOnDevice, staged): with the
+    // threaded driver, stages run concurrently and meet only here. Everything in StageState belongs to the one thread
+    // that runs that stage.
     mutable std::mutex mailbox;
 
     int last() const { return static_cast<int>(stages.size()) - 1; }
@@ -196,7 +208,16 @@ struct PipelineModel::Impl
             handOffs.hostStaged += 1;
             break;
         }
-        return detail::copyToDevice(t, to, parcel.owner, s);
+        // The copy's GPU work is the sender's transfer (a Send tag), not the receiver's action.
+        HandOffCopyObserver* observer = parcel.owner >= 0 && parcel.owner != s ? copyObserver : nullptr;
+        if (observer) {
+            observer->copyBegin(parcel.owner, s, mb);
+        }
+        torch::Tensor copy = detail::copyToDevice(t, to, parcel.owner, s);
+        if (observer) {
+            observer->copyEnd(parcel.owner, s, mb);
+        }
+        return copy;
     }
 
     // The gradient of stage s's output for micro-batch mb: received from stage s + 1, or undefined

@@ -14,9 +14,75 @@ namespace bs::runtime {
 
 using namespace detail;
 
+Status PipelineModel::prepareForward(int s, std::int64_t mb)
+{
+    Impl& d = *m_impl;
+    const bool inputs = s == 0;
+    const bool ownTargets = d.targetsFromTokens && s == d.last() && s != 0;
+    if (!inputs && !ownTargets) {
+        return ok();
+    }
+    {
+        const std::lock_guard<std::mutex> lock(d.mailbox);
+        if (d.staged.count({s, mb}) != 0) {
+            return ok();
+        }
+    }
+    Result<TokenBatch> batch = d.tokens(mb);
+    if (!batch) {
+        return batch.error();
+    }
+    const auto n = static_cast<std::size_t>(batch->batch) * static_cast<std::size_t>(batch->seq);
+    if (batch->seq != d.options.shape.seqLen || (inputs && batch->inputs.size() != n) || batch->targets.size() != n) {
+        return makeError(ErrorCode::InvalidArgument, "micro-batch has the wrong shape for the model", where(s, mb));
+    }
+    StagedTokens staged;
+    try {
+        const MemoryScope none(-1, MemoryCategory::Other); // pinned host memory is no stage's
+        const int device = d.options.deviceOf(s);
+        if (device >= 0 && inputs) {
+            staged.inputs =
+                detail::stagedForCopy(detail::tokensToTensor(batch->inputs, batch->batch, batch->seq), device);
+        }
+        const int targetDevice = d.options.deviceOf(d.last());
+        if (targetDevice >= 0 && (ownTargets || !d.targetsFromTokens || s == d.last())) {
+            staged.targets =
+                detail::stagedForCopy(detail::tokensToTensor(batch->targets, batch->batch, batch->seq), targetDevice);
+        }
+    } catch (const std::exception& e) {
+        return makeError(ErrorCode::Internal, std::string("staging tokens failed: ") + torchErrorText(e), where(s, mb));
+    }
+    staged.batch = std::move(*batch);
+    const std::lock_guard<std::mutex> lock(d.mailbox);
+    d.staged[{s, mb}] = std::move(staged);
+    return ok();
+}
+
+// Token ids on `device`: the staged pinned tensor copied without the host waiting, else (a CPU
+// stage) converted from the host vector in the caller's memory scope, as the forward always did.
+static torch::Tensor tokensOn(
+    const torch::Tensor& pinned, const std::vector<std::int32_t>& ids, const TokenBatch& b, int device)
+{
+    if (pinned.defined()) {
+        return pinned.to(detail::torchDevice(device), /*non_blocking=*/true);
+    }
+    return detail::tokensToTensor(ids, b.batch, b.seq, detail::torchDevice(device));
+}
+
 Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
 {
     Impl& d = *m_impl;
+    // The tokens prepareForward() staged for this forward, taken out (staged now if nobody did).
+    const auto takeStaged = [&]() -> Result<StagedTokens> {
+        if (Status prepared = prepareForward(s, mb); !prepared) {
+            return prepared.error();
+        }
+        const std::lock_guard<std::mutex> lock(d.mailbox);
+        auto it = d.staged.find({s, mb});
+        StagedTokens out = std::move(it->second);
+        d.staged.erase(it);
+        return out;
+    };
     StageState& st = d.stages[static_cast<std::size_t>(s)];
     StepInfo info;
     const std::int64_t before = stageMemory(s).liveOf(MemoryCategory::Activations);
@@ -33,21 +99,15 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
             p.rngStates = detail::dropoutRngStates(d.options.deviceOf(s));
         }
         if (s == 0) {
-            Result<TokenBatch> batch = d.tokens(mb);
-            if (!batch) {
-                return batch.error();
+            Result<StagedTokens> staged = takeStaged();
+            if (!staged) {
+                return staged.error();
             }
-            const auto n = static_cast<std::size_t>(batch->batch) * static_cast<std::size_t>(batch->seq);
-            if (batch->seq != d.options.shape.seqLen || batch->inputs.size() != n || batch->targets.size() != n) {
-                return makeError(
-                    ErrorCode::InvalidArgument, "micro-batch has the wrong shape for the model", where(s, mb));
-            }
-            p.input = detail::tokensToTensor(
-                batch->inputs, batch->batch, batch->seq, detail::torchDevice(d.options.deviceOf(s)));
+            const TokenBatch& batch = staged->batch;
+            p.input = tokensOn(staged->inputs, batch.inputs, batch, d.options.deviceOf(s));
             if (!d.targetsFromTokens || s == d.last()) {
                 const MemoryScope targetScope(d.last(), MemoryCategory::Activations);
-                torch::Tensor targets = detail::tokensToTensor(
-                    batch->targets, batch->batch, batch->seq, detail::torchDevice(d.options.deviceOf(d.last())));
+                torch::Tensor targets = tokensOn(staged->targets, batch.targets, batch, d.options.deviceOf(d.last()));
                 const std::lock_guard<std::mutex> lock(d.mailbox);
                 d.targets[mb] = std::move(targets);
             }
@@ -69,12 +129,11 @@ Result<StepInfo> PipelineModel::forward(int s, std::int64_t mb)
         if (s == d.last()) {
             torch::Tensor targets;
             if (d.targetsFromTokens && s != 0) {
-                Result<TokenBatch> batch = d.tokens(mb);
-                if (!batch) {
-                    return batch.error();
+                Result<StagedTokens> staged = takeStaged();
+                if (!staged) {
+                    return staged.error();
                 }
-                targets = detail::tokensToTensor(
-                    batch->targets, batch->batch, batch->seq, detail::torchDevice(d.options.deviceOf(s)));
+                targets = tokensOn(staged->targets, staged->batch.targets, staged->batch, d.options.deviceOf(s));
             } else {
                 const std::lock_guard<std::mutex> lock(d.mailbox);
                 auto t = d.targets.find(mb);

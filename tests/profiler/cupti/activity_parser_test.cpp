@@ -278,6 +278,48 @@ TEST(ActivityPipeline, KernelsLaunchedOnAnotherThreadLandOnTheirStreamsStage)
     EXPECT_EQ(correlator.stats().unattributed, 0u);
 }
 
+// A hand-off between two GPUs as the runtime makes it: the receiving stage (1, on device 1) runs
+// its forward under its tag and, nested, pushes a Send tag (sender 0, receiver 1) around the copy,
+// which runs on a pool stream of the source device (bound to no stage) and which CUPTI reports
+// as a MEMCPY2 record in front of which sits the Send tag's external correlation. The copy is the
+// sender's transfer on the comm lane; the receiver's kernel after the pop is its forward's.
+TEST(ActivityPipeline, APeerCopyUnderANestedSendTagIsTheSendersTransfer)
+{
+    constexpr std::uint32_t kStage0Stream = 13, kStage1Stream = 14, kCopyStream = 21, kThread = 3;
+    BufferBuilder b;
+    b.tag(1, {1, EventKind::Forward, 4, 0}).api(1, kThread, 5, 6); // cudaStreamWaitEvent: no GPU record
+    b.tag(2, {0, EventKind::Send, 4, 1}).api(2, kThread, 7, 8).peerCopy(2, 10, 30, 1 << 20, /*src=*/0, /*dst=*/1);
+    b.tag(3, {1, EventKind::Forward, 4, 0}).api(3, kThread, 9, 10).kernel(3, 31, 60, kStage1Stream);
+    auto& bytes = b.bytes();
+    // the copy ran on the source device's pool stream
+    detail::PeerCopyRecord copy{};
+    const std::size_t copyAt = static_cast<std::size_t>(cuptiWalk(bytes)[4]);
+    std::memcpy(&copy, bytes.data() + copyAt, sizeof copy);
+    ASSERT_EQ(copy.kind, CUPTI_ACTIVITY_KIND_MEMCPY2);
+    EXPECT_EQ(copy.streamId, kCopyStream);
+    const std::vector<ClockSample> samples = {{0, 0, 0}};
+    ActivityCorrelator correlator(ClockSync::fromSamples(samples), 0, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0);
+    correlator.bindStream(0, kStage0Stream, 0);
+    correlator.bindStream(1, kStage1Stream, 1);
+    std::vector<TraceEvent> events;
+    correlator.consume(parseActivityBuffer(bytes).records, events);
+    correlator.finish(events);
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events[0].lane, Lane::Comm);
+    EXPECT_EQ(events[0].kind, EventKind::Send);
+    EXPECT_EQ(events[0].stage, 0);
+    EXPECT_EQ(events[0].aux, 1);
+    EXPECT_EQ(events[0].microbatch, 4);
+    EXPECT_EQ(events[0].bytes, 1 << 20);
+    EXPECT_EQ(events[0].start, 10);
+    EXPECT_EQ(events[1].lane, Lane::Kernel);
+    EXPECT_EQ(events[1].stage, 1);
+    EXPECT_EQ(events[1].aux, static_cast<std::uint16_t>(EventKind::Forward));
+    EXPECT_EQ(correlator.stats().peerCopies, 1u);
+    EXPECT_EQ(correlator.stats().tagMismatches, 0u);
+    EXPECT_EQ(correlator.stats().unattributed, 0u);
+}
+
 TEST(ActivityParser, NeverReadsPastTheValidBytes)
 {
     BufferBuilder b;

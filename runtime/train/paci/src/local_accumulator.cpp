@@ -33,6 +33,31 @@ struct LocalAccumulator::Impl
     int counted = 0;
     std::int64_t tagged = 0;
     DriftStats stats;
+    // Drift samples of parameters on an accelerator: (‖θ_B − θ_F‖², ‖θ_F‖²) as a 2-element double
+    // tensor on the device each, read to the host together by settleDrift().
+    std::vector<at::Tensor> driftOnDevice;
+
+    void addDrift(double diff2, double base2)
+    {
+        const double drift = base2 > 0.0 ? std::sqrt(diff2) / std::sqrt(base2) : 0.0;
+        stats.driftSamples += 1;
+        stats.driftSum += drift;
+        stats.driftMax = std::max(stats.driftMax, drift);
+    }
+
+    // One host read for every sample still on the device.
+    void settleDrift()
+    {
+        if (driftOnDevice.empty()) {
+            return;
+        }
+        const at::Tensor host = at::stack(driftOnDevice).to(at::kCPU).contiguous();
+        driftOnDevice.clear();
+        const double* v = host.data_ptr<double>();
+        for (std::int64_t i = 0; i < host.size(0); ++i) {
+            addDrift(v[2 * i], v[2 * i + 1]);
+        }
+    }
 
     // One AdamW step, written exactly as torch::optim::AdamW (LibTorch 1.13) does it, but on
     // param.data(): that view has its own version counter, so pending graphs stay valid.
@@ -152,6 +177,7 @@ AccumulatorState LocalAccumulator::exportState() const
     }
     out.version = m_impl->version;
     out.tagged = m_impl->tagged;
+    m_impl->settleDrift();
     out.stats = m_impl->stats;
     return out;
 }
@@ -187,6 +213,7 @@ void LocalAccumulator::importState(const AccumulatorState& state)
     }
     m_impl->version = state.version;
     m_impl->tagged = state.tagged;
+    m_impl->driftOnDevice.clear();
     m_impl->stats = state.stats;
 }
 
@@ -247,8 +274,8 @@ BackwardObservation LocalAccumulator::observeBackward(const ForwardTag& tag)
     s.maxLag = std::max(s.maxLag, obs.lag);
     if (tag.snapshot && tag.snapshot->size() == m_impl->params.size()) {
         at::NoGradGuard noGrad;
-        // Sums on the parameters' device, then one host read for the stage (on a GPU each
-        // .item() is a synchronisation inside the timed backward: one, not two per parameter).
+        // Sums on the parameters' device; no .item() per parameter (on a GPU each would be a
+        // synchronisation inside the timed backward).
         std::vector<at::Tensor> diffs;
         std::vector<at::Tensor> bases;
         for (std::size_t i = 0; i < m_impl->params.size(); ++i) {
@@ -256,29 +283,34 @@ BackwardObservation LocalAccumulator::observeBackward(const ForwardTag& tag)
             diffs.push_back((m_impl->params[i].detach() - before).pow(2).sum().to(at::kDouble));
             bases.push_back(before.pow(2).sum().to(at::kDouble));
         }
-        double diff2 = 0.0;
-        double base2 = 0.0;
-        if (!diffs.empty()) {
-            const at::Tensor both =
-                at::stack({at::stack(diffs).sum(), at::stack(bases).sum()}).to(at::kCPU).contiguous();
-            diff2 = both.data_ptr<double>()[0];
-            base2 = both.data_ptr<double>()[1];
+        if (diffs.empty()) {
+            m_impl->addDrift(0.0, 0.0);
+            obs.drift = 0.0;
+            return obs;
         }
-        const double drift = base2 > 0.0 ? std::sqrt(diff2) / std::sqrt(base2) : 0.0;
-        obs.drift = drift;
-        s.driftSamples += 1;
-        s.driftSum += drift;
-        s.driftMax = std::max(s.driftMax, drift);
+        const at::Tensor both = at::stack({at::stack(diffs).sum(), at::stack(bases).sum()});
+        if (!both.is_cpu()) {
+            // Read later (stats()): a read here waits for the device inside the timed backward.
+            m_impl->driftOnDevice.push_back(both);
+            return obs;
+        }
+        const at::Tensor host = both.contiguous();
+        const double diff2 = host.data_ptr<double>()[0];
+        const double base2 = host.data_ptr<double>()[1];
+        m_impl->addDrift(diff2, base2);
+        obs.drift = base2 > 0.0 ? std::sqrt(diff2) / std::sqrt(base2) : 0.0;
     }
     return obs;
 }
 
 const DriftStats& LocalAccumulator::stats() const
 {
+    m_impl->settleDrift();
     return m_impl->stats;
 }
 void LocalAccumulator::resetStats()
 {
+    m_impl->driftOnDevice.clear(); // samples taken before the reset
     m_impl->stats = DriftStats{};
 }
 

@@ -90,5 +90,30 @@ TEST(DeviceTurns, OneTimerAndDevicePerStage)
     EXPECT_EQ(s.error().code, ErrorCode::InvalidArgument);
 }
 
+// Stage 0's tokens are host work (a token source, a file read): the executor has the model stage
+// them before the action's timer starts, so a GPU forward's start event is not recorded while the
+// host is still making its input, and the measured time is the forward's own.
+TEST(ActionSpan, StageZerosTokensAreMadeBeforeItsTimedSpan)
+{
+    const ModelOptions o = test::tinyModelOptions(2, 1, WeightPolicy::Flush);
+    constexpr auto kSlowTokens = std::chrono::milliseconds(400);
+    std::atomic<int> calls{0};
+    const TokenFn pattern = test::patternTokens(o.shape, o.microBatchSize);
+    auto model = PipelineModel::create(o, [&](std::int64_t mb) {
+        ++calls;
+        std::this_thread::sleep_for(kSlowTokens);
+        return pattern(mb);
+    });
+    ASSERT_TRUE(model) << model.error().describe();
+    TensorExecutor executor(*model);
+    auto forward = executor.perform(Action{0, ActionKind::Forward, 0});
+    ASSERT_TRUE(forward) << forward.error().describe();
+    EXPECT_EQ(calls.load(), 1) << "the tokens were made once, for the forward that used them";
+    EXPECT_LT(forward->duration, std::chrono::nanoseconds(kSlowTokens).count())
+        << "the token source's time is inside the forward's measured time";
+    ASSERT_TRUE(executor.perform(Action{1, ActionKind::Forward, 0})) << "the last stage found stage 0's targets";
+    EXPECT_TRUE(model->loss(0).has_value());
+}
+
 } // namespace
 } // namespace bs::runtime

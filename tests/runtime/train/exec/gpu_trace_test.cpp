@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <string>
 #include <thread>
 
 namespace bs::runtime {
@@ -23,8 +24,10 @@ namespace {
 
 namespace cupti = profiler::cupti;
 
-// Records the pushed tag; at pop, a kernel in the middle of the span since the push; hands the
-// kernels to the staging store only every `buffer` actions (and at stop), like CUPTI's buffers.
+// Records the pushed tags on a stack (CUPTI's is per thread; the executor pushes a Send tag inside
+// an action's tag around a hand-off copy); at pop, a kernel in the middle of the span since the
+// push, or for a Send tag the copy as the correlator makes it (a comm-lane Send, aux = receiver);
+// hands them to the staging store only every `buffer` pops (and at stop), like CUPTI's buffers.
 class FakeCupti final : public KernelCollector
 {
 public:
@@ -35,25 +38,34 @@ public:
     {}
     Status push(const cupti::ActionTag& tag) override
     {
-        m_tag = tag;
-        m_pushed = hostNowNs();
+        m_stack.push_back({tag, hostNowNs()});
         ++m_stats.records.externalCorrelations;
         return ok();
     }
     Status pop() override
     {
-        const TimeNs d = hostNowNs() - m_pushed;
+        const auto [tag, pushed] = m_stack.back();
+        m_stack.pop_back();
+        const TimeNs d = hostNowNs() - pushed;
         profiler::TraceEvent k;
-        k.start = m_pushed - m_origin + d / 10;
-        k.end = m_pushed - m_origin + d / 3;
-        k.stage = static_cast<std::uint16_t>(m_tag.stage);
-        k.lane = profiler::Lane::Kernel;
-        k.kind = profiler::EventKind::Kernel;
-        k.aux = static_cast<std::uint16_t>(m_tag.kind);
-        k.microbatch = m_tag.microbatch;
-        k.version = m_tag.version;
+        k.start = pushed - m_origin + d / 10;
+        k.end = pushed - m_origin + d / 3;
+        k.stage = static_cast<std::uint16_t>(tag.stage);
+        k.microbatch = tag.microbatch;
+        if (tag.kind == profiler::EventKind::Send) {
+            k.lane = profiler::Lane::Comm;
+            k.kind = profiler::EventKind::Send;
+            k.aux = static_cast<std::uint16_t>(tag.version);
+            k.bytes = 4096;
+            ++m_stats.records.memcpys;
+        } else {
+            k.lane = profiler::Lane::Kernel;
+            k.kind = profiler::EventKind::Kernel;
+            k.aux = static_cast<std::uint16_t>(tag.kind);
+            k.version = tag.version;
+            ++m_stats.records.kernels;
+        }
         m_buffered.push_back(k);
-        ++m_stats.records.kernels;
         if (static_cast<int>(m_buffered.size()) >= m_buffer) {
             return flush();
         }
@@ -77,8 +89,7 @@ private:
     profiler::TraceStore& m_staging;
     TimeNs m_origin;
     int m_buffer;
-    cupti::ActionTag m_tag;
-    TimeNs m_pushed = 0;
+    std::vector<std::pair<cupti::ActionTag, TimeNs>> m_stack;
     std::vector<profiler::TraceEvent> m_buffered;
     cupti::CollectorStats m_stats;
 };
@@ -136,9 +147,12 @@ TEST(GpuTrace, EveryActionsKernelsLandInsideItsBlockOnTheVirtualTimeline)
     const auto events = trace.snapshot()->toVector();
     std::map<std::uint64_t, profiler::TraceEvent> actions;
     std::vector<profiler::TraceEvent> kernels;
+    std::vector<profiler::TraceEvent> copies;
     for (const profiler::TraceEvent& e : events) {
         if (e.lane == profiler::Lane::Kernel) {
             kernels.push_back(e);
+        } else if (e.lane == profiler::Lane::Comm) {
+            copies.push_back(e);
         } else if (e.lane == profiler::Lane::Compute) {
             actions[*cupti::packTag({e.stage, e.kind, e.microbatch, e.version})] = e;
         }
@@ -156,9 +170,26 @@ TEST(GpuTrace, EveryActionsKernelsLandInsideItsBlockOnTheVirtualTimeline)
         EXPECT_GE(k.start, it->second.start);
         EXPECT_LE(k.end, it->second.end) << "inside its action's block on the virtual clock";
     }
+    // The hand-off copies (CPU clones here): one per activation and gradient, each on its sender's
+    // comm lane inside the receiving action's block (F of stage 1, B of stage 0).
+    const std::size_t transfers = static_cast<std::size_t>(2 * kM * 2 * (kP - 1));
+    ASSERT_EQ(copies.size(), transfers);
+    for (const profiler::TraceEvent& c : copies) {
+        EXPECT_EQ(c.kind, profiler::EventKind::Send);
+        EXPECT_EQ(c.aux, 1 - c.stage) << "to the other stage";
+        const auto receiving = c.aux > c.stage ? profiler::EventKind::Forward : profiler::EventKind::Backward;
+        bool inside = false;
+        for (const auto& [key, a] : actions) {
+            inside = inside
+                || (a.stage == c.aux && a.kind == receiving && a.microbatch == c.microbatch && a.start <= c.start
+                    && c.end <= a.end);
+        }
+        EXPECT_TRUE(inside) << "copy of mb " << c.microbatch << " from stage " << c.stage;
+    }
     EXPECT_EQ(meta.attributes["cupti"], "on");
     EXPECT_EQ(meta.attributes["cupti.kernels"], std::to_string(expected));
-    EXPECT_EQ(meta.attributes["cupti.events_in_trace"], std::to_string(expected));
+    EXPECT_EQ(meta.attributes["cupti.memcpys"], std::to_string(transfers));
+    EXPECT_EQ(meta.attributes["cupti.events_in_trace"], std::to_string(expected + transfers));
     EXPECT_EQ(meta.attributes["cupti.dropped_records"], "3");
     EXPECT_GT(std::stoll(meta.attributes["cupti.host_overhead_ns"]), 0);
 }
@@ -293,6 +324,110 @@ TEST(GpuTrace, KernelTagsCarryTheTraceStageOfMultiStageRanks)
         ASSERT_TRUE(executor.perform(Action{s, ActionKind::Forward, 0}));
     }
     EXPECT_EQ(tags.stages, (std::vector<int>{0, 1, 1, 0}));
+}
+
+// A hand-off copy is the sender's transfer, made by the receiver inside its action: the executor
+// pushes a Send tag (sender's trace stage, receiver's in the version field, the micro-batch)
+// around every copy the model makes (here the CPU clones a one-process run makes; between two GPUs
+// the device-to-device copy), nested in the receiving action's tag.
+TEST(GpuTrace, HandOffCopiesAreTaggedAsTheSendersTransfer)
+{
+    const ModelOptions o = test::tinyModelOptions(3, 1, WeightPolicy::Flush);
+    auto model = PipelineModel::create(o, test::patternTokens(o.shape, o.microBatchSize));
+    ASSERT_TRUE(model) << model.error().describe();
+    struct Tags final : KernelTagSink
+    {
+        std::vector<std::string> log;
+        static std::string name(const cupti::ActionTag& t)
+        {
+            return std::string(1, profiler::eventLetter(t.kind)) + std::to_string(t.stage) + ">"
+                + std::to_string(t.version) + "/" + std::to_string(t.microbatch);
+        }
+        void actionBegin(const cupti::ActionTag& tag, TimeNs) override { log.push_back("begin " + name(tag)); }
+        void actionEnd(const cupti::ActionTag& tag, TimeNs) override { log.push_back("end " + name(tag)); }
+        void transferBegin(const cupti::ActionTag& tag) override { log.push_back("copy " + name(tag)); }
+        void transferEnd(const cupti::ActionTag& tag) override { log.push_back("copied " + name(tag)); }
+    } tags;
+    {
+        TensorExecutor executor(*model, /*microbatchOffset=*/5);
+        executor.setTraceStages({0, 1, 2});
+        std::vector<std::unique_ptr<ActionTimer>> timers;
+        for (int s = 0; s < 3; ++s) {
+            timers.push_back(makeHostTimer());
+        }
+        ASSERT_TRUE(executor.useDevices(std::move(timers), std::vector<int>(3, -1), &tags));
+        ASSERT_TRUE(executor.perform(Action{0, ActionKind::Forward, 0}));
+        ASSERT_TRUE(executor.perform(Action{1, ActionKind::Forward, 0}));
+        ASSERT_TRUE(executor.perform(Action{2, ActionKind::Forward, 0}));
+        ASSERT_TRUE(executor.perform(Action{2, ActionKind::Backward, 0}));
+    }
+    const std::vector<std::string> expected = {"begin F0>0/5", "end F0>0/5", //
+        "begin F1>0/5", "copy S0>1/5", "copied S0>1/5", "end F1>0/5", //
+        "begin F2>0/5", "copy S1>2/5", "copied S1>2/5", "end F2>0/5", //
+        "begin B2>0/5", "end B2>0/5"}; // the last stage's gradient waits in the mailbox: no copy yet
+    EXPECT_EQ(tags.log, expected);
+    // The executor is gone: the model no longer tells it (a later run's copies reach nobody).
+    ASSERT_TRUE(model->backward(1, 5));
+}
+
+// What the collector makes of such a copy (a MEMCPY2 record under the Send tag: a comm-lane Send
+// on the sender's stage, aux = receiver) lands in the receiving action's block: the receiver
+// copied at the start of that action, so the copy moves with it on the virtual timeline.
+TEST(GpuTrace, SendCopiesMoveWithTheReceivingAction)
+{
+    profiler::TraceStore trace;
+    profiler::TraceStore* staging = nullptr;
+    TimeNs origin = 0;
+    auto gpu =
+        GpuTrace::start(trace, [&](profiler::TraceStore& s, TimeNs o) -> Result<std::unique_ptr<KernelCollector>> {
+            staging = &s;
+            origin = o;
+            return std::unique_ptr<KernelCollector>(std::make_unique<FakeCupti>(s, o, 1000));
+        });
+    ASSERT_TRUE(gpu);
+    const cupti::ActionTag f0{0, profiler::EventKind::Forward, 3, 0};
+    const cupti::ActionTag f1{1, profiler::EventKind::Forward, 3, 0};
+    const cupti::ActionTag send{0, profiler::EventKind::Send, 3, 1};
+    (*gpu)->actionBegin(f0, origin + 1'000);
+    (*gpu)->actionEnd(f0, origin + 2'000);
+    (*gpu)->actionBegin(f1, origin + 3'000);
+    (*gpu)->transferBegin(send);
+    (*gpu)->transferEnd(send);
+    (*gpu)->actionEnd(f1, origin + 5'000);
+    profiler::TraceEvent copy;
+    copy.stage = 0;
+    copy.lane = profiler::Lane::Comm;
+    copy.kind = profiler::EventKind::Send;
+    copy.aux = 1; // the receiver
+    copy.microbatch = 3;
+    copy.bytes = 4096;
+    copy.start = 3'100;
+    copy.end = 3'300;
+    staging->append(copy);
+    profiler::TraceEvent a0;
+    a0.stage = 0;
+    a0.kind = profiler::EventKind::Forward;
+    a0.microbatch = 3;
+    a0.start = 10'000;
+    a0.end = 11'000;
+    (*gpu)->placed(a0);
+    (*gpu)->drain();
+    EXPECT_EQ(trace.size(), 0u) << "the receiving action is not placed yet: the copy waits for it";
+    profiler::TraceEvent a1 = a0;
+    a1.stage = 1;
+    a1.start = 50'000; // the receiver's virtual clock
+    a1.end = 52'000;
+    (*gpu)->placed(a1);
+    (*gpu)->drain();
+    const auto events = trace.snapshot()->toVector();
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].lane, profiler::Lane::Comm);
+    EXPECT_EQ(events[0].kind, profiler::EventKind::Send);
+    EXPECT_EQ(events[0].stage, 0) << "the sender's comm lane";
+    EXPECT_EQ(events[0].aux, 1) << "to the receiver";
+    EXPECT_EQ(events[0].start, 50'100) << "inside the receiving forward's block";
+    EXPECT_EQ(events[0].end, 50'300);
+    EXPECT_EQ(events[0].bytes, 4096);
 }
 
 TEST(GpuTrace, BubbleFractionComesFromTheKernelLanesUnion)

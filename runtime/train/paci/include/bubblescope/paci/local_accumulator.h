@@ -155,8 +155,12 @@ public:
     /// Records the version a micro-batch's forward sees (call at its forward on this stage).
     ForwardTag tagForward(std::int64_t microbatch);
     /// Call when the micro-batch's backward starts on this stage (before afterBackward()):
-    /// its lag, and its drift when the tag holds a snapshot. Adds both to stats().
+    /// its lag, and its drift when the tag holds a snapshot. Adds both to stats(). Parameters on
+    /// an accelerator: the drift's sums stay on the device (drift is nullopt here) and the next
+    /// stats() or exportState() reads every such sample in one transfer, since a read here
+    /// would make the host wait for the device inside the caller's timed backward.
     BackwardObservation observeBackward(const ForwardTag& tag);
+    /// Reads the drift samples still on the device first (one host synchronisation, if any).
     const DriftStats& stats() const;
     void resetStats();
 
