@@ -1,14 +1,10 @@
 #pragma once
-// The statistical model of time to target (runtime/plan/sim/goodput.h) from the user's own runs:
-// the measured noise scale (metrics.jsonl "noise") and, for a target loss, each run's samples to
-// reach it, batch per update and lag, to fit E_min and the staleness cost. `tune --calibrate`
-// and `simulate --calibrate` read the same runs through this one function.
+// The calibration of action times from the user's own runs (or imported rank traces); the noise
+// scale's model from runs is runtime/plan/sim/goodput_runs.h (torch- and Qt-free, the GUI's too).
 
 #include "base/result.h"
 #include "runtime/plan/sim/cost_fit.h"
-#include "runtime/plan/sim/goodput.h"
 
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,9 +16,5 @@ namespace bs::cli {
 /// --calibrate` and `simulate --calibrate` both call it, so they predict with one calibration.
 Result<runtime::CostFit> calibrationFromRuns(
     const std::vector<std::string>& dirs, const std::string& schedule, int importedMicroBatchSize);
-
-/// Run directories (folders of imported rank traces are skipped: they carry no noise scale).
-/// InvalidArgument naming the runs when none records a noise scale.
-Result<runtime::GoodputModel> goodputFromRuns(const std::vector<std::string>& dirs, std::optional<double> targetLoss);
 
 } // namespace bs::cli

@@ -7,6 +7,7 @@
 #include "app/cli/table.h"
 #include "runtime/plan/rundir/run_dir_reader.h"
 #include "runtime/plan/schedule/catalogue.h"
+#include "runtime/plan/sim/goodput_runs.h"
 #include "runtime/plan/sim/tuner.h"
 
 #include <nlohmann/json.hpp>
@@ -59,7 +60,7 @@ struct TuneCommand
         request.objective =
             goal == "time-to-target" ? runtime::TuneObjective::TimeToTarget : runtime::TuneObjective::Throughput;
         std::string statistics; // what the time-to-target figures come from, or why there are none
-        if (auto stats = goodputFromRuns(calibrateFrom, targetLoss)) {
+        if (auto stats = runtime::goodputFromRuns(calibrateFrom, targetLoss)) {
             request.goodput = std::move(stats).value();
             statistics = request.goodput->describe();
         } else if (request.objective == runtime::TuneObjective::TimeToTarget) {
