@@ -46,6 +46,8 @@
 #include <cmath>
 #include <map>
 
+#include "suggest_check.h"
+
 using namespace bs::ui;
 using Metric = ComparisonModel::Metric;
 
@@ -168,8 +170,11 @@ void TestTrustedTuner::suggestTopRowPredictsWhatItListed()
     QCOMPARE(p->config.accum(), table->item(0, 0)->text().toInt());
     QCOMPARE(p->config.microBatchSize(), table->item(0, 1)->text().toInt());
     QVERIFY(p->config.calibration == window.calibration());
-    const double got = p->primary.result.throughputSamplesPerSecond;
-    QVERIFY2(std::abs(got - listed) <= 0.01 * listed, qPrintable(QStringLiteral("%1 vs %2").arg(got).arg(listed)));
+    // The listed figure is the steady state's (the what-if shows its few batches): the same search at
+    // the applied settings, with the same calibration, lists it again.
+    const auto got = bs::ui::test::suggestedThroughputAt(*tuning, p->config);
+    QVERIFY(got);
+    QVERIFY2(std::abs(*got - listed) <= 0.01 * listed, qPrintable(QStringLiteral("%1 vs %2").arg(*got).arg(listed)));
 }
 
 namespace {

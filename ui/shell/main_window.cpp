@@ -167,6 +167,8 @@ MainWindow::~MainWindow() = default;
 void MainWindow::buildUi()
 {
     m_tuning = new TuningPanel(this);
+    // Suggest's time to target: the noise scale the opened runs of the model shown measured.
+    m_tuning->setStatisticsRuns([this] { return m_workspace->runDirectories(currentScope()); });
     auto* dock = new QDockWidget(tr("Tuning"), this);
     dock->setObjectName(QStringLiteral("tuningDock"));
     // In a scroll area: on a 1280x800 screen the panel (controls, figures, Suggest) is taller than

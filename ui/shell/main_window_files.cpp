@@ -156,6 +156,7 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
     if (slot < 0) {
         return fail(makeError(ErrorCode::InvalidArgument, "every run slot holds a run", fromQt(dir)));
     }
+    m_workspace->slot(slot)->directory = fromQt(dir); // Suggest's noise scale (setStatisticsRuns)
     m_lossCurves.resize(RunWorkspace::kSlots);
     m_lossCurves[static_cast<std::size_t>(slot)] = std::move(curve);
     showLossCurves();

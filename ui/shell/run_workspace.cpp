@@ -114,7 +114,7 @@ int RunWorkspace::placeOpened(const PredictedRun& run, const runtime::RunConfig&
     final->trace = run.result.trace;
     final->report = run.result.report;
     final->finished = true;
-    slot(index) = RunSlot{run, final, true, false, config, {}, calibrationScope(config), std::move(drift)};
+    slot(index) = RunSlot{run, final, true, false, config, {}, calibrationScope(config), std::move(drift), {}};
     return index;
 }
 
@@ -124,7 +124,7 @@ void RunWorkspace::placeStarted(int index, const PredictedRun& plan, const runti
         return;
     }
     release(index);
-    slot(index) = RunSlot{plan, nullptr, measured, true, config, {}, calibrationScope(config), {}};
+    slot(index) = RunSlot{plan, nullptr, measured, true, config, {}, calibrationScope(config), {}, {}};
 }
 
 bool RunWorkspace::select(int index)
@@ -142,6 +142,17 @@ std::string calibrationScope(const runtime::RunConfig& config)
     // The shape, not only the preset's name: an explicit shape equal to a preset is the same model.
     return "model " + std::to_string(m.layers) + "x" + std::to_string(m.dModel) + " h" + std::to_string(m.heads) + " T"
         + std::to_string(m.seqLen) + " V" + std::to_string(m.vocab) + " on " + config.device.name;
+}
+
+std::vector<std::string> RunWorkspace::runDirectories(const std::string& scope) const
+{
+    std::vector<std::string> dirs;
+    for (const auto& run : m_slots) {
+        if (run && !run->directory.empty() && run->scope == scope) {
+            dirs.push_back(run->directory);
+        }
+    }
+    return dirs;
 }
 
 CalibrationPtr RunWorkspace::calibrationFor(const std::string& scope) const

@@ -40,6 +40,9 @@ struct RunSlot
     /// An opened run directory's weight drift as its summary measured it (empty: none, or a live
     /// run, whose drift comes from its latest metrics: measuredDrift()).
     runtime::RunDrift openedDrift;
+    /// The run directory it was opened from ("" for live, replayed and imported runs): its metrics
+    /// carry the noise scale Suggest's time to target is predicted from.
+    std::string directory;
 
     bool finished() const { return latest && latest->finished; }
     /// The drift the comparison table shows: what the run measured on its tensors, per model stage
@@ -99,6 +102,9 @@ public:
     /// Selects `slot` when it holds a run; false otherwise (the selection stays).
     bool select(int slot);
     void clearSelection() { m_selected = -1; }
+
+    /// The directories of the opened runs of `scope` (calibrationScope): one model on one device.
+    std::vector<std::string> runDirectories(const std::string& scope) const;
 
     /// The calibration of `scope` (null until a measured run of it has a trace).
     CalibrationPtr calibrationFor(const std::string& scope) const;

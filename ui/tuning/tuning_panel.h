@@ -4,10 +4,15 @@
 // memory budget per stage; the predicted figures; and Suggest (runtime::tune) with one-click apply.
 
 #include "runtime/plan/sim/run_preflight.h"
+#include "runtime/plan/sim/tuner.h"
 #include "ui/tuning/what_if.h"
 
 #include <QFutureWatcher>
 #include <QWidget>
+
+#include <functional>
+#include <string>
+#include <vector>
 
 class QCheckBox;
 class QComboBox;
@@ -70,6 +75,32 @@ public:
     /// of p = 4", "at least 2·p = 8"); hidden for schedules without any.
     QLabel* accumRuleLabel() const { return m_accumRule; }
     QTableWidget* suggestions() const { return m_suggestions; }
+    /// Suggest's table columns: a, b, predicted steady throughput, statistical efficiency,
+    /// staleness factor, predicted time to target ± one standard deviation, peak memory, lag.
+    enum SuggestColumn : int
+    {
+        kColAccum,
+        kColMicroBatch,
+        kColThroughput,
+        kColEfficiency,
+        kColStaleness,
+        kColTimeToTarget,
+        kColMemory,
+        kColLag,
+        kSuggestColumns
+    };
+    /// The run directories on screen, asked at each Suggest: where their metrics record a measured
+    /// noise scale, Suggest ranks by predicted time to target from them (runtime::goodputFromRuns);
+    /// with none that does, by steady throughput (its status line says so).
+    using RunDirectories = std::function<std::vector<std::string>()>;
+    void setStatisticsRuns(RunDirectories dirs) { m_statisticsRuns = std::move(dirs); }
+    /// What Suggest ranks by in the table shown (or the search running).
+    runtime::TuneObjective suggestObjective() const { return m_suggestObjective; }
+    /// Suggest's search at `config` (the panel's settings, its calibration, max drift, target
+    /// loss, statistics runs): the one request the table and a re-check of a row both use.
+    /// Without a model of time to target, `why` (when given) says what is missing.
+    runtime::TuneRequest suggestRequest(
+        const WhatIfConfig& config, runtime::GptScenario scenario, QString* why = nullptr) const;
     /// Starts the search (also what the Suggest button does); results fill suggestions().
     void suggest();
     bool isSearching() const;
@@ -146,6 +177,11 @@ private:
     QLabel* m_source = nullptr;
     CalibrationPtr m_calibration;
     QSpinBox* m_maxLag = nullptr;
+    QDoubleSpinBox* m_targetLoss = nullptr; ///< its minimum reads "none": relative time to target
+    RunDirectories m_statisticsRuns;
+    runtime::TuneObjective m_suggestObjective = runtime::TuneObjective::Throughput;
+    QString m_suggestModel; ///< GoodputModel::describe() of the running search, or why none
+    bool m_suggestSeconds = false; ///< the model has E_min: times in seconds, else relative
     QPushButton* m_suggestButton = nullptr;
     QTableWidget* m_suggestions = nullptr;
     QLabel* m_suggestStatus = nullptr;

@@ -1,10 +1,13 @@
-// TuningPanel's Suggest: the search (runtime::tune) over a and b at the panel's settings, its
-// table, and one-click apply of a row.
+// TuningPanel's Suggest: the search (runtime::tune) over a and b at the panel's settings, ranked
+// by predicted time to target where the runs on screen measured a noise scale (else by steady
+// throughput), its table, and one-click apply of a row.
 #include "runtime/plan/schedule/catalogue.h"
 #include "runtime/plan/schedule/limits.h"
+#include "runtime/plan/sim/goodput_runs.h"
 #include "ui/common/format.h"
 #include "ui/tuning/tuning_panel.h"
 
+#include <QDoubleSpinBox>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -43,16 +46,38 @@ QWidget* TuningPanel::buildSuggest()
     m_suggestButton = new QPushButton(tr("Suggest"), box);
     row->addWidget(m_suggestButton);
     v->addLayout(row);
+    row = new QHBoxLayout(); // its own row: beside max drift the panel outgrows a laptop's width
+    row->addWidget(new QLabel(tr("target loss"), box));
+    m_targetLoss = new QDoubleSpinBox(box);
+    m_targetLoss->setObjectName(QStringLiteral("targetLossSpin"));
+    m_targetLoss->setRange(0.0, 100.0);
+    m_targetLoss->setDecimals(2);
+    m_targetLoss->setSingleStep(0.1);
+    m_targetLoss->setSpecialValueText(tr("none"));
+    m_targetLoss->setToolTip(tr("Validation loss to reach. With runs that reached it, times are in seconds; "
+                                "without, relative to the best row"));
+    row->addWidget(m_targetLoss, 1);
+    v->addLayout(row);
     m_suggestFitWarning = makeFitWarning(box);
     v->addWidget(m_suggestFitWarning);
-    m_suggestions = new QTableWidget(0, 5, box);
-    m_suggestions->setHorizontalHeaderLabels({tr("a"), tr("b"), tr("seq/s"), tr("bubble"), tr("memory")});
+    m_suggestions = new QTableWidget(0, kSuggestColumns, box);
+    m_suggestions->setHorizontalHeaderLabels({tr("a"), tr("b"), tr("seq/s"), tr("efficiency"), tr("staleness"),
+        tr("time to target"), tr("memory"), tr("lag")});
+    m_suggestions->horizontalHeaderItem(kColThroughput)->setToolTip(tr("Predicted steady throughput"));
+    m_suggestions->horizontalHeaderItem(kColEfficiency)
+        ->setToolTip(tr("Statistical efficiency 1/(1 + B/B_noise) of the batch per update"));
+    m_suggestions->horizontalHeaderItem(kColStaleness)->setToolTip(tr("Samples factor of the lag (1 + c·lag)"));
+    m_suggestions->horizontalHeaderItem(kColTimeToTarget)
+        ->setToolTip(tr("Predicted time to target ± one standard deviation"));
+    m_suggestions->horizontalHeaderItem(kColLag)->setToolTip(tr("Most updates a micro-batch crosses"));
     m_suggestions->verticalHeader()->hide();
     m_suggestions->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
     m_suggestions->setWordWrap(false);
-    m_suggestions->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
-    m_suggestions->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
-    m_suggestions->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+    // Eight columns in a laptop-wide panel: each as wide as its figures, and the table scrolls
+    // sideways past the last ones rather than squeezing a and b, which come first.
+    m_suggestions->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_suggestions->horizontalHeader()->setStretchLastSection(true);
+    m_suggestions->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
     m_suggestions->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_suggestions->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_suggestions->setToolTip(tr("Double-click a row to apply it"));
@@ -84,26 +109,11 @@ void TuningPanel::suggest()
         m_suggestStatus->setText(toQt(scenario.error().describe()));
         return;
     }
-    runtime::TuneRequest request;
-    request.base = *scenario;
-    if (const runtime::ScheduleInfo* info = runtime::findSchedule(c.schedule()); info && !info->takesAccumWindow()) {
-        // a = m: search the m its rules take nearest above each usual a (interleaved at p = 3:
-        // 3, 6, 9, 18, 33), so every row listed is a setting this schedule runs.
-        std::vector<int> accepted;
-        for (int usual : request.accumValues) {
-            const int a = fewestAcceptedFrom(*info, scenario->stages, usual);
-            if (std::find(accepted.begin(), accepted.end(), a) == accepted.end()) {
-                accepted.push_back(a);
-            }
-        }
-        request.accumValues = std::move(accepted);
-    }
-    request.maxLag = m_maxLag->value();
-    request.steadyState = false; // the what-if's figures (its batches), so a picked row predicts what it listed
-    request.memoryBudgetBytes = c.memoryBudgetBytes;
-    if (c.calibration) { // rank by what this machine measured, exactly as the slider predictions do
-        request.calibration = c.calibration->fitFor(c.schedule());
-    }
+    QString why;
+    runtime::TuneRequest request = suggestRequest(c, *scenario, &why);
+    m_suggestObjective = request.objective;
+    m_suggestSeconds = request.goodput && request.goodput->hasSamplesMin();
+    m_suggestModel = request.goodput ? toQt(request.goodput->describe()) : why;
     m_suggestSource = sourceText();
     if (const runtime::ScheduleInfo* info = runtime::findSchedule(c.schedule()); info && info->multiStage()) {
         // Suggest searches a and b at the panel's v (and the schedule's placement).
@@ -112,6 +122,50 @@ void TuningPanel::suggest()
     m_suggestButton->setEnabled(false);
     m_suggestStatus->setText(tr("searching…"));
     m_search->setFuture(QtConcurrent::run([request] { return runtime::tune(request); }));
+}
+
+runtime::TuneRequest TuningPanel::suggestRequest(
+    const WhatIfConfig& c, runtime::GptScenario scenario, QString* why) const
+{
+    runtime::TuneRequest request;
+    request.base = std::move(scenario);
+    if (const runtime::ScheduleInfo* info = runtime::findSchedule(c.schedule()); info && !info->takesAccumWindow()) {
+        // a = m: search the m its rules take nearest above each usual a (interleaved at p = 3:
+        // 3, 6, 9, 18, 33), so every row listed is a setting this schedule runs.
+        std::vector<int> accepted;
+        for (int usual : request.accumValues) {
+            const int a = fewestAcceptedFrom(*info, request.base.stages, usual);
+            if (std::find(accepted.begin(), accepted.end(), a) == accepted.end()) {
+                accepted.push_back(a);
+            }
+        }
+        request.accumValues = std::move(accepted);
+    }
+    request.maxLag = m_maxLag->value();
+    // The steady state, never a fixed count of batches: a longer window amortises the warm-up
+    // over more work and would always win (issue 30).
+    request.steadyState = true;
+    request.memoryBudgetBytes = c.memoryBudgetBytes;
+    if (c.calibration) { // rank by what this machine measured, exactly as the slider predictions do
+        request.calibration = c.calibration->fitFor(c.schedule());
+    }
+    const std::optional<double> target =
+        m_targetLoss->value() > m_targetLoss->minimum() ? std::optional<double>(m_targetLoss->value()) : std::nullopt;
+    QString missing = tr("ranked by steady throughput: time to target needs a run with a measured noise scale "
+                         "(every live or trained run records it)");
+    if (const std::vector<std::string> dirs = m_statisticsRuns ? m_statisticsRuns() : std::vector<std::string>();
+        !dirs.empty()) {
+        if (auto model = runtime::goodputFromRuns(dirs, target)) {
+            request.goodput = std::move(model).value();
+            request.objective = runtime::TuneObjective::TimeToTarget;
+        } else {
+            missing += QStringLiteral(" (") + toQt(model.error().message) + QStringLiteral(")");
+        }
+    }
+    if (why && !request.goodput) {
+        *why = missing;
+    }
+    return request;
 }
 
 void TuningPanel::suggestionsFinished()
@@ -139,17 +193,41 @@ void TuningPanel::suggestionsFinished()
         top.push_back(candidate);
     }
     m_suggestions->setRowCount(static_cast<int>(top.size()));
+    double bestTime = 0; // without E_min the times are relative: to the best row's
+    for (const auto& c : top) {
+        if (c.timeToTargetS && (bestTime <= 0 || *c.timeToTargetS < bestTime)) {
+            bestTime = *c.timeToTargetS;
+        }
+    }
     for (int i = 0; i < static_cast<int>(top.size()); ++i) {
         const auto& c = top[static_cast<std::size_t>(i)];
+        QString time = QStringLiteral("—");
+        if (c.timeToTargetS && m_suggestSeconds) {
+            time = formatDuration(*c.timeToTargetS * 1e9) + QStringLiteral(" ± ")
+                + formatDuration(c.timeToTargetSpreadS * 1e9);
+        } else if (c.timeToTargetS && bestTime > 0) {
+            time = tr("%1× ± %2")
+                       .arg(*c.timeToTargetS / bestTime, 0, 'f', 2)
+                       .arg(c.timeToTargetSpreadS / bestTime, 0, 'f', 2);
+        }
+        const bool model = c.timeToTargetS.has_value();
         const QStringList cells{QString::number(c.accum), QString::number(c.microBatchSize),
-            QString::number(c.throughputSamplesPerSecond, 'f', 0), formatPercent(c.bubbleFraction),
-            formatBytes(static_cast<double>(c.peakMemoryBytes))};
+            QString::number(c.throughputSamplesPerSecond, 'f', 0),
+            model ? QString::number(c.efficiency, 'f', 2) : QStringLiteral("—"),
+            model ? QString::number(c.stalenessFactor, 'f', 2) : QStringLiteral("—"), time,
+            formatBytes(static_cast<double>(c.peakMemoryBytes)), QString::number(c.lagBound)};
         for (int col = 0; col < cells.size(); ++col) {
             auto* item = new QTableWidgetItem(cells[col]);
             item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-            if (col == 2) {
+            if (col == kColThroughput) {
                 item->setData(Qt::UserRole, c.throughputSamplesPerSecond); // the predicted figure, unrounded
-                item->setToolTip(tr("Predicted from %1").arg(m_suggestSource));
+                item->setToolTip(tr("Predicted %1 from %2")
+                                     .arg(c.steady ? tr("steady state") : tr("longest simulation (no steady state)"),
+                                         m_suggestSource));
+            }
+            if (col == kColTimeToTarget && c.timeToTargetS) {
+                item->setData(Qt::UserRole, *c.timeToTargetS); // seconds, or multiples of E_min per (seq/s)
+                item->setToolTip(tr("Predicted from %1").arg(m_suggestModel));
             }
             m_suggestions->setItem(i, col, item);
         }
@@ -160,12 +238,15 @@ void TuningPanel::suggestionsFinished()
     const QString runtimeRefused = refusedByRuntime > 0
         ? tr(", %1 that the runtime would refuse (%2)").arg(refusedByRuntime).arg(firstRefusal)
         : QString();
-    m_suggestStatus->setText(
-        tr("%1 simulated (predicted seq/s, times: %4); rejected: %2 by drift, %3 by memory%5%6. Double-click to apply.")
-            .arg(result->evaluated)
-            .arg(result->rejectedByLag)
-            .arg(result->rejectedByMemory)
-            .arg(m_suggestSource, refused, runtimeRefused));
+    const QString objective = m_suggestObjective == runtime::TuneObjective::TimeToTarget
+        ? tr("ranked by predicted time to target (%1)").arg(m_suggestModel)
+        : m_suggestModel;
+    m_suggestStatus->setText(tr("%1 simulated (predicted steady seq/s, times: %4); rejected: %2 by drift, %3 by "
+                                "memory%5%6. %7. Double-click to apply.")
+                                 .arg(result->evaluated)
+                                 .arg(result->rejectedByLag)
+                                 .arg(result->rejectedByMemory)
+                                 .arg(m_suggestSource, refused, runtimeRefused, objective));
     Q_EMIT suggestionsReady();
     if (std::exchange(m_suggestAgain, false)) {
         suggest(); // recalibrated while searching: the table shows the new times
@@ -186,8 +267,8 @@ void TuningPanel::applySuggestion(int row)
     if (row < 0 || row >= m_suggestions->rowCount()) {
         return;
     }
-    setConfig(
-        suggestionConfig(m_suggestions->item(row, 0)->text().toInt(), m_suggestions->item(row, 1)->text().toInt()));
+    setConfig(suggestionConfig(
+        m_suggestions->item(row, kColAccum)->text().toInt(), m_suggestions->item(row, kColMicroBatch)->text().toInt()));
     Q_EMIT configChanged(config());
 }
 
