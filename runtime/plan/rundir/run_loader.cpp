@@ -4,7 +4,7 @@
 
 namespace bs::runtime {
 
-Result<LoadedRun> loadRun(const std::filesystem::path& dir)
+Result<LoadedRun> loadRun(const std::filesystem::path& dir, TraceLoad traceLoad)
 {
     auto contents = readRunDir(dir);
     if (!contents) {
@@ -15,7 +15,7 @@ Result<LoadedRun> loadRun(const std::filesystem::path& dir)
     run.config = contents->config;
     run.warnings = contents->warnings;
     run.cutShort = contents->cutShort;
-    if (contents->trace) {
+    if (contents->trace && traceLoad == TraceLoad::Read) {
         auto trace = readRunTrace(*contents);
         if (!trace) {
             return trace.error();

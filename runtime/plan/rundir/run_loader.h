@@ -6,6 +6,7 @@
 #include "runtime/plan/rundir/run_dir_reader.h"
 #include "runtime/plan/rundir/run_metrics.h"
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -25,10 +26,17 @@ struct LoadedRun
     std::vector<std::string> warnings; ///< readRunDir's, and records skipped for having no train_loss
 };
 
-/// readRunDir(`dir`), its trace when there is one, and every record as BatchMetrics / RunSummary.
-/// Errors: readRunDir's; the trace reader's for a trace.json that is there but unreadable;
-/// ParseError "…/metrics.jsonl record N" or "…/summary.json" for a value from_json cannot take.
-/// Never throws.
-Result<LoadedRun> loadRun(const std::filesystem::path& dir);
+/// Whether loadRun() reads the trace: the statistics of a run (its noise scale, the batch it
+/// reached a target at) need only its config and metrics, and a trace can be hundreds of MB.
+enum class TraceLoad : std::uint8_t
+{
+    Read,
+    Skip, ///< LoadedRun::trace stays null
+};
+
+/// readRunDir(`dir`), its trace when there is one (unless `trace` is Skip), and every record as BatchMetrics /
+/// RunSummary. Errors: readRunDir's; the trace reader's for a trace.json that is there but unreadable; ParseError
+/// "…/metrics.jsonl record N" or "…/summary.json" for a value from_json cannot take. Never throws.
+Result<LoadedRun> loadRun(const std::filesystem::path& dir, TraceLoad trace = TraceLoad::Read);
 
 } // namespace bs::runtime

@@ -20,7 +20,7 @@ Result<GoodputModel> goodputFromRuns(const std::vector<std::string>& dirs, std::
         if (!std::filesystem::exists(std::filesystem::path(path) / "config.toml")) {
             continue; // an imported job's rank traces: no statistics
         }
-        auto run = loadRun(path);
+        auto run = loadRun(path, TraceLoad::Skip); // Suggest reads these on the UI thread
         if (!run) {
             return run.error();
         }

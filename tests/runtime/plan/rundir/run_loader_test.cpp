@@ -145,6 +145,11 @@ TEST(RunLoader, WhatTheWriterWroteComesBackTyped)
     ASSERT_TRUE(run->trace);
     EXPECT_EQ(run->trace->size(), 1u);
     EXPECT_TRUE(run->warnings.empty());
+    // The statistics alone (Suggest's noise scale): the same records, no trace read.
+    auto statistics = loadRun(dir, TraceLoad::Skip);
+    ASSERT_TRUE(statistics) << statistics.error().describe();
+    EXPECT_FALSE(statistics->trace);
+    EXPECT_EQ(statistics->metrics.size(), run->metrics.size());
 }
 
 TEST(RunLoader, RunInProgressHasNoSummaryOrTraceAndSkipsRecordsWithoutLoss)
