@@ -151,8 +151,10 @@ runtime::TuneRequest TuningPanel::suggestRequest(
     }
     const std::optional<double> target =
         m_targetLoss->value() > m_targetLoss->minimum() ? std::optional<double>(m_targetLoss->value()) : std::nullopt;
+    // A live run on screen keeps its metrics in memory only: the noise scale is read from the
+    // directories of opened runs (every run trained with a run directory records it).
     QString missing = tr("ranked by steady throughput: time to target needs a run with a measured noise scale "
-                         "(every live or trained run records it)");
+                         "(open a trained run's directory: every trained run records it)");
     if (const std::vector<std::string> dirs = m_statisticsRuns ? m_statisticsRuns() : std::vector<std::string>();
         !dirs.empty()) {
         if (auto model = runtime::goodputFromRuns(dirs, target)) {
