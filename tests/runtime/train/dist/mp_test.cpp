@@ -78,7 +78,8 @@ TEST_P(MultiProcessMatchesSerial, LossesAreIdentical)
     const auto& [schedule, ranks] = GetParam();
     const Proc serial = shell(kCli + trainArgs(schedule, ranks) + " --json");
     ASSERT_EQ(serial.exitCode, 0) << serial.err;
-    const auto dir = std::filesystem::temp_directory_path() / ("bs_mp_run_" + schedule + std::to_string(ranks) + "_" + std::to_string(getpid()));
+    const auto dir = std::filesystem::temp_directory_path()
+        / ("bs_mp_run_" + schedule + std::to_string(ranks) + "_" + std::to_string(getpid()));
     std::filesystem::remove_all(dir);
     const Proc mp = shell(kCli + " launch --json --nproc-per-node " + std::to_string(ranks) + " --"
         + trainArgs(schedule, ranks) + " --timeout 20 --out " + dir.string());
