@@ -97,11 +97,18 @@ QString statusOf(const TuningPanel& panel)
     return {};
 }
 
+// A press while a search runs (one started by opening a run, say) queues another: wait until the
+// last one has listed its rows.
 bool runSuggest(TuningPanel& panel)
 {
     QSignalSpy ready(&panel, &TuningPanel::suggestionsReady);
     panel.suggest();
-    return ready.wait(120'000);
+    do {
+        if (!ready.wait(120'000)) {
+            return false;
+        }
+    } while (panel.isSearching());
+    return true;
 }
 
 } // namespace

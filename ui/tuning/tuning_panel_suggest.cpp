@@ -99,6 +99,9 @@ bool TuningPanel::isSearching() const
 void TuningPanel::suggest()
 {
     if (m_search->isRunning()) {
+        // The running search may predate what changed since (a run opened, a recalibration):
+        // search again when it ends, so the table follows the latest press.
+        m_suggestAgain = true;
         return;
     }
     m_suggested = true;
