@@ -101,6 +101,17 @@ KernelCollectorFactory fakeCupti(int buffer)
     };
 }
 
+// fakeCupti(1000) that also tells the test its staging store and host origin, for kernels the
+// test delivers itself at chosen times.
+KernelCollectorFactory fakeCuptiSeen(profiler::TraceStore*& staging, TimeNs& origin)
+{
+    return [&staging, &origin](profiler::TraceStore& s, TimeNs o) -> Result<std::unique_ptr<KernelCollector>> {
+        staging = &s;
+        origin = o;
+        return std::unique_ptr<KernelCollector>(std::make_unique<FakeCupti>(s, o, 1000));
+    };
+}
+
 constexpr int kP = 2;
 constexpr int kM = 4;
 
@@ -199,12 +210,7 @@ TEST(GpuTrace, UntaggedKernelsTakeTheirStagesLastOffsetAndLateOnesWait)
     profiler::TraceStore trace;
     profiler::TraceStore* staging = nullptr;
     TimeNs origin = 0;
-    auto gpu =
-        GpuTrace::start(trace, [&](profiler::TraceStore& s, TimeNs o) -> Result<std::unique_ptr<KernelCollector>> {
-            staging = &s;
-            origin = o;
-            return std::unique_ptr<KernelCollector>(std::make_unique<FakeCupti>(s, o, 1000));
-        });
+    auto gpu = GpuTrace::start(trace, fakeCuptiSeen(staging, origin));
     ASSERT_TRUE(gpu);
     const cupti::ActionTag tag{1, profiler::EventKind::Forward, 7, 0};
     (*gpu)->actionBegin(tag, origin + 5'000); // host: 5 µs after the origin
@@ -251,12 +257,7 @@ TEST(GpuTrace, UntaggedKernelsGoToTheActionWhoseWindowHoldsThem)
     profiler::TraceStore trace;
     profiler::TraceStore* staging = nullptr;
     TimeNs origin = 0;
-    auto gpu =
-        GpuTrace::start(trace, [&](profiler::TraceStore& s, TimeNs o) -> Result<std::unique_ptr<KernelCollector>> {
-            staging = &s;
-            origin = o;
-            return std::unique_ptr<KernelCollector>(std::make_unique<FakeCupti>(s, o, 1000));
-        });
+    auto gpu = GpuTrace::start(trace, fakeCuptiSeen(staging, origin));
     ASSERT_TRUE(gpu);
     const cupti::ActionTag f{0, profiler::EventKind::Forward, 3, 0};
     const cupti::ActionTag b{0, profiler::EventKind::Backward, 3, 0};
@@ -378,12 +379,7 @@ TEST(GpuTrace, SendCopiesMoveWithTheReceivingAction)
     profiler::TraceStore trace;
     profiler::TraceStore* staging = nullptr;
     TimeNs origin = 0;
-    auto gpu =
-        GpuTrace::start(trace, [&](profiler::TraceStore& s, TimeNs o) -> Result<std::unique_ptr<KernelCollector>> {
-            staging = &s;
-            origin = o;
-            return std::unique_ptr<KernelCollector>(std::make_unique<FakeCupti>(s, o, 1000));
-        });
+    auto gpu = GpuTrace::start(trace, fakeCuptiSeen(staging, origin));
     ASSERT_TRUE(gpu);
     const cupti::ActionTag f0{0, profiler::EventKind::Forward, 3, 0};
     const cupti::ActionTag f1{1, profiler::EventKind::Forward, 3, 0};
