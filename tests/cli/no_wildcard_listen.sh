@@ -8,7 +8,9 @@ set -u
 cli=$1 work=$2 mode=${3:-launch}
 command -v ss >/dev/null || { echo "ss (iproute2) not installed: skipped"; exit 0; }
 rm -rf "$work" && mkdir -p "$work"
-args=(train --model tiny --stages 2 --microbatches 2 --steps 60 --eval-interval 0)
+# One intra-op thread per rank: two ranks of OpenMP threads spinning on two cores made the 60
+# steps take 135-180 s under PyPI's LibTorch 2.11 (17-27 s under 1.13), near the 180 s limit.
+args=(train --model tiny --stages 2 --microbatches 2 --steps 60 --eval-interval 0 --threads 1)
 if [[ $mode == torchrun ]]; then
     port=$((20000 + $$ % 9000))
     # Each rank waited for by its pid: `wait -n` twice failed (127) when both ranks had already
