@@ -8,6 +8,8 @@
 #
 # Usage: packaging/install-torch.sh            prints the venv directory on stdout (progress on stderr)
 #        packaging/install-torch.sh --cmake    prints torch's CMAKE_PREFIX_PATH instead
+#        packaging/install-torch.sh --python   prints where the venv's python is (or will be);
+#                                              installs nothing (tests/CMakeLists.txt: the peers' python)
 # Exit codes: 0 ready, 1 install failed (no network, no python3, disk full).
 #
 # Readiness is a marker file written after torch imported from the finished venv (.bubblescope-ready,
@@ -22,6 +24,10 @@ CACHE_ROOT="${BUBBLESCOPE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/bubblescope}"
 VENV="$CACHE_ROOT/venv-torch-$TORCH_VERSION"
 PY="$VENV/bin/python"
 MARKER="$VENV/.bubblescope-ready"
+if [[ "${1:-}" == "--python" ]]; then
+  echo "$PY"
+  exit 0
+fi
 
 ready() { [[ -x "$PY" && -f "$MARKER" && "$(cat "$MARKER")" == "$TORCH_VERSION" ]]; }
 
