@@ -44,11 +44,21 @@ void RunWorkspace::leaveRunMode()
     m_selected = -1;
 }
 
+int RunWorkspace::firstFree() const
+{
+    for (int i = 0; i < kSlots; ++i) {
+        if (isFree(i)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
 int RunWorkspace::freeSlots() const
 {
     int free = 0;
     for (int i = 0; i < kSlots; ++i) {
-        free += !slot(i) && !m_reserved[static_cast<std::size_t>(i)] ? 1 : 0;
+        free += isFree(i) ? 1 : 0;
     }
     return free;
 }
@@ -60,13 +70,11 @@ bool RunWorkspace::empty() const
 
 int RunWorkspace::reserve()
 {
-    for (int i = 0; i < kSlots; ++i) {
-        if (!slot(i) && !m_reserved[static_cast<std::size_t>(i)]) {
-            m_reserved[static_cast<std::size_t>(i)] = true;
-            return i;
-        }
+    const int index = firstFree();
+    if (index >= 0) {
+        m_reserved[static_cast<std::size_t>(index)] = true;
     }
-    return -1;
+    return index;
 }
 
 void RunWorkspace::release(int index)
@@ -104,11 +112,10 @@ int RunWorkspace::placeOpened(const PredictedRun& run, const runtime::RunConfig&
     if (!m_showsRuns) {
         enterRunMode(); // the slots showed predictions: none of them stays
     }
-    const int index = reserve();
+    const int index = firstFree();
     if (index < 0) {
         return -1; // every slot holds a run the user has not removed
     }
-    release(index);
     auto final = std::make_shared<RunUpdate>();
     final->label = run.label;
     final->trace = run.result.trace;

@@ -119,6 +119,10 @@ Q_SIGNALS:
     void calibrationChanged(const std::string& scope, const bs::ui::CalibrationPtr& calibration);
 
 private:
+    /// Holds no run and is not reserved for one that is starting.
+    bool isFree(int slot) const { return !this->slot(slot) && !m_reserved[static_cast<std::size_t>(slot)]; }
+    /// The first free slot; -1 when there is none.
+    int firstFree() const;
     Slots m_slots;
     bool m_showsRuns = false;
     int m_selected = -1;
