@@ -56,11 +56,17 @@ struct TuneCommand
                 return reportError(s.error());
             }
         }
-        const std::string goal = !objective.empty() ? objective : targetLoss ? "time-to-target" : "throughput";
+        std::string statistics; // what the time-to-target figures come from, or why there are none
+        auto stats = runtime::goodputFromRuns(calibrateFrom, targetLoss);
+        // Not told: time to target when a target is given (an error below without a noise scale)
+        // or a run measured a noise scale, as Suggest ranks (runtime::defaultObjective).
+        const std::string goal = !objective.empty()   ? objective
+            : targetLoss                              ? "time-to-target"
+            : runtime::defaultObjective(stats.has_value()) == runtime::TuneObjective::TimeToTarget ? "time-to-target"
+                                                                                                   : "throughput";
         request.objective =
             goal == "time-to-target" ? runtime::TuneObjective::TimeToTarget : runtime::TuneObjective::Throughput;
-        std::string statistics; // what the time-to-target figures come from, or why there are none
-        if (auto stats = runtime::goodputFromRuns(calibrateFrom, targetLoss)) {
+        if (stats) {
             request.goodput = std::move(stats).value();
             statistics = request.goodput->describe();
         } else if (request.objective == runtime::TuneObjective::TimeToTarget) {
@@ -210,7 +216,7 @@ void addTuneCommand(CLI::App& app, int& exitCode)
         ->check(finiteIn(0, 1e6, ""));
     sub->add_option("--objective", cmd->objective,
            "time-to-target (samples to target from the measured noise scale and staleness / steady throughput; "
-           "the default with --target-loss) or throughput")
+           "the default with --target-loss or when a --calibrate run measured its noise scale) or throughput")
         ->check(CLI::IsMember({"time-to-target", "throughput"}));
     sub->add_option("-n,--batches", cmd->request.base.batches,
            "Global batches simulated per candidate for bubble, memory and lag (throughput: the steady state)")

@@ -138,6 +138,16 @@ double GoodputModel::relativeSpread(double batchPerUpdate, int lag) const
     return std::sqrt(noisePart * noisePart + lagPart * lagPart + m_fitSpread * m_fitSpread);
 }
 
+TimeToTargetFigures GoodputModel::timeToTarget(double batchPerUpdate, int lag, double samplesPerSecond) const
+{
+    TimeToTargetFigures out;
+    out.efficiency = efficiency(batchPerUpdate);
+    out.stalenessFactor = stalenessFactor(lag);
+    out.seconds = samplesToTarget(batchPerUpdate, lag) / samplesPerSecond;
+    out.spreadSeconds = out.seconds * relativeSpread(batchPerUpdate, lag);
+    return out;
+}
+
 std::string GoodputModel::describe() const
 {
     std::string out = "noise scale " + rounded(m_noise.bNoise) + " ± " + rounded(m_noise.spread) + " from "
@@ -150,7 +160,7 @@ std::string GoodputModel::describe() const
             + rounded(100.0 * kUnfittedLagCost) + " % per update of lag";
     }
     if (!m_sources.empty()) {
-        out += ", from runs ";
+        out += ", from "; // each source names itself: "run DIR", "live run PACI a=8 b=8"
         for (std::size_t i = 0; i < m_sources.size(); ++i) {
             out += (i ? ", " : "") + m_sources[i];
         }

@@ -30,7 +30,7 @@ Result<NoiseScaleInput> noiseScaleFromHistory(const std::vector<double>& bSimple
 /// One run that reached the target: what it needed and under what settings.
 struct TargetRun
 {
-    std::string source; ///< run directory
+    std::string source; ///< "run runs/paci-a8"
     double samplesToTarget = 0; ///< sequences trained until the validation loss first reached the target
     double batchPerUpdate = 0; ///< B (PipelineSettings::batchPerUpdate)
     int lag = 0; ///< the most updates a micro-batch crossed (the schedule's lag bound)
@@ -42,6 +42,15 @@ struct LrRule
 {
     std::string rule = "none"; ///< "none" | "sqrt" | "linear"
     double baseGlobalBatch = 0; ///< optimizer.base_global_batch (0 = each run's own)
+};
+
+/// What the what-if and each Suggest row show of one setting's time to target.
+struct TimeToTargetFigures
+{
+    double seconds = 0; ///< samples to target / throughput; in E_min samples per (seq/s) when the model has no E_min
+    double spreadSeconds = 0; ///< one standard deviation
+    double efficiency = 1; ///< 1 / (1 + B / B_noise)
+    double stalenessFactor = 1; ///< 1 + c · lag
 };
 
 /// Samples to target E(B, lag) = E_min (1 + B / B_noise) (1 + c · lag).
@@ -67,13 +76,16 @@ public:
     /// One standard deviation of samplesToTarget relative to it, from the noise scale's spread,
     /// the lag cost's and (fitted) the fit's residuals.
     double relativeSpread(double batchPerUpdate, int lag) const;
+    /// Time to target at `samplesPerSecond` (a steady throughput, > 0): the one place samples
+    /// become seconds, for the what-if and the tuner alike.
+    TimeToTargetFigures timeToTarget(double batchPerUpdate, int lag, double samplesPerSecond) const;
 
     bool hasSamplesMin() const { return m_samplesMin.has_value(); }
     bool lagCostFitted() const { return m_lagCostFitted; }
     double lagCost() const { return m_lagCost; }
     const NoiseScaleInput& noise() const { return m_noise; }
     const LrRule& lr() const { return m_lr; }
-    /// "noise scale 410 ± 60 from run X; staleness: lag 2 costs +4 % samples, from runs X, Y".
+    /// "noise scale 410 ± 60 from run X; staleness: lag 2 costs +4 % samples, from run X, run Y".
     std::string describe() const;
 
     /// The lag cost's spread when no run fits it: each update of lag ± 10 % samples.

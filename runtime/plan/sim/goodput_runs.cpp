@@ -1,6 +1,5 @@
 #include "runtime/plan/sim/goodput_runs.h"
 
-#include "runtime/plan/config/run_config.h"
 #include "runtime/plan/rundir/run_loader.h"
 #include "runtime/plan/schedule/catalogue.h"
 
@@ -10,73 +9,113 @@
 
 namespace bs::runtime {
 
-Result<GoodputModel> goodputFromRuns(const std::vector<std::string>& dirs, std::optional<double> targetLoss)
+namespace {
+
+/// The most updates a micro-batch crossed in `run`: what it measured, at least its schedule's bound.
+int measuredLag(const StatisticsRun& run, const PipelineSettings& pipeline)
+{
+    int lag = 0;
+    for (const auto& stage : run.metrics->back().stages) {
+        lag = std::max(lag, stage.maxLag);
+    }
+    for (int bound : lagBounds(pipeline.params(1))) {
+        lag = std::max(lag, bound);
+    }
+    return lag;
+}
+
+} // namespace
+
+Result<GoodputModel> goodputFromRuns(const std::vector<StatisticsRun>& runs, std::optional<double> targetLoss)
 {
     std::optional<NoiseScaleInput> noise;
     std::size_t noiseRecords = 0;
     std::vector<TargetRun> reached;
     LrRule lr;
-    for (const std::string& path : dirs) {
-        if (!std::filesystem::exists(std::filesystem::path(path) / "config.toml")) {
-            continue; // an imported job's rank traces: no statistics
-        }
-        auto run = loadRun(path, TraceLoad::Skip); // Suggest reads these on the UI thread
-        if (!run) {
-            return run.error();
+    for (const StatisticsRun& run : runs) {
+        if (!run.metrics || run.metrics->empty()) {
+            continue;
         }
         std::vector<double> history;
-        for (const auto& batch : run->metrics) {
+        for (const auto& batch : *run.metrics) {
             if (batch.noise) {
                 history.push_back(batch.noise->bSimple);
             }
         }
+        if (history.empty()) {
+            continue; // a replay or an imported job: no statistics
+        }
         // The noise scale of the run with the most estimates (a longer run's is the steadier).
         if (history.size() > noiseRecords) {
-            if (auto measured = noiseScaleFromHistory(history, "run " + path)) {
+            if (auto measured = noiseScaleFromHistory(history, run.source)) {
                 noise = std::move(measured).value();
                 noiseRecords = history.size();
             }
         }
-        lr.rule = run->config.optimizer.lrScaling;
-        lr.baseGlobalBatch = run->config.optimizer.baseGlobalBatch;
-        if (!targetLoss) {
+        lr.rule = run.config.optimizer.lrScaling;
+        lr.baseGlobalBatch = run.config.optimizer.baseGlobalBatch;
+        if (!targetLoss || run.settingsChanged) {
             continue;
         }
-        auto pipeline = resolvedPipeline(run->config);
+        auto pipeline = resolvedPipeline(run.config);
         if (!pipeline) {
             return pipeline.error();
         }
-        const int b = run->config.pipeline.microBatchSize;
-        for (const auto& batch : run->metrics) {
+        const int b = run.config.pipeline.microBatchSize;
+        for (const auto& batch : *run.metrics) {
             if (batch.valLoss && std::isfinite(*batch.valLoss) && *batch.valLoss <= *targetLoss) {
-                int lag = 0; // the lag the run measured, at least the schedule's stated bound
-                for (const auto& stage : run->metrics.back().stages) {
-                    lag = std::max(lag, stage.maxLag);
-                }
-                for (int bound : lagBounds(pipeline->params(1))) {
-                    lag = std::max(lag, bound);
-                }
                 reached.push_back(
-                    {path, static_cast<double>(batch.step + 1) * static_cast<double>(pipeline->globalBatch(b)),
-                        static_cast<double>(pipeline->batchPerUpdate(b)), lag});
+                    {run.source, static_cast<double>(batch.step + 1) * static_cast<double>(pipeline->globalBatch(b)),
+                        static_cast<double>(pipeline->batchPerUpdate(b)), measuredLag(run, *pipeline)});
                 break;
             }
         }
     }
+    if (!noise) {
+        std::string names;
+        for (const StatisticsRun& run : runs) {
+            names += (names.empty() ? "" : ", ") + run.source;
+        }
+        return makeError(ErrorCode::InvalidArgument,
+            "noise scale: none of the runs records one (metrics \"noise\")" + (names.empty() ? "" : ": " + names),
+            "a run trained with this version (two or more updates per stage)");
+    }
+    return GoodputModel::fit(*noise, reached, lr);
+}
+
+Result<std::vector<StatisticsRun>> statisticsRunsFrom(const std::vector<std::string>& dirs)
+{
+    std::vector<StatisticsRun> runs;
+    for (const std::string& path : dirs) {
+        if (!std::filesystem::exists(std::filesystem::path(path) / "config.toml")) {
+            continue; // an imported job's rank traces: no statistics
+        }
+        auto loaded = loadRun(path, TraceLoad::Skip); // a trace can be hundreds of MB, and is not read here
+        if (!loaded) {
+            return loaded.error();
+        }
+        runs.push_back({"run " + path, std::move(loaded->config),
+            std::make_shared<const std::vector<BatchMetrics>>(std::move(loaded->metrics))});
+    }
+    return runs;
+}
+
+Result<GoodputModel> goodputFromRuns(const std::vector<std::string>& dirs, std::optional<double> targetLoss)
+{
     if (dirs.empty()) {
         return makeError(ErrorCode::InvalidArgument, "noise scale: no run given to measure it",
             "--calibrate RUN_DIR (a training run records its noise scale)");
     }
-    if (!noise) {
-        std::string names;
-        for (const std::string& path : dirs) {
-            names += (names.empty() ? "" : ", ") + path;
-        }
-        return makeError(ErrorCode::InvalidArgument,
-            "noise scale: none of the runs records one (metrics.jsonl \"noise\"): " + names,
+    auto runs = statisticsRunsFrom(dirs);
+    if (!runs) {
+        return runs.error();
+    }
+    auto model = goodputFromRuns(*runs, targetLoss);
+    if (!model) { // the CLI's hint: where a noise scale comes from
+        return makeError(ErrorCode::InvalidArgument, model.error().message,
             "--calibrate: a run directory trained with this version (two or more updates per stage)");
     }
-    return GoodputModel::fit(*noise, reached, lr);
+    return model;
 }
 
 } // namespace bs::runtime

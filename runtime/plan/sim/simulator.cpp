@@ -232,6 +232,7 @@ std::optional<SimulationResult> fromSteadyState(ScheduleParams params, const Sim
         }
         SimulationResult result = std::move(runs[2]);
         result.steadyBatchPeriodNs = result.report.makespan - runs[1].report.makespan;
+        result.steadyBatchIdleNs = result.report.totalIdle - runs[1].report.totalIdle;
         result.settledAtBatches = settle;
         result.report = std::move(*extended);
         result.schedule.params.batches = batches;

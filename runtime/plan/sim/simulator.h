@@ -34,6 +34,8 @@ struct SimulationResult
     /// makespan (checked on three short runs, steady_state.h) and the short run's batches K. 0
     /// where the run was simulated plainly (too short to settle, or it did not).
     profiler::TimeNs steadyBatchPeriodNs = 0;
+    /// ... and the idle time it adds over all lanes: the steady bubble is this over lanes × period.
+    profiler::TimeNs steadyBatchIdleNs = 0;
     int settledAtBatches = 0;
 };
 

@@ -106,6 +106,10 @@ Result<SteadyThroughput> steadyThroughput(SimulationRequest request, int maxBatc
     out.batchPeriodS = static_cast<double>(sim->steadyBatchPeriodNs) * 1e-9;
     out.batchesSimulated = out.reached ? sim->settledAtBatches + 2 : request.schedule.batches;
     out.samplesPerSecond = out.reached ? samplesPerBatch / out.batchPeriodS : sim->throughputSamplesPerSecond;
+    const double lanes = static_cast<double>(std::max(1, sim->report.stages));
+    out.bubbleFraction = out.reached
+        ? static_cast<double>(sim->steadyBatchIdleNs) / (lanes * static_cast<double>(sim->steadyBatchPeriodNs))
+        : sim->report.bubbleFraction;
     return out;
 }
 
@@ -152,7 +156,8 @@ Result<TuneResult> tune(const TuneRequest& request)
             }
             auto steady = request.steadyState ? steadyThroughput(*sim)
                                               : Result<SteadyThroughput>(SteadyThroughput{false,
-                                                  simulated->throughputSamplesPerSecond, 0, sim->schedule.batches});
+                                                  simulated->throughputSamplesPerSecond,
+                                                  simulated->report.bubbleFraction, 0, sim->schedule.batches});
             if (!steady) {
                 ++result.rejectedByBatch;
                 continue;
@@ -162,7 +167,7 @@ Result<TuneResult> tune(const TuneRequest& request)
             c.microBatchSize = b;
             c.steady = steady->reached;
             c.throughputSamplesPerSecond = steady->samplesPerSecond;
-            c.bubbleFraction = simulated->report.bubbleFraction;
+            c.bubbleFraction = steady->bubbleFraction; // the steady batch's, as the throughput
             for (const auto& stage : simulated->report.perStage) {
                 c.peakMemoryBytes = std::max(c.peakMemoryBytes, stage.peakMemoryBytes);
             }
@@ -181,13 +186,12 @@ Result<TuneResult> tune(const TuneRequest& request)
                 c.batchPerUpdate = pipeline->batchPerUpdate(b);
             }
             if (request.goodput && c.throughputSamplesPerSecond > 0) {
-                const GoodputModel& g = *request.goodput;
-                c.efficiency = g.efficiency(static_cast<double>(c.batchPerUpdate));
-                c.stalenessFactor = g.stalenessFactor(c.lagBound);
-                const double samples = g.samplesToTarget(static_cast<double>(c.batchPerUpdate), c.lagBound);
-                c.timeToTargetS = samples / c.throughputSamplesPerSecond;
-                c.timeToTargetSpreadS =
-                    *c.timeToTargetS * g.relativeSpread(static_cast<double>(c.batchPerUpdate), c.lagBound);
+                const TimeToTargetFigures t = request.goodput->timeToTarget(
+                    static_cast<double>(c.batchPerUpdate), c.lagBound, c.throughputSamplesPerSecond);
+                c.efficiency = t.efficiency;
+                c.stalenessFactor = t.stalenessFactor;
+                c.timeToTargetS = t.seconds;
+                c.timeToTargetSpreadS = t.spreadSeconds;
             }
             feasible.push_back(c);
         }

@@ -70,6 +70,9 @@ struct SteadyThroughput
 {
     bool reached = false; ///< false: the simulator found no steady state within the batches allowed
     double samplesPerSecond = 0; ///< reached: global batch / steady batch period
+    /// reached: the idle share of one steady batch (over lanes × period), free of the warm-up and
+    /// drain; else the bubble of the maxBatches run.
+    double bubbleFraction = 0;
     double batchPeriodS = 0;
     int batchesSimulated = 0; ///< the longest simulation taken (K + 2 where reached)
 };
@@ -86,6 +89,14 @@ enum class TuneObjective : std::uint8_t
     Throughput, ///< steady samples per second
     TimeToTarget, ///< samples to target (GoodputModel) / steady throughput: needs TuneRequest::goodput
 };
+
+/// What `tune` and Suggest rank by when the user does not say: time to target wherever a noise
+/// scale was measured (without a target loss the times are relative to E_min, which ranks the
+/// same), else steady throughput.
+constexpr TuneObjective defaultObjective(bool noiseScaleMeasured)
+{
+    return noiseScaleMeasured ? TuneObjective::TimeToTarget : TuneObjective::Throughput;
+}
 
 struct TuneRequest
 {
@@ -115,7 +126,7 @@ struct TuneCandidate
     int accum = 0;
     int microBatchSize = 0;
     double throughputSamplesPerSecond = 0;
-    double bubbleFraction = 0;
+    double bubbleFraction = 0; ///< the steady batch's, as the throughput (SteadyThroughput::bubbleFraction)
     std::int64_t peakMemoryBytes = 0; ///< largest over stages
     int lagBound = 0; ///< versionLagBound() of this candidate
     bool steady = false; ///< the throughput is the steady state's (else the longest simulation's)
