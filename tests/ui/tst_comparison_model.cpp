@@ -1,5 +1,6 @@
 // The comparison table shows exactly the reports' figures; the model passes QAbstractItemModelTester.
 #include "ui/models/comparison_model.h"
+#include "ui/common/format.h"
 
 #include <QAbstractItemModelTester>
 #include <QBrush>
@@ -16,6 +17,7 @@ bs::profiler::Report makeReport(
     bs::profiler::Report r;
     r.bubbleFraction = bubble;
     r.steadyBubbleFraction = bubble / 2;
+    r.steadyBusy = 1; // a steady window was reached (else the row shows none)
     r.makespan = makespan;
     r.stages = static_cast<int>(stages.size());
     int s = 0;
@@ -107,6 +109,21 @@ private Q_SLOTS:
         QCOMPARE(model.columnCount(), 1);
         model.setRuns({});
         QCOMPARE(model.columnCount(), 0);
+    }
+
+    // A run of fewer than three batches has no steady window: its steady bubble is "—" and no
+    // difference is computed against it (it showed the whole run's bubble under the name steady).
+    void noSteadyWindowShowsNone()
+    {
+        bs::profiler::Report shortRun = makeReport(0.38, 10, {{1, 0}});
+        shortRun.steadyBusy = -1;
+        ComparisonModel model;
+        model.setRuns({ComparisonRow::fromReport("paci", shortRun, 1.0, 1),
+            ComparisonRow::fromReport("1f1b", makeReport(0.5, 10, {{1, 0}}), 1.0, 0)});
+        const int row = static_cast<int>(ComparisonModel::Metric::SteadyBubbleFraction);
+        QCOMPARE(model.index(row, 0).data().toString(), QStringLiteral("—"));
+        QCOMPARE(model.index(row, 1).data().toString(), formatPercent(0.25));
+        QCOMPARE(model.index(row, 2).data().toString(), QString());
     }
 };
 

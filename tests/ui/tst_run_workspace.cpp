@@ -46,7 +46,7 @@ private Q_SLOTS:
         c.batches = 1;
         auto plan = predictRun(c, "paci-interleaved");
         QVERIFY(plan);
-        RunSlot live{*plan, nullptr, true, false, c.run, {}, {}, {}, {}};
+        RunSlot live{*plan, nullptr, true, false, c.run, {}, {}, {}, {}, {}};
         auto update = std::make_shared<RunUpdate>();
         bs::runtime::BatchMetrics batch;
         for (int s = 0; s < 4; ++s) {

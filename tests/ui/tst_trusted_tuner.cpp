@@ -145,7 +145,7 @@ void TestTrustedTuner::sliderLeavesOpenedRunsMeasured()
     QVERIFY(compare->predictionVisible());
     const auto p = predicted.last().at(0).value<PredictionPtr>();
     QCOMPARE(compare->predictionTimeline()->index(), p->primary.index.get());
-    QCOMPARE(after[2].throughput, p->primary.result.throughputSamplesPerSecond);
+    QCOMPARE(after[2].throughput, p->primary.steady.samplesPerSecond); // predicted: the steady state's
 }
 
 void TestTrustedTuner::suggestTopRowPredictsWhatItListed()

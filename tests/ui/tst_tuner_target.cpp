@@ -7,6 +7,7 @@
 #include "runtime/plan/config/config_presets.h"
 #include "runtime/plan/rundir/run_dir_writer.h"
 #include "runtime/plan/rundir/run_metrics.h"
+#include "runtime/plan/sim/goodput_runs.h"
 #include "ui/shell/main_window.h"
 #include "ui/tuning/tuning_panel.h"
 
@@ -141,7 +142,7 @@ private Q_SLOTS:
         panel.setConfig(paciSettings());
         panel.findChild<QSpinBox*>(QStringLiteral("maxLagSpin"))->setValue(16);
         const std::string runDir = dir.path().toStdString();
-        panel.setStatisticsRuns([runDir] { return std::vector<std::string>{runDir}; }); // as if opened
+        panel.setStatisticsRuns([runDir] { return *bs::runtime::statisticsRunsFrom({runDir}); }); // as if opened
         QVERIFY(runSuggest(panel));
         QCOMPARE(panel.suggestObjective(), TuneObjective::TimeToTarget);
         QTableWidget* table = panel.suggestions();

@@ -67,8 +67,9 @@ QString ComparisonModel::formatValue(Metric metric, double v) const
 {
     switch (metric) {
     case Metric::BubbleFraction:
-    case Metric::SteadyBubbleFraction:
         return formatPercent(v);
+    case Metric::SteadyBubbleFraction:
+        return v < 0 ? tr("—") : formatPercent(v); // -1: no steady window (under three batches)
     case Metric::Throughput:
         return v < 0 ? tr("—") : QString(QString::number(v, 'f', v >= 100 ? 0 : 1) + tr(" seq/s"));
     case Metric::Makespan:
@@ -101,8 +102,9 @@ QVariant ComparisonModel::differenceCell(Metric metric, int role) const
     if (drift && (a < 0 || b < 0)) {
         return {}; // a run without tensors has no drift to compare
     }
-    if ((metric == Metric::Throughput || metric == Metric::PeakMemory) && (a < 0 || b < 0)) {
-        return {}; // unknown for one of them (an imported job)
+    if ((metric == Metric::Throughput || metric == Metric::PeakMemory || metric == Metric::SteadyBubbleFraction)
+        && (a < 0 || b < 0)) {
+        return {}; // unknown for one of them (an imported job; a run too short to have a steady window)
     }
     if (role == RawValueRole) {
         if (metric == Metric::TimeToTarget) {
@@ -254,9 +256,10 @@ QString ComparisonModel::metricDescription(Metric metric)
     case Metric::BubbleFraction:
         return tr("Idle share of every rank's compute lane over the whole run");
     case Metric::SteadyBubbleFraction:
-        return tr("Idle share without the first warm-up and the last drain");
+        return tr("Idle share without the first warm-up and the last drain: measured over the run's steady "
+                  "window (— under three batches), predicted for one batch of the steady state");
     case Metric::Throughput:
-        return tr("Sequences per second");
+        return tr("Sequences per second: measured over the whole run; predicted in the steady state");
     case Metric::Makespan:
         return tr("Time from the first action to the last");
     case Metric::PeakMemory:

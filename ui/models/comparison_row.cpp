@@ -10,7 +10,8 @@ ComparisonRow ComparisonRow::fromReport(
     ComparisonRow s;
     s.label = std::move(label);
     s.bubbleFraction = report.bubbleFraction;
-    s.steadyBubbleFraction = report.steadyBubbleFraction;
+    // Without a steady window the report's steady figure is the whole run's: not shown as steady.
+    s.steadyBubbleFraction = report.steadyBusy >= 0 ? report.steadyBubbleFraction : -1.0;
     s.throughput = throughput;
     s.makespan = report.makespan;
     for (const auto& stage : report.perStage) {

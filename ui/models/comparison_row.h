@@ -13,7 +13,7 @@ struct ComparisonRow
 {
     std::string label;
     double bubbleFraction = 0; ///< report.bubbleFraction
-    double steadyBubbleFraction = 0; ///< report.steadyBubbleFraction
+    double steadyBubbleFraction = 0; ///< report.steadyBubbleFraction; -1 = no steady window (under three batches)
     double throughput = 0; ///< sequences per second (virtual or wall)
     profiler::TimeNs makespan = 0; ///< ns
     std::int64_t peakMemoryBytes = 0; ///< largest stage

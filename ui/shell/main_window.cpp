@@ -168,7 +168,7 @@ void MainWindow::buildUi()
 {
     m_tuning = new TuningPanel(this);
     // Suggest's time to target: the noise scale the opened runs of the model shown measured.
-    m_tuning->setStatisticsRuns([this] { return m_workspace->runDirectories(currentScope()); });
+    m_tuning->setStatisticsRuns([this] { return m_workspace->statisticsRuns(currentScope()); });
     auto* dock = new QDockWidget(tr("Tuning"), this);
     dock->setObjectName(QStringLiteral("tuningDock"));
     // In a scroll area: on a 1280x800 screen the panel (controls, figures, Suggest) is taller than
@@ -377,10 +377,10 @@ void MainWindow::onPredicted(const PredictionPtr& prediction)
                    .arg(prediction->config.calibration
                            ? toQt(prediction->config.calibration->sourceFor(schedule))
                            : tr("device profile %1").arg(toQt(prediction->config.deviceProfile)))
-            + figuresLine(run.result.report, run.result.throughputSamplesPerSecond);
+            + predictedFiguresLine(run);
     };
     const auto summary = [](const PredictedRun& run) {
-        ComparisonRow s = summaryOf(run, run.result.report);
+        ComparisonRow s = summaryOf(run, run.result.report, FiguresOf::Prediction);
         s.label += " · predicted";
         return s;
     };

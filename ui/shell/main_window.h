@@ -198,8 +198,12 @@ private:
     /// A scope's calibration changed: the panel takes it when it predicts for that scope; the
     /// prediction check re-checks every run against its own scope's.
     void onCalibrationChanged(const std::string& scope, const CalibrationPtr& calibration);
-    /// The panel takes the calibration of currentScope() (without predicting); true when it changed.
+    /// The panel takes the calibration and the time-to-target statistics of currentScope() (without
+    /// predicting); true when either changed.
     bool followScope();
+    /// The tuning panel refits its model of time to target from the runs now on screen and
+    /// re-predicts where it changed and a prediction is shown.
+    void refreshStatistics();
     /// The calibrated prediction of each measured run's own settings next to what it measured.
     void refreshChecks();
     /// The prediction of the tuning panel's settings in its own lane, and as a "predicted" column.

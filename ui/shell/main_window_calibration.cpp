@@ -78,13 +78,24 @@ std::string MainWindow::currentScope() const
 
 bool MainWindow::followScope()
 {
+    // The statistics of time to target too: the runs of the model shown, as the calibration.
+    const bool statistics = m_tuning->refreshStatistics();
     const CalibrationPtr calibration = this->calibration();
     if (calibration == m_tuning->calibration()) {
-        return false;
+        return statistics;
     }
     m_tuning->setCalibration(calibration);
     m_check->setCalibration(calibration);
     return true;
+}
+
+void MainWindow::refreshStatistics()
+{
+    // A run's noise scale came or went: the what-if's time to target follows where a prediction
+    // is shown (none is put under runs that did not have one).
+    if (m_tuning->refreshStatistics() && (!m_workspace->showsRuns() || m_predictedSummary)) {
+        onConfigChanged(m_tuning->config());
+    }
 }
 
 void MainWindow::onCalibrationChanged(const std::string& scope, const CalibrationPtr&)
@@ -137,9 +148,8 @@ void MainWindow::showPredictionLane(const Prediction& prediction)
         ? toQt(prediction.config.calibration->sourceFor(prediction.config.schedule()))
         : tr("device profile %1").arg(toQt(prediction.config.deviceProfile));
     m_compare->setPrediction(tr("Predicted: %1").arg(toQt(run.label)),
-        source + QStringLiteral(" · ") + figuresLine(run.result.report, run.result.throughputSamplesPerSecond),
-        run.index);
-    ComparisonRow summary = summaryOf(run, run.result.report);
+        source + QStringLiteral(" · ") + predictedFiguresLine(run), run.index);
+    ComparisonRow summary = summaryOf(run, run.result.report, FiguresOf::Prediction);
     summary.label = run.label + " · predicted";
     m_predictedSummary = summary;
     refreshLiveTable();

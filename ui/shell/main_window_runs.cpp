@@ -374,7 +374,8 @@ void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
     const std::string title = live->applied.empty() ? update->label : update->label + " → " + live->applied;
     m_compare->setSlot(it->second, toQt(title),
         how + (live->measured ? tr("measured (LibTorch) · ") : tr("simulated replay · "))
-            + figuresLine(report, live->plan.result.throughputSamplesPerSecond),
+            + (live->measured ? figuresLine(report, live->plan.result.throughputSamplesPerSecond)
+                              : predictedFiguresLine(live->plan)),
         live->plan.index);
     m_compare->fitToRuns();
     refreshLiveTable();
@@ -387,6 +388,7 @@ void MainWindow::onRunFinished(int run, const RunUpdatePtr& update)
         figures.primary = shown->plan;
         m_tuning->showRunFigures(figures, shown->measured);
     }
+    refreshStatistics(); // its noise scale and validation losses, complete
     statusBar()->showMessage(tr("%1 finished").arg(toQt(update->label)), 5000);
 }
 
@@ -436,6 +438,7 @@ bool MainWindow::removeRun(int slot, QString* error)
     }
     refreshLiveTable();
     refreshChecks();
+    refreshStatistics(); // its noise scale no longer counts
     for (int other = 0; other < RunWorkspace::kSlots; ++other) { // the selection moves to a run still shown
         if (m_workspace->slot(other) && m_workspace->slot(other)->finished()) {
             selectSlot(other);
@@ -453,7 +456,8 @@ void MainWindow::refreshLiveTable()
         const auto& live = m_workspace->slots()[slot];
         if (live && live->finished()) {
             const auto& report = live->latest->report ? *live->latest->report : live->plan.result.report;
-            ComparisonRow summary = summaryOf(live->plan, report);
+            ComparisonRow summary =
+                summaryOf(live->plan, report, live->measured ? FiguresOf::Measurement : FiguresOf::Prediction);
             summary.label += live->measured ? " · measured" : " · simulated";
             summary.drift = live->measuredDrift(); // per model stage, from its tensors; none for a replay
             // The same number the loss panel marks on its virtual-time axis.

@@ -7,7 +7,7 @@
 
 namespace bs::ui {
 
-ComparisonRow summaryOf(const PredictedRun& run, const profiler::Report& report)
+ComparisonRow summaryOf(const PredictedRun& run, const profiler::Report& report, FiguresOf figures)
 {
     const runtime::Schedule& schedule = run.result.schedule;
     // The run's own label (schedule, a, b; an opened run's directory): two runs of one schedule
@@ -21,7 +21,29 @@ ComparisonRow summaryOf(const PredictedRun& run, const profiler::Report& report)
     if (!schedule.onePerRank()) {
         row.placement = std::string(runtime::placementName(schedule.placement));
     }
+    if (figures == FiguresOf::Prediction && run.steady.batchesSimulated > 0) { // predictRun() found it
+        row.steadyBubbleFraction = run.steady.reached ? run.steady.bubbleFraction : -1.0;
+        row.throughput = run.steady.samplesPerSecond; // never steady: the longest simulation's
+        if (run.timeToTarget && run.timeToTarget->seconds > 0 && run.timeToTargetInSeconds) {
+            row.timeToTargetS = run.timeToTarget->seconds;
+        }
+    }
     return row;
+}
+
+QString predictedFiguresLine(const PredictedRun& run)
+{
+    const auto& r = run.result;
+    const QString steady = run.steady.reached
+        ? QObject::tr("steady %1 seq/s, bubble %2")
+              .arg(QString::number(run.steady.samplesPerSecond, 'f', 0), formatPercent(run.steady.bubbleFraction))
+        : QObject::tr("%1 seq/s over %2 batches, never steady")
+              .arg(QString::number(run.steady.samplesPerSecond, 'f', 0))
+              .arg(run.steady.batchesSimulated);
+    return steady
+        + QObject::tr(" · %1 batch(es) shown: bubble %2, makespan %3")
+              .arg(r.schedule.params.batches)
+              .arg(formatPercent(r.report.bubbleFraction), formatDuration(static_cast<double>(r.report.makespan)));
 }
 
 QString figuresLine(const profiler::Report& report, double throughput)

@@ -121,7 +121,7 @@ int RunWorkspace::placeOpened(const PredictedRun& run, const runtime::RunConfig&
     final->trace = run.result.trace;
     final->report = run.result.report;
     final->finished = true;
-    slot(index) = RunSlot{run, final, true, false, config, {}, calibrationScope(config), std::move(drift), {}};
+    slot(index) = RunSlot{run, final, true, false, config, {}, calibrationScope(config), std::move(drift), {}, {}};
     return index;
 }
 
@@ -131,7 +131,7 @@ void RunWorkspace::placeStarted(int index, const PredictedRun& plan, const runti
         return;
     }
     release(index);
-    slot(index) = RunSlot{plan, nullptr, measured, true, config, {}, calibrationScope(config), {}, {}};
+    slot(index) = RunSlot{plan, nullptr, measured, true, config, {}, calibrationScope(config), {}, {}, {}};
 }
 
 bool RunWorkspace::select(int index)
@@ -151,15 +151,24 @@ std::string calibrationScope(const runtime::RunConfig& config)
         + std::to_string(m.seqLen) + " V" + std::to_string(m.vocab) + " on " + config.device.name;
 }
 
-std::vector<std::string> RunWorkspace::runDirectories(const std::string& scope) const
+std::vector<runtime::StatisticsRun> RunWorkspace::statisticsRuns(const std::string& scope) const
 {
-    std::vector<std::string> dirs;
+    std::vector<runtime::StatisticsRun> runs;
     for (const auto& run : m_slots) {
-        if (run && !run->directory.empty() && run->scope == scope) {
-            dirs.push_back(run->directory);
+        if (!run || !run->measured || run->scope != scope) {
+            continue; // a replay's metrics are the cost model's, never a measured noise scale
         }
+        std::shared_ptr<const std::vector<runtime::BatchMetrics>> metrics = run->openedMetrics;
+        if (!metrics && run->latest) { // a live run, finished or not: what it measured so far
+            metrics = std::shared_ptr<const std::vector<runtime::BatchMetrics>>(run->latest, &run->latest->metrics);
+        }
+        if (!metrics || metrics->empty()) {
+            continue;
+        }
+        runs.push_back({"run " + (run->directory.empty() ? run->plan.label : run->directory), run->config,
+            std::move(metrics), !run->applied.empty()});
     }
-    return dirs;
+    return runs;
 }
 
 CalibrationPtr RunWorkspace::calibrationFor(const std::string& scope) const

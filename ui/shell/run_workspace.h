@@ -11,6 +11,7 @@
 #include "runtime/plan/common/stage_drift.h"
 #include "runtime/plan/config/run_config.h"
 #include "runtime/plan/sim/cost_fit.h"
+#include "runtime/plan/sim/goodput_runs.h"
 #include "ui/bridge/run_backend.h"
 #include "ui/tuning/calibration.h"
 #include "ui/tuning/what_if.h"
@@ -40,9 +41,11 @@ struct RunSlot
     /// An opened run directory's weight drift as its summary measured it (empty: none, or a live
     /// run, whose drift comes from its latest metrics: measuredDrift()).
     runtime::RunDrift openedDrift;
-    /// The run directory it was opened from ("" for live, replayed and imported runs): its metrics
-    /// carry the noise scale Suggest's time to target is predicted from.
+    /// The run directory it was opened from ("" for live, replayed and imported runs) and its
+    /// per-batch metrics (a live run's are latest->metrics): their noise scale and validation
+    /// losses are what the what-if and Suggest predict time to target from (statisticsRuns()).
     std::string directory;
+    std::shared_ptr<const std::vector<runtime::BatchMetrics>> openedMetrics;
 
     bool finished() const { return latest && latest->finished; }
     /// The drift the comparison table shows: what the run measured on its tensors, per model stage
@@ -103,8 +106,10 @@ public:
     bool select(int slot);
     void clearSelection() { m_selected = -1; }
 
-    /// The directories of the opened runs of `scope` (calibrationScope): one model on one device.
-    std::vector<std::string> runDirectories(const std::string& scope) const;
+    /// The measured runs of `scope` (calibrationScope: one model on one device), live ones
+    /// included, with their per-batch metrics, for runtime::goodputFromRuns(). No copies: each
+    /// shares the metrics its slot holds.
+    std::vector<runtime::StatisticsRun> statisticsRuns(const std::string& scope) const;
 
     /// The calibration of `scope` (null until a measured run of it has a trace).
     CalibrationPtr calibrationFor(const std::string& scope) const;

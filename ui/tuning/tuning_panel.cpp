@@ -271,6 +271,7 @@ WhatIfConfig TuningPanel::config() const
     c.batches = m_batches->value();
     c.memoryBudgetBytes = static_cast<std::int64_t>(m_budget->value() * kMiB);
     c.calibration = m_calibration;
+    c.goodput = m_goodput;
     run.model.recompute = m_recompute->isChecked();
     if (run.pipeline.stages != m_base.run.pipeline.stages || run.model.preset != m_base.run.model.preset) {
         // An explicit split (Balance stages) or measured units belong to the stages and model they
@@ -449,17 +450,21 @@ void TuningPanel::showRunFigures(const Prediction& figures, bool measured)
     const QString label = toQt(figures.primary.label);
     if (measured) {
         showFigures(figures, tr("Measured: %1").arg(label),
-            tr("<span style='color:#6b7280'>measured by the finished run</span>"));
+            tr("<span style='color:#6b7280'>measured by the finished run</span>"), true);
     } else {
         showFigures(figures, tr("Simulated: %1").arg(label),
             tr("<span style='color:#6b7280'>predicted by the simulated replay (nothing was measured)</span>"));
     }
 }
 
-void TuningPanel::showFigures(const Prediction& prediction, const QString& title, const QString& note)
+void TuningPanel::showFigures(const Prediction& prediction, const QString& title, const QString& note, bool measured)
 {
     m_figuresBox->setTitle(title);
-    m_figures->setText(figuresTable(prediction) + note);
+    m_figures->setText(figuresTable(prediction, measured) + note);
+    // Where the headline time to target comes from (its inputs are long for the narrow panel).
+    m_figures->setToolTip(!measured && prediction.config.goodput
+            ? tr("Time to target predicted from %1").arg(toQt(prediction.config.goodput->describe()))
+            : QString());
 }
 
 void TuningPanel::showError(const QString& message)

@@ -3,6 +3,7 @@
 // accumulation window a and the micro-batch size b (global batch shown), batches simulated,
 // memory budget per stage; the predicted figures; and Suggest (runtime::tune) with one-click apply.
 
+#include "runtime/plan/sim/goodput_runs.h"
 #include "runtime/plan/sim/run_preflight.h"
 #include "runtime/plan/sim/tuner.h"
 #include "ui/tuning/what_if.h"
@@ -89,11 +90,19 @@ public:
         kColLag,
         kSuggestColumns
     };
-    /// The run directories on screen, asked at each Suggest: where their metrics record a measured
-    /// noise scale, Suggest ranks by predicted time to target from them (runtime::goodputFromRuns);
-    /// with none that does, by steady throughput (its status line says so).
-    using RunDirectories = std::function<std::vector<std::string>()>;
-    void setStatisticsRuns(RunDirectories dirs) { m_statisticsRuns = std::move(dirs); }
+    /// The measured runs of the model shown (live and opened), read by refreshStatistics(): where
+    /// their metrics record a noise scale, the what-if leads with the predicted time to target and
+    /// Suggest ranks by it (runtime::goodputFromRuns, runtime::defaultObjective); with none that
+    /// does, Suggest ranks by steady throughput and says why.
+    using StatisticsRuns = std::function<std::vector<runtime::StatisticsRun>()>;
+    void setStatisticsRuns(StatisticsRuns runs);
+    /// Refits the model of time to target from the statistics runs and the target loss (the
+    /// window calls it when a run opens, finishes or goes; Suggest and the target loss do too).
+    /// True when the model changed: config() then carries the new one. Emits nothing.
+    bool refreshStatistics();
+    /// The model config() carries (null: no run measured a noise scale; statisticsNote() says why).
+    const std::shared_ptr<const runtime::GoodputModel>& goodput() const { return m_goodput; }
+    QString statisticsNote() const { return m_goodputWhy; }
     /// What Suggest ranks by in the table shown (or the search running).
     runtime::TuneObjective suggestObjective() const { return m_suggestObjective; }
     /// Suggest's search at `config` (the panel's settings, its calibration, max drift, target
@@ -130,7 +139,7 @@ Q_SIGNALS:
     void calibrateRequested();
 
 private:
-    void showFigures(const Prediction& prediction, const QString& title, const QString& note);
+    void showFigures(const Prediction& prediction, const QString& title, const QString& note, bool measured = false);
     void emitChanged();
     void updateBatchLabel();
     /// The v spin box follows the chosen schedule's traits (range, enabled, placement text).
@@ -178,7 +187,9 @@ private:
     CalibrationPtr m_calibration;
     QSpinBox* m_maxLag = nullptr;
     QDoubleSpinBox* m_targetLoss = nullptr; ///< its minimum reads "none": relative time to target
-    RunDirectories m_statisticsRuns;
+    StatisticsRuns m_statisticsRuns;
+    std::shared_ptr<const runtime::GoodputModel> m_goodput; ///< refreshStatistics()
+    QString m_goodputWhy; ///< why there is no model
     runtime::TuneObjective m_suggestObjective = runtime::TuneObjective::Throughput;
     QString m_suggestModel; ///< GoodputModel::describe() of the running search, or why none
     bool m_suggestSeconds = false; ///< the model has E_min: times in seconds, else relative

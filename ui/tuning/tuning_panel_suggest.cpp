@@ -3,7 +3,6 @@
 // throughput), its table, and one-click apply of a row.
 #include "runtime/plan/schedule/catalogue.h"
 #include "runtime/plan/schedule/limits.h"
-#include "runtime/plan/sim/goodput_runs.h"
 #include "ui/common/format.h"
 #include "ui/tuning/tuning_panel.h"
 
@@ -58,6 +57,12 @@ QWidget* TuningPanel::buildSuggest()
                                 "without, relative to the best row"));
     row->addWidget(m_targetLoss, 1);
     v->addLayout(row);
+    // A target a run reached fits E_min: the what-if's time to target turns into seconds.
+    connect(m_targetLoss, &QDoubleSpinBox::valueChanged, this, [this] {
+        if (refreshStatistics()) {
+            emitChanged();
+        }
+    });
     m_suggestFitWarning = makeFitWarning(box);
     v->addWidget(m_suggestFitWarning);
     m_suggestions = new QTableWidget(0, kSuggestColumns, box);
@@ -106,6 +111,9 @@ void TuningPanel::suggest()
     }
     m_suggested = true;
     m_suggestAgain = false;
+    if (refreshStatistics()) { // a live run's noise scale as measured up to now
+        emitChanged(); // the what-if's headline follows too
+    }
     const WhatIfConfig c = config();
     auto scenario = scenarioFor(c, c.schedule());
     if (!scenario) {
@@ -152,25 +160,45 @@ runtime::TuneRequest TuningPanel::suggestRequest(
     if (c.calibration) { // rank by what this machine measured, exactly as the slider predictions do
         request.calibration = c.calibration->fitFor(c.schedule());
     }
-    const std::optional<double> target =
-        m_targetLoss->value() > m_targetLoss->minimum() ? std::optional<double>(m_targetLoss->value()) : std::nullopt;
-    // A live run on screen keeps its metrics in memory only: the noise scale is read from the
-    // directories of opened runs (every run trained with a run directory records it).
-    QString missing = tr("ranked by steady throughput: time to target needs a run with a measured noise scale "
-                         "(open a trained run's directory: every trained run records it)");
-    if (const std::vector<std::string> dirs = m_statisticsRuns ? m_statisticsRuns() : std::vector<std::string>();
-        !dirs.empty()) {
-        if (auto model = runtime::goodputFromRuns(dirs, target)) {
-            request.goodput = std::move(model).value();
-            request.objective = runtime::TuneObjective::TimeToTarget;
-        } else {
-            missing += QStringLiteral(" (") + toQt(model.error().message) + QStringLiteral(")");
-        }
+    if (m_goodput) {
+        request.goodput = *m_goodput;
     }
+    request.objective = runtime::defaultObjective(request.goodput.has_value());
     if (why && !request.goodput) {
-        *why = missing;
+        *why = tr("ranked by steady throughput: %1").arg(m_goodputWhy);
     }
     return request;
+}
+
+void TuningPanel::setStatisticsRuns(StatisticsRuns runs)
+{
+    m_statisticsRuns = std::move(runs);
+    refreshStatistics();
+}
+
+bool TuningPanel::refreshStatistics()
+{
+    const std::optional<double> target =
+        m_targetLoss->value() > m_targetLoss->minimum() ? std::optional<double>(m_targetLoss->value()) : std::nullopt;
+    // In memory, no file read: the runs on screen hold their metrics (a live one up to its last batch).
+    const std::vector<runtime::StatisticsRun> runs = m_statisticsRuns ? m_statisticsRuns() : std::vector<runtime::StatisticsRun>();
+    std::shared_ptr<const runtime::GoodputModel> model;
+    QString why = tr("time to target needs a run of this model with a measured noise scale (train one, or open a "
+                     "trained run's directory: every run records it)");
+    if (!runs.empty()) {
+        if (auto fitted = runtime::goodputFromRuns(runs, target)) {
+            model = std::make_shared<const runtime::GoodputModel>(std::move(fitted).value());
+        } else {
+            why += QStringLiteral(" (") + toQt(fitted.error().message) + QStringLiteral(")");
+        }
+    }
+    m_goodputWhy = model ? QString() : why;
+    const bool same = model && m_goodput ? model->describe() == m_goodput->describe() : model == m_goodput;
+    if (same) {
+        return false; // the same figures: the prediction shown stands
+    }
+    m_goodput = std::move(model);
+    return true;
 }
 
 void TuningPanel::suggestionsFinished()

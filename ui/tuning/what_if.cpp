@@ -157,6 +157,22 @@ Result<PredictedRun> predictRun(const WhatIfConfig& config, const std::string& s
     run.paramBytes = options.paramBytes;
     run.activationBytes = options.activationBytes;
     run.lagBound = runtime::versionLagBound(simulated->schedule, simulated->report);
+    // The steady state, never the few batches shown: a window's warm-up spread over 2 batches reads
+    // as a bubble its steady batches do not have (issue 30). Where none is found it says so.
+    auto steady = runtime::steadyThroughput(*request);
+    if (!steady) {
+        return steady.error();
+    }
+    run.steady = *steady;
+    if (const auto settings = runtime::resolvePipeline(
+            params.name, params.stages, params.microbatches, params.accum, params.stagesPerRank, params.extraDepth)) {
+        run.batchPerUpdate = settings->batchPerUpdate(config.microBatchSize());
+    }
+    if (config.goodput && run.steady.reached && run.steady.samplesPerSecond > 0 && run.batchPerUpdate > 0) {
+        run.timeToTarget = config.goodput->timeToTarget(
+            static_cast<double>(run.batchPerUpdate), run.lagBound, run.steady.samplesPerSecond);
+        run.timeToTargetInSeconds = config.goodput->hasSamplesMin();
+    }
     run.index = TimelineIndex::build(simulated->trace, simulated->report.bubbles); // simulate() analysed it once
     run.result = std::move(simulated).value();
     return run;

@@ -37,6 +37,9 @@ struct WhatIfConfig
     /// the stage times of run.pipeline.partition are then the units' sums; empty = FLOP times.
     std::vector<runtime::UnitCost> unitCosts;
     int unitCostsMicroBatch = 0;
+    /// The statistics of the runs of this model (measured noise scale, fitted staleness): with
+    /// them the what-if predicts time to target, its headline. Null = no run measured them.
+    std::shared_ptr<const runtime::GoodputModel> goodput;
 
     /// The accumulation window simulated: pipeline.accum, or m when it is 0.
     int accum() const { return runtime::shownWindowOf(run); }
@@ -56,6 +59,15 @@ struct PredictedRun
     std::vector<std::int64_t> paramBytes; ///< per stage: one weight copy
     std::vector<std::int64_t> activationBytes; ///< per stage: one in-flight micro-batch
     int lagBound = 0; ///< runtime::versionLagBound()
+    /// The steady state of the settings (runtime::steadyThroughput, same costs): its throughput and
+    /// per-batch bubble, free of the warm-up and drain the few batches on the timeline hold. Set by
+    /// predictRun() only; reached = false for measured runs and where no steady state was found.
+    runtime::SteadyThroughput steady;
+    long batchPerUpdate = 0; ///< samples behind one update (PipelineSettings::batchPerUpdate)
+    /// With WhatIfConfig::goodput and a steady state: predicted time to target at the steady
+    /// throughput (seconds, or E_min samples per (seq/s) when no run reached the target).
+    std::optional<runtime::TimeToTargetFigures> timeToTarget;
+    bool timeToTargetInSeconds = false; ///< a run reached the target (E_min fitted); else relative
     /// False for an imported torch.profiler job: its trace says neither how many sequences a
     /// micro-batch held nor how many bytes a stage held, so throughput and memory show as unknown
     /// ("—"), never as the 0 seq/s and micro-batch counts read as bytes they would otherwise be.
