@@ -60,10 +60,12 @@ struct TuneCommand
         auto stats = runtime::goodputFromRuns(calibrateFrom, targetLoss);
         // Not told: time to target when a target is given (an error below without a noise scale)
         // or a run measured a noise scale, as Suggest ranks (runtime::defaultObjective).
-        const std::string goal = !objective.empty()   ? objective
-            : targetLoss                              ? "time-to-target"
-            : runtime::defaultObjective(stats.has_value()) == runtime::TuneObjective::TimeToTarget ? "time-to-target"
-                                                                                                   : "throughput";
+        std::string goal = objective;
+        if (goal.empty()) {
+            goal = targetLoss || runtime::defaultObjective(stats.has_value()) == runtime::TuneObjective::TimeToTarget
+                ? "time-to-target"
+                : "throughput";
+        }
         request.objective =
             goal == "time-to-target" ? runtime::TuneObjective::TimeToTarget : runtime::TuneObjective::Throughput;
         if (stats) {

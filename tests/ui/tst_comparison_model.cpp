@@ -1,6 +1,6 @@
 // The comparison table shows exactly the reports' figures; the model passes QAbstractItemModelTester.
-#include "ui/models/comparison_model.h"
 #include "ui/common/format.h"
+#include "ui/models/comparison_model.h"
 
 #include <QAbstractItemModelTester>
 #include <QBrush>

@@ -134,7 +134,8 @@ private Q_SLOTS:
         auto b = predictRun(runConfig("interleaved-1f1b"), "interleaved-1f1b");
         QVERIFY(a && b);
         ComparisonModel model;
-        model.setRuns({summaryOf(*a, a->result.report, FiguresOf::Measurement), summaryOf(*b, b->result.report, FiguresOf::Measurement)});
+        model.setRuns({summaryOf(*a, a->result.report, FiguresOf::Measurement),
+            summaryOf(*b, b->result.report, FiguresOf::Measurement)});
         QCOMPARE(cell(model, Metric::MeanDrift, 0), QStringLiteral("—"));
         QCOMPARE(cell(model, Metric::MaxDrift, 1), QStringLiteral("—"));
         QCOMPARE(cell(model, Metric::MeanDrift, 2), QString()); // difference

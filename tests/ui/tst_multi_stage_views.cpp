@@ -260,7 +260,8 @@ private Q_SLOTS:
         const PredictedRun vee = predicted(multiStageConfig("zb-v", 0));
         const PredictedRun flat = predicted(multiStageConfig("1f1b", 0));
         ComparisonModel model;
-        model.setRuns({summaryOf(loop, loop.result.report, FiguresOf::Prediction), summaryOf(vee, vee.result.report, FiguresOf::Prediction),
+        model.setRuns({summaryOf(loop, loop.result.report, FiguresOf::Prediction),
+            summaryOf(vee, vee.result.report, FiguresOf::Prediction),
             summaryOf(flat, flat.result.report, FiguresOf::Prediction)});
         const int row = static_cast<int>(ComparisonModel::Metric::StagesPerRank);
         QCOMPARE(model.index(row, 0).data().toString(), QStringLiteral("3 · loop"));

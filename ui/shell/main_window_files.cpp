@@ -158,7 +158,8 @@ bool MainWindow::openRunDirectory(const QString& dir, QString* error)
     }
     // Its noise scale and validation losses: time to target in the what-if and Suggest.
     m_workspace->slot(slot)->directory = fromQt(dir);
-    m_workspace->slot(slot)->openedMetrics = std::make_shared<const std::vector<runtime::BatchMetrics>>(loaded->metrics);
+    m_workspace->slot(slot)->openedMetrics =
+        std::make_shared<const std::vector<runtime::BatchMetrics>>(loaded->metrics);
     refreshStatistics();
     m_lossCurves.resize(RunWorkspace::kSlots);
     m_lossCurves[static_cast<std::size_t>(slot)] = std::move(curve);

@@ -181,7 +181,8 @@ bool TuningPanel::refreshStatistics()
     const std::optional<double> target =
         m_targetLoss->value() > m_targetLoss->minimum() ? std::optional<double>(m_targetLoss->value()) : std::nullopt;
     // In memory, no file read: the runs on screen hold their metrics (a live one up to its last batch).
-    const std::vector<runtime::StatisticsRun> runs = m_statisticsRuns ? m_statisticsRuns() : std::vector<runtime::StatisticsRun>();
+    const std::vector<runtime::StatisticsRun> runs =
+        m_statisticsRuns ? m_statisticsRuns() : std::vector<runtime::StatisticsRun>();
     std::shared_ptr<const runtime::GoodputModel> model;
     QString why = tr("time to target needs a run of this model with a measured noise scale (train one, or open a "
                      "trained run's directory: every run records it)");

@@ -154,10 +154,10 @@ Result<TuneResult> tune(const TuneRequest& request)
                 ++result.rejectedByBatch;
                 continue;
             }
-            auto steady = request.steadyState ? steadyThroughput(*sim)
-                                              : Result<SteadyThroughput>(SteadyThroughput{false,
-                                                  simulated->throughputSamplesPerSecond,
-                                                  simulated->report.bubbleFraction, 0, sim->schedule.batches});
+            auto steady = request.steadyState
+                ? steadyThroughput(*sim)
+                : Result<SteadyThroughput>(SteadyThroughput{false, simulated->throughputSamplesPerSecond,
+                    simulated->report.bubbleFraction, 0, sim->schedule.batches});
             if (!steady) {
                 ++result.rejectedByBatch;
                 continue;
