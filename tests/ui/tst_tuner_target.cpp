@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "laptop_fixtures.h"
+#include "noise_fixtures.h"
 
 using namespace bs::ui;
 using bs::runtime::TuneObjective;
@@ -37,18 +38,7 @@ bool writeRunWithNoise(const QString& dir, double bNoise)
     if (!writer || !writer->writeConfig(bs::runtime::demoConfig())) {
         return false;
     }
-    const double spread[] = {1.0, 1.05, 0.95, 1.0, 1.02, 0.98};
-    for (int step = 0; step < 6; ++step) {
-        bs::runtime::BatchMetrics m;
-        m.step = step;
-        m.trainLoss = 4.0 - 0.3 * step;
-        if (step == 3) {
-            m.valLoss = 2.0;
-        }
-        if (step > 0) { // none for step 0: no update finished yet
-            const double b = bNoise * spread[step];
-            m.noise = bs::runtime::combineStages({bs::runtime::StageNoiseScale{0, 1.0, b, b, 4.0, 16.0, step}});
-        }
+    for (const bs::runtime::BatchMetrics& m : bs::test::metricsWithNoise(bNoise)) {
         if (!writer->appendMetrics(nlohmann::json(m))) {
             return false;
         }

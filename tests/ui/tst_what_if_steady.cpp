@@ -5,7 +5,6 @@
 // shows; a measured run too short for a steady window says so instead of showing one. With runs
 // that measured a noise scale (live ones included: their metrics, not a file), the what-if leads
 // with the predicted time to target.
-#include "runtime/plan/common/noise_scale.h"
 #include "runtime/plan/config/config_presets.h"
 #include "runtime/plan/sim/simulator.h"
 #include "ui/common/format.h"
@@ -17,6 +16,8 @@
 
 #include <QDoubleSpinBox>
 #include <QTest>
+
+#include "noise_fixtures.h"
 
 using namespace bs::ui;
 
@@ -44,25 +45,10 @@ double steadyBubbleOf64Batches(const WhatIfConfig& c)
     return simulated ? simulated->report.steadyBubbleFraction : -1;
 }
 
-/// A live run's metrics as the runtime records them: a noise scale near `bNoise` from step 1,
-/// validation loss 2.0 at step 3.
+/// A live run's metrics, held in memory (noise_fixtures.h).
 std::shared_ptr<const std::vector<bs::runtime::BatchMetrics>> liveMetrics(double bNoise)
 {
-    auto metrics = std::make_shared<std::vector<bs::runtime::BatchMetrics>>();
-    for (int step = 0; step < 6; ++step) {
-        bs::runtime::BatchMetrics m;
-        m.step = step;
-        m.trainLoss = 4.0 - 0.3 * step;
-        if (step == 3) {
-            m.valLoss = 2.0;
-        }
-        if (step > 0) {
-            m.noise =
-                bs::runtime::combineStages({bs::runtime::StageNoiseScale{0, 1.0, bNoise, bNoise, 8.0, 64.0, step}});
-        }
-        metrics->push_back(m);
-    }
-    return metrics;
+    return std::make_shared<const std::vector<bs::runtime::BatchMetrics>>(bs::test::metricsWithNoise(bNoise));
 }
 
 } // namespace
