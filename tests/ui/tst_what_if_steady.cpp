@@ -132,7 +132,7 @@ private Q_SLOTS:
         auto relative = predict(panel.config());
         QVERIFY(relative);
         const PredictedRun& paci = (*relative)->primary;
-        QVERIFY(paci.timeToTarget && !paci.timeToTargetInSeconds);
+        QVERIFY(paci.timeToTarget && !paci.timeToTarget->inSeconds);
         QVERIFY(paci.batchPerUpdate == 64); // a · b
         const QString relativeTable = figuresTable(**relative);
         QVERIFY2(relativeTable.startsWith(QStringLiteral("<table cellspacing='2'><tr><td><b>time to target")),
@@ -146,7 +146,7 @@ private Q_SLOTS:
         auto seconds = predict(panel.config());
         QVERIFY(seconds);
         const PredictedRun& run = (*seconds)->primary;
-        QVERIFY(run.timeToTarget && run.timeToTargetInSeconds);
+        QVERIFY(run.timeToTarget && run.timeToTarget->inSeconds);
         const double expected =
             panel.config().goodput->samplesToTarget(64.0, run.lagBound) / run.steady.samplesPerSecond;
         QCOMPARE(run.timeToTarget->seconds, expected);

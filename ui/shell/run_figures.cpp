@@ -24,7 +24,7 @@ ComparisonRow summaryOf(const PredictedRun& run, const profiler::Report& report,
     if (figures == FiguresOf::Prediction && run.steady.batchesSimulated > 0) { // predictRun() found it
         row.steadyBubbleFraction = run.steady.reached ? run.steady.bubbleFraction : -1.0;
         row.throughput = run.steady.samplesPerSecond; // never steady: the longest simulation's
-        if (run.timeToTarget && run.timeToTarget->seconds > 0 && run.timeToTargetInSeconds) {
+        if (run.timeToTarget && run.timeToTarget->seconds > 0 && run.timeToTarget->inSeconds) {
             row.timeToTargetS = run.timeToTarget->seconds;
         }
     }

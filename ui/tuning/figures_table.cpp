@@ -28,13 +28,13 @@ QString grey(const QString& text)
 
 } // namespace
 
-QString timeToTargetText(const PredictedRun& run, const WhatIfConfig& config, const PredictedRun* reference)
+QString timeToTargetText(const PredictedRun& run, const PredictedRun* reference)
 {
-    if (!run.timeToTarget || !config.goodput) {
+    if (!run.timeToTarget) { // set by predictRun() only with a model of time to target
         return {};
     }
     const runtime::TimeToTargetFigures& t = *run.timeToTarget;
-    if (config.goodput->hasSamplesMin()) {
+    if (t.inSeconds) {
         return QObject::tr("%1 ± %2").arg(formatDuration(t.seconds * 1e9), formatDuration(t.spreadSeconds * 1e9));
     }
     if (reference && reference->timeToTarget && reference->timeToTarget->seconds > 0) {
@@ -76,7 +76,7 @@ QString figuresTable(const Prediction& prediction, bool measured)
     } else {
         // The headline: time to target, from the runs' measured statistics.
         const PredictedRun* reference = prediction.baseline ? &*prediction.baseline : nullptr;
-        const QString time = timeToTargetText(run, prediction.config, reference);
+        const QString time = timeToTargetText(run, reference);
         if (!time.isEmpty()) {
             rows += row(QObject::tr("<b>time to target</b>"),
                 QStringLiteral("<b style='color:#1d4ed8'>%1</b>").arg(time.toHtmlEscaped()));

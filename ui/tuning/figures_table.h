@@ -18,6 +18,6 @@ QString figuresTable(const Prediction& prediction, bool measured = false);
 /// The predicted time to target of `run` in words: "41.2 s ± 3.1 s" where a run reached the
 /// target (the model has E_min), else relative to `reference` ("0.74× 1F1B-flush") when it has
 /// one; empty when neither.
-QString timeToTargetText(const PredictedRun& run, const WhatIfConfig& config, const PredictedRun* reference);
+QString timeToTargetText(const PredictedRun& run, const PredictedRun* reference);
 
 } // namespace bs::ui

@@ -160,8 +160,8 @@ runtime::TuneRequest TuningPanel::suggestRequest(
     if (c.calibration) { // rank by what this machine measured, exactly as the slider predictions do
         request.calibration = c.calibration->fitFor(c.schedule());
     }
-    if (m_goodput) {
-        request.goodput = *m_goodput;
+    if (c.goodput) { // the statistics the config carries (config(): refreshStatistics()'s model)
+        request.goodput = *c.goodput;
     }
     request.objective = runtime::defaultObjective(request.goodput.has_value());
     if (why && !request.goodput) {
@@ -194,7 +194,7 @@ bool TuningPanel::refreshStatistics()
         }
     }
     m_goodputWhy = model ? QString() : why;
-    const bool same = model && m_goodput ? model->describe() == m_goodput->describe() : model == m_goodput;
+    const bool same = model && m_goodput ? *model == *m_goodput : model == m_goodput;
     if (same) {
         return false; // the same figures: the prediction shown stands
     }

@@ -149,7 +149,8 @@ Result<PredictedRun> predictRun(const WhatIfConfig& config, const std::string& s
     PredictedRun run;
     // The a simulated: the window, or m for a schedule without one (a baseline that refuses m = a takes more).
     const runtime::ScheduleParams& params = simulated->schedule.params;
-    const auto pipeline = runtime::resolvePipeline(params.name, params.stages, params.microbatches, params.accum, 0);
+    const auto pipeline = runtime::resolvePipeline(
+        params.name, params.stages, params.microbatches, params.accum, params.stagesPerRank, params.extraDepth);
     const int window = pipeline ? pipeline->shownWindow() : params.microbatches;
     run.label = runLabel(schedule, window, config.microBatchSize(), simulated->schedule.stagesPerRank());
     const auto options = runtime::analysisOptionsFor(simulated->schedule, &request->costs);
@@ -164,14 +165,12 @@ Result<PredictedRun> predictRun(const WhatIfConfig& config, const std::string& s
         return steady.error();
     }
     run.steady = *steady;
-    if (const auto settings = runtime::resolvePipeline(
-            params.name, params.stages, params.microbatches, params.accum, params.stagesPerRank, params.extraDepth)) {
-        run.batchPerUpdate = settings->batchPerUpdate(config.microBatchSize());
+    if (pipeline) {
+        run.batchPerUpdate = pipeline->batchPerUpdate(config.microBatchSize());
     }
     if (config.goodput && run.steady.reached && run.steady.samplesPerSecond > 0 && run.batchPerUpdate > 0) {
         run.timeToTarget = config.goodput->timeToTarget(
             static_cast<double>(run.batchPerUpdate), run.lagBound, run.steady.samplesPerSecond);
-        run.timeToTargetInSeconds = config.goodput->hasSamplesMin();
     }
     run.index = TimelineIndex::build(simulated->trace, simulated->report.bubbles); // simulate() analysed it once
     run.result = std::move(simulated).value();

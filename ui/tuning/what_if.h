@@ -65,9 +65,8 @@ struct PredictedRun
     runtime::SteadyThroughput steady;
     long batchPerUpdate = 0; ///< samples behind one update (PipelineSettings::batchPerUpdate)
     /// With WhatIfConfig::goodput and a steady state: predicted time to target at the steady
-    /// throughput (seconds, or E_min samples per (seq/s) when no run reached the target).
+    /// throughput (seconds, or E_min samples per (seq/s) when no run reached the target: inSeconds).
     std::optional<runtime::TimeToTargetFigures> timeToTarget;
-    bool timeToTargetInSeconds = false; ///< a run reached the target (E_min fitted); else relative
     /// False for an imported torch.profiler job: its trace says neither how many sequences a
     /// micro-batch held nor how many bytes a stage held, so throughput and memory show as unknown
     /// ("—"), never as the 0 seq/s and micro-batch counts read as bytes they would otherwise be.

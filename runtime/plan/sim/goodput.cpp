@@ -145,6 +145,7 @@ TimeToTargetFigures GoodputModel::timeToTarget(double batchPerUpdate, int lag, d
     out.stalenessFactor = stalenessFactor(lag);
     out.seconds = samplesToTarget(batchPerUpdate, lag) / samplesPerSecond;
     out.spreadSeconds = out.seconds * relativeSpread(batchPerUpdate, lag);
+    out.inSeconds = hasSamplesMin();
     return out;
 }
 

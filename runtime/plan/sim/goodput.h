@@ -21,6 +21,8 @@ struct NoiseScaleInput
     double bNoise = 0.0; ///< > 0
     double spread = 0.0; ///< one standard deviation (the estimate's wobble over the run's late updates)
     std::string source; ///< "run runs/paci-a8"
+
+    bool operator==(const NoiseScaleInput&) const = default;
 };
 
 /// B_noise from a run's per-batch B_simple estimates (metrics.jsonl "noise"): the mean of the last
@@ -42,6 +44,8 @@ struct LrRule
 {
     std::string rule = "none"; ///< "none" | "sqrt" | "linear"
     double baseGlobalBatch = 0; ///< optimizer.base_global_batch (0 = each run's own)
+
+    bool operator==(const LrRule&) const = default;
 };
 
 /// What the what-if and each Suggest row show of one setting's time to target.
@@ -51,6 +55,7 @@ struct TimeToTargetFigures
     double spreadSeconds = 0; ///< one standard deviation
     double efficiency = 1; ///< 1 / (1 + B / B_noise)
     double stalenessFactor = 1; ///< 1 + c · lag
+    bool inSeconds = false; ///< the model has E_min (a run reached the target); else relative
 };
 
 /// Samples to target E(B, lag) = E_min (1 + B / B_noise) (1 + c · lag).
@@ -87,6 +92,9 @@ public:
     const LrRule& lr() const { return m_lr; }
     /// "noise scale 410 ± 60 from run X; staleness: lag 2 costs +4 % samples, from run X, run Y".
     std::string describe() const;
+
+    /// Every input and fitted figure equal: the same predictions.
+    bool operator==(const GoodputModel&) const = default;
 
     /// The lag cost's spread when no run fits it: each update of lag ± 10 % samples.
     static constexpr double kUnfittedLagCost = 0.10;

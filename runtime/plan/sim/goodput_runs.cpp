@@ -42,11 +42,8 @@ Result<GoodputModel> goodputFromRuns(const std::vector<StatisticsRun>& runs, std
                 history.push_back(batch.noise->bSimple);
             }
         }
-        if (history.empty()) {
-            continue; // a replay or an imported job: no statistics
-        }
         // The noise scale of the run with the most estimates (a longer run's is the steadier).
-        if (history.size() > noiseRecords) {
+        if (!history.empty() && history.size() > noiseRecords) {
             if (auto measured = noiseScaleFromHistory(history, run.source)) {
                 noise = std::move(measured).value();
                 noiseRecords = history.size();
