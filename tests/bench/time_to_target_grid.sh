@@ -11,7 +11,7 @@
 # the tuner's prediction from a calibration on two short runs of their own seed (PACI a = 8 and
 # a = 2: the statistics need two lags to fit the staleness cost; tune --calibrate ... --target-loss),
 # Suggest's pick against the grid's best, and the Spearman rank correlation of predicted against
-# measured. About 15 minutes on 2 cores; nothing here is a timed test.
+# measured. 10 to 20 minutes on 2 cores (docs/BENCHMARKS.md); nothing here is a timed test.
 #
 #   tests/bench/time_to_target_grid.sh [CLI] [WORKDIR]
 set -euo pipefail

@@ -71,7 +71,7 @@ QWidget* TuningPanel::buildSuggest()
     m_suggestions->horizontalHeaderItem(kColThroughput)->setToolTip(tr("Predicted steady throughput"));
     m_suggestions->horizontalHeaderItem(kColEfficiency)
         ->setToolTip(tr("Statistical efficiency 1/(1 + B/B_noise) of the batch per update"));
-    m_suggestions->horizontalHeaderItem(kColStaleness)->setToolTip(tr("Samples factor of the lag (1 + c·lag)"));
+    m_suggestions->horizontalHeaderItem(kColStaleness)->setToolTip(tr("Samples factor of the lag ((1 + c)^lag)"));
     m_suggestions->horizontalHeaderItem(kColTimeToTarget)
         ->setToolTip(tr("Predicted time to target ± one standard deviation"));
     m_suggestions->horizontalHeaderItem(kColLag)->setToolTip(tr("Most updates a micro-batch crosses"));

@@ -15,6 +15,26 @@ std::string rounded(double value, int digits = 0)
     return text;
 }
 
+Status checkRun(const TargetRun& run)
+{
+    if (run.samplesToTarget > 0 && run.batchPerUpdate > 0 && run.lag >= 0) {
+        return ok();
+    }
+    return makeError(ErrorCode::InvalidArgument,
+        "run " + run.source + ": samples to target, batch per update and lag must be > 0, > 0, >= 0",
+        "samples " + rounded(run.samplesToTarget) + ", B " + rounded(run.batchPerUpdate) + ", lag "
+            + std::to_string(run.lag));
+}
+
+std::string joined(const std::vector<std::string>& names)
+{
+    std::string out;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        out += (i ? ", " : "") + names[i];
+    }
+    return out;
+}
+
 } // namespace
 
 Result<NoiseScaleInput> noiseScaleFromHistory(const std::vector<double>& bSimplePerBatch, std::string source)
@@ -42,6 +62,23 @@ Result<NoiseScaleInput> noiseScaleFromHistory(const std::vector<double>& bSimple
     return NoiseScaleInput{mean, std::sqrt(var), std::move(source)};
 }
 
+std::optional<NoiseScaleInput> combineNoiseScales(const std::vector<NoiseScaleInput>& estimates)
+{
+    if (estimates.size() <= 1) {
+        return estimates.empty() ? std::nullopt : std::optional<NoiseScaleInput>(estimates.front());
+    }
+    double weights = 0, weighted = 0;
+    std::vector<std::string> sources;
+    for (const NoiseScaleInput& e : estimates) {
+        const double spread = std::max(e.spread, 0.01 * e.bNoise);
+        const double w = 1.0 / (spread * spread);
+        weights += w;
+        weighted += w * e.bNoise;
+        sources.push_back(e.source + " (" + rounded(e.bNoise, 1) + " ± " + rounded(e.spread, 1) + ")");
+    }
+    return NoiseScaleInput{weighted / weights, 1.0 / std::sqrt(weights), joined(sources) + ", weighted by precision"};
+}
+
 GoodputModel GoodputModel::unfitted(NoiseScaleInput noise, LrRule lr)
 {
     GoodputModel model;
@@ -59,44 +96,35 @@ Result<GoodputModel> GoodputModel::fit(NoiseScaleInput noise, const std::vector<
     if (runs.empty()) {
         return model;
     }
-    // r_i = E_i / (1 + B_i / B_noise) = E_min + E_min·c · lag_i: a straight line in lag.
-    std::vector<double> x, y;
+    // ln r_i = ln(E_i / (1 + B_i / B_noise)) = ln E_min + lag_i · ln(1 + c): a straight line in lag.
+    std::vector<double> x, z;
     for (const TargetRun& run : runs) {
-        if (!(run.samplesToTarget > 0) || !(run.batchPerUpdate > 0) || run.lag < 0) {
-            return makeError(ErrorCode::InvalidArgument,
-                "run " + run.source + ": samples to target, batch per update and lag must be > 0, > 0, >= 0",
-                "samples " + rounded(run.samplesToTarget) + ", B " + rounded(run.batchPerUpdate) + ", lag "
-                    + std::to_string(run.lag));
+        if (auto checked = checkRun(run); !checked) {
+            return checked.error();
         }
         x.push_back(run.lag);
-        y.push_back(run.samplesToTarget / model.batchFactor(run.batchPerUpdate));
+        z.push_back(std::log(run.samplesToTarget / model.batchFactor(run.batchPerUpdate)));
         model.m_sources.push_back(run.source);
     }
     const double n = static_cast<double>(x.size());
-    double mx = 0, my = 0;
+    double mx = 0, mz = 0;
     for (std::size_t i = 0; i < x.size(); ++i) {
         mx += x[i] / n;
-        my += y[i] / n;
+        mz += z[i] / n;
     }
-    double sxx = 0, sxy = 0;
+    double sxx = 0, sxz = 0;
     for (std::size_t i = 0; i < x.size(); ++i) {
         sxx += (x[i] - mx) * (x[i] - mx);
-        sxy += (x[i] - mx) * (y[i] - my);
+        sxz += (x[i] - mx) * (z[i] - mz);
     }
-    double intercept = my, slope = 0;
-    if (sxx > 0) {
-        slope = sxy / sxx;
-        intercept = my - slope * mx;
-    }
-    if (intercept <= 0) { // a fit that says stale runs need fewer samples than none: E_min from the lag-0 end
-        intercept = *std::min_element(y.begin(), y.end());
-        slope = 0;
-    }
-    model.m_samplesMin = intercept;
-    double rss = 0;
+    // A fit that says stale runs need fewer samples than fresh ones: no lag cost, E_min their
+    // geometric mean.
+    const double slope = sxx > 0 ? std::max(0.0, sxz / sxx) : 0.0;
+    const double intercept = mz - slope * mx;
+    model.m_samplesMin = std::exp(intercept);
+    double rss = 0; // in ln samples: relative residuals
     for (std::size_t i = 0; i < x.size(); ++i) {
-        const double predicted = intercept + slope * x[i];
-        rss += std::pow((y[i] - predicted) / predicted, 2);
+        rss += std::pow(z[i] - intercept - slope * x[i], 2);
     }
     const double dof = n - (sxx > 0 ? 2.0 : 1.0);
     // One run, or two at two lags (the line through them leaves no residual): ±25 % until another
@@ -104,13 +132,55 @@ Result<GoodputModel> GoodputModel::fit(NoiseScaleInput noise, const std::vector<
     model.m_fitSpread = dof >= 1 ? std::sqrt(rss / dof) : 0.25;
     if (sxx > 0) {
         // Two runs at two lags determine the cost exactly; its spread stays the unfitted one's until
-        // a third run leaves residuals to measure it by. Before, two runs kept the line's intercept
-        // (E_min at lag 0) but dropped its slope, so every predicted row lacked the staleness the
-        // calibration runs paid.
-        model.m_lagCost = std::max(0.0, slope / intercept);
-        model.m_lagCostSpread = n >= 3 ? model.m_fitSpread / std::sqrt(sxx) : kUnfittedLagCost;
+        // a third run leaves residuals to measure it by (the slope's standard error, as a factor).
+        model.m_lagCost = std::exp(slope) - 1.0;
+        model.m_lagCostSpread =
+            n >= 3 ? (1.0 + model.m_lagCost) * model.m_fitSpread / std::sqrt(sxx) : kUnfittedLagCost;
         model.m_lagCostFitted = true;
     }
+    return model;
+}
+
+Result<GoodputModel> GoodputModel::fitWithLagCostAt(NoiseScaleInput noise, const std::vector<TargetRun>& atTarget,
+    const GoodputModel& atLevel, double atLoss, LrRule lr)
+{
+    if (!atLevel.m_lagCostFitted) {
+        return makeError(ErrorCode::InvalidArgument,
+            "staleness: the runs at loss " + rounded(atLoss, 3) + " do not fit a lag cost", "runs at two or more lags");
+    }
+    auto model = fit(std::move(noise), {}, std::move(lr));
+    if (!model) {
+        return model;
+    }
+    model->m_lagCost = atLevel.m_lagCost;
+    model->m_lagCostSpread = atLevel.m_lagCostSpread;
+    model->m_lagCostFitted = true;
+    model->m_lagCostAtLoss = atLoss;
+    model->m_lagCostSources = atLevel.m_sources;
+    model->m_fitSpread = atLevel.m_fitSpread; // relative predictions: the lag fit's spread is theirs
+    if (atTarget.empty()) {
+        return model;
+    }
+    // E_min = the mean of E_i / ((1 + B_i/B_noise)(1 + c)^lag_i) over the runs that reached the target.
+    std::vector<double> samplesMin;
+    for (const TargetRun& run : atTarget) {
+        if (auto checked = checkRun(run); !checked) {
+            return checked.error();
+        }
+        samplesMin.push_back(
+            run.samplesToTarget / (model->batchFactor(run.batchPerUpdate) * model->stalenessFactor(run.lag)));
+        model->m_sources.push_back(run.source);
+    }
+    double mean = 0;
+    for (double v : samplesMin) {
+        mean += v / static_cast<double>(samplesMin.size());
+    }
+    double rss = 0;
+    for (double v : samplesMin) {
+        rss += std::pow((v - mean) / mean, 2);
+    }
+    model->m_samplesMin = mean;
+    model->m_fitSpread = samplesMin.size() >= 2 ? std::sqrt(rss / static_cast<double>(samplesMin.size() - 1)) : 0.25;
     return model;
 }
 
@@ -121,7 +191,7 @@ double GoodputModel::batchFactor(double batchPerUpdate) const
 
 double GoodputModel::stalenessFactor(int lag) const
 {
-    return 1.0 + m_lagCost * std::max(0, lag);
+    return std::pow(1.0 + m_lagCost, std::max(0, lag));
 }
 
 double GoodputModel::samplesToTarget(double batchPerUpdate, int lag) const
@@ -131,10 +201,10 @@ double GoodputModel::samplesToTarget(double batchPerUpdate, int lag) const
 
 double GoodputModel::relativeSpread(double batchPerUpdate, int lag) const
 {
-    // d ln E / d ln B_noise = −(B/B_noise) / (1 + B/B_noise); the lag term's ± c_spread · lag.
+    // d ln E / d ln B_noise = −(B/B_noise) / (1 + B/B_noise); d ln E / d c = lag / (1 + c).
     const double ratio = batchPerUpdate / m_noise.bNoise;
     const double noisePart = ratio / (1.0 + ratio) * (m_noise.spread / m_noise.bNoise);
-    const double lagPart = m_lagCostSpread * std::max(0, lag) / stalenessFactor(lag);
+    const double lagPart = m_lagCostSpread * std::max(0, lag) / (1.0 + m_lagCost);
     return std::sqrt(noisePart * noisePart + lagPart * lagPart + m_fitSpread * m_fitSpread);
 }
 
@@ -155,19 +225,22 @@ std::string GoodputModel::describe() const
         + m_noise.source + "; staleness: ";
     if (m_lagCostFitted) {
         out += "lag 1 costs +" + rounded(100.0 * m_lagCost, 1) + " ± " + rounded(100.0 * m_lagCostSpread, 1)
-            + " % samples";
+            + " % samples, compounding (lag 4: ×" + rounded(stalenessFactor(4), 2) + ")";
     } else {
-        out += "not fitted (needs runs at three or more settings with different lags), factor 1 ± "
-            + rounded(100.0 * kUnfittedLagCost) + " % per update of lag";
+        out += "not fitted (needs runs at two or more lags), factor 1 ± " + rounded(100.0 * kUnfittedLagCost)
+            + " % per update of lag";
     }
-    if (!m_sources.empty()) {
-        out += ", from "; // each source names itself: "run DIR", "live run PACI a=8 b=8"
-        for (std::size_t i = 0; i < m_sources.size(); ++i) {
-            out += (i ? ", " : "") + m_sources[i];
-        }
+    // Each source names itself: "run DIR", "live run PACI a=8 b=8".
+    if (m_lagCostAtLoss) {
+        out += " at validation loss " + rounded(*m_lagCostAtLoss, 3)
+            + " (the lowest every run reached; too few lags reached the target), from " + joined(m_lagCostSources);
+        out += m_samplesMin ? "; E_min " + rounded(*m_samplesMin) + " samples from " + joined(m_sources)
+                            : "; no run reached the target: times are relative";
+    } else {
+        out += m_sources.empty() ? "" : ", from " + joined(m_sources);
+        out += m_samplesMin ? "; E_min " + rounded(*m_samplesMin) + " samples"
+                            : "; no run reached the target: times are relative";
     }
-    out += m_samplesMin ? "; E_min " + rounded(*m_samplesMin) + " samples"
-                        : "; no run reached the target: times are relative";
     out += "; lr rule " + m_lr.rule;
     return out;
 }

@@ -3,8 +3,11 @@
 // needs to reach a target loss as a function of its batch per update B and the version lag its
 // schedule allows. McCandlish et al. 2018: E = E_min (1 + B / B_noise), B_noise the gradient noise
 // scale a run measures (runtime/plan/common/noise_scale.h); times a staleness factor
-// 1 + c · lag whose cost c per update of lag is FITTED from runs that reached the target, never
-// assumed. Predicted time to target = samples to target / steady throughput (tuner.h).
+// (1 + c)^lag whose cost c per update of lag is FITTED from runs that reached the target, never
+// assumed. The cost compounds: on the oracle's grid (tests/bench/time_to_target_grid.sh, seed 7,
+// with the measured noise scale) lags 1, 2, 4 and 7 cost +18, +56, +196 and +473 % samples, which
+// no line in lag fits and about one factor 1.25–1.31 per update does (docs/BENCHMARKS.md).
+// Predicted time to target = samples to target / steady throughput (tuner.h).
 // Torch-free, Qt-free; every input says where it came from so the CLI and the GUI can show it.
 
 #include "base/result.h"
@@ -28,6 +31,12 @@ struct NoiseScaleInput
 /// B_noise from a run's per-batch B_simple estimates (metrics.jsonl "noise"): the mean of the last
 /// half of the finite positive values, spread their standard deviation. Error when none is finite.
 Result<NoiseScaleInput> noiseScaleFromHistory(const std::vector<double>& bSimplePerBatch, std::string source);
+
+/// Several runs' noise scales as one: the mean weighted by precision (1/spread²; a spread under
+/// 1 % of its mean counts as 1 %), spread 1/√Σweights. A run whose small and big gradients differ
+/// little (PACI a = 2: B_big = 2 B_small) measures a far noisier estimate than one of a wider
+/// window; the run with the most estimates is not the most precise. Empty input: nullopt.
+std::optional<NoiseScaleInput> combineNoiseScales(const std::vector<NoiseScaleInput>& estimates);
 
 /// One run that reached the target: what it needed and under what settings.
 struct TargetRun
@@ -54,11 +63,11 @@ struct TimeToTargetFigures
     double seconds = 0; ///< samples to target / throughput; in E_min samples per (seq/s) when the model has no E_min
     double spreadSeconds = 0; ///< one standard deviation
     double efficiency = 1; ///< 1 / (1 + B / B_noise)
-    double stalenessFactor = 1; ///< 1 + c · lag
+    double stalenessFactor = 1; ///< (1 + c)^lag
     bool inSeconds = false; ///< the model has E_min (a run reached the target); else relative
 };
 
-/// Samples to target E(B, lag) = E_min (1 + B / B_noise) (1 + c · lag).
+/// Samples to target E(B, lag) = E_min (1 + B / B_noise) (1 + c)^lag.
 class GoodputModel
 {
 public:
@@ -66,15 +75,22 @@ public:
     /// wide uncertainty (kUnfittedLagCost per update of lag).
     static GoodputModel unfitted(NoiseScaleInput noise, LrRule lr = {});
     /// Fits E_min and c to runs at the same target loss (least squares of
-    /// samples / (1 + B/B_noise) on lag). One run, or runs of one lag: E_min only, c unfitted.
+    /// ln(samples / (1 + B/B_noise)) on lag). One run, or runs of one lag: E_min only, c unfitted.
     /// Errors (InvalidArgument) name the run with a non-positive figure.
     static Result<GoodputModel> fit(NoiseScaleInput noise, const std::vector<TargetRun>& runs, LrRule lr = {});
+    /// Where the runs that reached the target have fewer than two lags between them: E_min from
+    /// those that did (none: relative predictions), the lag cost from `atLevel`, a fit of the same
+    /// runs to validation loss `atLoss` (the lowest every run reached). c is one number at every
+    /// loss in this model, so it carries over; describe() names the loss it was fitted at.
+    /// `atLevel` must have its lag cost fitted.
+    static Result<GoodputModel> fitWithLagCostAt(NoiseScaleInput noise, const std::vector<TargetRun>& atTarget,
+        const GoodputModel& atLevel, double atLoss, LrRule lr = {});
 
     /// (1 + B / B_noise): samples needed per E_min at batch per update B.
     double batchFactor(double batchPerUpdate) const;
     /// 1 / batchFactor: the statistical efficiency of B (Pollux's with M₀ → 0).
     double efficiency(double batchPerUpdate) const { return 1.0 / batchFactor(batchPerUpdate); }
-    /// 1 + c · lag.
+    /// (1 + c)^lag.
     double stalenessFactor(int lag) const;
     /// E(B, lag): sequences (or multiples of E_min when !hasSamplesMin()).
     double samplesToTarget(double batchPerUpdate, int lag) const;
@@ -90,6 +106,8 @@ public:
     double lagCost() const { return m_lagCost; }
     const NoiseScaleInput& noise() const { return m_noise; }
     const LrRule& lr() const { return m_lr; }
+    /// The validation loss the lag cost was fitted at, where not the target's (fitWithLagCostAt).
+    std::optional<double> lagCostAtLoss() const { return m_lagCostAtLoss; }
     /// "noise scale 410 ± 60 from run X; staleness: lag 2 costs +4 % samples, from run X, run Y".
     std::string describe() const;
 
@@ -107,7 +125,9 @@ private:
     double m_lagCostSpread = kUnfittedLagCost;
     bool m_lagCostFitted = false;
     double m_fitSpread = 0.0; ///< relative rms of the fit's residuals
-    std::vector<std::string> m_sources;
+    std::optional<double> m_lagCostAtLoss; ///< the loss the lag cost was fitted at, where not the target
+    std::vector<std::string> m_sources; ///< the runs E_min (and, at the target, the lag cost) was fitted to
+    std::vector<std::string> m_lagCostSources; ///< the runs of a lag cost fitted at m_lagCostAtLoss
 };
 
 } // namespace bs::runtime

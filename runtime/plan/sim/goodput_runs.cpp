@@ -5,7 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <optional>
+#include <utility>
 
 namespace bs::runtime {
 
@@ -24,13 +28,74 @@ int measuredLag(const StatisticsRun& run, const PipelineSettings& pipeline)
     return lag;
 }
 
+/// A run's figures for the fit (TargetRun without the samples) and its validation curve.
+struct FitRun
+{
+    TargetRun settings; ///< samplesToTarget unset
+    double globalBatch = 0;
+    std::vector<std::pair<std::int64_t, double>> validation; ///< (step, finite validation loss)
+};
+
+/// The samples `run` trained until its validation loss first reached `loss`; nullopt if never.
+std::optional<double> samplesTo(const FitRun& run, double loss)
+{
+    for (const auto& [step, value] : run.validation) {
+        if (value <= loss) {
+            return static_cast<double>(step + 1) * run.globalBatch;
+        }
+    }
+    return std::nullopt;
+}
+
+/// The runs (with their samples) that reached `loss`.
+std::vector<TargetRun> runsTo(const std::vector<FitRun>& runs, double loss)
+{
+    std::vector<TargetRun> out;
+    for (const FitRun& run : runs) {
+        if (auto samples = samplesTo(run, loss)) {
+            out.push_back(run.settings);
+            out.back().samplesToTarget = *samples;
+        }
+    }
+    return out;
+}
+
+/// Fewer than two lags reached the target (short calibration runs often stop above it): the lag
+/// cost from every run's samples to the lowest validation loss all of them reached, rather than
+/// none, which ranked the smallest window (the most stale) first. Nullopt where the runs hold one lag.
+std::optional<GoodputModel> lagCostAtCommonLoss(
+    const NoiseScaleInput& noise, const std::vector<FitRun>& runs, const std::vector<TargetRun>& reached, LrRule lr)
+{
+    std::optional<double> common; // the highest of the runs' lowest losses: every run reached it
+    std::vector<int> lags;
+    for (const FitRun& run : runs) {
+        if (run.validation.empty()) {
+            continue;
+        }
+        double lowest = run.validation.front().second;
+        for (const auto& point : run.validation) {
+            lowest = std::min(lowest, point.second);
+        }
+        common = std::max(common.value_or(lowest), lowest);
+        lags.push_back(run.settings.lag);
+    }
+    if (!common || std::adjacent_find(lags.begin(), lags.end(), std::not_equal_to<>()) == lags.end()) {
+        return std::nullopt;
+    }
+    auto atLevel = GoodputModel::fit(noise, runsTo(runs, *common), lr);
+    if (!atLevel || !atLevel->lagCostFitted()) {
+        return std::nullopt;
+    }
+    auto model = GoodputModel::fitWithLagCostAt(noise, reached, *atLevel, *common, std::move(lr));
+    return model ? std::optional<GoodputModel>(std::move(model).value()) : std::nullopt;
+}
+
 } // namespace
 
 Result<GoodputModel> goodputFromRuns(const std::vector<StatisticsRun>& runs, std::optional<double> targetLoss)
 {
-    std::optional<NoiseScaleInput> noise;
-    std::size_t noiseRecords = 0;
-    std::vector<TargetRun> reached;
+    std::vector<NoiseScaleInput> noiseScales;
+    std::vector<FitRun> fitRuns;
     LrRule lr;
     for (const StatisticsRun& run : runs) {
         if (!run.metrics || run.metrics->empty()) {
@@ -42,11 +107,9 @@ Result<GoodputModel> goodputFromRuns(const std::vector<StatisticsRun>& runs, std
                 history.push_back(batch.noise->bSimple);
             }
         }
-        // The noise scale of the run with the most estimates (a longer run's is the steadier).
-        if (!history.empty() && history.size() > noiseRecords) {
+        if (!history.empty()) {
             if (auto measured = noiseScaleFromHistory(history, run.source)) {
-                noise = std::move(measured).value();
-                noiseRecords = history.size();
+                noiseScales.push_back(std::move(measured).value());
             }
         }
         lr.rule = run.config.optimizer.lrScaling;
@@ -59,15 +122,16 @@ Result<GoodputModel> goodputFromRuns(const std::vector<StatisticsRun>& runs, std
             return pipeline.error();
         }
         const int b = run.config.pipeline.microBatchSize;
+        FitRun fitRun{{run.source, 0.0, static_cast<double>(pipeline->batchPerUpdate(b)), measuredLag(run, *pipeline)},
+            static_cast<double>(pipeline->globalBatch(b)), {}};
         for (const auto& batch : *run.metrics) {
-            if (batch.valLoss && std::isfinite(*batch.valLoss) && *batch.valLoss <= *targetLoss) {
-                reached.push_back(
-                    {run.source, static_cast<double>(batch.step + 1) * static_cast<double>(pipeline->globalBatch(b)),
-                        static_cast<double>(pipeline->batchPerUpdate(b)), measuredLag(run, *pipeline)});
-                break;
+            if (batch.valLoss && std::isfinite(*batch.valLoss)) {
+                fitRun.validation.emplace_back(batch.step, *batch.valLoss);
             }
         }
+        fitRuns.push_back(std::move(fitRun));
     }
+    const std::optional<NoiseScaleInput> noise = combineNoiseScales(noiseScales);
     if (!noise) {
         std::string names;
         for (const StatisticsRun& run : runs) {
@@ -77,7 +141,17 @@ Result<GoodputModel> goodputFromRuns(const std::vector<StatisticsRun>& runs, std
             "noise scale: none of the runs records one (metrics \"noise\")" + (names.empty() ? "" : ": " + names),
             "a run trained with this version (two or more updates per stage)");
     }
-    return GoodputModel::fit(*noise, reached, lr);
+    if (!targetLoss) {
+        return GoodputModel::fit(*noise, {}, lr);
+    }
+    const std::vector<TargetRun> reached = runsTo(fitRuns, *targetLoss);
+    auto model = GoodputModel::fit(*noise, reached, lr);
+    if (model && !model->lagCostFitted()) {
+        if (auto fallback = lagCostAtCommonLoss(*noise, fitRuns, reached, lr)) {
+            return std::move(*fallback);
+        }
+    }
+    return model;
 }
 
 Result<std::vector<StatisticsRun>> statisticsRunsFrom(const std::vector<std::string>& dirs)

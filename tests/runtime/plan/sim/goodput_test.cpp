@@ -91,7 +91,7 @@ TEST(Goodput, FitRecoversTheLagCostAndSamplesMin)
     std::vector<TargetRun> runs;
     for (int lag = 0; lag < 4; ++lag) {
         const double b = 8.0 * (1 << lag);
-        runs.push_back({"run " + std::to_string(lag), 1000.0 * (1 + b / 100.0) * (1 + 0.05 * lag), b, lag});
+        runs.push_back({"run " + std::to_string(lag), 1000.0 * (1 + b / 100.0) * std::pow(1.05, lag), b, lag});
     }
     auto model = GoodputModel::fit(noise, runs);
     ASSERT_TRUE(model) << model.error().describe();
@@ -115,7 +115,7 @@ TEST(Goodput, TwoRunsAtTwoLagsFitTheLagCostExactly)
     // a = 2 (B 8, lag 4). Two unknowns, two runs: E_min and c through both points; before, the
     // slope was dropped and every row was predicted at lag 0's cost.
     const NoiseScaleInput noise{20.0, 5.0, "run X"};
-    const auto samples = [&](double b, int lag) { return 900.0 * (1 + b / 20.0) * (1 + 0.1 * lag); };
+    const auto samples = [&](double b, int lag) { return 900.0 * (1 + b / 20.0) * std::pow(1.1, lag); };
     auto model = GoodputModel::fit(noise, {{"a8", samples(32, 1), 32, 1}, {"a2", samples(8, 4), 8, 4}});
     ASSERT_TRUE(model) << model.error().describe();
     EXPECT_TRUE(model->lagCostFitted());
@@ -133,6 +133,24 @@ TEST(Goodput, NoiseScaleFromTheRunsLateEstimates)
     EXPECT_NEAR(n->bNoise, 400, 1e-9); // the last half only
     EXPECT_GT(n->spread, 0);
     EXPECT_FALSE(noiseScaleFromHistory({NAN, -1}, "run Y"));
+}
+
+TEST(Goodput, RunsNoiseScalesCombineByPrecisionNotByCount)
+{
+    // PACI a = 2 (B_big = 2 B_small) measures many estimates, all noisy; a = 8 fewer, tighter.
+    auto both = combineNoiseScales({{3.5, 0.5, "run a8"}, {20.0, 15.0, "run a2"}});
+    ASSERT_TRUE(both);
+    EXPECT_NEAR(both->bNoise, (3.5 / 0.25 + 20.0 / 225.0) / (1 / 0.25 + 1 / 225.0), 1e-9);
+    EXPECT_LT(both->bNoise, 3.6);
+    EXPECT_LT(both->spread, 0.5); // two measurements: tighter than either
+    EXPECT_NE(both->source.find("run a8 (3.5 ± 0.5), run a2 (20.0 ± 15.0)"), std::string::npos) << both->source;
+    // Equal precision: the plain mean; one estimate: itself; none: nothing.
+    EXPECT_NEAR(combineNoiseScales({{10, 2, "x"}, {20, 2, "y"}})->bNoise, 15.0, 1e-9);
+    EXPECT_EQ(combineNoiseScales({{10, 2, "x"}})->source, "x");
+    EXPECT_FALSE(combineNoiseScales({}));
+    // A spread of 0 (identical late values) counts as 1 % of the mean (weight 100 against 25),
+    // not as infinitely precise.
+    EXPECT_NEAR(combineNoiseScales({{10, 0, "x"}, {20, 0.2, "y"}})->bNoise, 12.0, 1e-9);
 }
 
 TEST(Tuner, LargestWindowIsNotPickedWhenTheNoiseScaleMakesItSlower)
