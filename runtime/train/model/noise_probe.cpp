@@ -84,6 +84,12 @@ void NoiseProbe::record(const std::vector<torch::Tensor>& params, const double* 
         m_pairSummed = false;
         return;
     }
+    if (m_updatesUntilPair > 0) {
+        --m_updatesUntilPair;
+        m_pairOpen = false;
+        return;
+    }
+    m_updatesUntilPair = kUpdatesPerPair - 2; // this update and the pair's second are two of them
     if (m_pair.size() != params.size()) {
         m_pair.clear();
         for (const torch::Tensor& p : params) {
@@ -106,6 +112,7 @@ void NoiseProbe::restart()
     m_smallSq = torch::Tensor();
     m_pairOpen = false;
     m_pairSummed = false;
+    m_updatesUntilPair = 0;
 }
 
 } // namespace bs::runtime::detail

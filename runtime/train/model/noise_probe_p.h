@@ -8,7 +8,10 @@
 // batches it applies: a for PACI, m for flush). The loss is scaled by 1/updateEvery, so both are
 // rescaled to gradients of mean losses. A window of one micro-batch (a = 1: async-1f1b,
 // pipedream) has no second size: its updates are paired instead, the first update's gradients
-// kept and added to the second's (B_small = b, B_big = 2b, the two on weights one update apart).
+// kept and added to the second's (B_small = b, B_big = 2b, the two on weights one update apart),
+// one pair in every kUpdatesPerPair updates: a copy and an add of the stage's gradients per pair
+// cost 4.7 % of a CPU step of the tiny GPT when every update was paired, 0.7 % so
+// (tests/bench/noise_probe_bench.cpp, docs/BENCHMARKS.md).
 // The norms stay on the device until the update reads them together with the gradients' finite
 // check (one transfer per update, as before).
 
@@ -47,6 +50,9 @@ public:
 
     const NoiseScaleAverager& averager() const { return m_averager; }
 
+    /// a = 1: updates per measured pair (the pair's two and the ones skipped after it).
+    static constexpr int kUpdatesPerPair = 16;
+
 private:
     NoiseScaleAverager m_averager;
     torch::Tensor m_smallSq; ///< the window's first micro-batch, until its update reads it
@@ -54,6 +60,7 @@ private:
     bool m_pairOpen = false; ///< m_pair holds the first update's gradients
     bool m_pairSummed = false; ///< appendReads() added the second's to them
     double m_pairFirstSq = 0.0; ///< |g_1|² of the open pair
+    int m_updatesUntilPair = 0; ///< a = 1: updates to skip before the next pair opens
 };
 
 } // namespace bs::runtime::detail
