@@ -35,9 +35,14 @@ torch::Tensor gradSquaredNorm(const std::vector<torch::Tensor>& params)
 
 void NoiseProbe::afterBackward(const std::vector<torch::Tensor>& params, int countedBefore, int window)
 {
-    if (countedBefore == 0 && window >= 2) {
-        m_smallSq = gradSquaredNorm(params);
+    if (window < 2) {
+        return; // a = 1: pairs, counted by record()
     }
+    if (countedBefore == 0 && m_backwardsUntilSmall <= 0) {
+        m_smallSq = gradSquaredNorm(params);
+        m_backwardsUntilSmall = kBackwardsPerSmallGradient;
+    }
+    --m_backwardsUntilSmall;
 }
 
 void NoiseProbe::appendReads(const std::vector<torch::Tensor>& params, std::vector<torch::Tensor>& reads)
@@ -113,6 +118,7 @@ void NoiseProbe::restart()
     m_pairOpen = false;
     m_pairSummed = false;
     m_updatesUntilPair = 0;
+    m_backwardsUntilSmall = 0;
 }
 
 } // namespace bs::runtime::detail

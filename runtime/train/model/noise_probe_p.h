@@ -6,11 +6,14 @@
 // update zeroed, so |.grad|² right after it is that micro-batch's gradient alone (B_small = b
 // samples). Big gradient: .grad at the update, the window's sum (B_big = k·b for the k micro-
 // batches it applies: a for PACI, m for flush). The loss is scaled by 1/updateEvery, so both are
-// rescaled to gradients of mean losses. A window of one micro-batch (a = 1: async-1f1b,
+// rescaled to gradients of mean losses. The small gradient's norm is one more read of the
+// stage's gradients, cold after the backward: windows start one at most every
+// kBackwardsPerSmallGradient micro-batches (every window from a = 4 on, every other at a = 2,
+// whose b-vs-2b estimate is the noisiest anyway). A window of one micro-batch (a = 1: async-1f1b,
 // pipedream) has no second size: its updates are paired instead, the first update's gradients
 // kept and added to the second's (B_small = b, B_big = 2b, the two on weights one update apart),
 // one pair in every kUpdatesPerPair updates: a copy and an add of the stage's gradients per pair
-// cost 4.7 % of a CPU step of the tiny GPT when every update was paired, 0.7 % so
+// cost 4.7 % of a CPU step of the tiny GPT when every update was paired, 0.3-0.5 % so
 // (tests/bench/noise_probe_bench.cpp, docs/BENCHMARKS.md).
 // The norms stay on the device until the update reads them together with the gradients' finite
 // check (one transfer per update, as before).
@@ -51,7 +54,9 @@ public:
     const NoiseScaleAverager& averager() const { return m_averager; }
 
     /// a = 1: updates per measured pair (the pair's two and the ones skipped after it).
-    static constexpr int kUpdatesPerPair = 16;
+    static constexpr int kUpdatesPerPair = 32;
+    /// Windows of >= 2: the fewest micro-batches between two measured small gradients.
+    static constexpr int kBackwardsPerSmallGradient = 4;
 
 private:
     NoiseScaleAverager m_averager;
@@ -61,6 +66,7 @@ private:
     bool m_pairSummed = false; ///< appendReads() added the second's to them
     double m_pairFirstSq = 0.0; ///< |g_1|² of the open pair
     int m_updatesUntilPair = 0; ///< a = 1: updates to skip before the next pair opens
+    int m_backwardsUntilSmall = 0; ///< windows of >= 2: backward passes before the next small gradient
 };
 
 } // namespace bs::runtime::detail
