@@ -93,50 +93,8 @@ Result<GoodputModel> GoodputModel::fit(NoiseScaleInput noise, const std::vector<
         return makeError(ErrorCode::InvalidArgument, "noise scale: got " + rounded(noise.bNoise, 3), "> 0");
     }
     GoodputModel model = unfitted(std::move(noise), std::move(lr));
-    if (runs.empty()) {
-        return model;
-    }
-    // ln r_i = ln(E_i / (1 + B_i / B_noise)) = ln E_min + lag_i · ln(1 + c): a straight line in lag.
-    std::vector<double> x, z;
-    for (const TargetRun& run : runs) {
-        if (auto checked = checkRun(run); !checked) {
-            return checked.error();
-        }
-        x.push_back(run.lag);
-        z.push_back(std::log(run.samplesToTarget / model.batchFactor(run.batchPerUpdate)));
-        model.m_sources.push_back(run.source);
-    }
-    const double n = static_cast<double>(x.size());
-    double mx = 0, mz = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        mx += x[i] / n;
-        mz += z[i] / n;
-    }
-    double sxx = 0, sxz = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        sxx += (x[i] - mx) * (x[i] - mx);
-        sxz += (x[i] - mx) * (z[i] - mz);
-    }
-    // A fit that says stale runs need fewer samples than fresh ones: no lag cost, E_min their
-    // geometric mean.
-    const double slope = sxx > 0 ? std::max(0.0, sxz / sxx) : 0.0;
-    const double intercept = mz - slope * mx;
-    model.m_samplesMin = std::exp(intercept);
-    double rss = 0; // in ln samples: relative residuals
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        rss += std::pow(z[i] - intercept - slope * x[i], 2);
-    }
-    const double dof = n - (sxx > 0 ? 2.0 : 1.0);
-    // One run, or two at two lags (the line through them leaves no residual): ±25 % until another
-    // run confirms the fit.
-    model.m_fitSpread = dof >= 1 ? std::sqrt(rss / dof) : 0.25;
-    if (sxx > 0) {
-        // Two runs at two lags determine the cost exactly; its spread stays the unfitted one's until
-        // a third run leaves residuals to measure it by (the slope's standard error, as a factor).
-        model.m_lagCost = std::exp(slope) - 1.0;
-        model.m_lagCostSpread =
-            n >= 3 ? (1.0 + model.m_lagCost) * model.m_fitSpread / std::sqrt(sxx) : kUnfittedLagCost;
-        model.m_lagCostFitted = true;
+    if (auto fitted = model.fitRuns(runs, std::nullopt); !fitted) {
+        return fitted.error();
     }
     return model;
 }
@@ -158,30 +116,60 @@ Result<GoodputModel> GoodputModel::fitWithLagCostAt(NoiseScaleInput noise, const
     model->m_lagCostAtLoss = atLoss;
     model->m_lagCostSources = atLevel.m_sources;
     model->m_fitSpread = atLevel.m_fitSpread; // relative predictions: the lag fit's spread is theirs
-    if (atTarget.empty()) {
-        return model;
+    if (auto fitted = model->fitRuns(atTarget, atLevel.m_lagCost); !fitted) {
+        return fitted.error();
     }
-    // E_min = the mean of E_i / ((1 + B_i/B_noise)(1 + c)^lag_i) over the runs that reached the target.
-    std::vector<double> samplesMin;
-    for (const TargetRun& run : atTarget) {
-        if (auto checked = checkRun(run); !checked) {
-            return checked.error();
-        }
-        samplesMin.push_back(
-            run.samplesToTarget / (model->batchFactor(run.batchPerUpdate) * model->stalenessFactor(run.lag)));
-        model->m_sources.push_back(run.source);
-    }
-    double mean = 0;
-    for (double v : samplesMin) {
-        mean += v / static_cast<double>(samplesMin.size());
-    }
-    double rss = 0;
-    for (double v : samplesMin) {
-        rss += std::pow((v - mean) / mean, 2);
-    }
-    model->m_samplesMin = mean;
-    model->m_fitSpread = samplesMin.size() >= 2 ? std::sqrt(rss / static_cast<double>(samplesMin.size() - 1)) : 0.25;
     return model;
+}
+
+Status GoodputModel::fitRuns(const std::vector<TargetRun>& runs, std::optional<double> fixedLagCost)
+{
+    if (runs.empty()) {
+        return ok();
+    }
+    // ln r_i = ln(E_i / (1 + B_i / B_noise)) = ln E_min + lag_i · ln(1 + c): a straight line in lag.
+    std::vector<double> x, z;
+    for (const TargetRun& run : runs) {
+        if (auto checked = checkRun(run); !checked) {
+            return checked;
+        }
+        x.push_back(run.lag);
+        z.push_back(std::log(run.samplesToTarget / batchFactor(run.batchPerUpdate)));
+        m_sources.push_back(run.source);
+    }
+    const double n = static_cast<double>(x.size());
+    double mx = 0, mz = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        mx += x[i] / n;
+        mz += z[i] / n;
+    }
+    double sxx = 0, sxz = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        sxx += (x[i] - mx) * (x[i] - mx);
+        sxz += (x[i] - mx) * (z[i] - mz);
+    }
+    // The slope is fitted where the runs hold two or more lags and no cost is given. A fit that
+    // says stale runs need fewer samples than fresh ones: no lag cost, E_min their geometric mean.
+    const bool slopeFitted = !fixedLagCost && sxx > 0;
+    const double slope = fixedLagCost ? std::log(1.0 + *fixedLagCost) : (slopeFitted ? std::max(0.0, sxz / sxx) : 0.0);
+    const double intercept = mz - slope * mx;
+    m_samplesMin = std::exp(intercept);
+    double rss = 0; // in ln samples: relative residuals
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        rss += std::pow(z[i] - intercept - slope * x[i], 2);
+    }
+    const double dof = n - (slopeFitted ? 2.0 : 1.0);
+    // One run, or two at two lags (the line through them leaves no residual): ±25 % until another
+    // run confirms the fit.
+    m_fitSpread = dof >= 1 ? std::sqrt(rss / dof) : 0.25;
+    if (slopeFitted) {
+        // Two runs at two lags determine the cost exactly; its spread stays the unfitted one's until
+        // a third run leaves residuals to measure it by (the slope's standard error, as a factor).
+        m_lagCost = std::exp(slope) - 1.0;
+        m_lagCostSpread = n >= 3 ? (1.0 + m_lagCost) * m_fitSpread / std::sqrt(sxx) : kUnfittedLagCost;
+        m_lagCostFitted = true;
+    }
+    return ok();
 }
 
 double GoodputModel::batchFactor(double batchPerUpdate) const

@@ -118,6 +118,11 @@ public:
     static constexpr double kUnfittedLagCost = 0.10;
 
 private:
+    /// Least squares of ln(E_i / (1 + B_i/B_noise)) on lag_i over `runs` (none: nothing changes):
+    /// E_min, the fit's spread and, where no cost is given and the runs hold two or more lags, c.
+    /// One fit for fit() and fitWithLagCostAt(). Errors name the run with a non-positive figure.
+    Status fitRuns(const std::vector<TargetRun>& runs, std::optional<double> fixedLagCost);
+
     NoiseScaleInput m_noise;
     LrRule m_lr;
     std::optional<double> m_samplesMin;

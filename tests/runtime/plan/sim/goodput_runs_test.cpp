@@ -19,8 +19,14 @@ namespace {
 constexpr double kNoise = 10.0; // B_noise the runs measure
 constexpr double kLagCost = 0.2; // c the runs' samples follow
 
-/// PACI at p = 8 with window a (b = 4: B = 4a, lag ⌈7/a⌉) whose validation loss follows the
-/// model, E(L) = 1000 (5 − L) (1 + B/B_noise)(1 + c)^lag samples to loss L, for `steps` batches.
+/// Samples per unit of validation loss of PACI at p = 8 with window a (b = 4: B = 4a, lag
+/// ⌈7/a⌉) under the model: E(L) = 1000 (5 − L) (1 + B/B_noise)(1 + c)^lag samples to loss L.
+double samplesPerLoss(int a)
+{
+    return 1000.0 * (1 + 4.0 * a / kNoise) * std::pow(1 + kLagCost, (7 + a - 1) / a);
+}
+
+/// That run's metrics for `steps` batches: its validation loss follows the model.
 StatisticsRun paciRun(int a, int steps)
 {
     RunConfig config = demoConfig();
@@ -30,13 +36,11 @@ StatisticsRun paciRun(int a, int steps)
     config.pipeline.accum = a;
     config.pipeline.microBatchSize = 4;
     const double batchPerUpdate = 4.0 * a;
-    const int lag = (7 + a - 1) / a;
-    const double perLoss = 1000.0 * (1 + batchPerUpdate / kNoise) * std::pow(1 + kLagCost, lag);
     auto metrics = std::make_shared<std::vector<BatchMetrics>>();
     for (int step = 0; step < steps; ++step) {
         BatchMetrics m;
         m.step = step;
-        m.valLoss = 5.0 - (step + 1) * batchPerUpdate / perLoss;
+        m.valLoss = 5.0 - (step + 1) * batchPerUpdate / samplesPerLoss(a);
         m.noise = combineStages({StageNoiseScale{0, 1.0, kNoise, kNoise, 4.0, batchPerUpdate, step + 1}});
         metrics->push_back(m);
     }
@@ -46,8 +50,7 @@ StatisticsRun paciRun(int a, int steps)
 /// The steps after which the run's validation loss is at or below `loss`.
 int stepsTo(int a, double loss)
 {
-    const double perLoss = 1000.0 * (1 + 4.0 * a / kNoise) * std::pow(1 + kLagCost, (7 + a - 1) / a);
-    return static_cast<int>(std::ceil((5.0 - loss) * perLoss / (4.0 * a)));
+    return static_cast<int>(std::ceil((5.0 - loss) * samplesPerLoss(a) / (4.0 * a)));
 }
 
 TEST(GoodputRuns, TwoLagsAtTheTargetFitTheLagCostThere)
